@@ -1,0 +1,160 @@
+// The service team's HTTP surface (/admin/v1), over the same services as everything else.
+import type { FastifyInstance } from 'fastify';
+import type { ZodTypeProvider } from 'fastify-type-provider-zod';
+import { z } from 'zod';
+import { AppError, ProblemSchema } from '../errors.js';
+import type { Store } from '../db/store.js';
+import type { Integration } from '../rules/catalog.js';
+import type { RulesHolder } from '../rules/loader.js';
+import { adminAuthenticator } from '../migration/authenticate.js';
+import { storeKey } from '../migration/keys.js';
+import { actOnLead, getLead } from '../intake/operator.js';
+import { LeadObjectSchema } from '../intake/schemas.js';
+import {
+  CloseLeadBodySchema,
+  IntegrationParamsSchema,
+  IntegrationSummarySchema,
+  IssuedKeySchema,
+  KeySummarySchema,
+  LeadParamsSchema,
+  MoveLeadBodySchema,
+  ReviewItemSchema,
+  ReviewQuerySchema,
+} from './schemas.js';
+
+const problems = { '4XX': ProblemSchema, '5XX': ProblemSchema };
+const meta = { tags: ['admin'], security: [{ adminBearer: [] }] };
+
+export function adminRoutes(deps: { store: Store; rules: RulesHolder; adminToken: string }) {
+  const findIntegration = (ref: string): Integration => {
+    const integration = deps.rules.current().findIntegration(ref);
+    if (!integration) throw new AppError('not-found', `No integration "${ref}" (give its id or workspace:integration handle).`);
+    return integration;
+  };
+  const leadDeps = { store: deps.store, rules: () => deps.rules.current() };
+
+  return async function register(app: FastifyInstance): Promise<void> {
+    const r = app.withTypeProvider<ZodTypeProvider>();
+    r.addHook('onRequest', adminAuthenticator(deps.adminToken));
+
+    r.get(
+      '/admin/v1/integrations',
+      { schema: { ...meta, summary: 'List integrations', response: { 200: z.object({ integrations: z.array(IntegrationSummarySchema) }), ...problems } },
+      },
+      async () => ({
+        integrations: [...deps.rules.current().integrations.values()].map((i) => ({
+          id: i.id,
+          handle: i.handle,
+          name: i.name,
+          workspace: { id: i.workspace.id, slug: i.workspace.slug, name: i.workspace.name },
+        })),
+      }),
+    );
+
+    r.post(
+      '/admin/v1/integrations/:integration/keys',
+      { schema: { ...meta, summary: 'Issue a v1 key (shown once)', params: IntegrationParamsSchema, response: { 201: IssuedKeySchema, ...problems } } },
+      async (request, reply) => {
+        const integration = findIntegration(request.params.integration);
+        const { key, secret } = await deps.store.transact((tx) =>
+          storeKey(tx, { integrationId: integration.id, kind: 'v1', createdBy: 'admin-api' }),
+        );
+        return reply.code(201).send({
+          id: key.id,
+          integration_id: key.integrationId,
+          kind: key.kind,
+          prefix: key.prefix,
+          key: secret,
+          created_at: key.createdAt,
+        });
+      },
+    );
+
+    r.get(
+      '/admin/v1/integrations/:integration/keys',
+      { schema: { ...meta, summary: 'List keys by prefix', params: IntegrationParamsSchema, response: { 200: z.object({ keys: z.array(KeySummarySchema) }), ...problems } } },
+      async (request) => {
+        const integration = findIntegration(request.params.integration);
+        const keys = await deps.store.read((rd) => rd.keys.listForIntegration(integration.id));
+        return {
+          keys: keys.map((k) => ({ id: k.id, kind: k.kind, prefix: k.prefix, created_at: k.createdAt, created_by: k.createdBy, revoked_at: k.revokedAt })),
+        };
+      },
+    );
+
+    r.get(
+      '/admin/v1/integrations/:integration/review',
+      {
+        schema: {
+          ...meta,
+          summary: 'Submissions that need review',
+          params: IntegrationParamsSchema,
+          querystring: ReviewQuerySchema,
+          response: { 200: z.object({ items: z.array(ReviewItemSchema) }), ...problems },
+        },
+      },
+      async (request) => {
+        const integration = findIntegration(request.params.integration);
+        const items = await deps.store.read((rd) => rd.submissions.listNeedingReview(integration.id, request.query.limit));
+        return {
+          items: items.map((s) => ({
+            submission_id: s.id,
+            event_id: s.eventId,
+            lead_id: s.leadId,
+            contact_id: s.contactId,
+            reason: s.reviewReason,
+            created_at: s.createdAt,
+          })),
+        };
+      },
+    );
+
+    const leadResponse = { 200: LeadObjectSchema, ...problems };
+    r.get('/admin/v1/leads/:id', { schema: { ...meta, summary: 'A lead as operators see it', params: LeadParamsSchema, response: leadResponse } }, (request) =>
+      getLead(leadDeps, request.params.id),
+    );
+    r.post(
+      '/admin/v1/leads/:id/move',
+      { schema: { ...meta, summary: 'Move a lead to another stage', params: LeadParamsSchema, body: MoveLeadBodySchema, response: leadResponse } },
+      async (request) => (await actOnLead(leadDeps, request.params.id, { kind: 'move', stageId: request.body.stage }))!,
+    );
+    r.post(
+      '/admin/v1/leads/:id/close',
+      { schema: { ...meta, summary: 'Close a lead', params: LeadParamsSchema, body: CloseLeadBodySchema, response: leadResponse } },
+      async (request) =>
+        (await actOnLead(leadDeps, request.params.id, {
+          kind: 'close',
+          outcome: request.body.outcome ?? null,
+          reason: request.body.reason ?? null,
+          closedBy: request.body.closed_by ?? null,
+        }))!,
+    );
+    r.post(
+      '/admin/v1/leads/:id/reopen',
+      { schema: { ...meta, summary: 'Reopen a closed lead', params: LeadParamsSchema, response: leadResponse } },
+      async (request) => (await actOnLead(leadDeps, request.params.id, { kind: 'reopen' }))!,
+    );
+    r.delete(
+      '/admin/v1/leads/:id',
+      { schema: { ...meta, summary: 'Delete a lead', params: LeadParamsSchema, response: { 204: z.null(), ...problems } } },
+      async (request, reply) => {
+        await actOnLead(leadDeps, request.params.id, { kind: 'delete' });
+        return reply.code(204).send(null);
+      },
+    );
+
+    r.post(
+      '/admin/v1/rules/reload',
+      { schema: { ...meta, summary: 'Reload the rules files', response: { 200: z.object({ reloaded: z.literal(true) }), ...problems } } },
+      async () => {
+        const result = deps.rules.reload();
+        if (!result.ok) {
+          throw new AppError('validation-failed', `The rules were not reloaded; the previous rules stay in force. ${result.problems.join('; ')}`, {
+            errors: result.problems.map((message) => ({ path: '/', message })),
+          });
+        }
+        return { reloaded: true as const };
+      },
+    );
+  };
+}

@@ -1,0 +1,62 @@
+// Shapes of the service team's admin API.
+import { z } from 'zod';
+
+export const IntegrationParamsSchema = z.object({
+  integration: z.string().min(1).meta({ description: 'Integration id, or its handle workspace:integration' }),
+});
+export const LeadParamsSchema = z.object({ id: z.uuid('must be a lead id (uuid)') });
+
+export const IntegrationSummarySchema = z
+  .object({
+    id: z.uuid(),
+    handle: z.string(),
+    name: z.string(),
+    workspace: z.object({ id: z.uuid(), slug: z.string(), name: z.string() }),
+  })
+  .meta({ id: 'IntegrationSummary' });
+
+export const IssueKeyBodySchema = z.strictObject({}).optional();
+
+export const IssuedKeySchema = z
+  .object({
+    id: z.uuid(),
+    integration_id: z.uuid(),
+    kind: z.enum(['v1', 'legacy']),
+    prefix: z.string(),
+    key: z.string().meta({ description: 'The key itself. Shown once: it is stored only as a hash.' }),
+    created_at: z.iso.datetime(),
+  })
+  .meta({ id: 'IssuedKey' });
+
+export const KeySummarySchema = z
+  .object({
+    id: z.uuid(),
+    kind: z.enum(['v1', 'legacy']),
+    prefix: z.string(),
+    created_at: z.iso.datetime(),
+    created_by: z.string(),
+    revoked_at: z.iso.datetime().nullable(),
+  })
+  .meta({ id: 'KeySummary' });
+
+export const MoveLeadBodySchema = z.strictObject({ stage: z.uuid('must be a stage id (uuid)') });
+export const CloseLeadBodySchema = z.strictObject({
+  outcome: z.string().min(1).max(100).nullish(),
+  reason: z.string().min(1).max(1000).nullish(),
+  closed_by: z.string().min(1).nullish().meta({ description: 'Username of the employee closing the lead' }),
+});
+
+export const ReviewQuerySchema = z.object({
+  limit: z.coerce.number().int().min(1).max(500).default(100),
+});
+
+export const ReviewItemSchema = z
+  .object({
+    submission_id: z.uuid(),
+    event_id: z.string(),
+    lead_id: z.uuid().nullable(),
+    contact_id: z.uuid().nullable(),
+    reason: z.string().nullable(),
+    created_at: z.iso.datetime(),
+  })
+  .meta({ id: 'ReviewItem' });

@@ -1,0 +1,91 @@
+// Configuration: the environment parsed once into a typed Config; every bad value is named at once.
+import { z } from 'zod';
+
+const booleanFromEnv = z
+  .enum(['1', '0', 'true', 'false', 'yes', 'no', 'on', 'off'], {
+    error: 'must be one of true/false, 1/0, yes/no, on/off',
+  })
+  .transform((value) => ['1', 'true', 'yes', 'on'].includes(value));
+
+export const ConfigSchema = z
+  .object({
+    PORT: z.coerce
+      .number({ error: 'must be a whole number from 0 to 65535' })
+      .int('must be a whole number from 0 to 65535')
+      .min(0, 'must be a whole number from 0 to 65535')
+      .max(65535, 'must be a whole number from 0 to 65535')
+      .default(3000),
+    HOST: z.string().min(1, 'must not be empty').default('127.0.0.1'),
+    DATABASE_PATH: z.string().min(1, 'must not be empty').default('data/lead-gateway.db'),
+    RULES_DIR: z.string().min(1, 'must not be empty').default('rules'),
+    ADMIN_TOKEN: z
+      .string()
+      .min(24, 'must be at least 24 characters (generate one with: openssl rand -base64 32)')
+      .optional(),
+    LOG_LEVEL: z
+      .enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], {
+        error: 'must be one of fatal, error, warn, info, debug, trace, silent',
+      })
+      .default('info'),
+    DEMO_MODE: booleanFromEnv.default(false),
+    // FULL is the only setting under which a 2xx survives a power loss (docs/operations.md).
+    SQLITE_SYNCHRONOUS: z
+      .enum(['FULL', 'NORMAL', 'OFF'], { error: 'must be FULL, NORMAL or OFF' })
+      .default('FULL'),
+  })
+  .superRefine((env, ctx) => {
+    if (!env.DEMO_MODE && env.ADMIN_TOKEN === undefined) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['ADMIN_TOKEN'],
+        message: 'is required outside demo mode (set ADMIN_TOKEN, or start with --demo / DEMO_MODE=true)',
+      });
+    }
+  });
+
+/** The admin token in demo mode when none is configured; printed at start. Never valid outside demo mode. */
+export const DEMO_ADMIN_TOKEN = 'lgadm_demo-admin-token-not-for-production';
+
+export type ConfigInput = z.input<typeof ConfigSchema>;
+
+export interface Config {
+  port: number;
+  host: string;
+  databasePath: string;
+  rulesDir: string;
+  adminToken: string | undefined;
+  logLevel: z.infer<typeof ConfigSchema>['LOG_LEVEL'];
+  demo: boolean;
+  sqliteSynchronous: z.infer<typeof ConfigSchema>['SQLITE_SYNCHRONOUS'];
+}
+
+export class ConfigError extends Error {
+  constructor(readonly problems: string[]) {
+    super(`Invalid configuration:\n${problems.map((p) => `  - ${p}`).join('\n')}`);
+    this.name = 'ConfigError';
+  }
+}
+
+/** Parses environment-style variables; throws a ConfigError that lists every bad value. */
+export function parseConfig(env: Record<string, string | undefined>): Config {
+  const picked = Object.fromEntries(
+    Object.keys(ConfigSchema.shape).map((key) => [key, env[key] === '' ? undefined : env[key]]),
+  );
+  const result = ConfigSchema.safeParse(picked);
+  if (!result.success) {
+    throw new ConfigError(
+      result.error.issues.map((issue) => `${issue.path.join('.') || '(environment)'} ${issue.message}`),
+    );
+  }
+  const c = result.data;
+  return {
+    port: c.PORT,
+    host: c.HOST,
+    databasePath: c.DATABASE_PATH,
+    rulesDir: c.RULES_DIR,
+    adminToken: c.ADMIN_TOKEN ?? (c.DEMO_MODE ? DEMO_ADMIN_TOKEN : undefined),
+    logLevel: c.LOG_LEVEL,
+    demo: c.DEMO_MODE,
+    sqliteSynchronous: c.SQLITE_SYNCHRONOUS,
+  };
+}

@@ -1,0 +1,141 @@
+// The schema: an append-only list of migrations under PRAGMA user_version, each in its own transaction.
+import type { Db } from './connection.js';
+
+export interface Migration {
+  version: number;
+  name: string;
+  up: (db: Db) => void;
+}
+
+export const migrations: Migration[] = [
+  {
+    version: 1,
+    name: 'keys, contacts, leads, submissions',
+    up: (db) =>
+      db.exec(`
+        CREATE TABLE api_keys (
+          id             TEXT PRIMARY KEY,
+          integration_id TEXT NOT NULL,
+          kind           TEXT NOT NULL CHECK (kind IN ('v1', 'legacy')),
+          prefix         TEXT NOT NULL,
+          hash           TEXT NOT NULL UNIQUE,
+          created_at     TEXT NOT NULL,
+          created_by     TEXT NOT NULL,
+          revoked_at     TEXT
+        );
+        CREATE INDEX api_keys_integration ON api_keys (integration_id);
+
+        CREATE TABLE contacts (
+          id           TEXT PRIMARY KEY,
+          workspace_id TEXT NOT NULL,
+          first_name   TEXT NOT NULL,
+          last_name    TEXT,
+          phone        TEXT,
+          email        TEXT,
+          email_norm   TEXT,
+          created_at   TEXT NOT NULL,
+          updated_at   TEXT NOT NULL
+        );
+        CREATE INDEX contacts_phone ON contacts (workspace_id, phone) WHERE phone IS NOT NULL;
+        CREATE INDEX contacts_email ON contacts (workspace_id, email_norm) WHERE email_norm IS NOT NULL;
+
+        CREATE TABLE contact_bindings (
+          integration_id      TEXT NOT NULL,
+          external_contact_id TEXT NOT NULL,
+          contact_id          TEXT NOT NULL REFERENCES contacts (id),
+          created_at          TEXT NOT NULL,
+          PRIMARY KEY (integration_id, external_contact_id)
+        ) WITHOUT ROWID;
+        CREATE INDEX contact_bindings_contact ON contact_bindings (contact_id);
+
+        CREATE TABLE leads (
+          id             TEXT PRIMARY KEY,
+          workspace_id   TEXT NOT NULL,
+          contact_id     TEXT NOT NULL REFERENCES contacts (id),
+          integration_id TEXT,
+          first_name     TEXT NOT NULL,
+          last_name      TEXT,
+          phone          TEXT,
+          email          TEXT,
+          notes          TEXT,
+          source         TEXT,
+          invited_by     TEXT,
+          stage_id       TEXT,
+          status_id      TEXT,
+          group_id       TEXT,
+          assigned_to    TEXT,
+          created_by     TEXT,
+          closed_by      TEXT,
+          closed_at      TEXT,
+          close_outcome  TEXT,
+          close_reason   TEXT,
+          extra_data     TEXT,
+          created_at     TEXT NOT NULL,
+          updated_at     TEXT NOT NULL,
+          deleted_at     TEXT
+        );
+        CREATE INDEX leads_contact ON leads (contact_id, created_at) WHERE deleted_at IS NULL;
+        CREATE INDEX leads_status ON leads (status_id) WHERE deleted_at IS NULL;
+        CREATE INDEX leads_group ON leads (group_id) WHERE deleted_at IS NULL;
+
+        CREATE TABLE lead_tags (
+          lead_id TEXT NOT NULL REFERENCES leads (id),
+          tag_id  TEXT NOT NULL,
+          PRIMARY KEY (lead_id, tag_id)
+        ) WITHOUT ROWID;
+
+        CREATE TABLE lead_comments (
+          id          TEXT PRIMARY KEY,
+          lead_id     TEXT NOT NULL REFERENCES leads (id),
+          body        TEXT NOT NULL,
+          author_kind TEXT NOT NULL,
+          author_ref  TEXT,
+          created_at  TEXT NOT NULL
+        );
+        CREATE INDEX lead_comments_lead ON lead_comments (lead_id);
+
+        CREATE TABLE submissions (
+          id             TEXT PRIMARY KEY,
+          integration_id TEXT NOT NULL,
+          endpoint       TEXT NOT NULL,
+          event_id       TEXT NOT NULL,
+          fingerprint    TEXT NOT NULL,
+          body           TEXT NOT NULL,
+          contact_id     TEXT,
+          lead_id        TEXT,
+          outcome        TEXT NOT NULL,
+          needs_review   INTEGER NOT NULL DEFAULT 0,
+          review_reason  TEXT,
+          created_at     TEXT NOT NULL,
+          UNIQUE (integration_id, endpoint, event_id)
+        );
+        CREATE INDEX submissions_review ON submissions (integration_id, created_at) WHERE needs_review = 1;
+      `),
+  },
+];
+
+export class MigrationError extends Error {
+  constructor(migration: Migration, cause: unknown) {
+    super(`migration ${migration.version} (${migration.name}) failed: ${(cause as Error).message}`, { cause });
+    this.name = 'MigrationError';
+  }
+}
+
+/** Applies every migration above the database's user_version, in order; returns the versions applied. */
+export function migrate(db: Db, list: Migration[] = migrations): number[] {
+  const applied: number[] = [];
+  for (const migration of [...list].sort((a, b) => a.version - b.version)) {
+    const current = db.pragma('user_version', { simple: true }) as number;
+    if (migration.version <= current) continue;
+    try {
+      db.transaction(() => {
+        migration.up(db);
+        db.pragma(`user_version = ${migration.version}`);
+      }).immediate();
+    } catch (error) {
+      throw new MigrationError(migration, error);
+    }
+    applied.push(migration.version);
+  }
+  return applied;
+}

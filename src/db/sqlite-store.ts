@@ -1,0 +1,121 @@
+// The SQLite store: one writer connection committing units of work in groups, one reader connection.
+import { setImmediate as nextTurn } from 'node:timers';
+import { openDatabase, type Db, type Synchronous } from './connection.js';
+import { migrate } from './migrations.js';
+import type { Repos, Store } from './store.js';
+import { sqliteContactRepo } from '../intake/contact-store.js';
+import { sqliteLeadRepo } from '../intake/lead-store.js';
+import { sqliteSubmissionRepo } from '../idempotency/submission-store.js';
+import { sqliteKeyRepo } from '../migration/key-store.js';
+
+export interface SqliteStoreOptions {
+  path: string;
+  synchronous: Synchronous;
+  /** Most units of work committed together in one transaction. */
+  maxBatch?: number;
+}
+
+interface Unit {
+  fn: (tx: Repos) => Promise<unknown>;
+  resolve: (value: unknown) => void;
+  reject: (error: unknown) => void;
+}
+
+const reposFor = (db: Db): Repos => ({
+  contacts: sqliteContactRepo(db),
+  leads: sqliteLeadRepo(db),
+  submissions: sqliteSubmissionRepo(db),
+  keys: sqliteKeyRepo(db),
+});
+
+export interface SqliteStore extends Store {
+  /** The writer connection, for tests and tools that inspect the file (never for domain code). */
+  readonly db: Db;
+}
+
+/**
+ * Every write is a unit of work queued here. Units that arrive while a commit is in progress are
+ * committed together: one BEGIN IMMEDIATE, each unit in its own SAVEPOINT (so a failing unit undoes
+ * only itself), one COMMIT, and only then is any of them answered. The fsync per commit is the
+ * throughput wall at synchronous=FULL; grouping spreads it over every request waiting for it.
+ */
+export function openSqliteStore(options: SqliteStoreOptions): SqliteStore {
+  const maxBatch = options.maxBatch ?? 256;
+  const writer = openDatabase(options.path, { synchronous: options.synchronous });
+  migrate(writer);
+  const reader =
+    options.path === ':memory:' ? writer : openDatabase(options.path, { synchronous: options.synchronous, readonly: true });
+  const writeRepos = reposFor(writer);
+  const readRepos = reader === writer ? writeRepos : reposFor(reader);
+
+  const pending: Unit[] = [];
+  let draining: Promise<void> | null = null;
+  let closed = false;
+
+  const runBatch = async (batch: Unit[]): Promise<void> => {
+    const results: ({ ok: true; value: unknown } | { ok: false; error: unknown })[] = [];
+    try {
+      writer.exec('BEGIN IMMEDIATE');
+    } catch (error) {
+      for (const unit of batch) unit.reject(error);
+      return;
+    }
+    for (const unit of batch) {
+      writer.exec('SAVEPOINT unit');
+      try {
+        const value = await unit.fn(writeRepos);
+        writer.exec('RELEASE unit');
+        results.push({ ok: true, value });
+      } catch (error) {
+        if (!writer.inTransaction) {
+          // SQLite rolled the whole transaction back (I/O error, disk full): nothing of the batch stands.
+          for (const u of batch) u.reject(error);
+          return;
+        }
+        writer.exec('ROLLBACK TO unit');
+        writer.exec('RELEASE unit');
+        results.push({ ok: false, error });
+      }
+    }
+    try {
+      writer.exec('COMMIT');
+    } catch (error) {
+      if (writer.inTransaction) writer.exec('ROLLBACK');
+      for (const unit of batch) unit.reject(error);
+      return;
+    }
+    batch.forEach((unit, i) => {
+      const result = results[i]!;
+      if (result.ok) unit.resolve(result.value);
+      else unit.reject(result.error);
+    });
+  };
+
+  const drain = async (): Promise<void> => {
+    // Let the requests that arrived in the same turn join the first group.
+    await new Promise<void>((resolve) => nextTurn(resolve));
+    while (pending.length > 0) await runBatch(pending.splice(0, maxBatch));
+    draining = null;
+  };
+
+  return {
+    db: writer,
+    transact<T>(fn: (tx: Repos) => Promise<T>): Promise<T> {
+      if (closed) return Promise.reject(new Error('store is closed'));
+      return new Promise<T>((resolve, reject) => {
+        pending.push({ fn, resolve: resolve as (value: unknown) => void, reject });
+        draining ??= drain();
+      });
+    },
+    read: (fn) => fn(readRepos),
+    async checkReady() {
+      await this.transact(async () => undefined);
+    },
+    async close() {
+      closed = true;
+      while (draining) await draining;
+      if (reader !== writer) reader.close();
+      writer.close();
+    },
+  };
+}

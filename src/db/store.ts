@@ -1,0 +1,27 @@
+// The asynchronous store interface the domain code sees; SQLite implements it today, PostgreSQL later.
+import type { ContactRepo } from '../intake/contact-store.js';
+import type { LeadRepo } from '../intake/lead-store.js';
+import type { SubmissionRepo } from '../idempotency/submission-store.js';
+import type { KeyRepo } from '../migration/key-store.js';
+
+/** The repositories reachable inside a read or a unit of work. */
+export interface Repos {
+  contacts: ContactRepo;
+  leads: LeadRepo;
+  submissions: SubmissionRepo;
+  keys: KeyRepo;
+}
+
+export interface Store {
+  /**
+   * Runs a unit of work in a write transaction and resolves only after its commit is durable.
+   * If `fn` throws, its writes are undone and nothing else is affected. A unit must not wait on
+   * anything but its `tx` (no network calls inside a unit).
+   */
+  transact<T>(fn: (tx: Repos) => Promise<T>): Promise<T>;
+  /** Runs reads against committed data only. */
+  read<T>(fn: (r: Repos) => Promise<T>): Promise<T>;
+  /** Throws unless the database answers and accepts writes. */
+  checkReady(): Promise<void>;
+  close(): Promise<void>;
+}

@@ -1,0 +1,156 @@
+// The catalogue of problem types and the one handler that turns every error into RFC 9457 JSON.
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { hasZodFastifySchemaValidationErrors } from 'fastify-type-provider-zod';
+import { z } from 'zod';
+
+/** Stable problem codes: the `type` of a problem is `urn:lead-gateway:problem:<code>`. */
+export const problemCatalogue = {
+  'malformed-json': { status: 400, title: 'Malformed JSON body' },
+  'bad-request': { status: 400, title: 'Bad request' },
+  unauthorized: { status: 401, title: 'Authentication required' },
+  forbidden: { status: 403, title: 'Forbidden' },
+  'not-found': { status: 404, title: 'Not found' },
+  'method-not-allowed': { status: 405, title: 'Method not allowed' },
+  'event-id-conflict': { status: 409, title: 'event_id already used with different data' },
+  conflict: { status: 409, title: 'Conflict' },
+  'payload-too-large': { status: 413, title: 'Body too large' },
+  'unsupported-media-type': { status: 415, title: 'Unsupported media type' },
+  'validation-failed': { status: 422, title: 'Request body breaks the schema' },
+  'rate-limited': { status: 429, title: 'Too many requests' },
+  internal: { status: 500, title: 'Internal error' },
+  'bad-gateway': { status: 502, title: 'Upstream unavailable' },
+  'service-unavailable': { status: 503, title: 'Service unavailable' },
+  'gateway-timeout': { status: 504, title: 'Upstream timed out' },
+} as const satisfies Record<string, { status: number; title: string }>;
+
+export type ProblemCode = keyof typeof problemCatalogue;
+
+export const problemType = (code: ProblemCode): string => `urn:lead-gateway:problem:${code}`;
+
+export const FieldErrorSchema = z.object({
+  path: z.string().meta({ description: 'JSON Pointer (RFC 6901) into the request body' }),
+  message: z.string(),
+});
+export type FieldError = z.infer<typeof FieldErrorSchema>;
+
+export const ProblemSchema = z
+  .looseObject({
+    type: z.string(),
+    title: z.string(),
+    status: z.number().int(),
+    detail: z.string(),
+    instance: z.string().optional(),
+    code: z.string(),
+    request_id: z.string(),
+    errors: z.array(FieldErrorSchema).optional(),
+  })
+  .meta({ id: 'Problem', description: 'RFC 9457 problem details' });
+export type Problem = z.infer<typeof ProblemSchema>;
+
+/** A typed error thrown by services and routes; the handler renders it. */
+export class AppError extends Error {
+  readonly status: number;
+  constructor(
+    readonly code: ProblemCode,
+    detail: string,
+    readonly extra: Record<string, unknown> = {},
+    readonly headers: Record<string, string> = {},
+  ) {
+    super(detail);
+    this.name = 'AppError';
+    this.status = problemCatalogue[code].status;
+  }
+}
+
+export function buildProblem(
+  request: FastifyRequest,
+  code: ProblemCode,
+  detail: string,
+  extra: Record<string, unknown> = {},
+): Problem {
+  const { status, title } = problemCatalogue[code];
+  return {
+    type: problemType(code),
+    title,
+    status,
+    detail,
+    instance: request.url.split('?')[0],
+    code,
+    request_id: request.id,
+    ...extra,
+  };
+}
+
+export function sendProblem(
+  reply: FastifyReply,
+  code: ProblemCode,
+  detail: string,
+  extra: Record<string, unknown> = {},
+  headers: Record<string, string> = {},
+): FastifyReply {
+  const problem = buildProblem(reply.request, code, detail, extra);
+  return reply.code(problem.status).headers(headers).type('application/problem+json').send(problem);
+}
+
+/** Zod issues -> `{path, message}`, one entry per offending member (unknown keys named each). */
+function fieldErrors(error: FastifyError): FieldError[] {
+  const out: FieldError[] = [];
+  for (const v of error.validation ?? []) {
+    const params = (v.params ?? {}) as { keys?: unknown };
+    const base = v.instancePath === '/' ? '' : v.instancePath;
+    if (v.keyword === 'unrecognized_keys' && Array.isArray(params.keys)) {
+      for (const key of params.keys) out.push({ path: `${base}/${String(key)}`, message: 'is not a field of this request' });
+    } else {
+      out.push({ path: base || '/', message: v.message ?? 'is invalid' });
+    }
+  }
+  return out;
+}
+
+/** Maps Fastify's own errors (body parsing, limits) to catalogue codes. */
+function fastifyErrorCode(error: FastifyError): ProblemCode | undefined {
+  switch (error.code) {
+    case 'FST_ERR_CTP_INVALID_JSON_BODY':
+    case 'FST_ERR_CTP_EMPTY_JSON_BODY':
+      return 'malformed-json';
+    case 'FST_ERR_CTP_BODY_TOO_LARGE':
+      return 'payload-too-large';
+    case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
+    case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
+      return error.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE' ? 'unsupported-media-type' : 'bad-request';
+    default:
+      break;
+  }
+  if (error instanceof SyntaxError) return 'malformed-json';
+  if (error.statusCode === 413) return 'payload-too-large';
+  if (error.statusCode === 415) return 'unsupported-media-type';
+  if (error.statusCode === 400) return 'bad-request';
+  return undefined;
+}
+
+const detailFor: Partial<Record<ProblemCode, string>> = {
+  'malformed-json': 'The body is not valid JSON.',
+  'payload-too-large': 'The body is larger than 1 MiB.',
+  'unsupported-media-type': 'Send the body as JSON with Content-Type: application/json.',
+};
+
+export function registerErrorHandling(app: FastifyInstance): void {
+  app.setErrorHandler((error: FastifyError, request, reply) => {
+    if (error instanceof AppError) {
+      if (error.status >= 500) request.log.error({ err: error }, 'request failed');
+      return sendProblem(reply, error.code, error.message, error.extra, error.headers);
+    }
+    if (hasZodFastifySchemaValidationErrors(error)) {
+      const errors = fieldErrors(error);
+      const detail = errors.map((e) => `${e.path}: ${e.message}`).join('; ');
+      return sendProblem(reply, 'validation-failed', detail, { errors });
+    }
+    const code = fastifyErrorCode(error);
+    if (code !== undefined) {
+      return sendProblem(reply, code, detailFor[code] ?? error.message);
+    }
+    // A real fault: log everything, tell the client nothing but the request id.
+    request.log.error({ err: error }, 'unhandled error');
+    return sendProblem(reply, 'internal', `Internal error; quote request id ${request.id} when reporting it.`);
+  });
+}

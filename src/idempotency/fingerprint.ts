@@ -1,0 +1,27 @@
+// The idempotency fingerprint: a hash of the canonical JSON of a body, and the paths where two differ.
+import { createHash } from 'node:crypto';
+
+/** JSON with object keys sorted at every depth, so key order and white space never matter. */
+export function canonicalJson(value: unknown): string {
+  if (value === null || typeof value !== 'object') return JSON.stringify(value) ?? 'null';
+  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
+  const entries = Object.keys(value as Record<string, unknown>)
+    .sort()
+    .filter((key) => (value as Record<string, unknown>)[key] !== undefined)
+    .map((key) => `${JSON.stringify(key)}:${canonicalJson((value as Record<string, unknown>)[key])}`);
+  return `{${entries.join(',')}}`;
+}
+
+export const fingerprint = (body: unknown): string => createHash('sha256').update(canonicalJson(body)).digest('hex');
+
+const escapePointer = (key: string) => key.replaceAll('~', '~0').replaceAll('/', '~1');
+const isObject = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === 'object' && !Array.isArray(v);
+
+/** JSON Pointers (RFC 6901) of every member present in one body and not equal in the other. */
+export function differingPaths(a: unknown, b: unknown, base = ''): string[] {
+  if (isObject(a) && isObject(b)) {
+    const keys = [...new Set([...Object.keys(a), ...Object.keys(b)])].sort();
+    return keys.flatMap((key) => differingPaths(a[key], b[key], `${base}/${escapePointer(key)}`));
+  }
+  return canonicalJson(a) === canonicalJson(b) ? [] : [base || '/'];
+}

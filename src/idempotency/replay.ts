@@ -1,0 +1,57 @@
+// Deciding whether an event was seen: a replay of the same data, or a 409 naming the differing paths.
+import { AppError } from '../errors.js';
+import type { Repos, Store } from '../db/store.js';
+import { DuplicateEventError, type Endpoint, type Submission } from './submission-store.js';
+import { differingPaths, fingerprint } from './fingerprint.js';
+
+export interface IdempotentRequest {
+  integrationId: string;
+  endpoint: Endpoint;
+  eventId: string;
+  body: unknown;
+}
+
+/**
+ * Runs `fresh` exactly once per (integration, endpoint, event_id). A known event with the same
+ * fingerprint is answered by `replay` (from committed data, without entering the write queue); with
+ * other data it is a 409. If another writer records the event between our check and our insert, the
+ * store's uniqueness constraint rejects ours and the request is answered as a replay.
+ */
+export async function runOnce<T>(
+  store: Store,
+  request: IdempotentRequest,
+  handlers: {
+    replay: (r: Repos, submission: Submission) => Promise<T>;
+    fresh: (tx: Repos, fingerprint: string) => Promise<T>;
+  },
+): Promise<T> {
+  const print = fingerprint(request.body);
+  const seen = (r: Repos, submission: Submission): Promise<T> => {
+    if (submission.fingerprint !== print) throw conflict(submission, request.body);
+    return handlers.replay(r, submission);
+  };
+  const find = (r: Repos) => r.submissions.find(request.integrationId, request.endpoint, request.eventId);
+
+  const known = await store.read(find);
+  if (known) return store.read((r) => seen(r, known));
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await store.transact(async (tx) => {
+        const existing = await find(tx);
+        return existing ? seen(tx, existing) : handlers.fresh(tx, print);
+      });
+    } catch (error) {
+      if (!(error instanceof DuplicateEventError) || attempt >= 3) throw error;
+    }
+  }
+}
+
+function conflict(submission: Submission, body: unknown): AppError {
+  const paths = differingPaths(submission.body, body);
+  return new AppError(
+    'event-id-conflict',
+    `event_id "${submission.eventId}" was first used at ${submission.createdAt} with different data at ${paths.join(', ')}. ` +
+      'Resend exactly the first body, or use a new event_id for a new event.',
+    { paths },
+  );
+}

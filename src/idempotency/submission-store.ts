@@ -1,0 +1,99 @@
+// Event records (one per integration, endpoint and event_id): the idempotency ledger. SQL only.
+import type { Db } from '../db/connection.js';
+
+export type Endpoint = 'leads' | 'answers';
+
+export interface Submission<Outcome = unknown> {
+  id: string;
+  integrationId: string;
+  endpoint: Endpoint;
+  eventId: string;
+  fingerprint: string;
+  body: unknown;
+  contactId: string | null;
+  leadId: string | null;
+  outcome: Outcome;
+  needsReview: boolean;
+  reviewReason: string | null;
+  createdAt: string;
+}
+
+/** Thrown when another writer recorded the same event first; the caller answers with a replay. */
+export class DuplicateEventError extends Error {
+  constructor() {
+    super('event_id already recorded');
+    this.name = 'DuplicateEventError';
+  }
+}
+
+export interface SubmissionRepo {
+  find(integrationId: string, endpoint: Endpoint, eventId: string): Promise<Submission | null>;
+  /** Inserts the record; the uniqueness constraint, not process state, rejects a second one. */
+  insert(submission: Submission): Promise<void>;
+  listNeedingReview(integrationId: string, limit: number): Promise<Submission[]>;
+}
+
+interface SubmissionRow {
+  id: string;
+  integration_id: string;
+  endpoint: Endpoint;
+  event_id: string;
+  fingerprint: string;
+  body: string;
+  contact_id: string | null;
+  lead_id: string | null;
+  outcome: string;
+  needs_review: number;
+  review_reason: string | null;
+  created_at: string;
+}
+
+const rowToSubmission = (r: SubmissionRow): Submission => ({
+  id: r.id,
+  integrationId: r.integration_id,
+  endpoint: r.endpoint,
+  eventId: r.event_id,
+  fingerprint: r.fingerprint,
+  body: JSON.parse(r.body),
+  contactId: r.contact_id,
+  leadId: r.lead_id,
+  outcome: JSON.parse(r.outcome),
+  needsReview: r.needs_review === 1,
+  reviewReason: r.review_reason,
+  createdAt: r.created_at,
+});
+
+export function sqliteSubmissionRepo(db: Db): SubmissionRepo {
+  const find = db.prepare<[string, string, string], SubmissionRow>(
+    'SELECT * FROM submissions WHERE integration_id = ? AND endpoint = ? AND event_id = ?',
+  );
+  const insert = db.prepare(
+    `INSERT INTO submissions (id, integration_id, endpoint, event_id, fingerprint, body, contact_id, lead_id, outcome,
+       needs_review, review_reason, created_at)
+     VALUES (@id, @integrationId, @endpoint, @eventId, @fingerprint, @body, @contactId, @leadId, @outcome,
+       @needsReview, @reviewReason, @createdAt)`,
+  );
+  const review = db.prepare<[string, number], SubmissionRow>(
+    'SELECT * FROM submissions WHERE integration_id = ? AND needs_review = 1 ORDER BY created_at DESC LIMIT ?',
+  );
+  return {
+    find: async (integrationId, endpoint, eventId) => {
+      const row = find.get(integrationId, endpoint, eventId);
+      return row ? rowToSubmission(row) : null;
+    },
+    insert: async (s) => {
+      try {
+        insert.run({
+          ...s,
+          body: JSON.stringify(s.body),
+          outcome: JSON.stringify(s.outcome),
+          needsReview: s.needsReview ? 1 : 0,
+        });
+      } catch (error) {
+        if ((error as { code?: string }).code === 'SQLITE_CONSTRAINT_UNIQUE') throw new DuplicateEventError();
+        throw error;
+      }
+    },
+    listNeedingReview: async (integrationId, limit) => review.all(integrationId, limit).map(rowToSubmission),
+  };
+}

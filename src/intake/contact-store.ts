@@ -1,0 +1,93 @@
+// Contacts (persons) and their per-integration external_contact_id bindings: SQL only.
+import type { Db } from '../db/connection.js';
+
+export interface Contact {
+  id: string;
+  workspaceId: string;
+  firstName: string;
+  lastName: string | null;
+  phone: string | null;
+  email: string | null;
+  createdAt: string;
+  updatedAt: string;
+}
+
+export type ContactFill = Partial<Pick<Contact, 'lastName' | 'phone' | 'email'>>;
+
+export interface ContactRepo {
+  get(id: string): Promise<Contact | null>;
+  findByBinding(integrationId: string, externalContactId: string): Promise<Contact | null>;
+  findByPhone(workspaceId: string, phone: string): Promise<Contact | null>;
+  findByEmail(workspaceId: string, email: string): Promise<Contact | null>;
+  insert(contact: Contact): Promise<void>;
+  /** Fills only the members that are empty on the stored contact. */
+  fillEmpty(id: string, fill: ContactFill, at: string): Promise<void>;
+  bind(integrationId: string, externalContactId: string, contactId: string, at: string): Promise<void>;
+}
+
+interface ContactRow {
+  id: string;
+  workspace_id: string;
+  first_name: string;
+  last_name: string | null;
+  phone: string | null;
+  email: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
+const rowToContact = (row: ContactRow): Contact => ({
+  id: row.id,
+  workspaceId: row.workspace_id,
+  firstName: row.first_name,
+  lastName: row.last_name,
+  phone: row.phone,
+  email: row.email,
+  createdAt: row.created_at,
+  updatedAt: row.updated_at,
+});
+
+const columns = 'id, workspace_id, first_name, last_name, phone, email, created_at, updated_at';
+
+export function sqliteContactRepo(db: Db): ContactRepo {
+  const get = db.prepare<[string], ContactRow>(`SELECT ${columns} FROM contacts WHERE id = ?`);
+  const byBinding = db.prepare<[string, string], ContactRow>(
+    `SELECT c.${columns.replaceAll(', ', ', c.')} FROM contact_bindings b JOIN contacts c ON c.id = b.contact_id
+     WHERE b.integration_id = ? AND b.external_contact_id = ?`,
+  );
+  // Several persons may share a phone or e-mail; the most recently active one is the match.
+  const byPhone = db.prepare<[string, string], ContactRow>(
+    `SELECT ${columns} FROM contacts WHERE workspace_id = ? AND phone = ? ORDER BY updated_at DESC, rowid DESC LIMIT 1`,
+  );
+  const byEmail = db.prepare<[string, string], ContactRow>(
+    `SELECT ${columns} FROM contacts WHERE workspace_id = ? AND email_norm = ? ORDER BY updated_at DESC, rowid DESC LIMIT 1`,
+  );
+  const insert = db.prepare(
+    `INSERT INTO contacts (id, workspace_id, first_name, last_name, phone, email, email_norm, created_at, updated_at)
+     VALUES (@id, @workspaceId, @firstName, @lastName, @phone, @email, lower(@email), @createdAt, @updatedAt)`,
+  );
+  const fill = db.prepare(
+    `UPDATE contacts SET
+       last_name = coalesce(last_name, @lastName),
+       phone = coalesce(phone, @phone),
+       email = coalesce(email, @email),
+       email_norm = coalesce(email_norm, lower(@email)),
+       updated_at = @at
+     WHERE id = @id`,
+  );
+  const bind = db.prepare(
+    `INSERT INTO contact_bindings (integration_id, external_contact_id, contact_id, created_at) VALUES (?, ?, ?, ?)
+     ON CONFLICT (integration_id, external_contact_id) DO NOTHING`,
+  );
+  const one = (row: ContactRow | undefined) => (row ? rowToContact(row) : null);
+  return {
+    get: async (id) => one(get.get(id)),
+    findByBinding: async (integrationId, externalId) => one(byBinding.get(integrationId, externalId)),
+    findByPhone: async (workspaceId, phone) => one(byPhone.get(workspaceId, phone)),
+    findByEmail: async (workspaceId, email) => one(byEmail.get(workspaceId, email.toLowerCase())),
+    insert: async (contact) => void insert.run(contact),
+    fillEmpty: async (id, f, at) =>
+      void fill.run({ id, at, lastName: f.lastName ?? null, phone: f.phone ?? null, email: f.email ?? null }),
+    bind: async (integrationId, externalId, contactId, at) => void bind.run(integrationId, externalId, contactId, at),
+  };
+}

@@ -1,0 +1,201 @@
+// Leads, their tags and comments: SQL only.
+import type { Db } from '../db/connection.js';
+
+export interface Lead {
+  id: string;
+  workspaceId: string;
+  contactId: string;
+  integrationId: string | null;
+  firstName: string;
+  lastName: string | null;
+  phone: string | null;
+  email: string | null;
+  notes: string | null;
+  source: string | null;
+  invitedBy: string | null;
+  stageId: string | null;
+  statusId: string | null;
+  groupId: string | null;
+  assignedTo: string | null;
+  createdBy: string | null;
+  closedBy: string | null;
+  closedAt: string | null;
+  closeOutcome: string | null;
+  closeReason: string | null;
+  extraData: Record<string, unknown> | null;
+  createdAt: string;
+  updatedAt: string;
+  deletedAt: string | null;
+}
+
+/** The members of a lead that may change after it is created. */
+export type LeadPatch = Partial<Omit<Lead, 'id' | 'workspaceId' | 'contactId' | 'integrationId' | 'createdAt'>>;
+
+export interface Comment {
+  id: string;
+  leadId: string;
+  body: string;
+  authorKind: 'integration' | 'employee' | 'system';
+  authorRef: string | null;
+  createdAt: string;
+}
+
+export interface LeadRepo {
+  get(id: string): Promise<Lead | null>;
+  /** The person's most recent lead that is not deleted. */
+  latestOfContact(contactId: string): Promise<Lead | null>;
+  insert(lead: Lead): Promise<void>;
+  update(id: string, patch: LeadPatch): Promise<void>;
+  addTags(leadId: string, tagIds: readonly string[]): Promise<void>;
+  tagIds(leadId: string): Promise<string[]>;
+  addComment(comment: Comment): Promise<void>;
+  commentsCount(leadId: string): Promise<number>;
+  countByStatus(statusId: string): Promise<number>;
+  countByGroup(groupId: string): Promise<number>;
+}
+
+interface LeadRow {
+  id: string;
+  workspace_id: string;
+  contact_id: string;
+  integration_id: string | null;
+  first_name: string;
+  last_name: string | null;
+  phone: string | null;
+  email: string | null;
+  notes: string | null;
+  source: string | null;
+  invited_by: string | null;
+  stage_id: string | null;
+  status_id: string | null;
+  group_id: string | null;
+  assigned_to: string | null;
+  created_by: string | null;
+  closed_by: string | null;
+  closed_at: string | null;
+  close_outcome: string | null;
+  close_reason: string | null;
+  extra_data: string | null;
+  created_at: string;
+  updated_at: string;
+  deleted_at: string | null;
+}
+
+/** Domain member -> column, for every member a patch may carry. */
+const patchColumns: Record<keyof LeadPatch, keyof LeadRow> = {
+  firstName: 'first_name',
+  lastName: 'last_name',
+  phone: 'phone',
+  email: 'email',
+  notes: 'notes',
+  source: 'source',
+  invitedBy: 'invited_by',
+  stageId: 'stage_id',
+  statusId: 'status_id',
+  groupId: 'group_id',
+  assignedTo: 'assigned_to',
+  createdBy: 'created_by',
+  closedBy: 'closed_by',
+  closedAt: 'closed_at',
+  closeOutcome: 'close_outcome',
+  closeReason: 'close_reason',
+  extraData: 'extra_data',
+  updatedAt: 'updated_at',
+  deletedAt: 'deleted_at',
+};
+
+const rowToLead = (r: LeadRow): Lead => ({
+  id: r.id,
+  workspaceId: r.workspace_id,
+  contactId: r.contact_id,
+  integrationId: r.integration_id,
+  firstName: r.first_name,
+  lastName: r.last_name,
+  phone: r.phone,
+  email: r.email,
+  notes: r.notes,
+  source: r.source,
+  invitedBy: r.invited_by,
+  stageId: r.stage_id,
+  statusId: r.status_id,
+  groupId: r.group_id,
+  assignedTo: r.assigned_to,
+  createdBy: r.created_by,
+  closedBy: r.closed_by,
+  closedAt: r.closed_at,
+  closeOutcome: r.close_outcome,
+  closeReason: r.close_reason,
+  extraData: r.extra_data === null ? null : (JSON.parse(r.extra_data) as Record<string, unknown>),
+  createdAt: r.created_at,
+  updatedAt: r.updated_at,
+  deletedAt: r.deleted_at,
+});
+
+const toColumnValue = (key: keyof LeadPatch, value: unknown): unknown =>
+  key === 'extraData' ? (value === null ? null : JSON.stringify(value)) : value;
+
+export function sqliteLeadRepo(db: Db): LeadRepo {
+  const get = db.prepare<[string], LeadRow>('SELECT * FROM leads WHERE id = ?');
+  const latest = db.prepare<[string], LeadRow>(
+    'SELECT * FROM leads WHERE contact_id = ? AND deleted_at IS NULL ORDER BY created_at DESC, rowid DESC LIMIT 1',
+  );
+  const insert = db.prepare(
+    `INSERT INTO leads (id, workspace_id, contact_id, integration_id, first_name, last_name, phone, email, notes, source,
+       invited_by, stage_id, status_id, group_id, assigned_to, created_by, closed_by, closed_at, close_outcome,
+       close_reason, extra_data, created_at, updated_at, deleted_at)
+     VALUES (@id, @workspaceId, @contactId, @integrationId, @firstName, @lastName, @phone, @email, @notes, @source,
+       @invitedBy, @stageId, @statusId, @groupId, @assignedTo, @createdBy, @closedBy, @closedAt, @closeOutcome,
+       @closeReason, @extraData, @createdAt, @updatedAt, @deletedAt)`,
+  );
+  const addTag = db.prepare('INSERT INTO lead_tags (lead_id, tag_id) VALUES (?, ?) ON CONFLICT DO NOTHING');
+  const tagIds = db.prepare<[string], { tag_id: string }>('SELECT tag_id FROM lead_tags WHERE lead_id = ? ORDER BY tag_id');
+  const addComment = db.prepare(
+    `INSERT INTO lead_comments (id, lead_id, body, author_kind, author_ref, created_at)
+     VALUES (@id, @leadId, @body, @authorKind, @authorRef, @createdAt)`,
+  );
+  const commentsCount = db.prepare<[string], { n: number }>('SELECT count(*) AS n FROM lead_comments WHERE lead_id = ?');
+  const byStatus = db.prepare<[string], { n: number }>(
+    'SELECT count(*) AS n FROM leads WHERE status_id = ? AND deleted_at IS NULL',
+  );
+  const byGroup = db.prepare<[string], { n: number }>('SELECT count(*) AS n FROM leads WHERE group_id = ? AND deleted_at IS NULL');
+
+  // One prepared UPDATE per set of patched members, prepared the first time that set is used.
+  const updates = new Map<string, ReturnType<Db['prepare']>>();
+  const updateFor = (keys: (keyof LeadPatch)[]) => {
+    const signature = keys.join(',');
+    let statement = updates.get(signature);
+    if (!statement) {
+      const sets = keys.map((key) => `${patchColumns[key]} = @${key}`).join(', ');
+      statement = db.prepare(`UPDATE leads SET ${sets} WHERE id = @id`);
+      updates.set(signature, statement);
+    }
+    return statement;
+  };
+
+  return {
+    get: async (id) => {
+      const row = get.get(id);
+      return row ? rowToLead(row) : null;
+    },
+    latestOfContact: async (contactId) => {
+      const row = latest.get(contactId);
+      return row ? rowToLead(row) : null;
+    },
+    insert: async (lead) => void insert.run({ ...lead, extraData: toColumnValue('extraData', lead.extraData) }),
+    update: async (id, patch) => {
+      const keys = (Object.keys(patch) as (keyof LeadPatch)[]).filter((k) => k in patchColumns).sort();
+      if (keys.length === 0) return;
+      const params: Record<string, unknown> = { id };
+      for (const key of keys) params[key] = toColumnValue(key, patch[key]);
+      updateFor(keys).run(params);
+    },
+    addTags: async (leadId, ids) => {
+      for (const tagId of ids) addTag.run(leadId, tagId);
+    },
+    tagIds: async (leadId) => tagIds.all(leadId).map((r) => r.tag_id),
+    addComment: async (comment) => void addComment.run(comment),
+    commentsCount: async (leadId) => commentsCount.get(leadId)?.n ?? 0,
+    countByStatus: async (statusId) => byStatus.get(statusId)?.n ?? 0,
+    countByGroup: async (groupId) => byGroup.get(groupId)?.n ?? 0,
+  };
+}

@@ -1,0 +1,95 @@
+// Renders a stored lead as the seed's lead object (2.4) with its detail objects, from store and catalog.
+import type { Repos } from '../db/store.js';
+import type { User, Workspace } from '../rules/catalog.js';
+import type { Lead } from './lead-store.js';
+import type { LeadObject } from './schemas.js';
+
+const userDetail = (user: User | undefined): LeadObject['assigned_to_detail'] =>
+  user
+    ? {
+        id: user.id,
+        username: user.username,
+        first_name: user.firstName,
+        last_name: user.lastName,
+        phone: user.phone,
+        avatar: user.avatar,
+        created_at: null,
+        last_login: null,
+      }
+    : null;
+
+const userOf = (ws: Workspace, id: string | null) => (id === null ? undefined : ws.users.get(id));
+
+export async function renderLead(r: Repos, ws: Workspace, lead: Lead): Promise<LeadObject> {
+  const status = lead.statusId === null ? undefined : ws.statuses.get(lead.statusId);
+  const group = lead.groupId === null ? undefined : ws.groups.get(lead.groupId);
+  const [tagIds, commentsCount, statusCount, groupCount] = await Promise.all([
+    r.leads.tagIds(lead.id),
+    r.leads.commentsCount(lead.id),
+    status ? r.leads.countByStatus(status.id) : 0,
+    group ? r.leads.countByGroup(group.id) : 0,
+  ]);
+  return {
+    id: lead.id,
+    first_name: lead.firstName,
+    last_name: lead.lastName,
+    phone: lead.phone,
+    email: lead.email,
+    location: null,
+    position: null,
+    region_code: null,
+    country_code: null,
+    source: lead.source,
+    notes: lead.notes,
+    currency: null,
+    gender: null,
+    stage: lead.stageId,
+    status: lead.statusId,
+    group: lead.groupId,
+    team: null,
+    assigned_to: lead.assignedTo,
+    created_by: lead.createdBy,
+    closed_by: lead.closedBy,
+    invited_by: lead.invitedBy,
+    assigned_to_detail: userDetail(userOf(ws, lead.assignedTo)),
+    closed_by_detail: userDetail(userOf(ws, lead.closedBy)),
+    created_by_detail: userDetail(userOf(ws, lead.createdBy)),
+    status_detail: status
+      ? {
+          id: status.id,
+          name: status.name,
+          color: status.color,
+          is_default: status.isDefault,
+          leads_count: statusCount,
+          order: status.order,
+          created_at: null,
+        }
+      : null,
+    group_detail: group
+      ? { id: group.id, name: group.name, color: group.color, leads_count: groupCount, order: group.order, created_at: null }
+      : null,
+    age: null,
+    comments_count: commentsCount,
+    order: null,
+    value: null,
+    salary: null,
+    payment_balance: null,
+    total_paid: null,
+    last_payment_at: null,
+    next_date: null,
+    created_at: lead.createdAt,
+    updated_at: lead.updatedAt,
+    closed_at: lead.closedAt,
+    active_task_due_at: null,
+    active_task_status: null,
+    close_outcome: lead.closeOutcome,
+    close_reason: lead.closeReason,
+    extra_data: lead.extraData,
+    tag_ids: tagIds,
+    tags: tagIds.flatMap((id) => {
+      const tag = ws.tags.get(id);
+      return tag ? [{ id: tag.id, name: tag.name, color: tag.color, is_active: true, archived_at: null }] : [];
+    }),
+    custom_field_values: [],
+  };
+}

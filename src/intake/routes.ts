@@ -1,0 +1,44 @@
+// v1 intake routes: parse (schema), call one service function, shape the reply.
+import type { FastifyInstance } from 'fastify';
+import type { ZodTypeProvider } from 'fastify-type-provider-zod';
+import { ProblemSchema } from '../errors.js';
+import type { Store } from '../db/store.js';
+import type { RulesHolder } from '../rules/loader.js';
+import { v1Authenticator } from '../migration/authenticate.js';
+import { LeadSubmissionResponseSchema, LeadSubmissionSchema } from './schemas.js';
+import { submitLead } from './service.js';
+
+export function intakeRoutes(deps: { store: Store; rules: RulesHolder }) {
+  return async function register(app: FastifyInstance): Promise<void> {
+    const r = app.withTypeProvider<ZodTypeProvider>();
+    r.addHook('onRequest', v1Authenticator(deps));
+
+    r.post(
+      '/api/integrations/v1/leads/',
+      {
+        schema: {
+          summary: 'Submit a lead',
+          description: 'Idempotent per event_id: a resend of the same body is answered with replayed true.',
+          tags: ['v1'],
+          security: [{ integrationBearer: [] }],
+          body: LeadSubmissionSchema,
+          response: {
+            200: LeadSubmissionResponseSchema.describe('The inquiry joined an existing lead, or the request is a replay'),
+            201: LeadSubmissionResponseSchema.describe('A new lead was created'),
+            '4XX': ProblemSchema,
+            '5XX': ProblemSchema,
+          },
+        },
+      },
+      async (request, reply) => {
+        const integration = request.integration!;
+        const result = await submitLead(deps, integration, request.body);
+        reply.logContext = {
+          event_id: request.body.event_id,
+          outcome: result.body.replayed ? 'replayed' : result.body.intake_outcome,
+        };
+        return reply.code(result.status).send(result.body);
+      },
+    );
+  };
+}

@@ -1,0 +1,237 @@
+// Lead submission (seed 4.1, contract 4): person matching, created/attached/reactivated, replay.
+import { randomUUID } from 'node:crypto';
+import type { Repos, Store } from '../db/store.js';
+import type { Integration } from '../rules/catalog.js';
+import type { Submission } from '../idempotency/submission-store.js';
+import { runOnce } from '../idempotency/replay.js';
+import type { Contact } from './contact-store.js';
+import type { Lead, LeadPatch } from './lead-store.js';
+import { renderLead } from './lead-view.js';
+import { normalizeEmail, normalizePhone, sameName, textOrNull } from './person.js';
+import type { AnswersResult, LeadSubmission, LeadSubmissionResponse } from './schemas.js';
+
+type MatchedBy = LeadSubmissionResponse['matched_by'];
+type IntakeOutcome = LeadSubmissionResponse['intake_outcome'];
+
+/** What is recorded the first time and returned, with the lead as it is now, on every replay. */
+export interface LeadOutcomeRecord {
+  contact_id: string;
+  submission_id: string;
+  lead_id: string;
+  matched_existing: boolean;
+  matched_by: MatchedBy;
+  intake_outcome: IntakeOutcome;
+  needs_review: boolean;
+  reactivated: boolean;
+  answers: AnswersResult;
+}
+
+export interface LeadSubmissionReply {
+  status: 200 | 201;
+  body: LeadSubmissionResponse;
+}
+
+export const emptyAnswersResult = (): AnswersResult => ({
+  written: [],
+  unchanged: [],
+  kept_existing: [],
+  unmapped: [],
+  invalid: [],
+});
+
+export interface IntakeDeps {
+  store: Store;
+  now?: () => string;
+}
+
+export function submitLead(deps: IntakeDeps, integration: Integration, body: LeadSubmission): Promise<LeadSubmissionReply> {
+  const now = deps.now ?? (() => new Date().toISOString());
+  return runOnce(
+    deps.store,
+    { integrationId: integration.id, endpoint: 'leads', eventId: body.event_id, body },
+    {
+      replay: (r, submission) => replayLead(r, integration, submission),
+      fresh: (tx, print) => intake(tx, integration, body, print, now()),
+    },
+  );
+}
+
+async function respond(r: Repos, integration: Integration, record: LeadOutcomeRecord, replayed: boolean) {
+  const lead = await r.leads.get(record.lead_id);
+  const live = lead !== null && lead.deletedAt === null;
+  const { lead_id: _leadId, ...outcome } = record;
+  return {
+    ...outcome,
+    lead: live ? await renderLead(r, integration.workspace, lead) : null,
+    deleted: !live,
+    replayed,
+  };
+}
+
+async function replayLead(r: Repos, integration: Integration, submission: Submission): Promise<LeadSubmissionReply> {
+  return { status: 200, body: await respond(r, integration, submission.outcome as LeadOutcomeRecord, true) };
+}
+
+interface Person {
+  firstName: string;
+  lastName: string | null;
+  phone: string | null;
+  email: string | null;
+  externalId: string | null;
+}
+
+/** Order of contract 4: the integration's binding, then the same phone, then the same e-mail. */
+async function matchPerson(tx: Repos, integration: Integration, p: Person): Promise<{ contact: Contact | null; by: MatchedBy }> {
+  const ws = integration.workspace.id;
+  if (p.externalId !== null) {
+    const contact = await tx.contacts.findByBinding(integration.id, p.externalId);
+    if (contact) return { contact, by: 'external_contact_id' };
+  }
+  if (p.phone !== null) {
+    const contact = await tx.contacts.findByPhone(ws, p.phone);
+    if (contact) return { contact, by: 'phone' };
+  }
+  if (p.email !== null) {
+    const contact = await tx.contacts.findByEmail(ws, p.email);
+    if (contact) return { contact, by: 'email' };
+  }
+  return { contact: null, by: null };
+}
+
+function reviewReason(contact: Contact | null, by: MatchedBy, p: Person): string | null {
+  if (!contact) return null;
+  if ((by === 'phone' || by === 'email') && !sameName(contact.firstName, p.firstName)) {
+    return `matched by ${by}, but the first name "${p.firstName}" differs from the person's "${contact.firstName}"`;
+  }
+  if (by === 'external_contact_id' && p.phone !== null && contact.phone !== null && contact.phone !== p.phone) {
+    return `external_contact_id points at a person whose phone ${contact.phone} differs from the submitted ${p.phone}`;
+  }
+  return null;
+}
+
+/** Metadata joins extra_data without overwriting what is there. */
+const mergeExtra = (existing: Record<string, unknown> | null, metadata: Record<string, unknown> | null) =>
+  metadata === null ? existing : { ...metadata, ...(existing ?? {}) };
+
+async function intake(tx: Repos, integration: Integration, body: LeadSubmission, print: string, at: string): Promise<LeadSubmissionReply> {
+  const person: Person = {
+    firstName: body.first_name.trim(),
+    lastName: textOrNull(body.last_name),
+    phone: body.phone ? normalizePhone(body.phone) : null,
+    email: body.email ? normalizeEmail(body.email) : null,
+    externalId: body.external_contact_id ?? null,
+  };
+  const { contact: matched, by } = await matchPerson(tx, integration, person);
+  const reason = reviewReason(matched, by, person);
+
+  let contact = matched;
+  if (contact === null) {
+    const { externalId: _externalId, ...fields } = person;
+    contact = { id: randomUUID(), workspaceId: integration.workspace.id, ...fields, createdAt: at, updatedAt: at };
+    await tx.contacts.insert(contact);
+  } else {
+    await tx.contacts.fillEmpty(contact.id, person, at);
+  }
+  if (person.externalId !== null && by !== 'external_contact_id') {
+    await tx.contacts.bind(integration.id, person.externalId, contact.id, at);
+  }
+
+  const metadata = body.metadata ?? null;
+  const sourceKey = typeof metadata?.source_key === 'string' ? metadata.source_key : null;
+  const sourceRule = sourceKey === null ? undefined : integration.sources.find((rule) => rule.test(sourceKey));
+  const notes = textOrNull(body.notes);
+  const latest = matched ? await tx.leads.latestOfContact(contact.id) : null;
+
+  let lead: Lead;
+  let outcome: IntakeOutcome;
+  if (latest === null) {
+    outcome = 'created';
+    lead = newLead(integration, contact.id, person, at, {
+      notes,
+      source: sourceRule?.source ?? null,
+      invitedBy: sourceRule?.invitedBy ?? null,
+      extraData: metadata,
+    });
+    await tx.leads.insert(lead);
+    await tx.leads.addTags(lead.id, integration.defaults.tagIds);
+  } else {
+    outcome = latest.closedAt === null ? 'attached' : 'reactivated';
+    const patch: LeadPatch = {
+      lastName: latest.lastName ?? person.lastName,
+      phone: latest.phone ?? person.phone,
+      email: latest.email ?? person.email,
+      source: latest.source ?? sourceRule?.source ?? null,
+      invitedBy: latest.source === null ? (sourceRule?.invitedBy ?? latest.invitedBy) : latest.invitedBy,
+      extraData: mergeExtra(latest.extraData, metadata),
+      updatedAt: at,
+    };
+    if (outcome === 'reactivated') {
+      Object.assign(patch, { stageId: integration.defaults.stageId, closedAt: null, closedBy: null, closeOutcome: null, closeReason: null });
+    }
+    await tx.leads.update(latest.id, patch);
+    if (notes !== null) {
+      await tx.leads.addComment({ id: randomUUID(), leadId: latest.id, body: notes, authorKind: 'integration', authorRef: integration.id, createdAt: at });
+    }
+    lead = { ...latest, ...patch };
+  }
+
+  const record: LeadOutcomeRecord = {
+    contact_id: contact.id,
+    submission_id: randomUUID(),
+    lead_id: lead.id,
+    matched_existing: outcome !== 'created',
+    matched_by: by,
+    intake_outcome: outcome,
+    needs_review: reason !== null,
+    reactivated: outcome === 'reactivated',
+    answers: emptyAnswersResult(),
+  };
+  await tx.submissions.insert({
+    id: record.submission_id,
+    integrationId: integration.id,
+    endpoint: 'leads',
+    eventId: body.event_id,
+    fingerprint: print,
+    body,
+    contactId: contact.id,
+    leadId: lead.id,
+    outcome: record,
+    needsReview: reason !== null,
+    reviewReason: reason,
+    createdAt: at,
+  });
+  return { status: outcome === 'created' ? 201 : 200, body: await respond(tx, integration, record, false) };
+}
+
+function newLead(
+  integration: Integration,
+  contactId: string,
+  p: Person,
+  at: string,
+  extra: Pick<Lead, 'notes' | 'source' | 'invitedBy' | 'extraData'>,
+): Lead {
+  const d = integration.defaults;
+  return {
+    id: randomUUID(),
+    workspaceId: integration.workspace.id,
+    contactId,
+    integrationId: integration.id,
+    firstName: p.firstName,
+    lastName: p.lastName,
+    phone: p.phone,
+    email: p.email,
+    ...extra,
+    stageId: d.stageId,
+    statusId: d.statusId,
+    groupId: d.groupId,
+    assignedTo: d.assignedTo,
+    createdBy: null,
+    closedBy: null,
+    closedAt: null,
+    closeOutcome: null,
+    closeReason: null,
+    createdAt: at,
+    updatedAt: at,
+    deletedAt: null,
+  };
+}

@@ -1,0 +1,58 @@
+// API keys: random (192 bits), a short readable prefix, shown once, stored only as a SHA-256 hash.
+import { createHash, randomBytes, randomUUID, timingSafeEqual } from 'node:crypto';
+import type { Repos, Store } from '../db/store.js';
+import type { ApiKey, KeyKind } from './key-store.js';
+
+const KEY_PREFIX: Record<KeyKind, string> = { v1: 'lgv1_', legacy: 'lgbot_' };
+/** How much of a key is kept in clear to tell keys apart in listings and logs. */
+const SHOWN_CHARS = 12;
+
+export const hashKey = (secret: string): string => createHash('sha256').update(secret, 'utf8').digest('hex');
+
+export const keyPrefix = (secret: string): string => secret.slice(0, SHOWN_CHARS);
+
+export function generateKey(kind: KeyKind): string {
+  return KEY_PREFIX[kind] + randomBytes(24).toString('base64url');
+}
+
+/** Constant-time equality of two secrets of any length (compares their hashes). */
+export function secretsEqual(a: string, b: string): boolean {
+  return timingSafeEqual(createHash('sha256').update(a).digest(), createHash('sha256').update(b).digest());
+}
+
+export interface IssuedKey {
+  key: ApiKey;
+  /** The secret itself: returned once, never stored. */
+  secret: string;
+}
+
+/** Stores a key for an integration; `secret` defaults to a freshly generated one. */
+export async function storeKey(
+  tx: Repos,
+  input: { integrationId: string; kind: KeyKind; createdBy: string; secret?: string; at?: string },
+): Promise<IssuedKey> {
+  const secret = input.secret ?? generateKey(input.kind);
+  const key: ApiKey = {
+    id: randomUUID(),
+    integrationId: input.integrationId,
+    kind: input.kind,
+    prefix: keyPrefix(secret),
+    hash: hashKey(secret),
+    createdAt: input.at ?? new Date().toISOString(),
+    createdBy: input.createdBy,
+    revokedAt: null,
+  };
+  await tx.keys.insert(key);
+  return { key, secret };
+}
+
+/**
+ * Finds the live key of the given kind. The lookup is by hash (an index probe that reveals nothing
+ * about the secret's bytes), then the hashes are compared in constant time.
+ */
+export async function findLiveKey(store: Store, secret: string, kind: KeyKind): Promise<ApiKey | null> {
+  const hash = hashKey(secret);
+  const key = await store.read((r) => r.keys.findByHash(hash));
+  if (!key || key.kind !== kind || key.revokedAt !== null) return null;
+  return timingSafeEqual(Buffer.from(key.hash, 'hex'), Buffer.from(hash, 'hex')) ? key : null;
+}

@@ -1,0 +1,87 @@
+// Reads rules/*.yaml, validates every file, and reports each problem with its file and path.
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { parseDocument } from 'yaml';
+import { RulesFileSchema, type RulesFile } from './schema.js';
+import { buildRules, type Rules } from './catalog.js';
+
+export class RulesError extends Error {
+  constructor(readonly problems: string[]) {
+    super(`Invalid rules:\n${problems.map((p) => `  - ${p}`).join('\n')}`);
+    this.name = 'RulesError';
+  }
+}
+
+/** `['integrations', 0, 'lead_defaults', 'stage']` -> `integrations[0].lead_defaults.stage` */
+export const formatPath = (path: readonly PropertyKey[]): string =>
+  path.reduce<string>((out, part) => (typeof part === 'number' ? `${out}[${part}]` : out ? `${out}.${String(part)}` : String(part)), '') ||
+  '(top level)';
+
+function parseFile(dir: string, name: string, problems: string[]): RulesFile | null {
+  const label = join(dir, name);
+  let text: string;
+  try {
+    text = readFileSync(label, 'utf8');
+  } catch (error) {
+    problems.push(`${label}: cannot be read (${(error as Error).message})`);
+    return null;
+  }
+  const doc = parseDocument(text, { prettyErrors: true, uniqueKeys: true });
+  if (doc.errors.length > 0) {
+    for (const e of doc.errors) problems.push(`${label}: line ${e.linePos?.[0].line ?? '?'}: ${e.message.split('\n')[0]}`);
+    return null;
+  }
+  const result = RulesFileSchema.safeParse(doc.toJS());
+  if (!result.success) {
+    for (const issue of result.error.issues) problems.push(`${label}: ${formatPath(issue.path)}: ${issue.message}`);
+    return null;
+  }
+  return result.data;
+}
+
+/** Loads and validates every `*.yaml`/`*.yml` file of `dir`; throws a RulesError naming each problem. */
+export function loadRules(dir: string): Rules {
+  const problems: string[] = [];
+  let names: string[];
+  try {
+    names = readdirSync(dir).filter((n) => /\.ya?ml$/.test(n)).sort();
+  } catch (error) {
+    throw new RulesError([`${dir}: cannot be read (${(error as Error).message})`]);
+  }
+  if (names.length === 0) throw new RulesError([`${dir}: holds no *.yaml rules file`]);
+  const files: { name: string; file: RulesFile }[] = [];
+  for (const name of names) {
+    const file = parseFile(dir, name, problems);
+    if (file) files.push({ name, file });
+  }
+  const seen = new Map<string, string>();
+  for (const { name, file } of files) {
+    const other = seen.get(file.workspace.slug);
+    if (other) problems.push(`${join(dir, name)}: workspace.slug: "${file.workspace.slug}" is already used by ${join(dir, other)}`);
+    seen.set(file.workspace.slug, name);
+  }
+  if (problems.length > 0) throw new RulesError(problems);
+  return buildRules(files.map((f) => f.file));
+}
+
+/** Holds the current rules; a reload that fails keeps the previous rules and says why. */
+export interface RulesHolder {
+  current(): Rules;
+  reload(): { ok: true } | { ok: false; problems: string[] };
+}
+
+export function createRulesHolder(dir: string): RulesHolder {
+  let rules = loadRules(dir);
+  return {
+    current: () => rules,
+    reload() {
+      try {
+        rules = loadRules(dir);
+        return { ok: true };
+      } catch (error) {
+        if (error instanceof RulesError) return { ok: false, problems: error.problems };
+        throw error;
+      }
+    },
+  };
+}
