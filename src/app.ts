@@ -35,6 +35,8 @@ export async function buildApp(config: Pick<Config, 'adminToken'>, deps: AppDeps
       return typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID();
     },
   });
+  // JSON only: Fastify's built-in text/plain parser would hand a string to the schema (422, not 415).
+  app.removeContentTypeParser('text/plain');
   app.setValidatorCompiler(validatorCompiler);
   app.setSerializerCompiler(serializerCompiler);
 

@@ -1,0 +1,48 @@
+// The configuration schema: defaults, every bad value named at once, the admin token rule.
+import { describe, expect, it } from 'vitest';
+import { ConfigError, DEMO_ADMIN_TOKEN, parseConfig } from '../src/config.js';
+
+const token = 'a-production-admin-token-of-32-chars';
+
+describe('parseConfig', () => {
+  it('gives defaults for everything but the admin token', () => {
+    expect(parseConfig({ ADMIN_TOKEN: token })).toEqual({
+      port: 3000,
+      host: '127.0.0.1',
+      databasePath: 'data/lead-gateway.db',
+      rulesDir: 'rules',
+      adminToken: token,
+      logLevel: 'info',
+      demo: false,
+      sqliteSynchronous: 'FULL',
+    });
+  });
+
+  it('names every bad value at once, with how to fix it', () => {
+    try {
+      parseConfig({ PORT: '70000', LOG_LEVEL: 'loud', DEMO_MODE: 'maybe', SQLITE_SYNCHRONOUS: 'EXTRA' });
+      expect.unreachable();
+    } catch (error) {
+      expect(error).toBeInstanceOf(ConfigError);
+      const problems = (error as ConfigError).problems.join('\n');
+      expect(problems).toMatch(/PORT must be a whole number from 0 to 65535/);
+      expect(problems).toMatch(/LOG_LEVEL must be one of/);
+      expect(problems).toMatch(/DEMO_MODE must be one of/);
+      expect(problems).toMatch(/SQLITE_SYNCHRONOUS must be FULL, NORMAL or OFF/);
+    }
+  });
+
+  it('requires an admin token of at least 24 characters outside demo mode', () => {
+    expect(() => parseConfig({})).toThrow(/ADMIN_TOKEN is required outside demo mode/);
+    expect(() => parseConfig({ ADMIN_TOKEN: 'short' })).toThrow(/at least 24 characters/);
+  });
+
+  it('uses the demo admin token in demo mode when none is set', () => {
+    expect(parseConfig({ DEMO_MODE: 'true' })).toMatchObject({ demo: true, adminToken: DEMO_ADMIN_TOKEN });
+    expect(parseConfig({ DEMO_MODE: '1', ADMIN_TOKEN: token }).adminToken).toBe(token);
+  });
+
+  it('treats an empty variable as unset', () => {
+    expect(parseConfig({ ADMIN_TOKEN: token, PORT: '' }).port).toBe(3000);
+  });
+});

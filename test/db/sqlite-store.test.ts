@@ -1,0 +1,84 @@
+// The SQLite store: durability pragmas that hold after writes, and group commit with per-unit undo.
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { openSqliteStore, type SqliteStore } from '../../src/db/sqlite-store.js';
+import { openDatabase } from '../../src/db/connection.js';
+
+let dir: string;
+let store: SqliteStore;
+
+beforeEach(() => {
+  dir = mkdtempSync(join(tmpdir(), 'lead-gateway-store-'));
+  store = openSqliteStore({ path: join(dir, 's.db'), synchronous: 'FULL' });
+});
+afterEach(async () => {
+  await store.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+const contact = (id: string) => ({
+  id,
+  workspaceId: 'w',
+  firstName: 'A',
+  lastName: null,
+  phone: null,
+  email: null,
+  createdAt: '2026-01-01T00:00:00.000Z',
+  updatedAt: '2026-01-01T00:00:00.000Z',
+});
+
+describe('durability pragmas', () => {
+  it('runs WAL with synchronous=FULL and foreign keys, still FULL after a write', async () => {
+    await store.transact((tx) => tx.contacts.insert(contact('c1')));
+    expect(store.db.pragma('journal_mode', { simple: true })).toBe('wal');
+    expect(store.db.pragma('synchronous', { simple: true })).toBe(2);
+    expect(store.db.pragma('foreign_keys', { simple: true })).toBe(1);
+    expect(store.db.pragma('busy_timeout', { simple: true })).toBe(5000);
+  });
+
+  it('a second connection (the CLI) also writes at FULL', () => {
+    const other = openDatabase(join(dir, 's.db'), { synchronous: 'FULL' });
+    other.prepare("INSERT INTO contacts (id, workspace_id, first_name, created_at, updated_at) VALUES ('x', 'w', 'B', 'now', 'now')").run();
+    expect(other.pragma('synchronous', { simple: true })).toBe(2);
+    other.close();
+  });
+});
+
+describe('units of work', () => {
+  it('commits units that arrive together, and a failing unit undoes only its own writes', async () => {
+    const results = await Promise.allSettled([
+      store.transact((tx) => tx.contacts.insert(contact('ok-1'))),
+      store.transact(async (tx) => {
+        await tx.contacts.insert(contact('bad'));
+        throw new Error('refused');
+      }),
+      store.transact((tx) => tx.contacts.insert(contact('ok-2'))),
+    ]);
+    expect(results.map((r) => r.status)).toEqual(['fulfilled', 'rejected', 'fulfilled']);
+    const ids = (store.db.prepare('SELECT id FROM contacts ORDER BY id').all() as { id: string }[]).map((r) => r.id);
+    expect(ids).toEqual(['ok-1', 'ok-2']);
+  });
+
+  it('reads see only committed data', async () => {
+    let seenInside: unknown = 'unset';
+    await store.transact(async (tx) => {
+      await tx.contacts.insert(contact('pending'));
+      seenInside = await store.read((r) => r.contacts.get('pending'));
+    });
+    expect(seenInside).toBeNull();
+    expect(await store.read((r) => r.contacts.get('pending'))).toMatchObject({ id: 'pending' });
+  });
+
+  it('a unit the database refuses fails alone, and the store keeps serving', async () => {
+    store.db.exec('CREATE TRIGGER deny BEFORE INSERT ON contacts WHEN NEW.id = \'boom\' BEGIN SELECT RAISE(ABORT, \'denied\'); END;');
+    const results = await Promise.allSettled([
+      store.transact((tx) => tx.contacts.insert(contact('a'))),
+      store.transact((tx) => tx.contacts.insert(contact('boom'))),
+    ]);
+    expect(results.map((r) => r.status)).toEqual(['fulfilled', 'rejected']);
+    await store.transact((tx) => tx.contacts.insert(contact('after')));
+    expect(await store.read((r) => r.contacts.get('after'))).not.toBeNull();
+  });
+});

@@ -1,0 +1,56 @@
+// Test helper: the real app on a fresh SQLite file, with keys issued through the admin API.
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
+import { buildApp } from '../src/app.js';
+import { openSqliteStore, type SqliteStore } from '../src/db/sqlite-store.js';
+import { createRulesHolder, type RulesHolder } from '../src/rules/loader.js';
+
+export const ADMIN_TOKEN = 'test-admin-token-0123456789abcdef';
+export const EXAMPLE_RULES = join(import.meta.dirname, '..', 'rules');
+
+export interface Gateway {
+  app: FastifyInstance;
+  store: SqliteStore;
+  rules: RulesHolder;
+  dir: string;
+  /** Issues a fresh v1 key for an integration handle through the admin API. */
+  issueKey(handle: string): Promise<string>;
+  /** POSTs a lead with the given key. */
+  submit(key: string, body: unknown): Promise<LightMyRequestResponse>;
+  admin(method: 'GET' | 'POST' | 'DELETE', url: string, body?: unknown): Promise<LightMyRequestResponse>;
+  close(): Promise<void>;
+}
+
+export async function startGateway(options: { rulesDir?: string } = {}): Promise<Gateway> {
+  const dir = mkdtempSync(join(tmpdir(), 'lead-gateway-test-'));
+  const store = openSqliteStore({ path: join(dir, 'gateway.db'), synchronous: 'FULL' });
+  const rules = createRulesHolder(options.rulesDir ?? EXAMPLE_RULES);
+  const app = await buildApp({ adminToken: ADMIN_TOKEN }, { store, rules });
+  const admin: Gateway['admin'] = (method, url, body) =>
+    app.inject({ method, url, headers: { authorization: `Bearer ${ADMIN_TOKEN}` }, ...(body === undefined ? {} : { payload: body as object }) });
+  return {
+    app,
+    store,
+    rules,
+    dir,
+    admin,
+    async issueKey(handle) {
+      const res = await admin('POST', `/admin/v1/integrations/${handle}/keys`);
+      if (res.statusCode !== 201) throw new Error(`issuing a key failed: ${res.statusCode} ${res.body}`);
+      return res.json<{ key: string }>().key;
+    },
+    submit: (key, body) =>
+      app.inject({ method: 'POST', url: '/api/integrations/v1/leads/', headers: { authorization: `Bearer ${key}` }, payload: body as object }),
+    async close() {
+      await app.close();
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** Counts rows of a table, optionally filtered, straight from the database file. */
+export function countRows(store: SqliteStore, table: string, where = '1 = 1', ...params: unknown[]): number {
+  return (store.db.prepare(`SELECT count(*) AS n FROM ${table} WHERE ${where}`).get(...params) as { n: number }).n;
+}
