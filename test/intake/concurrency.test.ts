@@ -39,7 +39,7 @@ describe('concurrent requests with one event_id', () => {
     expect(new Set(bodies.map((b) => b.lead.id)).size).toBe(1);
     expect(new Set(bodies.map((b) => b.submission_id)).size).toBe(1);
     expect(countRows(gw.store, 'submissions', 'event_id = ?', 'burst-1')).toBe(1);
-    expect(countRows(gw.store, 'leads', 'contact_id = ?', bodies[0].contact_id)).toBe(1);
+    expect(countRows(gw.store, 'leads', 'contact_id = ?', bodies[0]!.contact_id)).toBe(1);
   });
 
   it('with different data at once: one wins, the rest are replays or 409s, never a 5xx', async () => {
