@@ -64,6 +64,8 @@ async function main(): Promise<void> {
 main().catch((error: unknown) => {
   if (error instanceof ConfigError || error instanceof RulesError) {
     console.error(error.message);
+  } else if ((error as NodeJS.ErrnoException).code === 'EADDRINUSE') {
+    console.error(`Cannot listen: ${(error as Error).message}. Stop the other process or set PORT.`);
   } else {
     console.error(error);
   }
