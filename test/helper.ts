@@ -19,7 +19,7 @@ export interface Gateway {
   issueKey(handle: string): Promise<string>;
   /** POSTs a lead with the given key. */
   submit(key: string, body: unknown): Promise<LightMyRequestResponse>;
-  admin(method: 'GET' | 'POST' | 'DELETE', url: string, body?: unknown): Promise<LightMyRequestResponse>;
+  admin(method: 'GET' | 'POST' | 'PUT' | 'DELETE', url: string, body?: unknown): Promise<LightMyRequestResponse>;
   close(): Promise<void>;
 }
 

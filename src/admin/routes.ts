@@ -10,6 +10,8 @@ import { adminAuthenticator } from '../migration/authenticate.js';
 import { storeKey } from '../migration/keys.js';
 import { actOnLead, getLead } from '../intake/operator.js';
 import { LeadObjectSchema } from '../intake/schemas.js';
+import { setFieldValue } from '../answers/field-edit.js';
+import { applyStoredUnmapped } from '../answers/engine.js';
 import {
   CloseLeadBodySchema,
   IntegrationParamsSchema,
@@ -20,6 +22,9 @@ import {
   MoveLeadBodySchema,
   ReviewItemSchema,
   ReviewQuerySchema,
+  FieldParamsSchema,
+  SetFieldBodySchema,
+  AppliedUnmappedSchema,
 } from './schemas.js';
 
 const problems = { '4XX': ProblemSchema, '5XX': ProblemSchema };
@@ -140,6 +145,42 @@ export function adminRoutes(deps: { store: Store; rules: RulesHolder; adminToken
       async (request, reply) => {
         await actOnLead(leadDeps, request.params.id, { kind: 'delete' });
         return reply.code(204).send(null);
+      },
+    );
+
+    r.put(
+      '/admin/v1/leads/:id/fields/:field',
+      {
+        schema: {
+          ...meta,
+          summary: 'Set a custom field as an employee, an import or an automation',
+          params: FieldParamsSchema,
+          body: SetFieldBodySchema,
+          response: { 200: z.object({ outcome: z.enum(['written', 'unchanged']), lead: LeadObjectSchema }), ...problems },
+        },
+      },
+      (request) =>
+        setFieldValue(leadDeps, {
+          leadId: request.params.id,
+          fieldKey: request.params.field,
+          value: request.body.value,
+          writer: request.body.written_by,
+        }),
+    );
+
+    r.post(
+      '/admin/v1/integrations/:integration/answers/apply-unmapped',
+      {
+        schema: {
+          ...meta,
+          summary: 'Apply stored unmapped answers whose key is mapped now',
+          params: IntegrationParamsSchema,
+          response: { 200: AppliedUnmappedSchema, ...problems },
+        },
+      },
+      async (request) => {
+        const integration = findIntegration(request.params.integration);
+        return deps.store.transact((tx) => applyStoredUnmapped(tx, integration, new Date().toISOString()));
       },
     );
 

@@ -60,3 +60,32 @@ export const ReviewItemSchema = z
     created_at: z.iso.datetime(),
   })
   .meta({ id: 'ReviewItem' });
+
+export const FieldParamsSchema = z.object({
+  id: z.uuid('must be a lead id (uuid)'),
+  field: z.string().min(1).meta({ description: 'Key of the custom field, as in the rules' }),
+});
+
+export const SetFieldBodySchema = z.strictObject({
+  value: z.union([z.string(), z.number(), z.boolean()]),
+  written_by: z.strictObject({
+    kind: z.enum(['employee', 'import', 'automation']),
+    ref: z.string().min(1).max(200).meta({ description: 'Username of the employee, or the name of the import or automation' }),
+  }),
+});
+
+export const AppliedUnmappedSchema = z
+  .object({
+    applied: z.array(
+      z.object({
+        answer_id: z.uuid(),
+        key: z.string(),
+        lead_id: z.uuid(),
+        outcome: z.enum(['written', 'unchanged', 'kept_existing', 'unmapped', 'invalid']),
+        error: z.string().nullable(),
+      }),
+    ),
+    still_unmapped: z.number().int(),
+    skipped_deleted_lead: z.number().int(),
+  })
+  .meta({ id: 'AppliedUnmapped' });

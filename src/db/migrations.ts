@@ -112,6 +112,47 @@ export const migrations: Migration[] = [
         CREATE INDEX submissions_review ON submissions (integration_id, created_at) WHERE needs_review = 1;
       `),
   },
+  {
+    version: 2,
+    name: 'custom field values with provenance, the answer log',
+    up: (db) =>
+      db.exec(`
+        CREATE TABLE custom_field_values (
+          id              TEXT PRIMARY KEY,
+          lead_id         TEXT NOT NULL REFERENCES leads (id),
+          field_id        TEXT NOT NULL,
+          text_value      TEXT,
+          decimal_value   TEXT,
+          boolean_value   INTEGER,
+          date_value      TEXT,
+          datetime_value  TEXT,
+          option_id       TEXT,
+          selected_options TEXT,
+          written_by_kind TEXT NOT NULL CHECK (written_by_kind IN ('employee', 'import', 'automation', 'integration')),
+          written_by_ref  TEXT,
+          updated_at      TEXT NOT NULL,
+          UNIQUE (lead_id, field_id)
+        );
+
+        CREATE TABLE answers (
+          id             TEXT PRIMARY KEY,
+          submission_id  TEXT NOT NULL,
+          integration_id TEXT NOT NULL,
+          lead_id        TEXT NOT NULL REFERENCES leads (id),
+          answer_key     TEXT NOT NULL,
+          raw_value      TEXT NOT NULL,
+          outcome        TEXT NOT NULL CHECK (outcome IN ('written', 'unchanged', 'kept_existing', 'unmapped', 'invalid')),
+          error          TEXT,
+          field_id       TEXT,
+          created_at     TEXT NOT NULL,
+          applied_at     TEXT,
+          applied_outcome TEXT
+        );
+        CREATE INDEX answers_submission ON answers (submission_id);
+        CREATE INDEX answers_unmapped ON answers (integration_id, created_at)
+          WHERE outcome = 'unmapped' AND applied_at IS NULL;
+      `),
+  },
 ];
 
 export class MigrationError extends Error {

@@ -7,6 +7,8 @@ import { sqliteContactRepo } from '../intake/contact-store.js';
 import { sqliteLeadRepo } from '../intake/lead-store.js';
 import { sqliteSubmissionRepo } from '../idempotency/submission-store.js';
 import { sqliteKeyRepo } from '../migration/key-store.js';
+import { sqliteFieldValueRepo } from '../answers/field-value-store.js';
+import { sqliteAnswerRepo } from '../answers/answer-store.js';
 
 export interface SqliteStoreOptions {
   path: string;
@@ -26,6 +28,8 @@ const reposFor = (db: Db): Repos => ({
   leads: sqliteLeadRepo(db),
   submissions: sqliteSubmissionRepo(db),
   keys: sqliteKeyRepo(db),
+  fieldValues: sqliteFieldValueRepo(db),
+  answers: sqliteAnswerRepo(db),
 });
 
 export interface SqliteStore extends Store {

@@ -3,6 +3,8 @@ import type { ContactRepo } from '../intake/contact-store.js';
 import type { LeadRepo } from '../intake/lead-store.js';
 import type { SubmissionRepo } from '../idempotency/submission-store.js';
 import type { KeyRepo } from '../migration/key-store.js';
+import type { FieldValueRepo } from '../answers/field-value-store.js';
+import type { AnswerRepo } from '../answers/answer-store.js';
 
 /** The repositories reachable inside a read or a unit of work. */
 export interface Repos {
@@ -10,6 +12,8 @@ export interface Repos {
   leads: LeadRepo;
   submissions: SubmissionRepo;
   keys: KeyRepo;
+  fieldValues: FieldValueRepo;
+  answers: AnswerRepo;
 }
 
 export interface Store {

@@ -1,6 +1,7 @@
 // Renders a stored lead as the seed's lead object (2.4) with its detail objects, from store and catalog.
 import type { Repos } from '../db/store.js';
-import type { User, Workspace } from '../rules/catalog.js';
+import type { FieldOption, User, Workspace } from '../rules/catalog.js';
+import type { FieldValue } from '../answers/field-value-store.js';
 import type { Lead } from './lead-store.js';
 import type { LeadObject } from './schemas.js';
 
@@ -18,12 +19,47 @@ const userDetail = (user: User | undefined): LeadObject['assigned_to_detail'] =>
       }
     : null;
 
+const optionObject = (o: FieldOption) => ({
+  id: o.id,
+  field: o.fieldId,
+  label: o.label,
+  color: o.color,
+  is_active: true,
+  order: o.order,
+  created_at: null,
+  updated_at: null,
+});
+
+function fieldValueObject(ws: Workspace, v: FieldValue): LeadObject['custom_field_values'][number] {
+  const option = v.optionId === null ? undefined : ws.optionsById.get(v.optionId);
+  return {
+    id: v.id,
+    field: v.fieldId,
+    option: v.optionId,
+    file_asset: null,
+    text_value: v.text,
+    decimal_value: v.decimal,
+    boolean_value: v.bool,
+    date_value: v.date,
+    datetime_value: v.datetime,
+    updated_at: v.updatedAt,
+    selected_options: v.optionIds,
+    option_detail: option ? optionObject(option) : null,
+    selected_options_detail: v.optionIds.flatMap((id) => {
+      const o = ws.optionsById.get(id);
+      return o ? [optionObject(o)] : [];
+    }),
+    file_detail: null,
+  };
+}
+
 const userOf = (ws: Workspace, id: string | null) => (id === null ? undefined : ws.users.get(id));
 
 export async function renderLead(r: Repos, ws: Workspace, lead: Lead): Promise<LeadObject> {
   const status = lead.statusId === null ? undefined : ws.statuses.get(lead.statusId);
   const group = lead.groupId === null ? undefined : ws.groups.get(lead.groupId);
-  const [tagIds, commentsCount, statusCount, groupCount] = await Promise.all([
+  const [fieldValues, tagIds, commentsCount, statusCount, groupCount] = await Promise.all([
+    r.fieldValues.listForLead(lead.id),
     r.leads.tagIds(lead.id),
     r.leads.commentsCount(lead.id),
     status ? r.leads.countByStatus(status.id) : 0,
@@ -90,6 +126,6 @@ export async function renderLead(r: Repos, ws: Workspace, lead: Lead): Promise<L
       const tag = ws.tags.get(id);
       return tag ? [{ id: tag.id, name: tag.name, color: tag.color, is_active: true, archived_at: null }] : [];
     }),
-    custom_field_values: [],
+    custom_field_values: fieldValues.map((v) => fieldValueObject(ws, v)),
   };
 }

@@ -7,6 +7,8 @@ import type { RulesHolder } from '../rules/loader.js';
 import { v1Authenticator } from '../migration/authenticate.js';
 import { LeadSubmissionResponseSchema, LeadSubmissionSchema } from './schemas.js';
 import { submitLead } from './service.js';
+import { AnswersResponseSchema, AnswersSubmissionSchema } from '../answers/schemas.js';
+import { submitAnswers } from '../answers/service.js';
 
 export function intakeRoutes(deps: { store: Store; rules: RulesHolder }) {
   return async function register(app: FastifyInstance): Promise<void> {
@@ -38,6 +40,26 @@ export function intakeRoutes(deps: { store: Store; rules: RulesHolder }) {
           outcome: result.body.replayed ? 'replayed' : result.body.intake_outcome,
         };
         return reply.code(result.status).send(result.body);
+      },
+    );
+
+    r.post(
+      '/api/integrations/v1/leads/answers/',
+      {
+        schema: {
+          summary: 'Submit answers about a lead',
+          description:
+            "Writes answers into the custom fields of the lead of a person this integration submitted. 404 when there is none yet: submit the lead, then resend with the same event_id.",
+          tags: ['v1'],
+          security: [{ integrationBearer: [] }],
+          body: AnswersSubmissionSchema,
+          response: { 200: AnswersResponseSchema, '4XX': ProblemSchema, '5XX': ProblemSchema },
+        },
+      },
+      async (request, reply) => {
+        const result = await submitAnswers(deps, request.integration!, request.body);
+        reply.logContext = { event_id: request.body.event_id, outcome: result.replayed ? 'replayed' : 'answered' };
+        return result;
       },
     );
   };

@@ -4,6 +4,7 @@ import type { Repos, Store } from '../db/store.js';
 import type { Integration } from '../rules/catalog.js';
 import type { Submission } from '../idempotency/submission-store.js';
 import { runOnce } from '../idempotency/replay.js';
+import { applyAnswers, emptyAnswersResult } from '../answers/engine.js';
 import type { Contact } from './contact-store.js';
 import type { Lead, LeadPatch } from './lead-store.js';
 import { renderLead } from './lead-view.js';
@@ -30,14 +31,6 @@ export interface LeadSubmissionReply {
   status: 200 | 201;
   body: LeadSubmissionResponse;
 }
-
-export const emptyAnswersResult = (): AnswersResult => ({
-  written: [],
-  unchanged: [],
-  kept_existing: [],
-  unmapped: [],
-  invalid: [],
-});
 
 export interface IntakeDeps {
   store: Store;
@@ -175,16 +168,20 @@ async function intake(tx: Repos, integration: Integration, body: LeadSubmission,
     lead = { ...latest, ...patch };
   }
 
+  const submissionId = randomUUID();
+  const answers = body.answers
+    ? await applyAnswers(tx, integration, { leadId: lead.id, submissionId, at }, body.answers)
+    : emptyAnswersResult();
   const record: LeadOutcomeRecord = {
     contact_id: contact.id,
-    submission_id: randomUUID(),
+    submission_id: submissionId,
     lead_id: lead.id,
     matched_existing: outcome !== 'created',
     matched_by: by,
     intake_outcome: outcome,
     needs_review: reason !== null,
     reactivated: outcome === 'reactivated',
-    answers: emptyAnswersResult(),
+    answers,
   };
   await tx.submissions.insert({
     id: record.submission_id,

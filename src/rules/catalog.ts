@@ -72,6 +72,15 @@ export interface SourceRule {
   invitedBy: string | null;
 }
 
+export type ConflictPolicy = 'keep_existing' | 'integration_wins';
+
+export interface AnswerMapping {
+  field: CustomField;
+  /** Lower-cased incoming value -> option label or boolean. */
+  values: Map<string, string | boolean>;
+  policy: ConflictPolicy;
+}
+
 export interface Integration {
   id: string;
   slug: string;
@@ -87,6 +96,7 @@ export interface Integration {
     tagIds: string[];
   };
   sources: SourceRule[];
+  answers: Map<string, AnswerMapping>;
 }
 
 export interface Rules {
@@ -179,7 +189,15 @@ export function buildRules(files: RulesFile[]): Rules {
             invitedBy: rule.invited_by === undefined ? null : wsId('user', rule.invited_by),
           };
         }),
+        answers: new Map(),
       };
+      for (const [key, m] of Object.entries(i.answers)) {
+        integration.answers.set(key, {
+          field: workspace.fields.get(m.field)!,
+          values: new Map(Object.entries(m.values ?? {}).map(([incoming, target]) => [incoming.toLowerCase(), target])),
+          policy: m.policy,
+        });
+      }
       integrations.set(integration.id, integration);
       byHandle.set(integration.handle, integration);
     }

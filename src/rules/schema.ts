@@ -80,13 +80,26 @@ export const LeadDefaultsSchema = z.strictObject({
   tags: z.array(name).default([]),
 });
 
+export const ConflictPolicySchema = z
+  .enum(['keep_existing', 'integration_wins'])
+  .meta({ description: 'keep_existing: a value from another source is kept; integration_wins: this integration overwrites it' });
+
+export const AnswerMappingSchema = z.strictObject({
+  field: z.string().meta({ description: 'Key of a custom field of the workspace' }),
+  values: z
+    .record(z.string(), z.union([z.string(), z.boolean()]))
+    .optional()
+    .meta({ description: 'Incoming value -> option label (choice fields) or true/false (boolean fields); case-insensitive' }),
+  policy: ConflictPolicySchema.default('keep_existing'),
+});
+
 export const IntegrationSchema = z.strictObject({
   slug,
   name,
   lead_defaults: LeadDefaultsSchema,
   sources: z.array(SourceRuleSchema).default([]),
-  /** Answer key -> field mappings; filled by the answers engine's settings. */
-  answers: z.record(z.string(), z.unknown()).default({}),
+  /** Answer key (the integration's own name) -> custom field, value map and conflict policy. */
+  answers: z.record(z.string().min(1).max(100), AnswerMappingSchema).default({}),
 });
 
 export const RulesFileSchema = z
@@ -148,9 +161,38 @@ function checkReferences(file: RulesFile, ctx: z.RefinementCtx): void {
     d.tags.forEach((tag, t) => {
       if (!ws.tags.some((x) => x.name === tag)) issue(at('lead_defaults', 'tags', t), `no tag "${tag}" in the workspace`);
     });
+    for (const [key, mapping] of Object.entries(integration.answers)) {
+      checkAnswerMapping(ws.custom_fields, mapping, (message, ...rest) => issue(at('answers', key, ...rest), message));
+    }
     integration.sources.forEach((rule, r) => {
       if (rule.invited_by !== undefined && !users.has(rule.invited_by))
         issue(at('sources', r, 'invited_by'), `no user "${rule.invited_by}" in the workspace`);
     });
   });
+}
+
+type Fields = RulesFile['workspace']['custom_fields'];
+type Mapping = z.infer<typeof AnswerMappingSchema>;
+
+/** A mapping must name a field of the workspace, and its value map must land on that field's values. */
+function checkAnswerMapping(fields: Fields, mapping: Mapping, issue: (message: string, ...path: string[]) => void): void {
+  const field = fields[mapping.field];
+  if (!field) {
+    issue(`no custom field "${mapping.field}" in the workspace`, 'field');
+    return;
+  }
+  if (mapping.values === undefined) return;
+  const labels = (field.options ?? []).map((o) => o.label);
+  for (const [incoming, target] of Object.entries(mapping.values)) {
+    if (field.type === 'boolean') {
+      if (typeof target !== 'boolean') issue('a boolean field maps values to true or false', 'values', incoming);
+    } else if (field.type === 'single_choice' || field.type === 'multiple_choice') {
+      if (typeof target !== 'string' || !labels.includes(target)) {
+        issue(`"${String(target)}" is not an option of ${field.name}; options: ${labels.join(', ')}`, 'values', incoming);
+      }
+    } else {
+      issue(`a ${field.type} field takes no value map`, 'values');
+      return;
+    }
+  }
 }

@@ -249,8 +249,14 @@ describe('integration settings decide stage, status, owner, tags and source', ()
     expect(second.lead.tag_ids).toEqual([ids.telegramTag]);
   });
 
-  it('accepts answers and reports empty result arrays until the answers engine lands', async () => {
-    const res = (await gw.submit(key, { event_id: uniq('e'), first_name: 'Zafar', answers: { laptop: 'yes' } })).json();
+  it('applies answers sent with the lead and reports them in its answers member', async () => {
+    const res = (await gw.submit(key, { event_id: uniq('e'), first_name: 'Zafar', answers: { laptop: 'yes', shoe_size: 42 } })).json();
+    expect(res.answers).toEqual({ written: ['laptop'], unchanged: [], kept_existing: [], unmapped: ['shoe_size'], invalid: [] });
+    expect(res.lead.custom_field_values).toHaveLength(1);
+  });
+
+  it('reports empty result arrays when no answers are sent', async () => {
+    const res = (await gw.submit(key, { event_id: uniq('e'), first_name: 'Zarina' })).json();
     expect(res.answers).toEqual({ written: [], unchanged: [], kept_existing: [], unmapped: [], invalid: [] });
   });
 });

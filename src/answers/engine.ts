@@ -1,0 +1,126 @@
+// The answers engine (seed 2.3, contract 5): mapping, coercion, provenance and the conflict rule.
+import { randomUUID } from 'node:crypto';
+import type { Repos } from '../db/store.js';
+import type { Integration } from '../rules/catalog.js';
+import type { AnswersResult } from '../intake/schemas.js';
+import type { AnswerOutcome } from './answer-store.js';
+import { coerce, sameData } from './coerce.js';
+import type { FieldData, Writer } from './field-value-store.js';
+
+export const emptyAnswersResult = (): AnswersResult => ({
+  written: [],
+  unchanged: [],
+  kept_existing: [],
+  unmapped: [],
+  invalid: [],
+});
+
+type WriteOutcome = 'written' | 'unchanged' | 'kept_existing';
+
+const sameWriter = (a: Writer, b: Writer) => a.kind === b.kind && a.ref === b.ref;
+
+/**
+ * The one conflict rule. The same value is `unchanged` whoever wrote it. A value written by anyone
+ * else (employee, import, automation, another integration) is kept unless `overwriteOthers` (the
+ * field's `integration_wins` policy, or an employee's own edit). Otherwise the value is written and
+ * remembers its writer.
+ */
+export async function writeField(
+  tx: Repos,
+  target: { leadId: string; fieldId: string; at: string },
+  data: FieldData,
+  writer: Writer,
+  overwriteOthers: boolean,
+): Promise<WriteOutcome> {
+  const existing = await tx.fieldValues.get(target.leadId, target.fieldId);
+  if (existing && sameData(existing, data)) return 'unchanged';
+  if (existing && !sameWriter(existing.writtenBy, writer) && !overwriteOthers) return 'kept_existing';
+  await tx.fieldValues.put({
+    id: existing?.id ?? randomUUID(),
+    leadId: target.leadId,
+    fieldId: target.fieldId,
+    ...data,
+    writtenBy: writer,
+    updatedAt: target.at,
+  });
+  return 'written';
+}
+
+interface Applied {
+  outcome: AnswerOutcome;
+  error: string | null;
+  fieldId: string | null;
+}
+
+/** One answer through the integration's mapping; `unmapped` when the key has none. */
+async function applyOne(tx: Repos, integration: Integration, leadId: string, key: string, raw: unknown, at: string): Promise<Applied> {
+  const mapping = integration.answers.get(key);
+  if (!mapping) return { outcome: 'unmapped', error: null, fieldId: null };
+  const fieldId = mapping.field.id;
+  const coerced = coerce(mapping.field, raw, mapping.values);
+  if (!coerced.ok) return { outcome: 'invalid', error: coerced.error, fieldId };
+  const writer: Writer = { kind: 'integration', ref: integration.id };
+  const outcome = await writeField(tx, { leadId, fieldId, at }, coerced.data, writer, mapping.policy === 'integration_wins');
+  return { outcome, error: null, fieldId };
+}
+
+/**
+ * Applies answers to a lead and stores every one of them (unmapped and invalid included) with its
+ * event, raw value and outcome. Answers touch only custom fields: never stage, owner or tags.
+ */
+export async function applyAnswers(
+  tx: Repos,
+  integration: Integration,
+  target: { leadId: string; submissionId: string; at: string },
+  answers: Record<string, unknown>,
+): Promise<AnswersResult> {
+  const result = emptyAnswersResult();
+  for (const [key, raw] of Object.entries(answers)) {
+    const applied = await applyOne(tx, integration, target.leadId, key, raw, target.at);
+    if (applied.outcome === 'invalid') result.invalid.push({ key, error: applied.error! });
+    else result[applied.outcome].push(key);
+    await tx.answers.insert({
+      id: randomUUID(),
+      submissionId: target.submissionId,
+      integrationId: integration.id,
+      leadId: target.leadId,
+      key,
+      raw,
+      outcome: applied.outcome,
+      error: applied.error,
+      fieldId: applied.fieldId,
+      createdAt: target.at,
+      appliedAt: null,
+      appliedOutcome: null,
+    });
+  }
+  return result;
+}
+
+export interface UnmappedApplication {
+  applied: { answer_id: string; key: string; lead_id: string; outcome: AnswerOutcome; error: string | null }[];
+  /** Stored answers whose key is still not mapped. */
+  still_unmapped: number;
+  /** Stored answers whose lead has been deleted since; left as they are. */
+  skipped_deleted_lead: number;
+}
+
+/** Applies stored unmapped answers whose key has a mapping now, oldest first, under the same rules. */
+export async function applyStoredUnmapped(tx: Repos, integration: Integration, at: string): Promise<UnmappedApplication> {
+  const report: UnmappedApplication = { applied: [], still_unmapped: 0, skipped_deleted_lead: 0 };
+  for (const answer of await tx.answers.listPendingUnmapped(integration.id)) {
+    if (!integration.answers.has(answer.key)) {
+      report.still_unmapped++;
+      continue;
+    }
+    const lead = await tx.leads.get(answer.leadId);
+    if (!lead || lead.deletedAt !== null) {
+      report.skipped_deleted_lead++;
+      continue;
+    }
+    const applied = await applyOne(tx, integration, answer.leadId, answer.key, answer.raw, at);
+    await tx.answers.markApplied(answer.id, at, applied.outcome, applied.fieldId, applied.error);
+    report.applied.push({ answer_id: answer.id, key: answer.key, lead_id: answer.leadId, outcome: applied.outcome, error: applied.error });
+  }
+  return report;
+}

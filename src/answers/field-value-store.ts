@@ -1,0 +1,105 @@
+// Custom field values of leads, each with who wrote it (provenance). SQL only.
+import type { Db } from '../db/connection.js';
+
+export type WriterKind = 'employee' | 'import' | 'automation' | 'integration';
+
+/** Who wrote a value: an employee (username), an import or automation (its name), an integration (its id). */
+export interface Writer {
+  kind: WriterKind;
+  ref: string | null;
+}
+
+/** A typed value; exactly the members of its field type are set. */
+export interface FieldData {
+  text: string | null;
+  decimal: string | null;
+  bool: boolean | null;
+  date: string | null;
+  datetime: string | null;
+  optionId: string | null;
+  optionIds: string[];
+}
+
+export interface FieldValue extends FieldData {
+  id: string;
+  leadId: string;
+  fieldId: string;
+  writtenBy: Writer;
+  updatedAt: string;
+}
+
+export interface FieldValueRepo {
+  get(leadId: string, fieldId: string): Promise<FieldValue | null>;
+  listForLead(leadId: string): Promise<FieldValue[]>;
+  /** Inserts or replaces the lead's value of that field. */
+  put(value: FieldValue): Promise<void>;
+}
+
+interface FieldValueRow {
+  id: string;
+  lead_id: string;
+  field_id: string;
+  text_value: string | null;
+  decimal_value: string | null;
+  boolean_value: number | null;
+  date_value: string | null;
+  datetime_value: string | null;
+  option_id: string | null;
+  selected_options: string | null;
+  written_by_kind: WriterKind;
+  written_by_ref: string | null;
+  updated_at: string;
+}
+
+const rowToFieldValue = (r: FieldValueRow): FieldValue => ({
+  id: r.id,
+  leadId: r.lead_id,
+  fieldId: r.field_id,
+  text: r.text_value,
+  decimal: r.decimal_value,
+  bool: r.boolean_value === null ? null : r.boolean_value === 1,
+  date: r.date_value,
+  datetime: r.datetime_value,
+  optionId: r.option_id,
+  optionIds: r.selected_options === null ? [] : (JSON.parse(r.selected_options) as string[]),
+  writtenBy: { kind: r.written_by_kind, ref: r.written_by_ref },
+  updatedAt: r.updated_at,
+});
+
+export function sqliteFieldValueRepo(db: Db): FieldValueRepo {
+  const get = db.prepare<[string, string], FieldValueRow>('SELECT * FROM custom_field_values WHERE lead_id = ? AND field_id = ?');
+  const list = db.prepare<[string], FieldValueRow>('SELECT * FROM custom_field_values WHERE lead_id = ? ORDER BY field_id');
+  const put = db.prepare(
+    `INSERT INTO custom_field_values (id, lead_id, field_id, text_value, decimal_value, boolean_value, date_value,
+       datetime_value, option_id, selected_options, written_by_kind, written_by_ref, updated_at)
+     VALUES (@id, @leadId, @fieldId, @text, @decimal, @bool, @date, @datetime, @optionId, @optionIds, @kind, @ref, @updatedAt)
+     ON CONFLICT (lead_id, field_id) DO UPDATE SET
+       text_value = excluded.text_value, decimal_value = excluded.decimal_value, boolean_value = excluded.boolean_value,
+       date_value = excluded.date_value, datetime_value = excluded.datetime_value, option_id = excluded.option_id,
+       selected_options = excluded.selected_options, written_by_kind = excluded.written_by_kind,
+       written_by_ref = excluded.written_by_ref, updated_at = excluded.updated_at`,
+  );
+  return {
+    get: async (leadId, fieldId) => {
+      const row = get.get(leadId, fieldId);
+      return row ? rowToFieldValue(row) : null;
+    },
+    listForLead: async (leadId) => list.all(leadId).map(rowToFieldValue),
+    put: async (v) =>
+      void put.run({
+        id: v.id,
+        leadId: v.leadId,
+        fieldId: v.fieldId,
+        text: v.text,
+        decimal: v.decimal,
+        bool: v.bool === null ? null : v.bool ? 1 : 0,
+        date: v.date,
+        datetime: v.datetime,
+        optionId: v.optionId,
+        optionIds: v.optionIds.length === 0 ? null : JSON.stringify(v.optionIds),
+        kind: v.writtenBy.kind,
+        ref: v.writtenBy.ref,
+        updatedAt: v.updatedAt,
+      }),
+  };
+}

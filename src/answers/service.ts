@@ -1,0 +1,71 @@
+// Answers submission (seed 4.2): find the person's lead through this integration, apply, record once.
+import { randomUUID } from 'node:crypto';
+import { AppError } from '../errors.js';
+import type { Store } from '../db/store.js';
+import type { Integration } from '../rules/catalog.js';
+import { runOnce } from '../idempotency/replay.js';
+import type { AnswersResult } from '../intake/schemas.js';
+import { applyAnswers } from './engine.js';
+import type { AnswersResponse, AnswersSubmission } from './schemas.js';
+
+/** Recorded the first time; a replay returns it with `deleted` as the lead is now. */
+interface AnswersOutcomeRecord {
+  lead_id: string;
+  contact_id: string;
+  submission_id: string;
+  answers: AnswersResult;
+}
+
+export function submitAnswers(
+  deps: { store: Store; now?: () => string },
+  integration: Integration,
+  body: AnswersSubmission,
+): Promise<AnswersResponse> {
+  const now = deps.now ?? (() => new Date().toISOString());
+  return runOnce<AnswersResponse>(
+    deps.store,
+    { integrationId: integration.id, endpoint: 'answers', eventId: body.event_id, body },
+    {
+      replay: async (r, submission) => {
+        const record = submission.outcome as AnswersOutcomeRecord;
+        const lead = await r.leads.get(record.lead_id);
+        return { ...record, replayed: true, deleted: lead === null || lead.deletedAt !== null };
+      },
+      fresh: async (tx, print) => {
+        const contact = await tx.contacts.findByBinding(integration.id, body.external_contact_id);
+        const lead = contact ? await tx.leads.latestOfContact(contact.id) : null;
+        if (!contact || !lead) {
+          // Thrown inside the unit: nothing is recorded, so the same event_id works after the lead exists.
+          throw new AppError(
+            'not-found',
+            `This integration has no lead for external_contact_id "${body.external_contact_id}". ` +
+              'Submit the lead first (POST /api/integrations/v1/leads/), then resend these answers with the same event_id.',
+          );
+        }
+        const at = now();
+        const submissionId = randomUUID();
+        const record: AnswersOutcomeRecord = {
+          lead_id: lead.id,
+          contact_id: contact.id,
+          submission_id: submissionId,
+          answers: await applyAnswers(tx, integration, { leadId: lead.id, submissionId, at }, body.answers),
+        };
+        await tx.submissions.insert({
+          id: record.submission_id,
+          integrationId: integration.id,
+          endpoint: 'answers',
+          eventId: body.event_id,
+          fingerprint: print,
+          body,
+          contactId: contact.id,
+          leadId: lead.id,
+          outcome: record,
+          needsReview: false,
+          reviewReason: null,
+          createdAt: at,
+        });
+        return { ...record, replayed: false, deleted: false };
+      },
+    },
+  );
+}
