@@ -10,10 +10,14 @@ import { registerRequestLogging } from './logging.js';
 import { healthRoutes } from './health.js';
 import { intakeRoutes } from './intake/routes.js';
 import { adminRoutes } from './admin/routes.js';
+import { migrationRoutes } from './admin/migration-routes.js';
+import { createUsageRecorder, type UsageRecorder } from './migration/usage.js';
 
 export interface AppDeps {
   store: Store;
   rules: RulesHolder;
+  /** Call counters; one is made over `store` when omitted. */
+  usage?: UsageRecorder;
   /** A pino logger; omitted in tests that do not read logs. */
   logger?: FastifyBaseLogger;
 }
@@ -43,9 +47,10 @@ export async function buildApp(config: Pick<Config, 'adminToken'>, deps: AppDeps
   app.addHook('onRequest', async (request, reply) => {
     reply.header('x-request-id', request.id);
   });
-  // A route that takes a body gets 415 for a request without a JSON one (Fastify would pass undefined on).
+  // A route that needs a body gets 415 for a request without a JSON one (Fastify would pass undefined on).
   app.addHook('preValidation', async (request) => {
-    if (request.routeOptions.schema?.body !== undefined && request.body === undefined) {
+    const schema = request.routeOptions.schema?.body as { safeParse?: (v: unknown) => { success: boolean } } | undefined;
+    if (schema !== undefined && request.body === undefined && !schema.safeParse?.(undefined).success) {
       throw new AppError('unsupported-media-type', 'Send a JSON body with Content-Type: application/json.');
     }
   });
@@ -53,12 +58,18 @@ export async function buildApp(config: Pick<Config, 'adminToken'>, deps: AppDeps
   registerRequestLogging(app);
   registerMethodNotAllowed(app);
 
-  app.addHook('onClose', async () => deps.store.close());
+  const usage = deps.usage ?? createUsageRecorder(deps.store);
+  app.addHook('onClose', async () => {
+    await usage.close();
+    await deps.store.close();
+  });
 
-  await app.register(healthRoutes(deps));
-  await app.register(intakeRoutes(deps));
+  const services = { store: deps.store, rules: deps.rules, usage };
+  await app.register(healthRoutes(services));
+  await app.register(intakeRoutes(services));
   if (config.adminToken !== undefined) {
-    await app.register(adminRoutes({ ...deps, adminToken: config.adminToken }));
+    await app.register(adminRoutes({ ...services, adminToken: config.adminToken }));
+    await app.register(migrationRoutes({ ...services, adminToken: config.adminToken }));
   }
   return app;
 }

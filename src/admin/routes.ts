@@ -4,10 +4,9 @@ import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { AppError, ProblemSchema } from '../errors.js';
 import type { Store } from '../db/store.js';
-import type { Integration } from '../rules/catalog.js';
 import type { RulesHolder } from '../rules/loader.js';
 import { adminAuthenticator } from '../migration/authenticate.js';
-import { storeKey } from '../migration/keys.js';
+import { integrationByRef } from './integration-ref.js';
 import { actOnLead, getLead } from '../intake/operator.js';
 import { LeadObjectSchema } from '../intake/schemas.js';
 import { setFieldValue } from '../answers/field-edit.js';
@@ -15,9 +14,6 @@ import { applyStoredUnmapped } from '../answers/engine.js';
 import {
   CloseLeadBodySchema,
   IntegrationParamsSchema,
-  IntegrationSummarySchema,
-  IssuedKeySchema,
-  KeySummarySchema,
   LeadParamsSchema,
   MoveLeadBodySchema,
   ReviewItemSchema,
@@ -31,61 +27,12 @@ const problems = { '4XX': ProblemSchema, '5XX': ProblemSchema };
 const meta = { tags: ['admin'], security: [{ adminBearer: [] }] };
 
 export function adminRoutes(deps: { store: Store; rules: RulesHolder; adminToken: string }) {
-  const findIntegration = (ref: string): Integration => {
-    const integration = deps.rules.current().findIntegration(ref);
-    if (!integration) throw new AppError('not-found', `No integration "${ref}" (give its id or workspace:integration handle).`);
-    return integration;
-  };
+  const findIntegration = (ref: string) => integrationByRef(deps.rules, ref);
   const leadDeps = { store: deps.store, rules: () => deps.rules.current() };
 
   return async function register(app: FastifyInstance): Promise<void> {
     const r = app.withTypeProvider<ZodTypeProvider>();
     r.addHook('onRequest', adminAuthenticator(deps.adminToken));
-
-    r.get(
-      '/admin/v1/integrations',
-      { schema: { ...meta, summary: 'List integrations', response: { 200: z.object({ integrations: z.array(IntegrationSummarySchema) }), ...problems } },
-      },
-      async () => ({
-        integrations: [...deps.rules.current().integrations.values()].map((i) => ({
-          id: i.id,
-          handle: i.handle,
-          name: i.name,
-          workspace: { id: i.workspace.id, slug: i.workspace.slug, name: i.workspace.name },
-        })),
-      }),
-    );
-
-    r.post(
-      '/admin/v1/integrations/:integration/keys',
-      { schema: { ...meta, summary: 'Issue a v1 key (shown once)', params: IntegrationParamsSchema, response: { 201: IssuedKeySchema, ...problems } } },
-      async (request, reply) => {
-        const integration = findIntegration(request.params.integration);
-        const { key, secret } = await deps.store.transact((tx) =>
-          storeKey(tx, { integrationId: integration.id, kind: 'v1', createdBy: 'admin-api' }),
-        );
-        return reply.code(201).send({
-          id: key.id,
-          integration_id: key.integrationId,
-          kind: key.kind,
-          prefix: key.prefix,
-          key: secret,
-          created_at: key.createdAt,
-        });
-      },
-    );
-
-    r.get(
-      '/admin/v1/integrations/:integration/keys',
-      { schema: { ...meta, summary: 'List keys by prefix', params: IntegrationParamsSchema, response: { 200: z.object({ keys: z.array(KeySummarySchema) }), ...problems } } },
-      async (request) => {
-        const integration = findIntegration(request.params.integration);
-        const keys = await deps.store.read((rd) => rd.keys.listForIntegration(integration.id));
-        return {
-          keys: keys.map((k) => ({ id: k.id, kind: k.kind, prefix: k.prefix, created_at: k.createdAt, created_by: k.createdBy, revoked_at: k.revokedAt })),
-        };
-      },
-    );
 
     r.get(
       '/admin/v1/integrations/:integration/review',

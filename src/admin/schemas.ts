@@ -12,10 +12,58 @@ export const IntegrationSummarySchema = z
     handle: z.string(),
     name: z.string(),
     workspace: z.object({ id: z.uuid(), slug: z.string(), name: z.string() }),
+    state: z.enum(['legacy', 'migrating', 'switched_off']),
   })
   .meta({ id: 'IntegrationSummary' });
 
-export const IssueKeyBodySchema = z.strictObject({}).optional();
+const actor = z.string().min(1).max(100).optional().meta({ description: 'Who makes the change, for the audit log (default: admin-api)' });
+const reason = z.string().min(1).max(1000);
+
+export const ActorBodySchema = z.strictObject({ actor, reason: reason.optional() }).nullish();
+
+export const ImportKeyBodySchema = z
+  .strictObject({
+    key: z.string().min(8, 'must be at least 8 characters').max(512).optional().meta({ description: 'The legacy key itself' }),
+    hash: z
+      .string()
+      .regex(/^[0-9a-fA-F]{64}$/, 'must be the SHA-256 of the key, 64 hex digits')
+      .optional()
+      .meta({ description: 'Or its SHA-256, hex' }),
+    actor,
+    reason: reason.optional(),
+  })
+  .refine((b) => (b.key === undefined) !== (b.hash === undefined), { message: 'give exactly one of key or hash' });
+
+export const SwitchOffBodySchema = z.strictObject({
+  reason,
+  force: z.boolean().default(false).meta({ description: 'Switch off even if legacy calls were seen in the quiet period' }),
+  quiet_period_hours: z.number().int().min(0).max(24 * 30).optional().meta({ description: 'Default 24' }),
+  actor,
+});
+
+export const RollbackBodySchema = z.strictObject({ reason, actor });
+
+export const StateSchema = z
+  .object({ integration_id: z.uuid(), handle: z.string(), state: z.enum(['legacy', 'migrating', 'switched_off']) })
+  .meta({ id: 'MigrationState' });
+
+export const AuditEntrySchema = z
+  .object({
+    id: z.uuid(),
+    integration_id: z.uuid(),
+    action: z.string(),
+    from_state: z.string().nullable(),
+    to_state: z.string().nullable(),
+    actor: z.string(),
+    reason: z.string().nullable(),
+    details: z.record(z.string(), z.unknown()).nullable(),
+    at: z.iso.datetime(),
+  })
+  .meta({ id: 'AuditEntry' });
+
+export const AuditQuerySchema = z.object({ limit: z.coerce.number().int().min(1).max(1000).default(100) });
+
+export const ReportQuerySchema = z.object({ quiet_period_hours: z.coerce.number().int().min(0).max(24 * 30).default(24) });
 
 export const IssuedKeySchema = z
   .object({
@@ -25,6 +73,10 @@ export const IssuedKeySchema = z
     prefix: z.string(),
     key: z.string().meta({ description: 'The key itself. Shown once: it is stored only as a hash.' }),
     created_at: z.iso.datetime(),
+    state: z.enum(['legacy', 'migrating', 'switched_off']),
+    linked_leads: z.number().int().optional().meta({ description: 'Legacy-created leads linked to the integration' }),
+    unlinked_leads: z.array(z.object({ lead_id: z.uuid(), reason: z.string() })).optional(),
+    revoked_keys: z.number().int().optional().meta({ description: 'Keys revoked by a renewal' }),
   })
   .meta({ id: 'IssuedKey' });
 

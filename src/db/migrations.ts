@@ -153,6 +153,54 @@ export const migrations: Migration[] = [
           WHERE outcome = 'unmapped' AND applied_at IS NULL;
       `),
   },
+  {
+    version: 3,
+    name: 'migration state, audit log, usage counters, lead origin',
+    up: (db) =>
+      db.exec(`
+        CREATE TABLE integration_states (
+          integration_id TEXT PRIMARY KEY,
+          state          TEXT NOT NULL CHECK (state IN ('legacy', 'migrating', 'switched_off')),
+          updated_at     TEXT NOT NULL
+        ) WITHOUT ROWID;
+
+        CREATE TABLE audit_log (
+          id             TEXT PRIMARY KEY,
+          integration_id TEXT NOT NULL,
+          action         TEXT NOT NULL,
+          from_state     TEXT,
+          to_state       TEXT,
+          actor          TEXT NOT NULL,
+          reason         TEXT,
+          details        TEXT,
+          at             TEXT NOT NULL
+        );
+        CREATE INDEX audit_log_integration ON audit_log (integration_id, at);
+
+        -- Calls per integration, interface and route, counted per hour.
+        CREATE TABLE api_usage (
+          integration_id TEXT NOT NULL,
+          interface      TEXT NOT NULL CHECK (interface IN ('v1', 'legacy')),
+          route          TEXT NOT NULL,
+          hour           TEXT NOT NULL,
+          calls          INTEGER NOT NULL,
+          last_seen      TEXT NOT NULL,
+          PRIMARY KEY (integration_id, interface, route, hour)
+        ) WITHOUT ROWID;
+
+        -- Legacy request members the gateway ignores (stage, tags, ...), counted.
+        CREATE TABLE ignored_fields (
+          integration_id TEXT NOT NULL,
+          field          TEXT NOT NULL,
+          calls          INTEGER NOT NULL,
+          last_seen      TEXT NOT NULL,
+          PRIMARY KEY (integration_id, field)
+        ) WITHOUT ROWID;
+
+        ALTER TABLE leads ADD COLUMN origin TEXT NOT NULL DEFAULT 'v1' CHECK (origin IN ('v1', 'legacy'));
+        CREATE INDEX leads_legacy ON leads (integration_id) WHERE origin = 'legacy';
+      `),
+  },
 ];
 
 export class MigrationError extends Error {

@@ -9,6 +9,7 @@ import { sqliteSubmissionRepo } from '../idempotency/submission-store.js';
 import { sqliteKeyRepo } from '../migration/key-store.js';
 import { sqliteFieldValueRepo } from '../answers/field-value-store.js';
 import { sqliteAnswerRepo } from '../answers/answer-store.js';
+import { sqliteStateRepo } from '../migration/state-store.js';
 
 export interface SqliteStoreOptions {
   path: string;
@@ -30,6 +31,7 @@ const reposFor = (db: Db): Repos => ({
   keys: sqliteKeyRepo(db),
   fieldValues: sqliteFieldValueRepo(db),
   answers: sqliteAnswerRepo(db),
+  states: sqliteStateRepo(db),
 });
 
 export interface SqliteStore extends Store {

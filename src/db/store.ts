@@ -5,6 +5,7 @@ import type { SubmissionRepo } from '../idempotency/submission-store.js';
 import type { KeyRepo } from '../migration/key-store.js';
 import type { FieldValueRepo } from '../answers/field-value-store.js';
 import type { AnswerRepo } from '../answers/answer-store.js';
+import type { StateRepo } from '../migration/state-store.js';
 
 /** The repositories reachable inside a read or a unit of work. */
 export interface Repos {
@@ -14,6 +15,7 @@ export interface Repos {
   keys: KeyRepo;
   fieldValues: FieldValueRepo;
   answers: AnswerRepo;
+  states: StateRepo;
 }
 
 export interface Store {

@@ -6,6 +6,8 @@ export interface Lead {
   workspaceId: string;
   contactId: string;
   integrationId: string | null;
+  /** Which interface created the lead. */
+  origin: 'v1' | 'legacy';
   firstName: string;
   lastName: string | null;
   phone: string | null;
@@ -29,7 +31,7 @@ export interface Lead {
 }
 
 /** The members of a lead that may change after it is created. */
-export type LeadPatch = Partial<Omit<Lead, 'id' | 'workspaceId' | 'contactId' | 'integrationId' | 'createdAt'>>;
+export type LeadPatch = Partial<Omit<Lead, 'id' | 'workspaceId' | 'contactId' | 'integrationId' | 'origin' | 'createdAt'>>;
 
 export interface Comment {
   id: string;
@@ -52,6 +54,8 @@ export interface LeadRepo {
   commentsCount(leadId: string): Promise<number>;
   countByStatus(statusId: string): Promise<number>;
   countByGroup(groupId: string): Promise<number>;
+  /** Legacy-created, not deleted leads of the integration; `unlinkedOnly`: whose person has no binding to it. */
+  listLegacy(integrationId: string, unlinkedOnly: boolean): Promise<Lead[]>;
 }
 
 interface LeadRow {
@@ -59,6 +63,7 @@ interface LeadRow {
   workspace_id: string;
   contact_id: string;
   integration_id: string | null;
+  origin: 'v1' | 'legacy';
   first_name: string;
   last_name: string | null;
   phone: string | null;
@@ -109,6 +114,7 @@ const rowToLead = (r: LeadRow): Lead => ({
   workspaceId: r.workspace_id,
   contactId: r.contact_id,
   integrationId: r.integration_id,
+  origin: r.origin,
   firstName: r.first_name,
   lastName: r.last_name,
   phone: r.phone,
@@ -140,10 +146,10 @@ export function sqliteLeadRepo(db: Db): LeadRepo {
     'SELECT * FROM leads WHERE contact_id = ? AND deleted_at IS NULL ORDER BY created_at DESC, rowid DESC LIMIT 1',
   );
   const insert = db.prepare(
-    `INSERT INTO leads (id, workspace_id, contact_id, integration_id, first_name, last_name, phone, email, notes, source,
+    `INSERT INTO leads (id, workspace_id, contact_id, integration_id, origin, first_name, last_name, phone, email, notes, source,
        invited_by, stage_id, status_id, group_id, assigned_to, created_by, closed_by, closed_at, close_outcome,
        close_reason, extra_data, created_at, updated_at, deleted_at)
-     VALUES (@id, @workspaceId, @contactId, @integrationId, @firstName, @lastName, @phone, @email, @notes, @source,
+     VALUES (@id, @workspaceId, @contactId, @integrationId, @origin, @firstName, @lastName, @phone, @email, @notes, @source,
        @invitedBy, @stageId, @statusId, @groupId, @assignedTo, @createdBy, @closedBy, @closedAt, @closeOutcome,
        @closeReason, @extraData, @createdAt, @updatedAt, @deletedAt)`,
   );
@@ -156,6 +162,14 @@ export function sqliteLeadRepo(db: Db): LeadRepo {
   const commentsCount = db.prepare<[string], { n: number }>('SELECT count(*) AS n FROM lead_comments WHERE lead_id = ?');
   const byStatus = db.prepare<[string], { n: number }>(
     'SELECT count(*) AS n FROM leads WHERE status_id = ? AND deleted_at IS NULL',
+  );
+  const legacy = db.prepare<[string], LeadRow>(
+    "SELECT * FROM leads WHERE integration_id = ? AND origin = 'legacy' AND deleted_at IS NULL ORDER BY created_at, rowid",
+  );
+  const legacyUnlinked = db.prepare<[string], LeadRow>(
+    `SELECT l.* FROM leads l WHERE l.integration_id = ? AND l.origin = 'legacy' AND l.deleted_at IS NULL
+       AND NOT EXISTS (SELECT 1 FROM contact_bindings b WHERE b.integration_id = l.integration_id AND b.contact_id = l.contact_id)
+     ORDER BY l.created_at, l.rowid`,
   );
   const byGroup = db.prepare<[string], { n: number }>('SELECT count(*) AS n FROM leads WHERE group_id = ? AND deleted_at IS NULL');
 
@@ -197,5 +211,6 @@ export function sqliteLeadRepo(db: Db): LeadRepo {
     commentsCount: async (leadId) => commentsCount.get(leadId)?.n ?? 0,
     countByStatus: async (statusId) => byStatus.get(statusId)?.n ?? 0,
     countByGroup: async (groupId) => byGroup.get(groupId)?.n ?? 0,
+    listLegacy: async (integrationId, unlinkedOnly) => (unlinkedOnly ? legacyUnlinked : legacy).all(integrationId).map(rowToLead),
   };
 }

@@ -5,15 +5,20 @@ import { ProblemSchema } from '../errors.js';
 import type { Store } from '../db/store.js';
 import type { RulesHolder } from '../rules/loader.js';
 import { v1Authenticator } from '../migration/authenticate.js';
+import type { UsageRecorder } from '../migration/usage.js';
 import { LeadSubmissionResponseSchema, LeadSubmissionSchema } from './schemas.js';
 import { submitLead } from './service.js';
 import { AnswersResponseSchema, AnswersSubmissionSchema } from '../answers/schemas.js';
 import { submitAnswers } from '../answers/service.js';
 
-export function intakeRoutes(deps: { store: Store; rules: RulesHolder }) {
+export function intakeRoutes(deps: { store: Store; rules: RulesHolder; usage: UsageRecorder }) {
   return async function register(app: FastifyInstance): Promise<void> {
     const r = app.withTypeProvider<ZodTypeProvider>();
     r.addHook('onRequest', v1Authenticator(deps));
+    // Every authenticated v1 call counts for the migration report, whatever its status.
+    r.addHook('onResponse', async (request) => {
+      if (request.integration) deps.usage.record(request.integration.id, 'v1', `${request.method} ${request.routeOptions.url}`);
+    });
 
     r.post(
       '/api/integrations/v1/leads/',

@@ -213,6 +213,7 @@ function newLead(
     workspaceId: integration.workspace.id,
     contactId,
     integrationId: integration.id,
+    origin: 'v1',
     firstName: p.firstName,
     lastName: p.lastName,
     phone: p.phone,

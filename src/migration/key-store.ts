@@ -18,6 +18,8 @@ export interface KeyRepo {
   findByHash(hash: string): Promise<ApiKey | null>;
   insert(key: ApiKey): Promise<void>;
   listForIntegration(integrationId: string): Promise<ApiKey[]>;
+  /** Revokes every live key of the integration; returns how many. */
+  revokeAll(integrationId: string, at: string): Promise<number>;
 }
 
 interface KeyRow {
@@ -49,7 +51,9 @@ export function sqliteKeyRepo(db: Db): KeyRepo {
      VALUES (@id, @integrationId, @kind, @prefix, @hash, @createdAt, @createdBy, @revokedAt)`,
   );
   const list = db.prepare<[string], KeyRow>('SELECT * FROM api_keys WHERE integration_id = ? ORDER BY created_at, id');
+  const revokeAll = db.prepare('UPDATE api_keys SET revoked_at = ? WHERE integration_id = ? AND revoked_at IS NULL');
   return {
+    revokeAll: async (integrationId, at) => revokeAll.run(at, integrationId).changes,
     findByHash: async (hash) => {
       const row = byHash.get(hash);
       return row ? rowToKey(row) : null;

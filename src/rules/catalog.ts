@@ -97,6 +97,13 @@ export interface Integration {
   };
   sources: SourceRule[];
   answers: Map<string, AnswerMapping>;
+  legacy: {
+    /** Template of the person id of a legacy lead, or null when none is configured. */
+    externalContactId: string | null;
+    sunset: string | null;
+    tags: Map<string, { answer: string; value: string | boolean | number }>;
+    data: Map<string, string>;
+  };
 }
 
 export interface Rules {
@@ -190,6 +197,12 @@ export function buildRules(files: RulesFile[]): Rules {
           };
         }),
         answers: new Map(),
+        legacy: {
+          externalContactId: i.legacy.external_contact_id ?? null,
+          sunset: i.legacy.sunset ?? null,
+          tags: new Map(Object.entries(i.legacy.tags)),
+          data: new Map(Object.entries(i.legacy.data)),
+        },
       };
       for (const [key, m] of Object.entries(i.answers)) {
         integration.answers.set(key, {

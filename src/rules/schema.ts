@@ -93,6 +93,22 @@ export const AnswerMappingSchema = z.strictObject({
   policy: ConflictPolicySchema.default('keep_existing'),
 });
 
+const scalar = z.union([z.string(), z.boolean(), z.number()]);
+
+export const LegacySettingsSchema = z.strictObject({
+  external_contact_id: z
+    .string()
+    .regex(/\{[a-z_.]+\}/, 'must name at least one member of the legacy lead in braces, e.g. telegram:{extra_data.telegram_id}')
+    .optional()
+    .meta({ description: 'Template deriving the person id from a legacy lead; {member} or {extra_data.key}' }),
+  sunset: z.iso.date().optional().meta({ description: 'Date the deprecated interface ends for this integration (Sunset header)' }),
+  tags: z
+    .record(z.string(), z.strictObject({ answer: z.string().min(1), value: scalar }))
+    .default({})
+    .meta({ description: 'Legacy tag name -> the answer it stands for' }),
+  data: z.record(z.string(), z.string().min(1)).default({}).meta({ description: 'Legacy data key -> answer key' }),
+});
+
 export const IntegrationSchema = z.strictObject({
   slug,
   name,
@@ -100,6 +116,8 @@ export const IntegrationSchema = z.strictObject({
   sources: z.array(SourceRuleSchema).default([]),
   /** Answer key (the integration's own name) -> custom field, value map and conflict policy. */
   answers: z.record(z.string().min(1).max(100), AnswerMappingSchema).default({}),
+  /** How the deprecated bot interface is translated for this integration. */
+  legacy: LegacySettingsSchema.default({ tags: {}, data: {} }),
 });
 
 export const RulesFileSchema = z

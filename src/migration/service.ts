@@ -1,0 +1,216 @@
+// The service team's controls (contract 6): keys, migration state, switch-off and rollback, audit.
+import { randomUUID } from 'node:crypto';
+import type { Repos, Store } from '../db/store.js';
+import { AppError } from '../errors.js';
+import type { Integration } from '../rules/catalog.js';
+import type { Lead } from '../intake/lead-store.js';
+import type { ApiKey } from './key-store.js';
+import { hashKey, storeKey, type IssuedKey } from './keys.js';
+import type { MigrationState } from './state-store.js';
+import type { UsageRecorder } from './usage.js';
+
+export interface MigrationDeps {
+  store: Store;
+  usage: UsageRecorder;
+  now?: () => Date;
+}
+
+export const DEFAULT_QUIET_PERIOD_HOURS = 24;
+
+export interface Actor {
+  actor: string;
+  reason?: string | null;
+}
+
+async function move(
+  tx: Repos,
+  integration: Integration,
+  action: string,
+  to: MigrationState | null,
+  who: Actor,
+  at: string,
+  details: Record<string, unknown> | null = null,
+): Promise<MigrationState> {
+  const from = await tx.states.get(integration.id);
+  if (to !== null && to !== from) await tx.states.set(integration.id, to, at);
+  await tx.states.addAudit({
+    id: randomUUID(),
+    integrationId: integration.id,
+    action,
+    fromState: from,
+    toState: to ?? from,
+    actor: who.actor,
+    reason: who.reason ?? null,
+    details,
+    at,
+  });
+  return to ?? from;
+}
+
+/** `telegram:{extra_data.telegram_id}` over a legacy lead; null when a member is missing or empty. */
+export function renderExternalId(template: string, lead: Lead): string | null {
+  const source: Record<string, unknown> = {
+    id: lead.id,
+    first_name: lead.firstName,
+    last_name: lead.lastName,
+    phone: lead.phone,
+    email: lead.email,
+    extra_data: lead.extraData ?? {},
+  };
+  let missing = false;
+  const rendered = template.replace(/\{([a-z_.]+)\}/g, (_, path: string) => {
+    const value = path.split('.').reduce<unknown>((v, part) => (v !== null && typeof v === 'object' ? (v as Record<string, unknown>)[part] : undefined), source);
+    if ((typeof value !== 'string' && typeof value !== 'number') || value === '') {
+      missing = true;
+      return '';
+    }
+    return String(value);
+  });
+  return missing ? null : rendered;
+}
+
+export interface LinkReport {
+  linked: number;
+  unlinked: { lead_id: string; reason: string }[];
+}
+
+/** Binds each legacy-created lead's person to the integration through its legacy rule. */
+async function linkLegacyLeads(tx: Repos, integration: Integration, at: string): Promise<LinkReport> {
+  const report: LinkReport = { linked: 0, unlinked: [] };
+  const template = integration.legacy.externalContactId;
+  for (const lead of await tx.leads.listLegacy(integration.id, true)) {
+    const externalId = template === null ? null : renderExternalId(template, lead);
+    if (externalId === null) {
+      report.unlinked.push({
+        lead_id: lead.id,
+        reason: template === null ? 'the integration has no legacy.external_contact_id rule' : `the lead lacks a member of ${template}`,
+      });
+      continue;
+    }
+    const bound = await tx.contacts.findByBinding(integration.id, externalId);
+    if (bound && bound.id !== lead.contactId) {
+      report.unlinked.push({ lead_id: lead.id, reason: `${externalId} is already bound to another person` });
+      continue;
+    }
+    await tx.contacts.bind(integration.id, externalId, lead.contactId, at);
+    report.linked++;
+  }
+  return report;
+}
+
+export async function getState(deps: MigrationDeps, integration: Integration): Promise<MigrationState> {
+  return deps.store.read((r) => r.states.get(integration.id));
+}
+
+/** Imports an existing legacy key, by value or by its SHA-256 hex hash, so unchanged bots keep working. */
+export async function importLegacyKey(
+  deps: MigrationDeps,
+  integration: Integration,
+  input: { key?: string | undefined; hash?: string | undefined } & Actor,
+): Promise<ApiKey> {
+  const at = (deps.now?.() ?? new Date()).toISOString();
+  const hash = input.key !== undefined ? hashKey(input.key) : input.hash!.toLowerCase();
+  return deps.store.transact(async (tx) => {
+    if (await tx.keys.findByHash(hash)) throw new AppError('conflict', 'This key is already known to the gateway.');
+    const key: ApiKey = {
+      id: randomUUID(),
+      integrationId: integration.id,
+      kind: 'legacy',
+      prefix: input.key !== undefined ? input.key.slice(0, 6) : `sha256:${hash.slice(0, 8)}`,
+      hash,
+      createdAt: at,
+      createdBy: input.actor,
+      revokedAt: null,
+    };
+    await tx.keys.insert(key);
+    await move(tx, integration, 'legacy_key_imported', null, input, at, { key_id: key.id, prefix: key.prefix });
+    return key;
+  });
+}
+
+export interface IssueResult extends IssuedKey {
+  state: MigrationState;
+  links: LinkReport;
+}
+
+/** Seed 5, step 1: the additional v1 key. Moves legacy -> migrating and links legacy-created leads. */
+export async function issueV1Key(deps: MigrationDeps, integration: Integration, who: Actor): Promise<IssueResult> {
+  const at = (deps.now?.() ?? new Date()).toISOString();
+  return deps.store.transact(async (tx) => {
+    const issued = await storeKey(tx, { integrationId: integration.id, kind: 'v1', createdBy: who.actor, at });
+    const current = await tx.states.get(integration.id);
+    const links = await linkLegacyLeads(tx, integration, at);
+    const state = await move(tx, integration, 'v1_key_issued', current === 'legacy' ? 'migrating' : null, who, at, {
+      key_id: issued.key.id,
+      prefix: issued.key.prefix,
+      linked_leads: links.linked,
+      unlinked_leads: links.unlinked.length,
+    });
+    return { ...issued, state, links };
+  });
+}
+
+/** The owner's "renew key": every current key stops at once, one new v1 key is issued. */
+export async function renewKeys(deps: MigrationDeps, integration: Integration, who: Actor): Promise<IssuedKey & { revoked: number; state: MigrationState }> {
+  const at = (deps.now?.() ?? new Date()).toISOString();
+  return deps.store.transact(async (tx) => {
+    const revoked = await tx.keys.revokeAll(integration.id, at);
+    const issued = await storeKey(tx, { integrationId: integration.id, kind: 'v1', createdBy: who.actor, at });
+    const current = await tx.states.get(integration.id);
+    const state = await move(tx, integration, 'keys_renewed', current === 'legacy' ? 'migrating' : null, who, at, {
+      revoked,
+      key_id: issued.key.id,
+      prefix: issued.key.prefix,
+    });
+    return { ...issued, revoked, state };
+  });
+}
+
+/** Seed 5, step 4: the old interface is switched off; refused while legacy calls are recent, unless forced. */
+export async function switchOff(
+  deps: MigrationDeps,
+  integration: Integration,
+  input: Actor & { force: boolean; quietPeriodHours?: number | undefined },
+): Promise<MigrationState> {
+  await deps.usage.flush();
+  const now = deps.now?.() ?? new Date();
+  const quietHours = input.quietPeriodHours ?? DEFAULT_QUIET_PERIOD_HOURS;
+  return deps.store.transact(async (tx) => {
+    const current = await tx.states.get(integration.id);
+    if (current !== 'migrating') {
+      throw new AppError(
+        'conflict',
+        current === 'legacy'
+          ? `${integration.handle} has no v1 key yet: issue the additional key first (legacy -> migrating).`
+          : `${integration.handle} is already switched off.`,
+        { state: current },
+      );
+    }
+    const lastLegacy = await tx.states.lastSeen(integration.id, 'legacy');
+    const quietSince = new Date(now.getTime() - quietHours * 3_600_000).toISOString();
+    if (lastLegacy !== null && lastLegacy > quietSince && !input.force) {
+      throw new AppError(
+        'conflict',
+        `${integration.handle} called the deprecated interface at ${lastLegacy}, within the ${quietHours} h quiet period. ` +
+          'Wait until the bot has moved, or switch off with force.',
+        { state: current, last_legacy_call: lastLegacy },
+      );
+    }
+    return move(tx, integration, input.force ? 'switched_off_forced' : 'switched_off', 'switched_off', input, now.toISOString(), {
+      last_legacy_call: lastLegacy,
+      quiet_period_hours: quietHours,
+    });
+  });
+}
+
+/** switched_off -> migrating: the old key works again. A reason is required. */
+export async function rollback(deps: MigrationDeps, integration: Integration, who: Actor & { reason: string }): Promise<MigrationState> {
+  const at = (deps.now?.() ?? new Date()).toISOString();
+  return deps.store.transact(async (tx) => {
+    const current = await tx.states.get(integration.id);
+    if (current !== 'switched_off') {
+      throw new AppError('conflict', `${integration.handle} is ${current}; only a switched-off integration can be rolled back.`, { state: current });
+    }
+    return move(tx, integration, 'rolled_back', 'migrating', who, at);
+  });
+}

@@ -1,0 +1,120 @@
+// Migration state per integration, its audit log, and usage counters. SQL only.
+import type { Db } from '../db/connection.js';
+
+export type MigrationState = 'legacy' | 'migrating' | 'switched_off';
+export type Interface = 'v1' | 'legacy';
+
+export interface AuditEntry {
+  id: string;
+  integrationId: string;
+  action: string;
+  fromState: MigrationState | null;
+  toState: MigrationState | null;
+  actor: string;
+  reason: string | null;
+  details: Record<string, unknown> | null;
+  at: string;
+}
+
+export interface UsageRow {
+  route: string;
+  interface: Interface;
+  calls: number;
+  lastSeen: string;
+}
+
+export interface UsageIncrement {
+  integrationId: string;
+  interface: Interface;
+  route: string;
+  hour: string;
+  calls: number;
+  lastSeen: string;
+}
+
+export interface StateRepo {
+  /** The stored state; an integration never moved is `legacy`. */
+  get(integrationId: string): Promise<MigrationState>;
+  set(integrationId: string, state: MigrationState, at: string): Promise<void>;
+  addAudit(entry: AuditEntry): Promise<void>;
+  listAudit(integrationId: string | null, limit: number): Promise<AuditEntry[]>;
+  addUsage(increments: readonly UsageIncrement[]): Promise<void>;
+  /** Calls per route since `sinceHour` (inclusive), with the last time each was seen (ever). */
+  usageSince(integrationId: string, sinceHour: string): Promise<UsageRow[]>;
+  lastSeen(integrationId: string, iface: Interface): Promise<string | null>;
+  countIgnored(integrationId: string, fields: readonly string[], at: string): Promise<void>;
+  ignoredFields(integrationId: string): Promise<{ field: string; calls: number; lastSeen: string }[]>;
+}
+
+interface AuditRow {
+  id: string;
+  integration_id: string;
+  action: string;
+  from_state: MigrationState | null;
+  to_state: MigrationState | null;
+  actor: string;
+  reason: string | null;
+  details: string | null;
+  at: string;
+}
+
+const rowToAudit = (r: AuditRow): AuditEntry => ({
+  id: r.id,
+  integrationId: r.integration_id,
+  action: r.action,
+  fromState: r.from_state,
+  toState: r.to_state,
+  actor: r.actor,
+  reason: r.reason,
+  details: r.details === null ? null : (JSON.parse(r.details) as Record<string, unknown>),
+  at: r.at,
+});
+
+export function sqliteStateRepo(db: Db): StateRepo {
+  const get = db.prepare<[string], { state: MigrationState }>('SELECT state FROM integration_states WHERE integration_id = ?');
+  const set = db.prepare(
+    `INSERT INTO integration_states (integration_id, state, updated_at) VALUES (?, ?, ?)
+     ON CONFLICT (integration_id) DO UPDATE SET state = excluded.state, updated_at = excluded.updated_at`,
+  );
+  const addAudit = db.prepare(
+    `INSERT INTO audit_log (id, integration_id, action, from_state, to_state, actor, reason, details, at)
+     VALUES (@id, @integrationId, @action, @fromState, @toState, @actor, @reason, @details, @at)`,
+  );
+  const auditFor = db.prepare<[string, number], AuditRow>('SELECT * FROM audit_log WHERE integration_id = ? ORDER BY at DESC, rowid DESC LIMIT ?');
+  const auditAll = db.prepare<[number], AuditRow>('SELECT * FROM audit_log ORDER BY at DESC, rowid DESC LIMIT ?');
+  const addUsage = db.prepare(
+    `INSERT INTO api_usage (integration_id, interface, route, hour, calls, last_seen) VALUES (@integrationId, @interface, @route, @hour, @calls, @lastSeen)
+     ON CONFLICT (integration_id, interface, route, hour) DO UPDATE SET
+       calls = calls + excluded.calls, last_seen = max(last_seen, excluded.last_seen)`,
+  );
+  const usage = db.prepare<[string, string], { route: string; interface: Interface; calls: number; last_seen: string }>(
+    `SELECT route, interface, sum(CASE WHEN hour >= ? THEN calls ELSE 0 END) AS calls, max(last_seen) AS last_seen
+     FROM api_usage WHERE integration_id = ? GROUP BY interface, route ORDER BY interface, route`,
+  );
+  const lastSeen = db.prepare<[string, string], { last: string | null }>(
+    'SELECT max(last_seen) AS last FROM api_usage WHERE integration_id = ? AND interface = ?',
+  );
+  const countIgnored = db.prepare(
+    `INSERT INTO ignored_fields (integration_id, field, calls, last_seen) VALUES (?, ?, 1, ?)
+     ON CONFLICT (integration_id, field) DO UPDATE SET calls = calls + 1, last_seen = excluded.last_seen`,
+  );
+  const ignored = db.prepare<[string], { field: string; calls: number; last_seen: string }>(
+    'SELECT field, calls, last_seen FROM ignored_fields WHERE integration_id = ? ORDER BY field',
+  );
+  return {
+    get: async (integrationId) => get.get(integrationId)?.state ?? 'legacy',
+    set: async (integrationId, state, at) => void set.run(integrationId, state, at),
+    addAudit: async (e) => void addAudit.run({ ...e, details: e.details === null ? null : JSON.stringify(e.details) }),
+    listAudit: async (integrationId, limit) => (integrationId === null ? auditAll.all(limit) : auditFor.all(integrationId, limit)).map(rowToAudit),
+    addUsage: async (increments) => {
+      for (const inc of increments) addUsage.run(inc);
+    },
+    usageSince: async (integrationId, sinceHour) =>
+      usage.all(sinceHour, integrationId).map((r) => ({ route: r.route, interface: r.interface, calls: r.calls, lastSeen: r.last_seen })),
+    lastSeen: async (integrationId, iface) => lastSeen.get(integrationId, iface)?.last ?? null,
+    countIgnored: async (integrationId, fields, at) => {
+      for (const field of fields) countIgnored.run(integrationId, field, at);
+    },
+    ignoredFields: async (integrationId) => ignored.all(integrationId).map((r) => ({ field: r.field, calls: r.calls, lastSeen: r.last_seen })),
+  };
+}

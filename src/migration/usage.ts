@@ -1,0 +1,46 @@
+// Counts calls per integration, interface and route; flushed to the store in one unit of work.
+import type { Store } from '../db/store.js';
+import type { Interface, UsageIncrement } from './state-store.js';
+
+export interface UsageRecorder {
+  record(integrationId: string, iface: Interface, route: string, at?: Date): void;
+  /** Writes what was counted so far; the switch-off check and the report call it first. */
+  flush(): Promise<void>;
+  close(): Promise<void>;
+}
+
+/**
+ * Counting is off the request's own unit of work (reads have none) and off its critical path: counts
+ * gather in memory and are written together every `intervalMs`. A crash loses at most that much
+ * counting, never a request.
+ */
+export function createUsageRecorder(store: Store, intervalMs = 1000): UsageRecorder {
+  let pending = new Map<string, UsageIncrement>();
+  const flush = async () => {
+    if (pending.size === 0) return;
+    const batch = [...pending.values()];
+    pending = new Map();
+    await store.transact((tx) => tx.states.addUsage(batch));
+  };
+  const timer = setInterval(() => void flush().catch(() => undefined), intervalMs);
+  timer.unref();
+  return {
+    record(integrationId, iface, route, at = new Date()) {
+      const iso = at.toISOString();
+      const hour = iso.slice(0, 13);
+      const key = `${integrationId}|${iface}|${route}|${hour}`;
+      const entry = pending.get(key);
+      if (entry) {
+        entry.calls++;
+        entry.lastSeen = iso;
+      } else {
+        pending.set(key, { integrationId, interface: iface, route, hour, calls: 1, lastSeen: iso });
+      }
+    },
+    flush,
+    async close() {
+      clearInterval(timer);
+      await flush();
+    },
+  };
+}
