@@ -201,6 +201,21 @@ export const migrations: Migration[] = [
         CREATE INDEX leads_legacy ON leads (integration_id) WHERE origin = 'legacy';
       `),
   },
+  {
+    version: 4,
+    name: 'tags created through the deprecated interface',
+    up: (db) =>
+      db.exec(`
+        CREATE TABLE legacy_tags (
+          workspace_id TEXT NOT NULL,
+          id           TEXT NOT NULL,
+          name         TEXT NOT NULL,
+          color        TEXT,
+          created_at   TEXT NOT NULL,
+          PRIMARY KEY (workspace_id, id)
+        ) WITHOUT ROWID;
+      `),
+  },
 ];
 
 export class MigrationError extends Error {

@@ -10,6 +10,7 @@ import { sqliteKeyRepo } from '../migration/key-store.js';
 import { sqliteFieldValueRepo } from '../answers/field-value-store.js';
 import { sqliteAnswerRepo } from '../answers/answer-store.js';
 import { sqliteStateRepo } from '../migration/state-store.js';
+import { sqliteLegacyTagRepo } from '../legacy/tag-store.js';
 
 export interface SqliteStoreOptions {
   path: string;
@@ -32,6 +33,7 @@ const reposFor = (db: Db): Repos => ({
   fieldValues: sqliteFieldValueRepo(db),
   answers: sqliteAnswerRepo(db),
   states: sqliteStateRepo(db),
+  legacyTags: sqliteLegacyTagRepo(db),
 });
 
 export interface SqliteStore extends Store {

@@ -6,6 +6,7 @@ import type { KeyRepo } from '../migration/key-store.js';
 import type { FieldValueRepo } from '../answers/field-value-store.js';
 import type { AnswerRepo } from '../answers/answer-store.js';
 import type { StateRepo } from '../migration/state-store.js';
+import type { LegacyTagRepo } from '../legacy/tag-store.js';
 
 /** The repositories reachable inside a read or a unit of work. */
 export interface Repos {
@@ -16,6 +17,7 @@ export interface Repos {
   fieldValues: FieldValueRepo;
   answers: AnswerRepo;
   states: StateRepo;
+  legacyTags: LegacyTagRepo;
 }
 
 export interface Store {

@@ -37,14 +37,19 @@ export interface IntakeDeps {
   now?: () => string;
 }
 
-export function submitLead(deps: IntakeDeps, integration: Integration, body: LeadSubmission): Promise<LeadSubmissionReply> {
+export function submitLead(
+  deps: IntakeDeps,
+  integration: Integration,
+  body: LeadSubmission,
+  options: { origin?: Lead['origin'] } = {},
+): Promise<LeadSubmissionReply> {
   const now = deps.now ?? (() => new Date().toISOString());
   return runOnce(
     deps.store,
     { integrationId: integration.id, endpoint: 'leads', eventId: body.event_id, body },
     {
       replay: (r, submission) => replayLead(r, integration, submission),
-      fresh: (tx, print) => intake(tx, integration, body, print, now()),
+      fresh: (tx, print) => intake(tx, integration, body, print, now(), options.origin ?? 'v1'),
     },
   );
 }
@@ -106,7 +111,14 @@ function reviewReason(contact: Contact | null, by: MatchedBy, p: Person): string
 const mergeExtra = (existing: Record<string, unknown> | null, metadata: Record<string, unknown> | null) =>
   metadata === null ? existing : { ...metadata, ...(existing ?? {}) };
 
-async function intake(tx: Repos, integration: Integration, body: LeadSubmission, print: string, at: string): Promise<LeadSubmissionReply> {
+async function intake(
+  tx: Repos,
+  integration: Integration,
+  body: LeadSubmission,
+  print: string,
+  at: string,
+  origin: Lead['origin'],
+): Promise<LeadSubmissionReply> {
   const person: Person = {
     firstName: body.first_name.trim(),
     lastName: textOrNull(body.last_name),
@@ -139,7 +151,7 @@ async function intake(tx: Repos, integration: Integration, body: LeadSubmission,
   let outcome: IntakeOutcome;
   if (latest === null) {
     outcome = 'created';
-    lead = newLead(integration, contact.id, person, at, {
+    lead = newLead(integration, contact.id, person, at, origin, {
       notes,
       source: sourceRule?.source ?? null,
       invitedBy: sourceRule?.invitedBy ?? null,
@@ -205,6 +217,7 @@ function newLead(
   contactId: string,
   p: Person,
   at: string,
+  origin: Lead['origin'],
   extra: Pick<Lead, 'notes' | 'source' | 'invitedBy' | 'extraData'>,
 ): Lead {
   const d = integration.defaults;
@@ -213,7 +226,7 @@ function newLead(
     workspaceId: integration.workspace.id,
     contactId,
     integrationId: integration.id,
-    origin: 'v1',
+    origin,
     firstName: p.firstName,
     lastName: p.lastName,
     phone: p.phone,

@@ -8,6 +8,7 @@ import type { ApiKey } from './key-store.js';
 import { hashKey, storeKey, type IssuedKey } from './keys.js';
 import type { MigrationState } from './state-store.js';
 import type { UsageRecorder } from './usage.js';
+import { renderTemplate } from '../legacy/translate.js';
 
 export interface MigrationDeps {
   store: Store;
@@ -47,26 +48,16 @@ async function move(
   return to ?? from;
 }
 
-/** `telegram:{extra_data.telegram_id}` over a legacy lead; null when a member is missing or empty. */
+/** The person id of a stored legacy lead by the integration's template; null when a member is missing. */
 export function renderExternalId(template: string, lead: Lead): string | null {
-  const source: Record<string, unknown> = {
+  return renderTemplate(template, {
     id: lead.id,
     first_name: lead.firstName,
     last_name: lead.lastName,
     phone: lead.phone,
     email: lead.email,
     extra_data: lead.extraData ?? {},
-  };
-  let missing = false;
-  const rendered = template.replace(/\{([a-z_.]+)\}/g, (_, path: string) => {
-    const value = path.split('.').reduce<unknown>((v, part) => (v !== null && typeof v === 'object' ? (v as Record<string, unknown>)[part] : undefined), source);
-    if ((typeof value !== 'string' && typeof value !== 'number') || value === '') {
-      missing = true;
-      return '';
-    }
-    return String(value);
   });
-  return missing ? null : rendered;
 }
 
 export interface LinkReport {

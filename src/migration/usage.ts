@@ -4,6 +4,8 @@ import type { Interface, UsageIncrement } from './state-store.js';
 
 export interface UsageRecorder {
   record(integrationId: string, iface: Interface, route: string, at?: Date): void;
+  /** Counts legacy request members the gateway ignored (stage, tags without a rule, unknown ones). */
+  recordIgnored(integrationId: string, fields: readonly string[], at?: Date): void;
   /** Writes what was counted so far; the switch-off check and the report call it first. */
   flush(): Promise<void>;
   close(): Promise<void>;
@@ -16,11 +18,17 @@ export interface UsageRecorder {
  */
 export function createUsageRecorder(store: Store, intervalMs = 1000): UsageRecorder {
   let pending = new Map<string, UsageIncrement>();
+  let ignored: { integrationId: string; fields: readonly string[]; at: string }[] = [];
   const flush = async () => {
-    if (pending.size === 0) return;
+    if (pending.size === 0 && ignored.length === 0) return;
     const batch = [...pending.values()];
+    const fields = ignored;
     pending = new Map();
-    await store.transact((tx) => tx.states.addUsage(batch));
+    ignored = [];
+    await store.transact(async (tx) => {
+      await tx.states.addUsage(batch);
+      for (const f of fields) await tx.states.countIgnored(f.integrationId, f.fields, f.at);
+    });
   };
   const timer = setInterval(() => void flush().catch(() => undefined), intervalMs);
   timer.unref();
@@ -36,6 +44,9 @@ export function createUsageRecorder(store: Store, intervalMs = 1000): UsageRecor
       } else {
         pending.set(key, { integrationId, interface: iface, route, hour, calls: 1, lastSeen: iso });
       }
+    },
+    recordIgnored(integrationId, fields, at = new Date()) {
+      if (fields.length > 0) ignored.push({ integrationId, fields, at: at.toISOString() });
     },
     flush,
     async close() {

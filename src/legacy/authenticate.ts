@@ -1,0 +1,48 @@
+// The deprecated interface's gate: X-Bot-API-Key, the switch-off 403, usage counting, deprecation headers.
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { AppError } from '../errors.js';
+import type { Store } from '../db/store.js';
+import type { RulesHolder } from '../rules/loader.js';
+import { findLiveKey } from '../migration/keys.js';
+import type { UsageRecorder } from '../migration/usage.js';
+import { replacementFor } from './replacements.js';
+
+/** Where bot authors read how to move; sent in the Link header of every legacy response. */
+export const MIGRATION_GUIDE = '/docs/migration';
+
+/** RFC 9745: the interface is deprecated as of this moment (a structured-field date). */
+const DEPRECATED_SINCE = Date.UTC(2026, 0, 1) / 1000;
+
+const httpDate = (isoDate: string) => new Date(`${isoDate}T00:00:00Z`).toUTCString();
+
+export function legacyGate(deps: { store: Store; rules: RulesHolder; usage: UsageRecorder }) {
+  return async function gate(request: FastifyRequest, reply: FastifyReply): Promise<void> {
+    reply.header('deprecation', `@${DEPRECATED_SINCE}`);
+    reply.header('link', `<${MIGRATION_GUIDE}>; rel="deprecation"; type="text/html"`);
+
+    const secret = request.headers['x-bot-api-key'];
+    if (typeof secret !== 'string' || secret === '') {
+      throw new AppError('unauthorized', 'Send the bot key in the X-Bot-API-Key header.', {}, { 'www-authenticate': 'X-Bot-API-Key realm="lead-gateway"' });
+    }
+    const key = await findLiveKey(deps.store, secret, 'legacy');
+    const integration = key ? deps.rules.current().integrations.get(key.integrationId) : undefined;
+    if (!integration) {
+      throw new AppError('unauthorized', 'The bot key is unknown or revoked.', {}, { 'www-authenticate': 'X-Bot-API-Key realm="lead-gateway"' });
+    }
+    request.integration = integration;
+    if (integration.legacy.sunset !== null) reply.header('sunset', httpDate(integration.legacy.sunset));
+    // Counted before the state check: a switched-off bot that keeps calling is what the report must show.
+    deps.usage.record(integration.id, 'legacy', `${request.method} ${request.routeOptions.url ?? request.url.split('?')[0]}`);
+
+    const state = await deps.store.read((r) => r.states.get(integration.id));
+    if (state === 'switched_off') {
+      const replacement = replacementFor(request.method, request.url.split('?')[0] ?? '');
+      throw new AppError(
+        'forbidden',
+        `The deprecated bot interface is switched off for ${integration.name}. ${replacement.advice} ` +
+          `Use the v1 key with Authorization: Bearer; see ${MIGRATION_GUIDE}.`,
+        { replacement: { method: replacement.method, path: replacement.path }, migration_guide: MIGRATION_GUIDE },
+      );
+    }
+  };
+}

@@ -1,0 +1,32 @@
+// Shapes of the deprecated bot interface as legacy bots send them (documented in docs/legacy-api.md).
+import { z } from 'zod';
+
+/**
+ * Lenient on purpose: unchanged bots send what they always sent. Known members are checked for type;
+ * members the gateway does not translate are accepted, ignored and counted in the migration report.
+ */
+export const LegacyLeadCreateSchema = z
+  .looseObject({
+    first_name: z.string().max(150),
+    last_name: z.string().max(150).nullish(),
+    phone: z.string().max(32).nullish(),
+    email: z.string().max(254).nullish(),
+    notes: z.string().max(10_000).nullish(),
+    source: z.string().max(255).nullish().meta({ description: 'Becomes metadata.source_key' }),
+    tag_ids: z.array(z.string()).nullish().meta({ description: 'Translated into answers by the tag rules' }),
+    extra_data: z.record(z.string(), z.unknown()).nullish().meta({ description: 'Becomes metadata; keys with a data rule become answers' }),
+    stage: z.unknown().optional().meta({ description: 'Ignored: the integration settings decide' }),
+    status: z.unknown().optional(),
+    group: z.unknown().optional(),
+    assigned_to: z.unknown().optional(),
+  })
+  .meta({ id: 'LegacyLeadCreate' });
+export type LegacyLeadCreate = z.infer<typeof LegacyLeadCreateSchema>;
+
+export const LegacyTagCreateSchema = z
+  .looseObject({ name: z.string().trim().min(1).max(100), color: z.string().max(32).nullish() })
+  .meta({ id: 'LegacyTagCreate' });
+
+export const LegacyTagSchema = z
+  .object({ id: z.uuid(), name: z.string(), color: z.string().nullable(), is_active: z.boolean(), archived_at: z.string().nullable() })
+  .meta({ id: 'LegacyTag' });

@@ -1,0 +1,93 @@
+// The deprecated interface's writes, translated onto the v1 services (contract 7).
+import { createHash } from 'node:crypto';
+import type { Store } from '../db/store.js';
+import { AppError } from '../errors.js';
+import type { Integration } from '../rules/catalog.js';
+import { stableId } from '../rules/ids.js';
+import { canonicalJson } from '../idempotency/fingerprint.js';
+import { submitLead } from '../intake/service.js';
+import { LeadSubmissionSchema, type LeadObject } from '../intake/schemas.js';
+import type { UsageRecorder } from '../migration/usage.js';
+import type { LegacyLeadCreate } from './schemas.js';
+import type { LegacyTag } from './tag-store.js';
+import { translateLegacyLead } from './translate.js';
+
+export interface LegacyDeps {
+  store: Store;
+  usage: UsageRecorder;
+  now?: () => Date;
+}
+
+const DAY_MS = 86_400_000;
+
+/**
+ * The event_id of a legacy POST. With an Idempotency-Key header it is derived from that key. Without,
+ * from a hash of the integration and the canonical body, in one-day buckets: a retry finds the event of
+ * its own bucket or, within 24 h of it, of the previous one, so an identical POST retried within 24 h
+ * creates nothing new, while the same body a day later is a new inquiry.
+ */
+export async function legacyEventId(deps: LegacyDeps, integration: Integration, scope: string, body: unknown, idempotencyKey: string | undefined): Promise<string> {
+  if (idempotencyKey !== undefined) {
+    const key = idempotencyKey.length <= 200 ? idempotencyKey : createHash('sha256').update(idempotencyKey).digest('hex');
+    return `legacy:${scope}:key:${key}`;
+  }
+  const now = (deps.now?.() ?? new Date()).getTime();
+  const hash = createHash('sha256').update(`${integration.id}\n${canonicalJson(body)}`).digest('hex');
+  const bucket = Math.floor(now / DAY_MS);
+  const previous = `legacy:${scope}:${hash}:${bucket - 1}`;
+  const endpoint = scope === 'lead' ? 'leads' : 'answers';
+  const earlier = await deps.store.read((r) => r.submissions.find(integration.id, endpoint, previous));
+  if (earlier && now - Date.parse(earlier.createdAt) < DAY_MS) return previous;
+  return `legacy:${scope}:${hash}:${bucket}`;
+}
+
+/** Names of the tags a legacy bot refers to by id: catalog tags, or tags it created with tags/create/. */
+async function tagNames(store: Store, integration: Integration, ids: readonly string[]): Promise<string[]> {
+  const ws = integration.workspace;
+  return store.read(async (r) => {
+    const names: string[] = [];
+    for (const id of ids) {
+      const name = ws.tags.get(id)?.name ?? (await r.legacyTags.get(ws.id, id))?.name;
+      if (name !== undefined) names.push(name);
+    }
+    return names;
+  });
+}
+
+/** POST leads/: a v1 submission made from the legacy body. Answers with the lead object. */
+export async function createLegacyLead(
+  deps: LegacyDeps,
+  integration: Integration,
+  body: LegacyLeadCreate,
+  idempotencyKey: string | undefined,
+): Promise<LeadObject | null> {
+  const translation = translateLegacyLead(integration, body, await tagNames(deps.store, integration, body.tag_ids ?? []));
+  deps.usage.recordIgnored(integration.id, translation.ignored);
+  const submission = LeadSubmissionSchema.safeParse({
+    event_id: await legacyEventId(deps, integration, 'lead', body, idempotencyKey),
+    external_contact_id: translation.externalContactId,
+    first_name: body.first_name,
+    last_name: body.last_name,
+    phone: body.phone,
+    email: body.email,
+    notes: body.notes,
+    metadata: translation.metadata,
+    answers: translation.answers,
+  });
+  if (!submission.success) {
+    const errors = submission.error.issues.map((i) => ({ path: `/${i.path.join('/')}`, message: i.message }));
+    throw new AppError('validation-failed', errors.map((e) => `${e.path}: ${e.message}`).join('; '), { errors });
+  }
+  const reply = await submitLead({ store: deps.store }, integration, submission.data, { origin: 'legacy' });
+  return reply.body.lead;
+}
+
+/** tags/create/: a tag with a stable id per name, remembered so later tag_ids naming it translate. */
+export async function createLegacyTag(deps: LegacyDeps, integration: Integration, name: string, color: string | null): Promise<LegacyTag> {
+  const ws = integration.workspace;
+  const id = stableId(ws.slug, 'tag', name);
+  const catalog = ws.tags.get(id);
+  if (catalog) return { workspaceId: ws.id, id, name: catalog.name, color: catalog.color, createdAt: new Date(0).toISOString() };
+  const at = (deps.now?.() ?? new Date()).toISOString();
+  return deps.store.transact((tx) => tx.legacyTags.ensure({ workspaceId: ws.id, id, name, color, createdAt: at }));
+}

@@ -1,0 +1,47 @@
+// Tags a legacy bot created with tags/create/, so that later tag_ids naming them can be translated.
+import type { Db } from '../db/connection.js';
+
+export interface LegacyTag {
+  workspaceId: string;
+  id: string;
+  name: string;
+  color: string | null;
+  createdAt: string;
+}
+
+export interface LegacyTagRepo {
+  get(workspaceId: string, id: string): Promise<LegacyTag | null>;
+  /** Inserts the tag unless one with that id exists; answers the stored one. */
+  ensure(tag: LegacyTag): Promise<LegacyTag>;
+  list(workspaceId: string): Promise<LegacyTag[]>;
+}
+
+interface Row {
+  workspace_id: string;
+  id: string;
+  name: string;
+  color: string | null;
+  created_at: string;
+}
+
+const rowToTag = (r: Row): LegacyTag => ({ workspaceId: r.workspace_id, id: r.id, name: r.name, color: r.color, createdAt: r.created_at });
+
+export function sqliteLegacyTagRepo(db: Db): LegacyTagRepo {
+  const get = db.prepare<[string, string], Row>('SELECT * FROM legacy_tags WHERE workspace_id = ? AND id = ?');
+  const insert = db.prepare(
+    `INSERT INTO legacy_tags (workspace_id, id, name, color, created_at) VALUES (@workspaceId, @id, @name, @color, @createdAt)
+     ON CONFLICT (workspace_id, id) DO NOTHING`,
+  );
+  const list = db.prepare<[string], Row>('SELECT * FROM legacy_tags WHERE workspace_id = ? ORDER BY name');
+  return {
+    get: async (workspaceId, id) => {
+      const row = get.get(workspaceId, id);
+      return row ? rowToTag(row) : null;
+    },
+    ensure: async (tag) => {
+      insert.run(tag);
+      return rowToTag(get.get(tag.workspaceId, tag.id)!);
+    },
+    list: async (workspaceId) => list.all(workspaceId).map(rowToTag),
+  };
+}

@@ -1,0 +1,61 @@
+// Translating a legacy lead into a v1 submission: person id, tags and data into answers, ignored members.
+import type { Integration } from '../rules/catalog.js';
+import type { LegacyLeadCreate } from './schemas.js';
+
+/** Members the gateway translates; any other member of a legacy lead is ignored and counted. */
+const TRANSLATED = new Set(['first_name', 'last_name', 'phone', 'email', 'notes', 'source', 'tag_ids', 'extra_data']);
+
+export interface Translation {
+  externalContactId: string | null;
+  metadata: Record<string, unknown> | null;
+  answers: Record<string, unknown>;
+  /** Member names ignored (stage, assigned_to, unknown ones), and `tag:<name>` for tags without a rule. */
+  ignored: string[];
+}
+
+/** `{first_name}`, `{phone}`, `{extra_data.telegram_id}` over a legacy body; null if a member is missing. */
+export function renderTemplate(template: string, source: Record<string, unknown>): string | null {
+  let missing = false;
+  const out = template.replace(/\{([a-z_.]+)\}/g, (_, path: string) => {
+    const value = path.split('.').reduce<unknown>((v, part) => (v !== null && typeof v === 'object' ? (v as Record<string, unknown>)[part] : undefined), source);
+    if ((typeof value !== 'string' && typeof value !== 'number') || String(value).trim() === '') {
+      missing = true;
+      return '';
+    }
+    return String(value).trim();
+  });
+  return missing ? null : out;
+}
+
+/** Tags and data keys become answers through the integration's legacy rules (contract 2 and 7). */
+export function answersFromLegacy(
+  integration: Integration,
+  tagNames: readonly string[],
+  data: Record<string, unknown>,
+): { answers: Record<string, unknown>; ignored: string[] } {
+  const answers: Record<string, unknown> = {};
+  const ignored: string[] = [];
+  for (const name of tagNames) {
+    const rule = integration.legacy.tags.get(name);
+    if (rule) answers[rule.answer] = rule.value;
+    else ignored.push(`tag:${name}`);
+  }
+  for (const [key, value] of Object.entries(data)) {
+    const answerKey = integration.legacy.data.get(key);
+    if (answerKey !== undefined) answers[answerKey] = value;
+  }
+  return { answers, ignored };
+}
+
+export function translateLegacyLead(integration: Integration, body: LegacyLeadCreate, tagNames: readonly string[]): Translation {
+  const extra = body.extra_data ?? {};
+  const template = integration.legacy.externalContactId;
+  const { answers, ignored } = answersFromLegacy(integration, tagNames, extra);
+  const metadata = { ...extra, ...(body.source ? { source_key: body.source } : {}) };
+  return {
+    externalContactId: template === null ? null : renderTemplate(template, body),
+    metadata: Object.keys(metadata).length > 0 ? metadata : null,
+    answers,
+    ignored: [...Object.keys(body).filter((k) => !TRANSLATED.has(k)), ...ignored],
+  };
+}
