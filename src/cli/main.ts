@@ -1,0 +1,244 @@
+#!/usr/bin/env node
+// The service team's command line: the admin API's service functions, on the same database file.
+import { userInfo } from 'node:os';
+import { Command, CommanderError, InvalidArgumentError } from 'commander';
+import { AppError } from '../errors.js';
+import { openSqliteStore, type SqliteStore } from '../db/sqlite-store.js';
+import { RulesError, createRulesHolder, type RulesHolder } from '../rules/loader.js';
+import { integrationByRef } from '../admin/integration-ref.js';
+import { createUsageRecorder, type UsageRecorder } from '../migration/usage.js';
+import { importLegacyKey, issueV1Key, renewKeys, rollback, switchOff } from '../migration/service.js';
+import { migrationReport } from '../migration/report.js';
+import { table } from './table.js';
+
+/** Exit codes: 0 done, 1 refused (unknown integration, a state move not allowed), 2 usage, 3 environment. */
+const EXIT = { refused: 1, usage: 2, environment: 3 } as const;
+
+class UsageError extends Error {}
+
+interface Context {
+  rules: RulesHolder;
+  store: SqliteStore;
+  usage: UsageRecorder;
+}
+
+interface GlobalOptions {
+  database: string;
+  rules: string;
+  json?: boolean;
+  actor: string;
+}
+
+const wholeNumber = (value: string) => {
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 0) throw new InvalidArgumentError('must be a whole number');
+  return n;
+};
+
+function createProgram(): Command {
+  const program = new Command('lead-gateway')
+    .description('Keys and migration state of lead-gateway integrations (the service team\'s tool).')
+    .option('--database <path>', 'SQLite file of the gateway', process.env.DATABASE_PATH ?? 'data/lead-gateway.db')
+    .option('--rules <dir>', 'rules folder', process.env.RULES_DIR ?? 'rules')
+    .option('--actor <name>', 'who makes the change, for the audit log', `cli:${userInfo().username}`)
+    .option('--json', 'print JSON for scripts instead of tables')
+    .showHelpAfterError('(run with --help for usage)')
+    .exitOverride();
+
+  const globals = () => program.opts<GlobalOptions>();
+  const print = (human: string, data: unknown) => console.log(globals().json ? JSON.stringify(data, null, 2) : human);
+
+  async function run<T>(fn: (ctx: Context) => Promise<T>): Promise<T> {
+    const o = globals();
+    let rules: RulesHolder;
+    let store: SqliteStore;
+    try {
+      rules = createRulesHolder(o.rules);
+      store = openSqliteStore({ path: o.database, synchronous: 'FULL' });
+    } catch (error) {
+      (error as Error & { exitCode?: number }).exitCode = EXIT.environment;
+      throw error;
+    }
+    const usage = createUsageRecorder(store);
+    try {
+      return await fn({ rules, store, usage });
+    } finally {
+      await usage.close();
+      await store.close();
+    }
+  }
+
+  program
+    .command('integrations')
+    .description('list integrations with their migration state')
+    .action(() =>
+      run(async ({ rules, store }) => {
+        const list = [...rules.current().integrations.values()];
+        const states = await store.read((r) => Promise.all(list.map((i) => r.states.get(i.id))));
+        const data = list.map((i, n) => ({ handle: i.handle, state: states[n]!, name: i.name, id: i.id }));
+        print(table(['HANDLE', 'STATE', 'NAME', 'ID'], data.map((d) => [d.handle, d.state, d.name, d.id])), data);
+      }),
+    );
+
+  program
+    .command('keys')
+    .description('list the keys of an integration (by prefix; values are never stored)')
+    .argument('<integration>', 'id or workspace:integration handle')
+    .action((ref: string) =>
+      run(async ({ rules, store }) => {
+        const integration = integrationByRef(rules, ref);
+        const keys = await store.read((r) => r.keys.listForIntegration(integration.id));
+        const data = keys.map((k) => ({ prefix: k.prefix, kind: k.kind, created_at: k.createdAt, created_by: k.createdBy, revoked_at: k.revokedAt }));
+        print(table(['PREFIX', 'KIND', 'CREATED', 'BY', 'REVOKED'], data.map((k) => [k.prefix, k.kind, k.created_at, k.created_by, k.revoked_at])), data);
+      }),
+    );
+
+  program
+    .command('import-key')
+    .description('import an existing legacy key so unchanged bots keep working through the gateway')
+    .argument('<integration>', 'id or workspace:integration handle')
+    .option('--key <value>', 'the legacy key itself')
+    .option('--hash <sha256>', 'or its SHA-256, hex')
+    .option('--reason <text>', 'why, for the audit log')
+    .action((ref: string, o: { key?: string; hash?: string; reason?: string }) =>
+      run(async ({ rules, store, usage }) => {
+        if ((o.key === undefined) === (o.hash === undefined)) throw new UsageError('give exactly one of --key or --hash');
+        if (o.hash !== undefined && !/^[0-9a-fA-F]{64}$/.test(o.hash)) throw new UsageError('--hash must be 64 hex digits (SHA-256)');
+        const key = await importLegacyKey({ store, usage }, integrationByRef(rules, ref), { key: o.key, hash: o.hash, actor: globals().actor, reason: o.reason ?? null });
+        print(`Imported legacy key ${key.prefix}… for ${ref}.`, { id: key.id, prefix: key.prefix, kind: key.kind });
+      }),
+    );
+
+  program
+    .command('issue-key')
+    .description('issue the additional v1 key (legacy -> migrating); links legacy-created leads')
+    .argument('<integration>', 'id or workspace:integration handle')
+    .option('--reason <text>', 'why, for the audit log')
+    .action((ref: string, o: { reason?: string }) =>
+      run(async ({ rules, store, usage }) => {
+        const r = await issueV1Key({ store, usage }, integrationByRef(rules, ref), { actor: globals().actor, reason: o.reason ?? null });
+        const unlinked = r.links.unlinked.map((u) => `  ${u.lead_id}: ${u.reason}`).join('\n');
+        print(
+          [
+            `v1 key for ${ref} (shown once, store it now):`,
+            `  ${r.secret}`,
+            `state: ${r.state}; legacy leads linked: ${r.links.linked}; not linked: ${r.links.unlinked.length}`,
+            ...(unlinked ? [unlinked] : []),
+          ].join('\n'),
+          { key: r.secret, prefix: r.key.prefix, state: r.state, linked_leads: r.links.linked, unlinked_leads: r.links.unlinked },
+        );
+      }),
+    );
+
+  program
+    .command('renew')
+    .description('"renew key": revoke every key of the integration at once, issue one new v1 key')
+    .argument('<integration>', 'id or workspace:integration handle')
+    .option('--reason <text>', 'why, for the audit log')
+    .action((ref: string, o: { reason?: string }) =>
+      run(async ({ rules, store, usage }) => {
+        const r = await renewKeys({ store, usage }, integrationByRef(rules, ref), { actor: globals().actor, reason: o.reason ?? null });
+        print(`Revoked ${r.revoked} key(s). New v1 key for ${ref} (shown once):\n  ${r.secret}`, { key: r.secret, prefix: r.key.prefix, revoked: r.revoked, state: r.state });
+      }),
+    );
+
+  program
+    .command('switch-off')
+    .description('switch the deprecated interface off for an integration (its old key then gets 403)')
+    .argument('<integration>', 'id or workspace:integration handle')
+    .requiredOption('--reason <text>', 'why, for the audit log')
+    .option('--force', 'even if legacy calls were seen within the quiet period')
+    .option('--quiet-hours <n>', 'quiet period in hours (default 24)', wholeNumber)
+    .action((ref: string, o: { reason: string; force?: boolean; quietHours?: number }) =>
+      run(async ({ rules, store, usage }) => {
+        const state = await switchOff({ store, usage }, integrationByRef(rules, ref), {
+          actor: globals().actor,
+          reason: o.reason,
+          force: o.force ?? false,
+          quietPeriodHours: o.quietHours,
+        });
+        print(`${ref} is now ${state}.`, { handle: ref, state });
+      }),
+    );
+
+  program
+    .command('rollback')
+    .description('roll a switch-off back to migrating (the old key works again)')
+    .argument('<integration>', 'id or workspace:integration handle')
+    .requiredOption('--reason <text>', 'why, for the audit log')
+    .action((ref: string, o: { reason: string }) =>
+      run(async ({ rules, store, usage }) => {
+        const state = await rollback({ store, usage }, integrationByRef(rules, ref), { actor: globals().actor, reason: o.reason });
+        print(`${ref} is now ${state}.`, { handle: ref, state });
+      }),
+    );
+
+  program
+    .command('report')
+    .description('migration report: legacy and v1 calls, ignored fields, unlinked leads, readiness')
+    .argument('<integration>', 'id or workspace:integration handle')
+    .option('--quiet-hours <n>', 'quiet period in hours (default 24)', wholeNumber)
+    .action((ref: string, o: { quietHours?: number }) =>
+      run(async ({ rules, store, usage }) => {
+        const r = await migrationReport({ store, usage }, integrationByRef(rules, ref), o.quietHours);
+        const routes = [...r.legacy.routes.map((x) => ['legacy', x.route, x.calls_24h, x.calls_7d, x.last_seen]), ...r.v1.routes.map((x) => ['v1', x.route, x.calls_24h, x.calls_7d, x.last_seen])];
+        print(
+          [
+            `${r.integration.handle} (${r.integration.name}): ${r.state}`,
+            `readiness: ${r.readiness.verdict}${r.readiness.reasons.map((x) => `\n  - ${x}`).join('')}`,
+            '',
+            routes.length > 0 ? table(['API', 'ROUTE', '24H', '7D', 'LAST SEEN'], routes as (string | number | null)[][]) : 'no calls counted yet',
+            '',
+            `ignored legacy fields: ${r.ignored_legacy_fields.map((f) => `${f.field} (${f.calls})`).join(', ') || 'none'}`,
+            `unlinked legacy leads: ${r.unlinked_legacy_leads.length}`,
+            `live keys: ${r.keys.v1} v1, ${r.keys.legacy} legacy`,
+          ].join('\n'),
+          r,
+        );
+      }),
+    );
+
+  program
+    .command('audit')
+    .description('the audit log, newest first')
+    .argument('[integration]', 'id or workspace:integration handle (all when omitted)')
+    .option('--limit <n>', 'how many entries', wholeNumber, 50)
+    .action((ref: string | undefined, o: { limit: number }) =>
+      run(async ({ rules, store }) => {
+        const id = ref === undefined ? null : integrationByRef(rules, ref).id;
+        const entries = await store.read((r) => r.states.listAudit(id, o.limit));
+        const handleOf = (integrationId: string) => rules.current().integrations.get(integrationId)?.handle ?? integrationId;
+        print(
+          table(['AT', 'INTEGRATION', 'ACTION', 'STATE', 'ACTOR', 'REASON'], entries.map((e) => [e.at, handleOf(e.integrationId), e.action, `${e.fromState} -> ${e.toState}`, e.actor, e.reason])),
+          entries,
+        );
+      }),
+    );
+
+  return program;
+}
+
+async function main(argv: string[]): Promise<number> {
+  try {
+    await createProgram().parseAsync(argv);
+    return 0;
+  } catch (error) {
+    if (error instanceof CommanderError) return error.exitCode === 0 ? 0 : EXIT.usage;
+    if (error instanceof UsageError) {
+      console.error(`error: ${error.message}`);
+      return EXIT.usage;
+    }
+    if (error instanceof AppError) {
+      console.error(`error: ${error.message}`);
+      return EXIT.refused;
+    }
+    if (error instanceof RulesError) {
+      console.error(error.message);
+      return EXIT.environment;
+    }
+    console.error(`error: ${(error as Error).message}`);
+    return (error as { exitCode?: number }).exitCode ?? EXIT.environment;
+  }
+}
+
+process.exitCode = await main(process.argv);

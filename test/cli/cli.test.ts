@@ -1,0 +1,113 @@
+// The CLI as a child process, writing the same SQLite file a running gateway serves from.
+import { spawnSync } from 'node:child_process';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { EXAMPLE_RULES, startGateway, type Gateway } from '../helper.js';
+
+let gw: Gateway;
+let base: string;
+const ROOT = join(import.meta.dirname, '..', '..');
+
+beforeAll(async () => {
+  gw = await startGateway();
+  base = await gw.app.listen({ port: 0, host: '127.0.0.1' });
+});
+afterAll(() => gw.close());
+
+function cli(...args: string[]) {
+  const run = spawnSync(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', ...args], {
+    cwd: ROOT,
+    env: { ...process.env, DATABASE_PATH: join(gw.dir, 'gateway.db'), RULES_DIR: EXAMPLE_RULES },
+    encoding: 'utf8',
+    timeout: 20_000,
+  });
+  return { code: run.status, out: run.stdout, err: run.stderr };
+}
+
+const legacyPost = (key: string, body: unknown) =>
+  fetch(`${base}/api/bots/api/leads/`, { method: 'POST', headers: { 'x-bot-api-key': key, 'content-type': 'application/json' }, body: JSON.stringify(body) });
+
+describe('lead-gateway CLI', () => {
+  it('lists integrations as a table and as JSON', () => {
+    const human = cli('integrations');
+    expect(human.code).toBe(0);
+    expect(human.out).toMatch(/^HANDLE\s+STATE\s+NAME\s+ID$/m);
+    expect(human.out).toMatch(/^brightpath:telegram-bot\s+legacy\s+Admissions Telegram bot/m);
+    const json = JSON.parse(cli('--json', 'integrations').out) as { handle: string; state: string }[];
+    expect(json.map((i) => i.handle)).toContain('smile-dental:booking-form');
+  });
+
+  it('drives a migration the running gateway obeys at once', async () => {
+    const handle = 'brightpath:website-form';
+    expect(cli('import-key', handle, '--key', 'web-form-legacy-key-1', '--reason', 'onboarding').code).toBe(0);
+    expect((await legacyPost('web-form-legacy-key-1', { first_name: 'Dilshod' })).status).toBe(201);
+
+    const issued = cli('--json', '--actor', 'bob', 'issue-key', handle);
+    expect(issued.code).toBe(0);
+    const { key, state } = JSON.parse(issued.out) as { key: string; state: string };
+    expect(state).toBe('migrating');
+    const v1 = await fetch(`${base}/api/integrations/v1/leads/`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ event_id: 'cli-1', first_name: 'Dilshod' }),
+    });
+    expect(v1.status).toBe(201);
+
+    await gw.admin('GET', '/admin/v1/integrations/brightpath:website-form/report'); // flushes the server's counters
+    const refused = cli('switch-off', handle, '--reason', 'done');
+    expect(refused.code).toBe(1);
+    expect(refused.err).toMatch(/within the 24 h quiet period/);
+
+    expect(cli('switch-off', handle, '--reason', 'owner confirmed', '--force').code).toBe(0);
+    expect((await legacyPost('web-form-legacy-key-1', { first_name: 'Late' })).status).toBe(403);
+
+    const report = JSON.parse(cli('--json', 'report', handle).out) as { state: string; legacy: { calls_24h: number }; readiness: { verdict: string } };
+    expect(report).toMatchObject({ state: 'switched_off', readiness: { verdict: 'switched_off' } });
+    expect(report.legacy.calls_24h).toBeGreaterThanOrEqual(1);
+
+    expect(cli('rollback', handle, '--reason', 'bot not ready').code).toBe(0);
+    expect((await legacyPost('web-form-legacy-key-1', { first_name: 'Again' })).status).toBe(201);
+
+    const renewed = cli('renew', handle, '--reason', 'key leaked');
+    expect(renewed.code).toBe(0);
+    expect(renewed.out).toMatch(/Revoked 2 key\(s\)/);
+    expect((await legacyPost('web-form-legacy-key-1', { first_name: 'Stopped' })).status).toBe(401);
+
+    const audit = cli('audit', handle);
+    expect(audit.out).toMatch(/v1_key_issued\s+legacy -> migrating\s+bob/);
+    expect(audit.out).toMatch(/switched_off_forced\s+migrating -> switched_off\s+cli:\S+\s+owner confirmed/);
+    const keys = cli('keys', handle);
+    expect(keys.out).not.toContain(key);
+    expect(keys.out).toMatch(/^web-fo\s+legacy/m);
+  });
+
+  it('refuses with exit 1 and a clear message: unknown integration, a state move not allowed', () => {
+    const unknown = cli('issue-key', 'brightpath:nope');
+    expect(unknown.code).toBe(1);
+    expect(unknown.err).toMatch(/No integration "brightpath:nope".*known: brightpath:telegram-bot/);
+    const move = cli('rollback', 'smile-dental:booking-form', '--reason', 'x');
+    expect(move.code).toBe(1);
+    expect(move.err).toMatch(/only a switched-off integration can be rolled back/);
+  });
+
+  it('answers usage errors with exit 2 and help', () => {
+    const missing = cli('switch-off', 'brightpath:telegram-bot');
+    expect(missing.code).toBe(2);
+    expect(missing.err).toMatch(/required option '--reason <text>'/);
+    expect(cli('import-key', 'brightpath:telegram-bot').code).toBe(2);
+    expect(cli('frobnicate').code).toBe(2);
+    const help = cli('--help');
+    expect(help.code).toBe(0);
+    expect(help.out).toMatch(/switch-off \[options\] <integration>/);
+  });
+
+  it('names a broken rules folder with exit 3', () => {
+    const run = spawnSync(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'integrations'], {
+      cwd: ROOT,
+      env: { ...process.env, DATABASE_PATH: join(gw.dir, 'gateway.db'), RULES_DIR: join(ROOT, 'test', 'fixtures', 'rules-broken-reference') },
+      encoding: 'utf8',
+    });
+    expect(run.status).toBe(3);
+    expect(run.stderr).toMatch(/school\.yaml: integrations\[0\]\.lead_defaults\.stage/);
+  });
+});
