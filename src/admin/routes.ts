@@ -7,7 +7,7 @@ import type { Store } from '../db/store.js';
 import type { RulesHolder } from '../rules/loader.js';
 import { adminAuthenticator } from '../migration/authenticate.js';
 import { integrationByRef } from './integration-ref.js';
-import { actOnLead, getLead } from '../intake/operator.js';
+import { actOnLead, getLead, listLeads } from '../intake/operator.js';
 import { LeadObjectSchema } from '../intake/schemas.js';
 import { setFieldValue } from '../answers/field-edit.js';
 import { applyStoredUnmapped } from '../answers/engine.js';
@@ -21,6 +21,7 @@ import {
   FieldParamsSchema,
   SetFieldBodySchema,
   AppliedUnmappedSchema,
+  LeadListQuerySchema,
 } from './schemas.js';
 
 const problems = { '4XX': ProblemSchema, '5XX': ProblemSchema };
@@ -62,6 +63,18 @@ export function adminRoutes(deps: { store: Store; rules: RulesHolder; adminToken
     );
 
     const leadResponse = { 200: LeadObjectSchema, ...problems };
+    r.get(
+      '/admin/v1/leads',
+      {
+        schema: {
+          ...meta,
+          summary: 'List leads, filtered by stage, integration and custom field values',
+          querystring: LeadListQuerySchema,
+          response: { 200: z.object({ items: z.array(LeadObjectSchema), next_before: z.string().nullable() }), ...problems },
+        },
+      },
+      (request) => listLeads(leadDeps, { ...request.query, fields: request.query.field }),
+    );
     r.get('/admin/v1/leads/:id', { schema: { ...meta, summary: 'A lead as operators see it', params: LeadParamsSchema, response: leadResponse } }, (request) =>
       getLead(leadDeps, request.params.id),
     );

@@ -141,3 +141,16 @@ export const AppliedUnmappedSchema = z
     skipped_deleted_lead: z.number().int(),
   })
   .meta({ id: 'AppliedUnmapped' });
+
+export const LeadListQuerySchema = z.object({
+  workspace: z.string().min(1).meta({ description: 'Workspace slug or id' }),
+  stage: z.uuid().optional(),
+  integration: z.string().optional().meta({ description: 'Only leads this integration created (id or handle)' }),
+  field: z
+    .union([z.string(), z.array(z.string())])
+    .optional()
+    .transform((v) => (v === undefined ? [] : [v].flat()))
+    .meta({ description: 'key:value on a custom field, repeatable, e.g. field=laptop:Present&field=study_days:Monday' }),
+  before: z.iso.datetime().optional().meta({ description: 'Cursor: next_before of the previous page' }),
+  limit: z.coerce.number().int().min(1).max(500).default(50),
+});

@@ -42,6 +42,22 @@ export interface Comment {
   createdAt: string;
 }
 
+/** A condition on one custom field: the lead's value equals `value` (for multiple choice: holds each option). */
+export type FieldCondition =
+  | { fieldId: string; column: 'text_value' | 'decimal_value' | 'date_value' | 'datetime_value' | 'option_id'; value: string }
+  | { fieldId: string; column: 'boolean_value'; value: boolean }
+  | { fieldId: string; column: 'selected_options'; value: string[] };
+
+export interface LeadFilter {
+  workspaceId: string;
+  stageId?: string | undefined;
+  integrationId?: string | undefined;
+  fields: FieldCondition[];
+  /** Only leads created before this instant (the previous page's last created_at). */
+  before?: string | undefined;
+  limit: number;
+}
+
 export interface LeadRepo {
   get(id: string): Promise<Lead | null>;
   /** The person's most recent lead that is not deleted. */
@@ -56,6 +72,8 @@ export interface LeadRepo {
   countByGroup(groupId: string): Promise<number>;
   /** Legacy-created, not deleted leads of the integration; `unlinkedOnly`: whose person has no binding to it. */
   listLegacy(integrationId: string, unlinkedOnly: boolean): Promise<Lead[]>;
+  /** Leads of a workspace that are not deleted, newest first, filtered (operators "filter by them"). */
+  list(filter: LeadFilter): Promise<Lead[]>;
 }
 
 interface LeadRow {
@@ -186,7 +204,41 @@ export function sqliteLeadRepo(db: Db): LeadRepo {
     return statement;
   };
 
+  // One prepared SELECT per shape of filter, prepared the first time that shape is used.
+  const lists = new Map<string, ReturnType<Db['prepare']>>();
+  const listFor = (f: LeadFilter) => {
+    const where = ['workspace_id = @workspaceId', 'deleted_at IS NULL'];
+    if (f.stageId !== undefined) where.push('stage_id = @stageId');
+    if (f.integrationId !== undefined) where.push('integration_id = @integrationId');
+    if (f.before !== undefined) where.push('created_at < @before');
+    f.fields.forEach((c, i) => {
+      const own = `v.lead_id = leads.id AND v.field_id = @field${i}`;
+      if (c.column === 'selected_options') {
+        c.value.forEach((_, j) => where.push(`EXISTS (SELECT 1 FROM custom_field_values v, json_each(v.selected_options) o WHERE ${own} AND o.value = @value${i}_${j})`));
+      } else {
+        where.push(`EXISTS (SELECT 1 FROM custom_field_values v WHERE ${own} AND v.${c.column} = @value${i})`);
+      }
+    });
+    const sql = `SELECT * FROM leads WHERE ${where.join(' AND ')} ORDER BY created_at DESC, rowid DESC LIMIT @limit`;
+    let statement = lists.get(sql);
+    if (!statement) lists.set(sql, (statement = db.prepare(sql)));
+    return statement;
+  };
+  const listParams = (f: LeadFilter) => {
+    const params: Record<string, unknown> = { workspaceId: f.workspaceId, limit: f.limit };
+    if (f.stageId !== undefined) params.stageId = f.stageId;
+    if (f.integrationId !== undefined) params.integrationId = f.integrationId;
+    if (f.before !== undefined) params.before = f.before;
+    f.fields.forEach((c, i) => {
+      params[`field${i}`] = c.fieldId;
+      if (c.column === 'selected_options') c.value.forEach((v, j) => (params[`value${i}_${j}`] = v));
+      else params[`value${i}`] = c.column === 'boolean_value' ? (c.value ? 1 : 0) : c.value;
+    });
+    return params;
+  };
+
   return {
+    list: async (f) => (listFor(f).all(listParams(f)) as LeadRow[]).map(rowToLead),
     get: async (id) => {
       const row = get.get(id);
       return row ? rowToLead(row) : null;

@@ -2,7 +2,8 @@
 import type { Store } from '../db/store.js';
 import { AppError } from '../errors.js';
 import type { Rules, Workspace } from '../rules/catalog.js';
-import type { Lead, LeadPatch } from './lead-store.js';
+import type { FieldCondition, Lead, LeadPatch } from './lead-store.js';
+import { coerce } from '../answers/coerce.js';
 import { renderLead } from './lead-view.js';
 import type { LeadObject } from './schemas.js';
 
@@ -63,5 +64,52 @@ export async function getLead(deps: { store: Store; rules: () => Rules }, leadId
     const ws = lead ? rules.workspaces.get(lead.workspaceId) : undefined;
     if (!lead || !ws || lead.deletedAt !== null) throw new AppError('not-found', `No lead ${leadId}.`);
     return renderLead(r, ws, lead);
+  });
+}
+
+export interface LeadQuery {
+  workspace: string;
+  stage?: string | undefined;
+  integration?: string | undefined;
+  /** `key:value` conditions on custom fields, values as answers would send them. */
+  fields: string[];
+  before?: string | undefined;
+  limit: number;
+}
+
+/** Lists a workspace's leads for operators, filtered by stage, integration and custom field values. */
+export async function listLeads(deps: { store: Store; rules: () => Rules }, query: LeadQuery): Promise<{ items: LeadObject[]; next_before: string | null }> {
+  const rules = deps.rules();
+  const ws = [...rules.workspaces.values()].find((w) => w.slug === query.workspace || w.id === query.workspace);
+  if (!ws) throw new AppError('not-found', `No workspace "${query.workspace}".`);
+  const invalid = (path: string, message: string) => new AppError('validation-failed', `${path}: ${message}`, { errors: [{ path, message }] });
+  const conditions = query.fields.map((condition): FieldCondition => {
+    const at = condition.indexOf(':');
+    const field = at > 0 ? ws.fields.get(condition.slice(0, at)) : undefined;
+    if (!field) throw invalid('/field', `"${condition}" is not key:value with a custom field key of ${ws.slug}`);
+    const coerced = coerce(field, condition.slice(at + 1));
+    if (!coerced.ok) throw invalid('/field', coerced.error);
+    const d = coerced.data;
+    if (d.bool !== null) return { fieldId: field.id, column: 'boolean_value', value: d.bool };
+    if (d.optionIds.length > 0) return { fieldId: field.id, column: 'selected_options', value: d.optionIds };
+    const [column, value] = (
+      [
+        ['text_value', d.text],
+        ['decimal_value', d.decimal],
+        ['date_value', d.date],
+        ['datetime_value', d.datetime],
+        ['option_id', d.optionId],
+      ] as const
+    ).find(([, v]) => v !== null)!;
+    return { fieldId: field.id, column, value: value! };
+  });
+  const integrationId = query.integration === undefined ? undefined : rules.findIntegration(query.integration)?.id;
+  if (query.integration !== undefined && integrationId === undefined) throw new AppError('not-found', `No integration "${query.integration}".`);
+  return deps.store.read(async (r) => {
+    const leads = await r.leads.list({ workspaceId: ws.id, stageId: query.stage, integrationId, fields: conditions, before: query.before, limit: query.limit });
+    return {
+      items: await Promise.all(leads.map((lead) => renderLead(r, ws, lead))),
+      next_before: leads.length === query.limit ? leads.at(-1)!.createdAt : null,
+    };
   });
 }
