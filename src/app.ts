@@ -12,6 +12,7 @@ import { intakeRoutes } from './intake/routes.js';
 import { adminRoutes } from './admin/routes.js';
 import { migrationRoutes } from './admin/migration-routes.js';
 import { legacyRoutes } from './legacy/routes.js';
+import { docsRoutes } from './docs-routes.js';
 import { createUsageRecorder, type UsageRecorder } from './migration/usage.js';
 
 export interface AppDeps {
@@ -67,6 +68,7 @@ export async function buildApp(config: Pick<Config, 'adminToken'>, deps: AppDeps
 
   const services = { store: deps.store, rules: deps.rules, usage };
   await app.register(healthRoutes(services));
+  await app.register(docsRoutes);
   await app.register(intakeRoutes(services));
   await app.register(legacyRoutes(services));
   if (config.adminToken !== undefined) {

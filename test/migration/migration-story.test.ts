@@ -59,7 +59,10 @@ describe('migrating one bot', () => {
     expect(created.status).toBe(201);
     expect(created.headers.get('deprecation')).toMatch(/^@\d+$/);
     expect(created.headers.get('sunset')).toBe('Mon, 01 Mar 2027 00:00:00 GMT');
-    expect(created.headers.get('link')).toContain('rel="deprecation"');
+    expect(created.headers.get('link')).toBe('</docs/migration>; rel="deprecation"; type="text/html"');
+    const guide = await fetch(`${base}/docs/migration`);
+    expect(guide.headers.get('content-type')).toMatch(/^text\/markdown/);
+    expect(await guide.text()).toContain('Runbook for the service team');
     expect(await state()).toBe('legacy');
 
     // 2. The additional v1 key: both keys work; the state is migrating.
