@@ -13,7 +13,7 @@ beforeAll(async () => {
   cpSync(EXAMPLE_RULES, dir, { recursive: true });
   rulesFile = join(dir, 'brightpath.yaml');
   // Start without the legacy person-id rule: legacy leads are created unlinked.
-  writeFileSync(rulesFile, readFileSync(rulesFile, 'utf8').replace(/      external_contact_id: "telegram:\{extra_data\.telegram_id\}"\n/, ''));
+  writeFileSync(rulesFile, readFileSync(rulesFile, 'utf8').replace('      external_contact_id: "telegram:{extra_data.telegram_id}"\n', ''));
   gw = await startGateway({ rulesDir: dir });
 });
 afterAll(() => gw.close());
