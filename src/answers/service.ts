@@ -31,7 +31,7 @@ export function submitAnswers(
         const lead = await r.leads.get(record.lead_id);
         return { ...record, replayed: true, deleted: lead === null || lead.deletedAt !== null };
       },
-      fresh: async (tx, print) => {
+      fresh: async (tx) => {
         const contact = await tx.contacts.findByBinding(integration.id, body.external_contact_id);
         const lead = contact ? await tx.leads.latestOfContact(contact.id) : null;
         if (!contact || !lead) {
@@ -50,21 +50,10 @@ export function submitAnswers(
           submission_id: submissionId,
           answers: await applyAnswers(tx, integration, { leadId: lead.id, submissionId, at }, body.answers),
         };
-        await tx.submissions.insert({
-          id: record.submission_id,
-          integrationId: integration.id,
-          endpoint: 'answers',
-          eventId: body.event_id,
-          fingerprint: print,
-          body,
-          contactId: contact.id,
-          leadId: lead.id,
-          outcome: record,
-          needsReview: false,
-          reviewReason: null,
-          createdAt: at,
-        });
-        return { ...record, replayed: false, deleted: false };
+        return {
+          reply: { ...record, replayed: false, deleted: false },
+          record: { id: submissionId, contactId: contact.id, leadId: lead.id, outcome: record, createdAt: at },
+        };
       },
     },
   );

@@ -4,6 +4,17 @@ import type { Repos, Store } from '../db/store.js';
 import { DuplicateEventError, type Endpoint, type Submission } from './submission-store.js';
 import { differingPaths, fingerprint } from './fingerprint.js';
 
+/** What a first-time handler records in the event ledger beside its reply. */
+export interface EventRecord {
+  id: string;
+  contactId: string | null;
+  leadId: string | null;
+  outcome: unknown;
+  needsReview?: boolean;
+  reviewReason?: string | null;
+  createdAt: string;
+}
+
 export interface IdempotentRequest {
   integrationId: string;
   endpoint: Endpoint;
@@ -22,7 +33,7 @@ export async function runOnce<T>(
   request: IdempotentRequest,
   handlers: {
     replay: (r: Repos, submission: Submission) => Promise<T>;
-    fresh: (tx: Repos, fingerprint: string) => Promise<T>;
+    fresh: (tx: Repos) => Promise<{ reply: T; record: EventRecord }>;
   },
 ): Promise<T> {
   const print = fingerprint(request.body);
@@ -38,7 +49,20 @@ export async function runOnce<T>(
     try {
       return await store.transact(async (tx) => {
         const existing = await find(tx);
-        return existing ? seen(tx, existing) : handlers.fresh(tx, print);
+        if (existing) return seen(tx, existing);
+        const { reply, record } = await handlers.fresh(tx);
+        // Recorded in the same unit as the work: both stand, or neither does.
+        await tx.submissions.insert({
+          integrationId: request.integrationId,
+          endpoint: request.endpoint,
+          eventId: request.eventId,
+          fingerprint: print,
+          body: request.body,
+          needsReview: false,
+          reviewReason: null,
+          ...record,
+        });
+        return reply;
       });
     } catch (error) {
       if (!(error instanceof DuplicateEventError) || attempt >= 3) throw error;

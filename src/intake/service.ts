@@ -3,7 +3,7 @@ import { randomUUID } from 'node:crypto';
 import type { Repos, Store } from '../db/store.js';
 import type { Integration } from '../rules/catalog.js';
 import type { Submission } from '../idempotency/submission-store.js';
-import { runOnce } from '../idempotency/replay.js';
+import { runOnce, type EventRecord } from '../idempotency/replay.js';
 import { applyAnswers, emptyAnswersResult } from '../answers/engine.js';
 import type { Contact } from './contact-store.js';
 import type { Lead, LeadPatch } from './lead-store.js';
@@ -49,7 +49,7 @@ export function submitLead(
     { integrationId: integration.id, endpoint: 'leads', eventId: body.event_id, body },
     {
       replay: (r, submission) => replayLead(r, integration, submission),
-      fresh: (tx, print) => intake(tx, integration, body, print, now(), options.origin ?? 'v1'),
+      fresh: (tx) => intake(tx, integration, body, now(), options.origin ?? 'v1'),
     },
   );
 }
@@ -115,10 +115,9 @@ async function intake(
   tx: Repos,
   integration: Integration,
   body: LeadSubmission,
-  print: string,
   at: string,
   origin: Lead['origin'],
-): Promise<LeadSubmissionReply> {
+): Promise<{ reply: LeadSubmissionReply; record: EventRecord }> {
   const person: Person = {
     firstName: body.first_name.trim(),
     lastName: textOrNull(body.last_name),
@@ -195,21 +194,10 @@ async function intake(
     reactivated: outcome === 'reactivated',
     answers,
   };
-  await tx.submissions.insert({
-    id: record.submission_id,
-    integrationId: integration.id,
-    endpoint: 'leads',
-    eventId: body.event_id,
-    fingerprint: print,
-    body,
-    contactId: contact.id,
-    leadId: lead.id,
-    outcome: record,
-    needsReview: reason !== null,
-    reviewReason: reason,
-    createdAt: at,
-  });
-  return { status: outcome === 'created' ? 201 : 200, body: await respond(tx, integration, record, false) };
+  return {
+    reply: { status: outcome === 'created' ? 201 : 200, body: await respond(tx, integration, record, false) },
+    record: { id: submissionId, contactId: contact.id, leadId: lead.id, outcome: record, needsReview: reason !== null, reviewReason: reason, createdAt: at },
+  };
 }
 
 function newLead(
