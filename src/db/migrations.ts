@@ -216,6 +216,21 @@ export const migrations: Migration[] = [
         ) WITHOUT ROWID;
       `),
   },
+  {
+    version: 5,
+    name: 'payments recorded through the deprecated interface',
+    up: (db) =>
+      db.exec(`
+        CREATE TABLE lead_payments (
+          id           TEXT PRIMARY KEY,
+          lead_id      TEXT NOT NULL REFERENCES leads (id),
+          amount_minor INTEGER NOT NULL,
+          note         TEXT,
+          created_at   TEXT NOT NULL
+        );
+        CREATE INDEX lead_payments_lead ON lead_payments (lead_id, created_at);
+      `),
+  },
 ];
 
 export class MigrationError extends Error {

@@ -58,6 +58,15 @@ export interface LeadFilter {
   limit: number;
 }
 
+export interface Payment {
+  id: string;
+  leadId: string;
+  /** Hundredths of the currency unit, so sums are exact. */
+  amountMinor: number;
+  note: string | null;
+  createdAt: string;
+}
+
 export interface LeadRepo {
   get(id: string): Promise<Lead | null>;
   /** The person's most recent lead that is not deleted. */
@@ -74,6 +83,11 @@ export interface LeadRepo {
   listLegacy(integrationId: string, unlinkedOnly: boolean): Promise<Lead[]>;
   /** Leads of a workspace that are not deleted, newest first, filtered (operators "filter by them"). */
   list(filter: LeadFilter): Promise<Lead[]>;
+  count(filter: Omit<LeadFilter, 'limit' | 'before'>): Promise<number>;
+  listComments(leadId: string): Promise<Comment[]>;
+  addPayment(payment: Payment): Promise<void>;
+  /** Total paid in hundredths and the last payment's time; zero and null when none. */
+  payments(leadId: string): Promise<{ totalMinor: number; lastAt: string | null }>;
 }
 
 interface LeadRow {
@@ -237,7 +251,31 @@ export function sqliteLeadRepo(db: Db): LeadRepo {
     return params;
   };
 
+  const comments = db.prepare<[string], { id: string; lead_id: string; body: string; author_kind: Comment['authorKind']; author_ref: string | null; created_at: string }>(
+    'SELECT * FROM lead_comments WHERE lead_id = ? ORDER BY created_at, rowid',
+  );
+  const addPayment = db.prepare('INSERT INTO lead_payments (id, lead_id, amount_minor, note, created_at) VALUES (@id, @leadId, @amountMinor, @note, @createdAt)');
+  const payments = db.prepare<[string], { total: number; last: string | null }>(
+    'SELECT coalesce(sum(amount_minor), 0) AS total, max(created_at) AS last FROM lead_payments WHERE lead_id = ?',
+  );
+  const counts = new Map<string, ReturnType<Db['prepare']>>();
+
   return {
+    count: async (f) => {
+      const select = listFor({ ...f, limit: 0 }) as unknown as { source: string };
+      const sql = select.source.replace('SELECT * FROM leads', 'SELECT count(*) AS n FROM leads').replace(/ ORDER BY .*$/, '');
+      let statement = counts.get(sql);
+      if (!statement) counts.set(sql, (statement = db.prepare(sql)));
+      const { limit: _limit, ...params } = listParams({ ...f, limit: 0 });
+      return (statement.get(params) as { n: number }).n;
+    },
+    listComments: async (leadId) =>
+      comments.all(leadId).map((c) => ({ id: c.id, leadId: c.lead_id, body: c.body, authorKind: c.author_kind, authorRef: c.author_ref, createdAt: c.created_at })),
+    addPayment: async (p) => void addPayment.run(p),
+    payments: async (leadId) => {
+      const row = payments.get(leadId)!;
+      return { totalMinor: row.total, lastAt: row.last };
+    },
     list: async (f) => (listFor(f).all(listParams(f)) as LeadRow[]).map(rowToLead),
     get: async (id) => {
       const row = get.get(id);

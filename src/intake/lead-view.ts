@@ -58,8 +58,9 @@ const userOf = (ws: Workspace, id: string | null) => (id === null ? undefined : 
 export async function renderLead(r: Repos, ws: Workspace, lead: Lead): Promise<LeadObject> {
   const status = lead.statusId === null ? undefined : ws.statuses.get(lead.statusId);
   const group = lead.groupId === null ? undefined : ws.groups.get(lead.groupId);
-  const [fieldValues, tagIds, commentsCount, statusCount, groupCount] = await Promise.all([
+  const [fieldValues, payments, tagIds, commentsCount, statusCount, groupCount] = await Promise.all([
     r.fieldValues.listForLead(lead.id),
+    r.leads.payments(lead.id),
     r.leads.tagIds(lead.id),
     r.leads.commentsCount(lead.id),
     status ? r.leads.countByStatus(status.id) : 0,
@@ -110,8 +111,8 @@ export async function renderLead(r: Repos, ws: Workspace, lead: Lead): Promise<L
     value: null,
     salary: null,
     payment_balance: null,
-    total_paid: null,
-    last_payment_at: null,
+    total_paid: payments.lastAt === null ? null : (payments.totalMinor / 100).toFixed(2),
+    last_payment_at: payments.lastAt,
     next_date: null,
     created_at: lead.createdAt,
     updated_at: lead.updatedAt,

@@ -23,6 +23,16 @@ export const LegacyLeadCreateSchema = z
   .meta({ id: 'LegacyLeadCreate' });
 export type LegacyLeadCreate = z.infer<typeof LegacyLeadCreateSchema>;
 
+export const LegacyLeadUpdateSchema = z
+  .looseObject({
+    tag_ids: z.array(z.string()).nullish().meta({ description: 'Tags added here become answers by the tag rules' }),
+    extra_data: z.record(z.string(), z.unknown()).nullish().meta({ description: 'Keys with a data rule become answers' }),
+  })
+  .meta({ id: 'LegacyLeadUpdate' });
+export type LegacyLeadUpdate = z.infer<typeof LegacyLeadUpdateSchema>;
+
+export const LegacyLeadParamsSchema = z.object({ id: z.string().min(1) });
+
 export const LegacyTagCreateSchema = z
   .looseObject({ name: z.string().trim().min(1).max(100), color: z.string().max(32).nullish() })
   .meta({ id: 'LegacyTagCreate' });
@@ -30,3 +40,14 @@ export const LegacyTagCreateSchema = z
 export const LegacyTagSchema = z
   .object({ id: z.uuid(), name: z.string(), color: z.string().nullable(), is_active: z.boolean(), archived_at: z.string().nullable() })
   .meta({ id: 'LegacyTag' });
+
+export const LegacyPageQuerySchema = z.object({
+  page: z.coerce.number().int().min(1).default(1),
+  page_size: z.coerce.number().int().min(1).max(100).default(20),
+});
+
+export const LegacyMoveSchema = z.looseObject({ stage: z.uuid('must be a stage id (uuid)') }).meta({ id: 'LegacyMove' });
+export const LegacyCommentSchema = z.looseObject({ text: z.string().trim().min(1).max(10_000) }).meta({ id: 'LegacyComment' });
+export const LegacyPaymentSchema = z
+  .looseObject({ amount: z.union([z.string(), z.number()]), comment: z.string().max(1000).nullish() })
+  .meta({ id: 'LegacyPayment' });

@@ -1,5 +1,5 @@
 // The deprecated interface's writes, translated onto the v1 services (contract 7).
-import { createHash } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import type { Store } from '../db/store.js';
 import { AppError } from '../errors.js';
 import type { Integration } from '../rules/catalog.js';
@@ -8,9 +8,13 @@ import { canonicalJson } from '../idempotency/fingerprint.js';
 import { submitLead } from '../intake/service.js';
 import { LeadSubmissionSchema, type LeadObject } from '../intake/schemas.js';
 import type { UsageRecorder } from '../migration/usage.js';
-import type { LegacyLeadCreate } from './schemas.js';
+import type { LegacyLeadCreate, LegacyLeadUpdate } from './schemas.js';
+import type { Lead } from '../intake/lead-store.js';
+import { renderLead } from '../intake/lead-view.js';
+import { runOnce } from '../idempotency/replay.js';
+import { applyAnswers } from '../answers/engine.js';
 import type { LegacyTag } from './tag-store.js';
-import { translateLegacyLead } from './translate.js';
+import { answersFromLegacy, translateLegacyLead } from './translate.js';
 
 export interface LegacyDeps {
   store: Store;
@@ -90,4 +94,46 @@ export async function createLegacyTag(deps: LegacyDeps, integration: Integration
   if (catalog) return { workspaceId: ws.id, id, name: catalog.name, color: catalog.color, createdAt: new Date(0).toISOString() };
   const at = (deps.now?.() ?? new Date()).toISOString();
   return deps.store.transact((tx) => tx.legacyTags.ensure({ workspaceId: ws.id, id, name, color, createdAt: at }));
+}
+
+/** The integration's own lead, not deleted, or a 404 (a legacy bot never reaches another's leads). */
+export async function ownLead(store: Store, integration: Integration, leadId: string): Promise<Lead> {
+  const lead = await store.read((r) => r.leads.get(leadId));
+  if (!lead || lead.integrationId !== integration.id || lead.deletedAt !== null) throw new AppError('not-found', `No lead ${leadId} of this bot.`);
+  return lead;
+}
+
+/**
+ * PATCH/PUT leads/{id}/: tags added to the lead and data keys become answers for that lead, through
+ * the tag and data rules, recorded once per event like any answers submission. Stage and tags stay.
+ */
+export async function updateLegacyLead(
+  deps: LegacyDeps,
+  integration: Integration,
+  leadId: string,
+  body: LegacyLeadUpdate,
+  idempotencyKey: string | undefined,
+): Promise<LeadObject> {
+  const lead = await ownLead(deps.store, integration, leadId);
+  const current = new Set(await deps.store.read((r) => r.leads.tagIds(lead.id)));
+  const added = (body.tag_ids ?? []).filter((id) => !current.has(id));
+  const { answers, ignored } = answersFromLegacy(integration, await tagNames(deps.store, integration, added), body.extra_data ?? {});
+  deps.usage.recordIgnored(integration.id, [...Object.keys(body).filter((k) => k !== 'tag_ids' && k !== 'extra_data'), ...ignored]);
+  if (Object.keys(answers).length > 0) {
+    const eventId = await legacyEventId(deps, integration, `patch:${lead.id}`, body, idempotencyKey);
+    await runOnce(
+      deps.store,
+      { integrationId: integration.id, endpoint: 'answers', eventId, body: { lead_id: lead.id, answers } },
+      {
+        replay: async () => undefined,
+        fresh: async (tx) => {
+          const at = (deps.now?.() ?? new Date()).toISOString();
+          const id = randomUUID();
+          const result = await applyAnswers(tx, integration, { leadId: lead.id, submissionId: id, at }, answers);
+          return { reply: undefined, record: { id, contactId: lead.contactId, leadId: lead.id, outcome: { lead_id: lead.id, contact_id: lead.contactId, submission_id: id, answers: result }, createdAt: at } };
+        },
+      },
+    );
+  }
+  return deps.store.read(async (r) => renderLead(r, integration.workspace, (await r.leads.get(lead.id))!));
 }

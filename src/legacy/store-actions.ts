@@ -1,0 +1,106 @@
+// Legacy reads and actions with no v1 translation, served from the gateway's own store (contract 7).
+import { randomUUID } from 'node:crypto';
+import { AppError } from '../errors.js';
+import type { Integration, Workspace } from '../rules/catalog.js';
+import { actOnLead } from '../intake/operator.js';
+import { renderLead } from '../intake/lead-view.js';
+import type { LeadObject } from '../intake/schemas.js';
+import type { Rules } from '../rules/catalog.js';
+import { ownLead, type LegacyDeps } from './service.js';
+
+type Deps = LegacyDeps & { rules: () => Rules };
+
+export function listBoards(ws: Workspace) {
+  const boards = new Map<string, { id: string; name: string; stages: { id: string; name: string; order: number }[] }>();
+  for (const stage of ws.stages.values()) {
+    const board = boards.get(stage.boardId) ?? { id: stage.boardId, name: stage.boardName, stages: [] };
+    board.stages.push({ id: stage.id, name: stage.name, order: stage.order });
+    boards.set(stage.boardId, board);
+  }
+  return [...boards.values()];
+}
+
+export async function listStatuses(deps: Deps, ws: Workspace) {
+  return deps.store.read((r) =>
+    Promise.all(
+      [...ws.statuses.values()].map(async (s) => ({ id: s.id, name: s.name, color: s.color, is_default: s.isDefault, leads_count: await r.leads.countByStatus(s.id), order: s.order, created_at: null })),
+    ),
+  );
+}
+
+export async function listGroups(deps: Deps, ws: Workspace) {
+  return deps.store.read((r) =>
+    Promise.all([...ws.groups.values()].map(async (g) => ({ id: g.id, name: g.name, color: g.color, leads_count: await r.leads.countByGroup(g.id), order: g.order, created_at: null }))),
+  );
+}
+
+export async function listTags(deps: Deps, ws: Workspace) {
+  const created = await deps.store.read((r) => r.legacyTags.list(ws.id));
+  return [...[...ws.tags.values()].map((t) => ({ id: t.id, name: t.name, color: t.color })), ...created.filter((t) => !ws.tags.has(t.id))].map((t) => ({
+    id: t.id,
+    name: t.name,
+    color: t.color,
+    is_active: true,
+    archived_at: null,
+  }));
+}
+
+/** DRF-style page of this bot's own leads, newest first. */
+export async function listOwnLeads(deps: Deps, integration: Integration, page: number, pageSize: number, path: string) {
+  const ws = integration.workspace;
+  return deps.store.read(async (r) => {
+    const filter = { workspaceId: ws.id, integrationId: integration.id, fields: [] };
+    const count = await r.leads.count(filter);
+    const leads = await r.leads.list({ ...filter, limit: page * pageSize });
+    const results = await Promise.all(leads.slice((page - 1) * pageSize).map((lead) => renderLead(r, ws, lead)));
+    const link = (p: number) => `${path}?page=${p}&page_size=${pageSize}`;
+    return { count, next: page * pageSize < count ? link(page + 1) : null, previous: page > 1 ? link(page - 1) : null, results };
+  });
+}
+
+export async function getOwnLead(deps: Deps, integration: Integration, leadId: string): Promise<LeadObject> {
+  const lead = await ownLead(deps.store, integration, leadId);
+  return deps.store.read((r) => renderLead(r, integration.workspace, lead));
+}
+
+export async function moveOwnLead(deps: Deps, integration: Integration, leadId: string, stageId: string): Promise<LeadObject> {
+  await ownLead(deps.store, integration, leadId);
+  return (await actOnLead(deps, leadId, { kind: 'move', stageId }))!;
+}
+
+export async function deleteOwnLead(deps: Deps, integration: Integration, leadId: string): Promise<void> {
+  await ownLead(deps.store, integration, leadId);
+  await actOnLead(deps, leadId, { kind: 'delete' });
+}
+
+export async function addComment(deps: Deps, integration: Integration, leadId: string, text: string) {
+  const lead = await ownLead(deps.store, integration, leadId);
+  const comment = { id: randomUUID(), leadId: lead.id, body: text, authorKind: 'integration' as const, authorRef: integration.id, createdAt: new Date().toISOString() };
+  await deps.store.transact((tx) => tx.leads.addComment(comment));
+  return { id: comment.id, lead: lead.id, text: comment.body, created_at: comment.createdAt };
+}
+
+export async function listComments(deps: Deps, integration: Integration, leadId: string) {
+  const lead = await ownLead(deps.store, integration, leadId);
+  const comments = await deps.store.read((r) => r.leads.listComments(lead.id));
+  return comments.map((c) => ({ id: c.id, lead: c.leadId, text: c.body, created_at: c.createdAt }));
+}
+
+/** Amounts are decimal strings or numbers with at most two decimals, kept as exact hundredths. */
+export function toMinor(amount: string | number): number {
+  const text = typeof amount === 'number' ? String(amount) : amount.trim();
+  const m = /^(\d{1,12})(?:\.(\d{1,2}))?$/.exec(text);
+  if (!m) {
+    throw new AppError('validation-failed', 'amount must be a positive amount with at most two decimals, e.g. 250000 or 99.50', {
+      errors: [{ path: '/amount', message: 'must be a positive amount with at most two decimals' }],
+    });
+  }
+  return Number(m[1]) * 100 + Number((m[2] ?? '').padEnd(2, '0'));
+}
+
+export async function addPayment(deps: Deps, integration: Integration, leadId: string, amount: string | number, note: string | null) {
+  const lead = await ownLead(deps.store, integration, leadId);
+  const payment = { id: randomUUID(), leadId: lead.id, amountMinor: toMinor(amount), note, createdAt: new Date().toISOString() };
+  await deps.store.transact((tx) => tx.leads.addPayment(payment));
+  return { id: payment.id, lead: lead.id, amount: (payment.amountMinor / 100).toFixed(2), comment: note, created_at: payment.createdAt };
+}
