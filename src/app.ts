@@ -29,7 +29,7 @@ export const BODY_LIMIT_BYTES = 1_048_576;
 /** A client's X-Request-Id is kept when it is short and plain; otherwise the gateway makes one. */
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
-export async function buildApp(config: Pick<Config, 'adminToken'>, deps: AppDeps): Promise<FastifyInstance> {
+export async function buildApp(config: Pick<Config, 'adminToken'> & Partial<Pick<Config, 'upstream'>>, deps: AppDeps): Promise<FastifyInstance> {
   const app = Fastify({
     loggerInstance: deps.logger,
     // Fastify's two lines per request are replaced by one richer line (logging.ts).
@@ -70,7 +70,7 @@ export async function buildApp(config: Pick<Config, 'adminToken'>, deps: AppDeps
   await app.register(healthRoutes(services));
   await app.register(docsRoutes);
   await app.register(intakeRoutes(services));
-  await app.register(legacyRoutes(services));
+  await app.register(legacyRoutes({ ...services, upstream: config.upstream ?? null }));
   if (config.adminToken !== undefined) {
     await app.register(adminRoutes({ ...services, adminToken: config.adminToken }));
     await app.register(migrationRoutes({ ...services, adminToken: config.adminToken }));

@@ -28,6 +28,12 @@ export const ConfigSchema = z
       })
       .default('info'),
     DEMO_MODE: booleanFromEnv.default(false),
+    LEGACY_UPSTREAM_URL: z
+      .url({ protocol: /^https?$/, error: 'must be an http(s) URL, e.g. https://crm.example.com' })
+      .optional()
+      .meta({ description: 'Old API to forward legacy reads and actions to; unset: served from the gateway' }),
+    UPSTREAM_CONNECT_TIMEOUT_MS: z.coerce.number({ error: 'must be a number of milliseconds' }).int().min(1).max(60_000).default(2_000),
+    UPSTREAM_TIMEOUT_MS: z.coerce.number({ error: 'must be a number of milliseconds' }).int().min(1).max(300_000).default(15_000),
     // FULL is the only setting under which a 2xx survives a power loss (docs/operations.md).
     SQLITE_SYNCHRONOUS: z
       .enum(['FULL', 'NORMAL', 'OFF'], { error: 'must be FULL, NORMAL or OFF' })
@@ -57,6 +63,14 @@ export interface Config {
   logLevel: z.infer<typeof ConfigSchema>['LOG_LEVEL'];
   demo: boolean;
   sqliteSynchronous: z.infer<typeof ConfigSchema>['SQLITE_SYNCHRONOUS'];
+  upstream: UpstreamConfig | null;
+}
+
+export interface UpstreamConfig {
+  url: string;
+  connectTimeoutMs: number;
+  /** For the response headers, and again for each gap in the response body. */
+  timeoutMs: number;
 }
 
 export class ConfigError extends Error {
@@ -87,5 +101,9 @@ export function parseConfig(env: Record<string, string | undefined>): Config {
     logLevel: c.LOG_LEVEL,
     demo: c.DEMO_MODE,
     sqliteSynchronous: c.SQLITE_SYNCHRONOUS,
+    upstream:
+      c.LEGACY_UPSTREAM_URL === undefined
+        ? null
+        : { url: c.LEGACY_UPSTREAM_URL, connectTimeoutMs: c.UPSTREAM_CONNECT_TIMEOUT_MS, timeoutMs: c.UPSTREAM_TIMEOUT_MS },
   };
 }

@@ -134,6 +134,22 @@ const detailFor: Partial<Record<ProblemCode, string>> = {
   'unsupported-media-type': 'Send the body as JSON with Content-Type: application/json.',
 };
 
+const UPSTREAM_TIMEOUTS = new Set(['UND_ERR_CONNECT_TIMEOUT', 'UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT', 'FST_REPLY_FROM_GATEWAY_TIMEOUT']);
+
+/**
+ * The one place upstream transport failures become problems: a timeout is 504, anything else
+ * (refused, reset, DNS, a broken response) is 502. The cause is logged, never sent: the bot sees
+ * neither the upstream's address nor its error text.
+ */
+export function sendUpstreamProblem(reply: FastifyReply, error: Error & { code?: string; cause?: unknown }): FastifyReply {
+  const cause = (error.cause ?? error) as { code?: string };
+  const timedOut = UPSTREAM_TIMEOUTS.has(cause.code ?? '') || UPSTREAM_TIMEOUTS.has(error.code ?? '') || (error as { statusCode?: number }).statusCode === 504;
+  reply.request.log.warn({ err: error, upstream_error: cause.code ?? error.code }, 'upstream request failed');
+  return timedOut
+    ? sendProblem(reply, 'gateway-timeout', 'The upstream legacy API did not answer in time. Retry later.')
+    : sendProblem(reply, 'bad-gateway', 'The upstream legacy API could not be reached. Retry later.');
+}
+
 export function registerErrorHandling(app: FastifyInstance): void {
   app.setErrorHandler((error: FastifyError, request, reply) => {
     if (error instanceof AppError) {

@@ -15,6 +15,7 @@ describe('parseConfig', () => {
       logLevel: 'info',
       demo: false,
       sqliteSynchronous: 'FULL',
+      upstream: null,
     });
   });
 

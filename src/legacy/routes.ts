@@ -1,44 +1,40 @@
 // The deprecated bot interface (/api/bots/api/): translated writes; everything behind one gate.
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, HTTPMethods } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
-import { AppError, ProblemSchema } from '../errors.js';
+import { AppError } from '../errors.js';
 import type { Store } from '../db/store.js';
 import type { RulesHolder } from '../rules/loader.js';
 import type { UsageRecorder } from '../migration/usage.js';
 import { LeadObjectSchema } from '../intake/schemas.js';
 import { legacyGate } from './authenticate.js';
-import {
-  LegacyCommentSchema,
-  LegacyLeadCreateSchema,
-  LegacyLeadParamsSchema,
-  LegacyLeadUpdateSchema,
-  LegacyMoveSchema,
-  LegacyPageQuerySchema,
-  LegacyPaymentSchema,
-  LegacyTagCreateSchema,
-  LegacyTagSchema,
-} from './schemas.js';
-import {
-  addComment,
-  addPayment,
-  deleteOwnLead,
-  getOwnLead,
-  listBoards,
-  listComments,
-  listGroups,
-  listOwnLeads,
-  listStatuses,
-  listTags,
-  moveOwnLead,
-} from './store-actions.js';
+import { legacyMeta, legacyProblems, LegacyLeadCreateSchema, LegacyLeadParamsSchema, LegacyLeadUpdateSchema, LegacyTagCreateSchema, LegacyTagSchema } from './schemas.js';
+import { localRoutes } from './local-routes.js';
+import { forward, registerUpstream } from './pass-through.js';
+import type { UpstreamConfig } from '../config.js';
 import { createLegacyLead, createLegacyTag, updateLegacyLead } from './service.js';
 
-const meta = { tags: ['legacy (deprecated)'], deprecated: true, security: [{ legacyBotKey: [] }] };
-const problems = { '4XX': ProblemSchema, '5XX': ProblemSchema };
+const meta = legacyMeta;
+const problems = legacyProblems;
 
 const idempotencyKey = (header: string | string[] | undefined) => (typeof header === 'string' && header !== '' ? header : undefined);
 
-export function legacyRoutes(deps: { store: Store; rules: RulesHolder; usage: UsageRecorder }) {
+/** Legacy requests without a v1 translation: served locally, or forwarded when an upstream is set. */
+const FORWARDED: [HTTPMethods, string][] = [
+  ['GET', '/api/bots/api/boards/'],
+  ['GET', '/api/bots/api/statuses/'],
+  ['GET', '/api/bots/api/groups/'],
+  ['GET', '/api/bots/api/tags/'],
+  ['GET', '/api/bots/api/info/'],
+  ['GET', '/api/bots/api/leads/'],
+  ['GET', '/api/bots/api/leads/:id/'],
+  ['GET', '/api/bots/api/leads/:id/comments/'],
+  ['POST', '/api/bots/api/leads/:id/comments/'],
+  ['POST', '/api/bots/api/leads/:id/move/'],
+  ['POST', '/api/bots/api/leads/:id/payments/'],
+  ['DELETE', '/api/bots/api/leads/:id/'],
+];
+
+export function legacyRoutes(deps: { store: Store; rules: RulesHolder; usage: UsageRecorder; upstream: UpstreamConfig | null }) {
   return async function register(app: FastifyInstance): Promise<void> {
     const r = app.withTypeProvider<ZodTypeProvider>();
     r.addHook('onRequest', legacyGate(deps));
@@ -71,39 +67,13 @@ export function legacyRoutes(deps: { store: Store; rules: RulesHolder; usage: Us
       },
     );
 
-    const d = { ...deps, rules: () => deps.rules.current() };
-    const readMeta = (summary: string) => ({ schema: { ...meta, summary } });
-    r.get('/api/bots/api/boards/', readMeta('Boards and their stages'), async (request) => listBoards(request.integration!.workspace));
-    r.get('/api/bots/api/statuses/', readMeta('Statuses'), async (request) => listStatuses(d, request.integration!.workspace));
-    r.get('/api/bots/api/groups/', readMeta('Groups'), async (request) => listGroups(d, request.integration!.workspace));
-    r.get('/api/bots/api/tags/', readMeta('Tags'), async (request) => listTags(d, request.integration!.workspace));
-    r.get('/api/bots/api/info/', readMeta('The bot\'s integration and workspace'), async (request) => {
-      const i = request.integration!;
-      const state = await deps.store.read((rd) => rd.states.get(i.id));
-      return { integration: { id: i.id, name: i.name }, workspace: { id: i.workspace.id, name: i.workspace.name }, deprecated: true, state, sunset: i.legacy.sunset };
-    });
-    r.get('/api/bots/api/leads/', { schema: { ...meta, summary: 'This bot\'s leads, a page at a time', querystring: LegacyPageQuerySchema } }, async (request) =>
-      listOwnLeads(d, request.integration!, request.query.page, request.query.page_size, '/api/bots/api/leads/'),
-    );
-    r.get('/api/bots/api/leads/:id/', { schema: { ...meta, summary: 'One of this bot\'s leads', params: LegacyLeadParamsSchema, response: { 200: LeadObjectSchema, ...problems } } }, async (request) =>
-      getOwnLead(d, request.integration!, request.params.id),
-    );
-    r.post('/api/bots/api/leads/:id/move/', { schema: { ...meta, summary: 'Move the lead to a stage', params: LegacyLeadParamsSchema, body: LegacyMoveSchema, response: { 200: LeadObjectSchema, ...problems } } }, async (request) =>
-      moveOwnLead(d, request.integration!, request.params.id, request.body.stage),
-    );
-    r.get('/api/bots/api/leads/:id/comments/', { schema: { ...meta, summary: 'Comments of the lead', params: LegacyLeadParamsSchema } }, async (request) =>
-      listComments(d, request.integration!, request.params.id),
-    );
-    r.post('/api/bots/api/leads/:id/comments/', { schema: { ...meta, summary: 'Comment on the lead', params: LegacyLeadParamsSchema, body: LegacyCommentSchema } }, async (request, reply) =>
-      reply.code(201).send(await addComment(d, request.integration!, request.params.id, request.body.text)),
-    );
-    r.post('/api/bots/api/leads/:id/payments/', { schema: { ...meta, summary: 'Record a payment', params: LegacyLeadParamsSchema, body: LegacyPaymentSchema } }, async (request, reply) =>
-      reply.code(201).send(await addPayment(d, request.integration!, request.params.id, request.body.amount, request.body.comment ?? null)),
-    );
-    r.delete('/api/bots/api/leads/:id/', { schema: { ...meta, summary: 'Delete the lead', params: LegacyLeadParamsSchema } }, async (request, reply) => {
-      await deleteOwnLead(d, request.integration!, request.params.id);
-      return reply.code(204).send();
-    });
+    if (deps.upstream) {
+      await registerUpstream(app, deps.upstream);
+      for (const [method, url] of FORWARDED) r.route({ method, url, schema: { ...meta, summary: `Forwarded to the upstream legacy API` }, handler: forward });
+      r.all('/api/bots/api/*', { schema: { hide: true } }, forward);
+      return;
+    }
+    await app.register(localRoutes({ ...deps, rules: () => deps.rules.current() }));
 
     // Every other legacy path and method passes the same gate (so a switched-off key gets 403 everywhere).
     r.all('/api/bots/api/*', { schema: { hide: true } }, async (request) => {

@@ -1,5 +1,9 @@
 // Shapes of the deprecated bot interface as legacy bots send them (documented in docs/legacy-api.md).
 import { z } from 'zod';
+import { ProblemSchema } from '../errors.js';
+
+export const legacyMeta = { tags: ['legacy (deprecated)'], deprecated: true, security: [{ legacyBotKey: [] }] };
+export const legacyProblems = { '4XX': ProblemSchema, '5XX': ProblemSchema };
 
 /**
  * Lenient on purpose: unchanged bots send what they always sent. Known members are checked for type;
