@@ -22,10 +22,22 @@ export async function registerUpstream(app: FastifyInstance, upstream: UpstreamC
   });
 }
 
-/** Sends the request on unchanged (method, path, query, body, the bot's key). */
+/** RFC 9110 7.6.1: meaningful for one connection only, never passed on (undici refuses several). */
+const HOP_BY_HOP = ['connection', 'keep-alive', 'proxy-connection', 'proxy-authenticate', 'proxy-authorization', 'te', 'trailer', 'transfer-encoding', 'upgrade'];
+
+function withoutHopByHop<H extends Record<string, unknown>>(headers: H): H {
+  const out: Record<string, unknown> = { ...headers };
+  const listed = typeof headers.connection === 'string' ? headers.connection.split(',').map((h) => h.trim().toLowerCase()) : [];
+  for (const name of [...HOP_BY_HOP, ...listed]) delete out[name];
+  return out as H;
+}
+
+/** Sends the request on unchanged (method, path, query, body, the bot's key), plus our request id. */
 export function forward(request: FastifyRequest, reply: FastifyReply): FastifyReply {
   return reply.from(request.url, {
     retriesCount: 0,
+    rewriteRequestHeaders: (req, headers) => ({ ...withoutHopByHop(headers), 'x-request-id': req.id }),
+    rewriteHeaders: (headers) => withoutHopByHop(headers),
     onError: (r, { error }) => void sendUpstreamProblem(r as unknown as FastifyReply, error),
   });
 }
