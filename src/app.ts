@@ -13,6 +13,7 @@ import { adminRoutes } from './admin/routes.js';
 import { migrationRoutes } from './admin/migration-routes.js';
 import { legacyRoutes } from './legacy/routes.js';
 import { docsRoutes } from './docs-routes.js';
+import { registerOpenApi } from './openapi.js';
 import { createUsageRecorder, type UsageRecorder } from './migration/usage.js';
 
 export interface AppDeps {
@@ -25,6 +26,9 @@ export interface AppDeps {
 }
 
 export const BODY_LIMIT_BYTES = 1_048_576;
+
+/** The package version, for the OpenAPI document. */
+const VERSION = '0.1.0';
 
 /** A client's X-Request-Id is kept when it is short and plain; otherwise the gateway makes one. */
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
@@ -67,6 +71,7 @@ export async function buildApp(config: Pick<Config, 'adminToken'> & Partial<Pick
   });
 
   const services = { store: deps.store, rules: deps.rules, usage };
+  await registerOpenApi(app, VERSION);
   await app.register(healthRoutes(services));
   await app.register(docsRoutes);
   await app.register(intakeRoutes(services));

@@ -8,7 +8,7 @@ const GUIDE_FILE = new URL('../docs/migration.md', import.meta.url);
 
 export async function docsRoutes(app: FastifyInstance): Promise<void> {
   const guide = readFileSync(GUIDE_FILE, 'utf8');
-  app.get(MIGRATION_GUIDE, { schema: { tags: ['operations'], summary: 'The migration guide (Markdown)' } }, async (_request, reply) =>
+  app.get(MIGRATION_GUIDE, { schema: { tags: ['operations'], summary: 'The migration guide (Markdown)', produces: ['text/markdown'] } }, async (_request, reply) =>
     reply.type('text/markdown; charset=utf-8').send(guide),
   );
 }

@@ -2,19 +2,27 @@
 import type { FastifyInstance } from 'fastify';
 import type { Store } from './db/store.js';
 import type { RulesHolder } from './rules/loader.js';
-import { sendProblem } from './errors.js';
+import { z } from 'zod';
+import type { ZodTypeProvider } from 'fastify-type-provider-zod';
+import { ProblemSchema, sendProblem } from './errors.js';
 
 export function healthRoutes(deps: { store: Store; rules: RulesHolder }) {
-  return async function register(app: FastifyInstance): Promise<void> {
-    app.get('/healthz', { schema: { tags: ['operations'], summary: 'The process is alive' } }, async () => ({ status: 'ok' }));
-    app.get('/readyz', { schema: { tags: ['operations'], summary: 'Database writable and rules loaded' } }, async (request, reply) => {
+  return async function register(fastify: FastifyInstance): Promise<void> {
+    const app = fastify.withTypeProvider<ZodTypeProvider>();
+    app.get(
+      '/healthz',
+      { schema: { tags: ['operations'], summary: 'The process is alive', response: { 200: z.object({ status: z.literal('ok') }) } } },
+      async () => ({ status: 'ok' as const }),
+    );
+    const ready = z.object({ status: z.literal('ready'), integrations: z.number().int() });
+    app.get('/readyz', { schema: { tags: ['operations'], summary: 'Database writable and rules loaded', response: { 200: ready, 503: ProblemSchema } } }, async (request, reply) => {
       try {
         await deps.store.checkReady();
       } catch (error) {
         request.log.warn({ err: error }, 'readiness check failed');
         return sendProblem(reply, 'service-unavailable', 'The database does not accept writes.');
       }
-      return { status: 'ready', integrations: deps.rules.current().integrations.size };
+      return { status: 'ready' as const, integrations: deps.rules.current().integrations.size };
     });
   };
 }

@@ -2,7 +2,22 @@
 import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { LeadObjectSchema } from '../intake/schemas.js';
-import { LegacyCommentSchema, LegacyLeadParamsSchema, LegacyMoveSchema, LegacyPageQuerySchema, LegacyPaymentSchema } from './schemas.js';
+import { z } from 'zod';
+import {
+  LegacyBoardSchema,
+  LegacyCommentObjectSchema,
+  LegacyCommentSchema,
+  LegacyGroupSchema,
+  LegacyInfoSchema,
+  LegacyLeadPageSchema,
+  LegacyLeadParamsSchema,
+  LegacyMoveSchema,
+  LegacyPageQuerySchema,
+  LegacyPaymentObjectSchema,
+  LegacyPaymentSchema,
+  LegacyStatusSchema,
+  LegacyTagSchema,
+} from './schemas.js';
 import type { LegacyDeps } from './service.js';
 import type { Rules } from '../rules/catalog.js';
 import {
@@ -24,17 +39,17 @@ import { legacyMeta as meta, legacyProblems as problems } from './schemas.js';
 export function localRoutes(d: LegacyDeps & { rules: () => Rules }) {
   return async function register(app: FastifyInstance): Promise<void> {
     const r = app.withTypeProvider<ZodTypeProvider>();
-    const readMeta = (summary: string) => ({ schema: { ...meta, summary } });
-    r.get('/api/bots/api/boards/', readMeta('Boards and their stages'), async (request) => listBoards(request.integration!.workspace));
-    r.get('/api/bots/api/statuses/', readMeta('Statuses'), async (request) => listStatuses(d, request.integration!.workspace));
-    r.get('/api/bots/api/groups/', readMeta('Groups'), async (request) => listGroups(d, request.integration!.workspace));
-    r.get('/api/bots/api/tags/', readMeta('Tags'), async (request) => listTags(d, request.integration!.workspace));
-    r.get('/api/bots/api/info/', readMeta('The bot\'s integration and workspace'), async (request) => {
+    const readMeta = (summary: string, ok: z.ZodType) => ({ schema: { ...meta, summary, response: { 200: ok, ...problems } } });
+    r.get('/api/bots/api/boards/', readMeta('Boards and their stages', z.array(LegacyBoardSchema)), async (request) => listBoards(request.integration!.workspace));
+    r.get('/api/bots/api/statuses/', readMeta('Statuses', z.array(LegacyStatusSchema)), async (request) => listStatuses(d, request.integration!.workspace));
+    r.get('/api/bots/api/groups/', readMeta('Groups', z.array(LegacyGroupSchema)), async (request) => listGroups(d, request.integration!.workspace));
+    r.get('/api/bots/api/tags/', readMeta('Tags', z.array(LegacyTagSchema)), async (request) => listTags(d, request.integration!.workspace));
+    r.get('/api/bots/api/info/', readMeta('The bot\'s integration and workspace', LegacyInfoSchema), async (request) => {
       const i = request.integration!;
       const state = await d.store.read((rd) => rd.states.get(i.id));
       return { integration: { id: i.id, name: i.name }, workspace: { id: i.workspace.id, name: i.workspace.name }, deprecated: true, state, sunset: i.legacy.sunset };
     });
-    r.get('/api/bots/api/leads/', { schema: { ...meta, summary: 'This bot\'s leads, a page at a time', querystring: LegacyPageQuerySchema } }, async (request) =>
+    r.get('/api/bots/api/leads/', { schema: { ...meta, summary: 'This bot\'s leads, a page at a time', querystring: LegacyPageQuerySchema, response: { 200: LegacyLeadPageSchema, ...problems } } }, async (request) =>
       listOwnLeads(d, request.integration!, request.query.page, request.query.page_size, '/api/bots/api/leads/'),
     );
     r.get('/api/bots/api/leads/:id/', { schema: { ...meta, summary: 'One of this bot\'s leads', params: LegacyLeadParamsSchema, response: { 200: LeadObjectSchema, ...problems } } }, async (request) =>
@@ -43,18 +58,18 @@ export function localRoutes(d: LegacyDeps & { rules: () => Rules }) {
     r.post('/api/bots/api/leads/:id/move/', { schema: { ...meta, summary: 'Move the lead to a stage', params: LegacyLeadParamsSchema, body: LegacyMoveSchema, response: { 200: LeadObjectSchema, ...problems } } }, async (request) =>
       moveOwnLead(d, request.integration!, request.params.id, request.body.stage),
     );
-    r.get('/api/bots/api/leads/:id/comments/', { schema: { ...meta, summary: 'Comments of the lead', params: LegacyLeadParamsSchema } }, async (request) =>
+    r.get('/api/bots/api/leads/:id/comments/', { schema: { ...meta, summary: 'Comments of the lead', params: LegacyLeadParamsSchema, response: { 200: z.array(LegacyCommentObjectSchema), ...problems } } }, async (request) =>
       listComments(d, request.integration!, request.params.id),
     );
-    r.post('/api/bots/api/leads/:id/comments/', { schema: { ...meta, summary: 'Comment on the lead', params: LegacyLeadParamsSchema, body: LegacyCommentSchema } }, async (request, reply) =>
+    r.post('/api/bots/api/leads/:id/comments/', { schema: { ...meta, summary: 'Comment on the lead', params: LegacyLeadParamsSchema, body: LegacyCommentSchema, response: { 201: LegacyCommentObjectSchema, ...problems } } }, async (request, reply) =>
       reply.code(201).send(await addComment(d, request.integration!, request.params.id, request.body.text)),
     );
-    r.post('/api/bots/api/leads/:id/payments/', { schema: { ...meta, summary: 'Record a payment', params: LegacyLeadParamsSchema, body: LegacyPaymentSchema } }, async (request, reply) =>
+    r.post('/api/bots/api/leads/:id/payments/', { schema: { ...meta, summary: 'Record a payment', params: LegacyLeadParamsSchema, body: LegacyPaymentSchema, response: { 201: LegacyPaymentObjectSchema, ...problems } } }, async (request, reply) =>
       reply.code(201).send(await addPayment(d, request.integration!, request.params.id, request.body.amount, request.body.comment ?? null)),
     );
-    r.delete('/api/bots/api/leads/:id/', { schema: { ...meta, summary: 'Delete the lead', params: LegacyLeadParamsSchema } }, async (request, reply) => {
+    r.delete('/api/bots/api/leads/:id/', { schema: { ...meta, summary: 'Delete the lead', params: LegacyLeadParamsSchema, response: { 204: z.null(), ...problems } } }, async (request, reply) => {
       await deleteOwnLead(d, request.integration!, request.params.id);
-      return reply.code(204).send();
+      return reply.code(204).send(null);
     });
   };
 }

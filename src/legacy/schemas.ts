@@ -1,6 +1,7 @@
 // Shapes of the deprecated bot interface as legacy bots send them (documented in docs/legacy-api.md).
 import { z } from 'zod';
 import { ProblemSchema } from '../errors.js';
+import { GroupDetailSchema, LeadObjectSchema, StatusDetailSchema } from '../intake/schemas.js';
 
 export const legacyMeta = { tags: ['legacy (deprecated)'], deprecated: true, security: [{ legacyBotKey: [] }] };
 export const legacyProblems = { '4XX': ProblemSchema, '5XX': ProblemSchema };
@@ -55,3 +56,33 @@ export const LegacyCommentSchema = z.looseObject({ text: z.string().trim().min(1
 export const LegacyPaymentSchema = z
   .looseObject({ amount: z.union([z.string(), z.number()]), comment: z.string().max(1000).nullish() })
   .meta({ id: 'LegacyPayment' });
+
+// --- Answers of the reads and actions served from the gateway's store ---
+
+export const LegacyBoardSchema = z
+  .object({ id: z.uuid(), name: z.string(), stages: z.array(z.object({ id: z.uuid(), name: z.string(), order: z.number().int() })) })
+  .meta({ id: 'LegacyBoard' });
+
+export const LegacyInfoSchema = z
+  .object({
+    integration: z.object({ id: z.uuid(), name: z.string() }),
+    workspace: z.object({ id: z.uuid(), name: z.string() }),
+    deprecated: z.literal(true),
+    state: z.enum(['legacy', 'migrating', 'switched_off']),
+    sunset: z.string().nullable(),
+  })
+  .meta({ id: 'LegacyInfo' });
+
+export const LegacyLeadPageSchema = z
+  .object({ count: z.number().int(), next: z.string().nullable(), previous: z.string().nullable(), results: z.array(LeadObjectSchema) })
+  .meta({ id: 'LegacyLeadPage' });
+
+export const LegacyCommentObjectSchema = z
+  .object({ id: z.uuid(), lead: z.uuid(), text: z.string(), created_at: z.string() })
+  .meta({ id: 'LegacyCommentObject' });
+
+export const LegacyPaymentObjectSchema = z
+  .object({ id: z.uuid(), lead: z.uuid(), amount: z.string(), comment: z.string().nullable(), created_at: z.string() })
+  .meta({ id: 'LegacyPaymentObject' });
+
+export { GroupDetailSchema as LegacyGroupSchema, StatusDetailSchema as LegacyStatusSchema };

@@ -1,0 +1,62 @@
+// The OpenAPI 3.1 document, generated from the zod schemas that validate requests, and its reference page.
+import fastifySwagger from '@fastify/swagger';
+import fastifySwaggerUi from '@fastify/swagger-ui';
+import type { FastifyInstance } from 'fastify';
+import { jsonSchemaTransform, jsonSchemaTransformObject } from 'fastify-type-provider-zod';
+
+export const OPENAPI_PATH = '/openapi.json';
+export const REFERENCE_PATH = '/docs/api';
+
+/** `POST /admin/v1/leads/:id/move` -> `postAdminV1LeadsByIdMove` */
+export function operationId(method: string | string[], url: string): string {
+  const words = url
+    .split('/')
+    .filter((part) => part !== '')
+    .map((part) => (part.startsWith(':') || part.startsWith('{') ? `by-${part.replace(/[:{}]/g, '')}` : part))
+    .flatMap((part) => part.split(/[-_]/))
+    .map((w) => w.charAt(0).toUpperCase() + w.slice(1));
+  return [[method].flat()[0]!.toLowerCase(), ...words].join('');
+}
+
+/** Registered before the routes, so @fastify/swagger sees every one of them. */
+export async function registerOpenApi(app: FastifyInstance, version: string): Promise<void> {
+  await app.register(fastifySwagger, {
+    openapi: {
+      openapi: '3.1.0',
+      info: {
+        title: 'lead-gateway',
+        version,
+        description:
+          'Lead intake API (v1), the deprecated bot API it replaces, and the service team\'s admin API. ' +
+          'Every error is an RFC 9457 problem (application/problem+json).',
+        license: { name: 'Proprietary', identifier: 'LicenseRef-Proprietary' },
+      },
+      servers: [{ url: '/', description: 'This gateway' }],
+      tags: [
+        { name: 'v1', description: 'The integration API: write-only, idempotent by event_id' },
+        { name: 'legacy (deprecated)', description: 'The deprecated bot API, translated or forwarded' },
+        { name: 'admin', description: 'Keys, migration state and operator actions (service team)' },
+        { name: 'operations', description: 'Health, metrics and documents' },
+      ],
+      components: {
+        securitySchemes: {
+          integrationBearer: { type: 'http', scheme: 'bearer', description: 'The integration key (lgv1_…)' },
+          adminBearer: { type: 'http', scheme: 'bearer', description: 'The admin token' },
+          legacyBotKey: { type: 'apiKey', in: 'header', name: 'X-Bot-API-Key', description: 'The deprecated bot key' },
+        },
+      },
+    },
+    transform: (document) => {
+      const out = jsonSchemaTransform(document);
+      const schema = out.schema as Record<string, unknown>;
+      if (schema.hide) return out;
+      // Every operation gets a stable operationId (for generated clients), and public ones say so.
+      schema.operationId ??= operationId(document.route.method, out.url);
+      schema.security ??= [];
+      return out;
+    },
+    transformObject: jsonSchemaTransformObject,
+  });
+  await app.register(fastifySwaggerUi, { routePrefix: REFERENCE_PATH, uiConfig: { docExpansion: 'list', deepLinking: true } });
+  app.get(OPENAPI_PATH, { schema: { hide: true } }, async () => app.swagger());
+}
