@@ -14,6 +14,7 @@ import { migrationRoutes } from './admin/migration-routes.js';
 import { legacyRoutes } from './legacy/routes.js';
 import { docsRoutes } from './docs-routes.js';
 import { registerOpenApi } from './openapi.js';
+import { createMetrics, registerMetrics, type Metrics } from './metrics.js';
 import { createUsageRecorder, type UsageRecorder } from './migration/usage.js';
 
 export interface AppDeps {
@@ -21,6 +22,8 @@ export interface AppDeps {
   rules: RulesHolder;
   /** Call counters; one is made over `store` when omitted. */
   usage?: UsageRecorder;
+  /** Prometheus metrics; a fresh registry when omitted. */
+  metrics?: Metrics;
   /** A pino logger; omitted in tests that do not read logs. */
   logger?: FastifyBaseLogger;
 }
@@ -70,8 +73,10 @@ export async function buildApp(config: Pick<Config, 'adminToken'> & Partial<Pick
     await deps.store.close();
   });
 
-  const services = { store: deps.store, rules: deps.rules, usage };
+  const metrics = deps.metrics ?? createMetrics();
+  const services = { store: deps.store, rules: deps.rules, usage, metrics };
   await registerOpenApi(app, VERSION);
+  registerMetrics(app, metrics);
   await app.register(healthRoutes(services));
   await app.register(docsRoutes);
   await app.register(intakeRoutes(services));

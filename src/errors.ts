@@ -145,6 +145,7 @@ export function sendUpstreamProblem(reply: FastifyReply, error: Error & { code?:
   const cause = (error.cause ?? error) as { code?: string };
   const timedOut = UPSTREAM_TIMEOUTS.has(cause.code ?? '') || UPSTREAM_TIMEOUTS.has(error.code ?? '') || (error as { statusCode?: number }).statusCode === 504;
   reply.request.log.warn({ err: error, upstream_error: cause.code ?? error.code }, 'upstream request failed');
+  reply.logContext = { ...reply.logContext, upstream_error: timedOut ? 'timeout' : 'unavailable' };
   return timedOut
     ? sendProblem(reply, 'gateway-timeout', 'The upstream legacy API did not answer in time. Retry later.')
     : sendProblem(reply, 'bad-gateway', 'The upstream legacy API could not be reached. Retry later.');

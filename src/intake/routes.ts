@@ -6,10 +6,19 @@ import type { Store } from '../db/store.js';
 import type { RulesHolder } from '../rules/loader.js';
 import { v1Authenticator } from '../migration/authenticate.js';
 import type { UsageRecorder } from '../migration/usage.js';
-import { LeadSubmissionResponseSchema, LeadSubmissionSchema } from './schemas.js';
+import { LeadSubmissionResponseSchema, LeadSubmissionSchema, type AnswersResult } from './schemas.js';
 import { submitLead } from './service.js';
 import { AnswersResponseSchema, AnswersSubmissionSchema } from '../answers/schemas.js';
 import { submitAnswers } from '../answers/service.js';
+
+/** How many answers had each result: for the log line and the metrics. */
+const answerCounts = (a: AnswersResult) => ({
+  written: a.written.length,
+  unchanged: a.unchanged.length,
+  kept_existing: a.kept_existing.length,
+  unmapped: a.unmapped.length,
+  invalid: a.invalid.length,
+});
 
 export function intakeRoutes(deps: { store: Store; rules: RulesHolder; usage: UsageRecorder }) {
   return async function register(app: FastifyInstance): Promise<void> {
@@ -43,6 +52,7 @@ export function intakeRoutes(deps: { store: Store; rules: RulesHolder; usage: Us
         reply.logContext = {
           event_id: request.body.event_id,
           outcome: result.body.replayed ? 'replayed' : result.body.intake_outcome,
+          answers: answerCounts(result.body.answers),
         };
         return reply.code(result.status).send(result.body);
       },
@@ -63,7 +73,7 @@ export function intakeRoutes(deps: { store: Store; rules: RulesHolder; usage: Us
       },
       async (request, reply) => {
         const result = await submitAnswers(deps, request.integration!, request.body);
-        reply.logContext = { event_id: request.body.event_id, outcome: result.replayed ? 'replayed' : 'answered' };
+        reply.logContext = { event_id: request.body.event_id, outcome: result.replayed ? 'replayed' : 'answered', answers: answerCounts(result.answers) };
         return result;
       },
     );

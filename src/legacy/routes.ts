@@ -11,6 +11,14 @@ import { legacyMeta, legacyProblems, LegacyLeadCreateSchema, LegacyLeadParamsSch
 import { localRoutes } from './local-routes.js';
 import { forward, registerUpstream } from './pass-through.js';
 import type { UpstreamConfig } from '../config.js';
+import type { Metrics } from '../metrics.js';
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** The route sends the request on to the upstream legacy API. */
+    forwarded?: boolean;
+  }
+}
 import { createLegacyLead, createLegacyTag, updateLegacyLead } from './service.js';
 
 const meta = legacyMeta;
@@ -34,7 +42,7 @@ const FORWARDED: [HTTPMethods, string][] = [
   ['DELETE', '/api/bots/api/leads/:id/'],
 ];
 
-export function legacyRoutes(deps: { store: Store; rules: RulesHolder; usage: UsageRecorder; upstream: UpstreamConfig | null }) {
+export function legacyRoutes(deps: { store: Store; rules: RulesHolder; usage: UsageRecorder; metrics: Metrics; upstream: UpstreamConfig | null }) {
   return async function register(app: FastifyInstance): Promise<void> {
     const r = app.withTypeProvider<ZodTypeProvider>();
     r.addHook('onRequest', legacyGate(deps));
@@ -69,8 +77,16 @@ export function legacyRoutes(deps: { store: Store; rules: RulesHolder; usage: Us
 
     if (deps.upstream) {
       await registerUpstream(app, deps.upstream);
-      for (const [method, url] of FORWARDED) r.route({ method, url, schema: { ...meta, summary: `Forwarded to the upstream legacy API` }, handler: forward });
-      r.all('/api/bots/api/*', { schema: { hide: true } }, forward);
+      app.addHook('onResponse', async (request, reply) => {
+        if (request.routeOptions.config.forwarded !== true) return;
+        const failure = reply.logContext?.upstream_error;
+        if (typeof failure === 'string') deps.metrics.upstreamErrors.inc({ kind: failure });
+        else deps.metrics.upstreamDuration.observe({ status: String(reply.statusCode) }, reply.elapsedTime / 1000);
+      });
+      for (const [method, url] of FORWARDED) {
+        r.route({ method, url, config: { forwarded: true }, schema: { ...meta, summary: `Forwarded to the upstream legacy API` }, handler: forward });
+      }
+      r.all('/api/bots/api/*', { config: { forwarded: true }, schema: { hide: true } }, forward);
       return;
     }
     await app.register(localRoutes({ ...deps, rules: () => deps.rules.current() }));

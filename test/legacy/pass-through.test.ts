@@ -166,6 +166,9 @@ describe('an upstream that fails', () => {
     expect(res.json()).toMatchObject({ code: 'bad-gateway' });
     expect(res.text).not.toMatch(/ECONNRESET|socket/i);
     expect(seen.filter((s) => s.method === 'POST')).toHaveLength(1);
+    const metrics = (await app.inject({ method: 'GET', url: '/metrics' })).body;
+    expect(metrics).toMatch(/^lead_gateway_upstream_errors_total\{kind="unavailable"\} [1-9]/m);
+    expect(metrics).toMatch(/^lead_gateway_upstream_errors_total\{kind="timeout"\} [1-9]/m);
   });
 
   it('a GET that meets 503 is not retried either', async () => {

@@ -1,0 +1,56 @@
+// Prometheus metrics (prom-client): one registry per app, so tests and replicas never share counters.
+import type { FastifyInstance } from 'fastify';
+import { Counter, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+
+export interface Metrics {
+  registry: Registry;
+  requests: Counter<'method' | 'route' | 'status'>;
+  duration: Histogram<'method' | 'route'>;
+  /** Outcomes of v1 events: created, attached, reactivated, answered, replayed, conflict. */
+  events: Counter<'endpoint' | 'outcome'>;
+  answers: Counter<'result'>;
+  legacyCalls: Counter<'integration' | 'route'>;
+  upstreamErrors: Counter<'kind'>;
+  upstreamDuration: Histogram<'status'>;
+}
+
+export function createMetrics(): Metrics {
+  const registry = new Registry();
+  collectDefaultMetrics({ register: registry, prefix: 'lead_gateway_' });
+  const seconds = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
+  return {
+    registry,
+    requests: new Counter({ name: 'lead_gateway_http_requests_total', help: 'HTTP requests by route and status', labelNames: ['method', 'route', 'status'], registers: [registry] }),
+    duration: new Histogram({ name: 'lead_gateway_http_request_duration_seconds', help: 'Time to answer, by route', labelNames: ['method', 'route'], buckets: seconds, registers: [registry] }),
+    events: new Counter({ name: 'lead_gateway_events_total', help: 'v1 events by endpoint and outcome (replayed and conflict included)', labelNames: ['endpoint', 'outcome'], registers: [registry] }),
+    answers: new Counter({ name: 'lead_gateway_answers_total', help: 'Answers by result', labelNames: ['result'], registers: [registry] }),
+    legacyCalls: new Counter({ name: 'lead_gateway_legacy_calls_total', help: 'Deprecated-interface calls by integration and route', labelNames: ['integration', 'route'], registers: [registry] }),
+    upstreamErrors: new Counter({ name: 'lead_gateway_upstream_errors_total', help: 'Upstream failures: timeout or unavailable', labelNames: ['kind'], registers: [registry] }),
+    upstreamDuration: new Histogram({ name: 'lead_gateway_upstream_duration_seconds', help: 'Forwarded requests, by answer status', labelNames: ['status'], buckets: seconds, registers: [registry] }),
+  };
+}
+
+/** Counts every answered request from the route pattern (bounded label values, never raw URLs). */
+export function registerMetrics(app: FastifyInstance, metrics: Metrics): void {
+  app.addHook('onResponse', async (request, reply) => {
+    const route = request.routeOptions.url ?? 'unmatched';
+    metrics.requests.inc({ method: request.method, route, status: String(reply.statusCode) });
+    metrics.duration.observe({ method: request.method, route }, reply.elapsedTime / 1000);
+    const context = reply.logContext;
+    if (route.startsWith('/api/integrations/v1/')) {
+      const endpoint = route.includes('answers') ? 'answers' : 'leads';
+      if (reply.statusCode === 409) metrics.events.inc({ endpoint, outcome: 'conflict' });
+      else if (typeof context?.outcome === 'string') metrics.events.inc({ endpoint, outcome: context.outcome });
+    }
+    const answers = context?.answers as Record<string, number> | undefined;
+    if (answers && context?.outcome !== 'replayed') {
+      for (const [result, n] of Object.entries(answers)) if (n > 0) metrics.answers.inc({ result }, n);
+    }
+    if (request.integration && route.startsWith('/api/bots/api/')) {
+      metrics.legacyCalls.inc({ integration: request.integration.handle, route: `${request.method} ${route}` });
+    }
+  });
+  app.get('/metrics', { schema: { tags: ['operations'], summary: 'Prometheus metrics', produces: ['text/plain'] } }, async (_request, reply) =>
+    reply.type(metrics.registry.contentType).send(await metrics.registry.metrics()),
+  );
+}
