@@ -30,13 +30,16 @@ export interface AppDeps {
 
 export const BODY_LIMIT_BYTES = 1_048_576;
 
+/** Requests a minute per key when neither the config nor the integration's rules say. */
+const DEFAULT_RATE_LIMIT_PER_MINUTE = 600;
+
 /** The package version, for the OpenAPI document. */
 const VERSION = '0.1.0';
 
 /** A client's X-Request-Id is kept when it is short and plain; otherwise the gateway makes one. */
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
-export async function buildApp(config: Pick<Config, 'adminToken'> & Partial<Pick<Config, 'upstream'>>, deps: AppDeps): Promise<FastifyInstance> {
+export async function buildApp(config: Pick<Config, 'adminToken'> & Partial<Pick<Config, 'upstream' | 'rateLimitPerMinute'>>, deps: AppDeps): Promise<FastifyInstance> {
   const app = Fastify({
     loggerInstance: deps.logger,
     // Fastify's two lines per request are replaced by one richer line (logging.ts).
@@ -79,8 +82,9 @@ export async function buildApp(config: Pick<Config, 'adminToken'> & Partial<Pick
   registerMetrics(app, metrics);
   await app.register(healthRoutes(services));
   await app.register(docsRoutes);
-  await app.register(intakeRoutes(services));
-  await app.register(legacyRoutes({ ...services, upstream: config.upstream ?? null }));
+  const rateLimitPerMinute = config.rateLimitPerMinute ?? DEFAULT_RATE_LIMIT_PER_MINUTE;
+  await app.register(intakeRoutes({ ...services, rateLimitPerMinute }));
+  await app.register(legacyRoutes({ ...services, upstream: config.upstream ?? null, rateLimitPerMinute }));
   if (config.adminToken !== undefined) {
     await app.register(adminRoutes({ ...services, adminToken: config.adminToken }));
     await app.register(migrationRoutes({ ...services, adminToken: config.adminToken }));

@@ -34,6 +34,7 @@ export const ConfigSchema = z
       .meta({ description: 'Old API to forward legacy reads and actions to; unset: served from the gateway' }),
     UPSTREAM_CONNECT_TIMEOUT_MS: z.coerce.number({ error: 'must be a number of milliseconds' }).int().min(1).max(60_000).default(2_000),
     UPSTREAM_TIMEOUT_MS: z.coerce.number({ error: 'must be a number of milliseconds' }).int().min(1).max(300_000).default(15_000),
+    RATE_LIMIT_PER_MINUTE: z.coerce.number({ error: 'must be a whole number' }).int().min(1).max(1_000_000).default(600),
     // FULL is the only setting under which a 2xx survives a power loss (docs/operations.md).
     SQLITE_SYNCHRONOUS: z
       .enum(['FULL', 'NORMAL', 'OFF'], { error: 'must be FULL, NORMAL or OFF' })
@@ -64,6 +65,8 @@ export interface Config {
   demo: boolean;
   sqliteSynchronous: z.infer<typeof ConfigSchema>['SQLITE_SYNCHRONOUS'];
   upstream: UpstreamConfig | null;
+  /** Requests per minute per integration key, unless the integration's rules say otherwise. */
+  rateLimitPerMinute: number;
 }
 
 export interface UpstreamConfig {
@@ -101,6 +104,7 @@ export function parseConfig(env: Record<string, string | undefined>): Config {
     logLevel: c.LOG_LEVEL,
     demo: c.DEMO_MODE,
     sqliteSynchronous: c.SQLITE_SYNCHRONOUS,
+    rateLimitPerMinute: c.RATE_LIMIT_PER_MINUTE,
     upstream:
       c.LEGACY_UPSTREAM_URL === undefined
         ? null

@@ -2,6 +2,10 @@
 import type { FastifyInstance } from 'fastify';
 
 declare module 'fastify' {
+  interface FastifyRequest {
+    /** The id (never the secret) of the key that authenticated the request. */
+    apiKeyId: string | null;
+  }
   interface FastifyReply {
     /** Members a route adds to its request's log line (event_id, outcome). */
     logContext: Record<string, unknown> | null;
@@ -20,6 +24,7 @@ export const redactPaths = [
 
 export function registerRequestLogging(app: FastifyInstance): void {
   app.decorateRequest('integration', null);
+  app.decorateRequest('apiKeyId', null);
   app.decorateReply('logContext', null);
   app.addHook('onResponse', async (request, reply) => {
     request.log.info(

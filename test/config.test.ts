@@ -16,6 +16,7 @@ describe('parseConfig', () => {
       demo: false,
       sqliteSynchronous: 'FULL',
       upstream: null,
+      rateLimitPerMinute: 600,
     });
   });
 

@@ -6,6 +6,7 @@ import type { Store } from '../db/store.js';
 import type { RulesHolder } from '../rules/loader.js';
 import { v1Authenticator } from '../migration/authenticate.js';
 import type { UsageRecorder } from '../migration/usage.js';
+import { registerRateLimit } from '../rate-limit.js';
 import { LeadSubmissionResponseSchema, LeadSubmissionSchema, type AnswersResult } from './schemas.js';
 import { submitLead } from './service.js';
 import { AnswersResponseSchema, AnswersSubmissionSchema } from '../answers/schemas.js';
@@ -20,10 +21,11 @@ const answerCounts = (a: AnswersResult) => ({
   invalid: a.invalid.length,
 });
 
-export function intakeRoutes(deps: { store: Store; rules: RulesHolder; usage: UsageRecorder }) {
+export function intakeRoutes(deps: { store: Store; rules: RulesHolder; usage: UsageRecorder; rateLimitPerMinute: number }) {
   return async function register(app: FastifyInstance): Promise<void> {
     const r = app.withTypeProvider<ZodTypeProvider>();
     r.addHook('onRequest', v1Authenticator(deps));
+    await registerRateLimit(app, { store: deps.store, defaultPerMinute: deps.rateLimitPerMinute });
     // Every authenticated v1 call counts for the migration report, whatever its status.
     r.addHook('onResponse', async (request) => {
       if (request.integration) deps.usage.record(request.integration.id, 'v1', `${request.method} ${request.routeOptions.url}`);

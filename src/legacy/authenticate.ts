@@ -30,6 +30,7 @@ export function legacyGate(deps: { store: Store; rules: RulesHolder; usage: Usag
       throw new AppError('unauthorized', 'The bot key is unknown or revoked.', {}, { 'www-authenticate': 'X-Bot-API-Key realm="lead-gateway"' });
     }
     request.integration = integration;
+    request.apiKeyId = key!.id;
     if (integration.legacy.sunset !== null) reply.header('sunset', httpDate(integration.legacy.sunset));
     // Counted before the state check: a switched-off bot that keeps calling is what the report must show.
     deps.usage.record(integration.id, 'legacy', `${request.method} ${request.routeOptions.url ?? request.url.split('?')[0]}`);

@@ -10,6 +10,7 @@ import { legacyGate } from './authenticate.js';
 import { legacyMeta, legacyProblems, LegacyLeadCreateSchema, LegacyLeadParamsSchema, LegacyLeadUpdateSchema, LegacyTagCreateSchema, LegacyTagSchema } from './schemas.js';
 import { localRoutes } from './local-routes.js';
 import { forward, registerUpstream } from './pass-through.js';
+import { registerRateLimit } from '../rate-limit.js';
 import type { UpstreamConfig } from '../config.js';
 import type { Metrics } from '../metrics.js';
 
@@ -42,10 +43,18 @@ const FORWARDED: [HTTPMethods, string][] = [
   ['DELETE', '/api/bots/api/leads/:id/'],
 ];
 
-export function legacyRoutes(deps: { store: Store; rules: RulesHolder; usage: UsageRecorder; metrics: Metrics; upstream: UpstreamConfig | null }) {
+export function legacyRoutes(deps: {
+  store: Store;
+  rules: RulesHolder;
+  usage: UsageRecorder;
+  metrics: Metrics;
+  upstream: UpstreamConfig | null;
+  rateLimitPerMinute: number;
+}) {
   return async function register(app: FastifyInstance): Promise<void> {
     const r = app.withTypeProvider<ZodTypeProvider>();
     r.addHook('onRequest', legacyGate(deps));
+    await registerRateLimit(app, { store: deps.store, defaultPerMinute: deps.rateLimitPerMinute });
 
     r.post(
       '/api/bots/api/leads/',

@@ -46,6 +46,7 @@ export function v1Authenticator(deps: { store: Store; rules: RulesHolder }) {
       throw new AppError('unauthorized', 'The key is unknown, revoked, or not a v1 integration key.', {}, challenge('invalid_token'));
     }
     request.integration = integration;
+    request.apiKeyId = key!.id;
   };
 }
 

@@ -97,6 +97,8 @@ export interface Integration {
   };
   sources: SourceRule[];
   answers: Map<string, AnswerMapping>;
+  /** Requests per minute per key; null: the configured default. */
+  rateLimitPerMinute: number | null;
   legacy: {
     /** Template of the person id of a legacy lead, or null when none is configured. */
     externalContactId: string | null;
@@ -197,6 +199,7 @@ export function buildRules(files: RulesFile[]): Rules {
           };
         }),
         answers: new Map(),
+        rateLimitPerMinute: i.rate_limit_per_minute ?? null,
         legacy: {
           externalContactId: i.legacy.external_contact_id ?? null,
           sunset: i.legacy.sunset ?? null,

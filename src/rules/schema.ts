@@ -116,6 +116,13 @@ export const IntegrationSchema = z.strictObject({
   sources: z.array(SourceRuleSchema).default([]),
   /** Answer key (the integration's own name) -> custom field, value map and conflict policy. */
   answers: z.record(z.string().min(1).max(100), AnswerMappingSchema).default({}),
+  rate_limit_per_minute: z
+    .number()
+    .int()
+    .min(1)
+    .max(1_000_000)
+    .optional()
+    .meta({ description: 'Requests per minute per key of this integration; default RATE_LIMIT_PER_MINUTE' }),
   /** How the deprecated bot interface is translated for this integration. */
   legacy: LegacySettingsSchema.default({ tags: {}, data: {} }),
 });
