@@ -1,5 +1,6 @@
 // One structured log line per request, with the integration and what happened; secrets never logged.
 import type { FastifyInstance } from 'fastify';
+import pino, { type DestinationStream, type Logger } from 'pino';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -21,6 +22,11 @@ export const redactPaths = [
   'key',
   'secret',
 ];
+
+/** The gateway's logger: pino JSON, secrets redacted wherever they could appear. */
+export function createLogger(level: string, destination?: DestinationStream): Logger {
+  return pino({ level, redact: { paths: redactPaths, censor: '[redacted]' } }, destination);
+}
 
 export function registerRequestLogging(app: FastifyInstance): void {
   app.decorateRequest('integration', null);

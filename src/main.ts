@@ -1,11 +1,10 @@
 // The process: reads the environment, builds the logger, store and app, listens, handles signals.
 import { parseArgs } from 'node:util';
-import pino from 'pino';
 import { buildApp } from './app.js';
 import { ConfigError, parseConfig } from './config.js';
 import { openSqliteStore } from './db/sqlite-store.js';
 import { ensureDemoKeys } from './demo.js';
-import { redactPaths } from './logging.js';
+import { createLogger } from './logging.js';
 import { RulesError, createRulesHolder } from './rules/loader.js';
 
 async function main(): Promise<void> {
@@ -13,7 +12,7 @@ async function main(): Promise<void> {
   const env = { ...process.env };
   if (values.demo) env.DEMO_MODE = 'true';
   const config = parseConfig(env);
-  const logger = pino({ level: config.logLevel, redact: { paths: redactPaths, censor: '[redacted]' } });
+  const logger = createLogger(config.logLevel);
 
   const rules = createRulesHolder(config.rulesDir);
   const store = openSqliteStore({ path: config.databasePath, synchronous: config.sqliteSynchronous });
