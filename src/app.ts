@@ -66,6 +66,16 @@ export async function buildApp(config: Pick<Config, 'adminToken'> & Partial<Pick
       throw new AppError('unsupported-media-type', 'Send a JSON body with Content-Type: application/json.');
     }
   });
+  // Draining: Node's server.close() reaps only connections idle at that moment, so a request in
+  // flight at SIGTERM would leave its keep-alive connection open for the 72 s keep-alive timeout.
+  // Once closing, every response asks the client to close, and close() completes when they finish.
+  let closing = false;
+  app.addHook('preClose', async () => {
+    closing = true;
+  });
+  app.addHook('onSend', async (_request, reply) => {
+    if (closing) reply.header('connection', 'close');
+  });
   registerErrorHandling(app);
   registerRequestLogging(app);
   registerMethodNotAllowed(app);

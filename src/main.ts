@@ -7,6 +7,9 @@ import { ensureDemoKeys } from './demo.js';
 import { createLogger } from './logging.js';
 import { RulesError, createRulesHolder } from './rules/loader.js';
 
+/** How long SIGTERM waits for in-flight requests before closing the connections left. */
+const DRAIN_DEADLINE_MS = 10_000;
+
 async function main(): Promise<void> {
   const { values } = parseArgs({ options: { demo: { type: 'boolean', default: false } }, strict: true });
   const env = { ...process.env };
@@ -24,6 +27,11 @@ async function main(): Promise<void> {
     if (stopping) return;
     stopping = true;
     logger.info({ signal }, 'stopping: draining in-flight requests');
+    // A client that holds its connection past the deadline is cut off; its request was answered or not.
+    setTimeout(() => {
+      logger.warn({ deadline_ms: DRAIN_DEADLINE_MS }, 'drain deadline passed: closing the remaining connections');
+      app.server.closeAllConnections();
+    }, DRAIN_DEADLINE_MS).unref();
     app.close().then(
       () => process.exit(0),
       (error: unknown) => {
