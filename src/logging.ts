@@ -14,7 +14,7 @@ declare module 'fastify' {
 }
 
 /** Paths of anything secret that could reach a log line. */
-export const redactPaths = [
+const redactPaths = [
   'req.headers.authorization',
   'req.headers["x-bot-api-key"]',
   'headers.authorization',

@@ -23,7 +23,6 @@ export interface AnswerRepo {
   /** Unmapped answers of the integration not yet applied, oldest first. */
   listPendingUnmapped(integrationId: string): Promise<StoredAnswer[]>;
   markApplied(id: string, at: string, outcome: AnswerOutcome, fieldId: string | null, error: string | null): Promise<void>;
-  listForSubmission(submissionId: string): Promise<StoredAnswer[]>;
 }
 
 interface AnswerRow {
@@ -65,11 +64,9 @@ export function sqliteAnswerRepo(db: Db): AnswerRepo {
     `SELECT * FROM answers WHERE integration_id = ? AND outcome = 'unmapped' AND applied_at IS NULL ORDER BY created_at, rowid`,
   );
   const mark = db.prepare('UPDATE answers SET applied_at = ?, applied_outcome = ?, field_id = ?, error = ? WHERE id = ?');
-  const bySubmission = db.prepare<[string], AnswerRow>('SELECT * FROM answers WHERE submission_id = ? ORDER BY rowid');
   return {
     insert: async (a) => void insert.run({ ...a, raw: JSON.stringify(a.raw) }),
     listPendingUnmapped: async (integrationId) => pending.all(integrationId).map(rowToAnswer),
     markApplied: async (id, at, outcome, fieldId, error) => void mark.run(at, outcome, fieldId, error, id),
-    listForSubmission: async (submissionId) => bySubmission.all(submissionId).map(rowToAnswer),
   };
 }
