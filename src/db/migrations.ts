@@ -231,6 +231,44 @@ export const migrations: Migration[] = [
         CREATE INDEX lead_payments_lead ON lead_payments (lead_id, created_at);
       `),
   },
+  {
+    version: 6,
+    name: 'lead counts per status and group, kept by triggers',
+    // Every rendered lead carries leads_count of its status and group. Counting them per response grew
+    // with the table (a scan of every lead of that status); the triggers keep the figure for any writer.
+    up: (db) =>
+      db.exec(`
+        CREATE TABLE lead_counts (
+          kind    TEXT NOT NULL CHECK (kind IN ('status', 'group')),
+          item_id TEXT NOT NULL,
+          n       INTEGER NOT NULL,
+          PRIMARY KEY (kind, item_id)
+        ) WITHOUT ROWID;
+        INSERT INTO lead_counts (kind, item_id, n)
+          SELECT 'status', status_id, count(*) FROM leads WHERE status_id IS NOT NULL AND deleted_at IS NULL GROUP BY status_id;
+        INSERT INTO lead_counts (kind, item_id, n)
+          SELECT 'group', group_id, count(*) FROM leads WHERE group_id IS NOT NULL AND deleted_at IS NULL GROUP BY group_id;
+
+        CREATE TRIGGER lead_counts_insert AFTER INSERT ON leads WHEN NEW.deleted_at IS NULL BEGIN
+          INSERT INTO lead_counts (kind, item_id, n) SELECT 'status', NEW.status_id, 1 WHERE NEW.status_id IS NOT NULL
+            ON CONFLICT (kind, item_id) DO UPDATE SET n = n + 1;
+          INSERT INTO lead_counts (kind, item_id, n) SELECT 'group', NEW.group_id, 1 WHERE NEW.group_id IS NOT NULL
+            ON CONFLICT (kind, item_id) DO UPDATE SET n = n + 1;
+        END;
+        CREATE TRIGGER lead_counts_update AFTER UPDATE OF status_id, group_id, deleted_at ON leads BEGIN
+          UPDATE lead_counts SET n = n - 1 WHERE OLD.deleted_at IS NULL AND kind = 'status' AND item_id = OLD.status_id;
+          UPDATE lead_counts SET n = n - 1 WHERE OLD.deleted_at IS NULL AND kind = 'group' AND item_id = OLD.group_id;
+          INSERT INTO lead_counts (kind, item_id, n) SELECT 'status', NEW.status_id, 1 WHERE NEW.deleted_at IS NULL AND NEW.status_id IS NOT NULL
+            ON CONFLICT (kind, item_id) DO UPDATE SET n = n + 1;
+          INSERT INTO lead_counts (kind, item_id, n) SELECT 'group', NEW.group_id, 1 WHERE NEW.deleted_at IS NULL AND NEW.group_id IS NOT NULL
+            ON CONFLICT (kind, item_id) DO UPDATE SET n = n + 1;
+        END;
+        CREATE TRIGGER lead_counts_delete AFTER DELETE ON leads WHEN OLD.deleted_at IS NULL BEGIN
+          UPDATE lead_counts SET n = n - 1 WHERE kind = 'status' AND item_id = OLD.status_id;
+          UPDATE lead_counts SET n = n - 1 WHERE kind = 'group' AND item_id = OLD.group_id;
+        END;
+      `),
+  },
 ];
 
 export class MigrationError extends Error {

@@ -192,9 +192,8 @@ export function sqliteLeadRepo(db: Db): LeadRepo {
      VALUES (@id, @leadId, @body, @authorKind, @authorRef, @createdAt)`,
   );
   const commentsCount = db.prepare<[string], { n: number }>('SELECT count(*) AS n FROM lead_comments WHERE lead_id = ?');
-  const byStatus = db.prepare<[string], { n: number }>(
-    'SELECT count(*) AS n FROM leads WHERE status_id = ? AND deleted_at IS NULL',
-  );
+  // Kept by triggers (migration 6): a point read, whatever the size of the table.
+  const byStatus = db.prepare<[string], { n: number }>("SELECT n FROM lead_counts WHERE kind = 'status' AND item_id = ?");
   const legacy = db.prepare<[string], LeadRow>(
     "SELECT * FROM leads WHERE integration_id = ? AND origin = 'legacy' AND deleted_at IS NULL ORDER BY created_at, rowid",
   );
@@ -203,7 +202,7 @@ export function sqliteLeadRepo(db: Db): LeadRepo {
        AND NOT EXISTS (SELECT 1 FROM contact_bindings b WHERE b.integration_id = l.integration_id AND b.contact_id = l.contact_id)
      ORDER BY l.created_at, l.rowid`,
   );
-  const byGroup = db.prepare<[string], { n: number }>('SELECT count(*) AS n FROM leads WHERE group_id = ? AND deleted_at IS NULL');
+  const byGroup = db.prepare<[string], { n: number }>("SELECT n FROM lead_counts WHERE kind = 'group' AND item_id = ?");
 
   // One prepared UPDATE per set of patched members, prepared the first time that set is used.
   const updates = new Map<string, ReturnType<Db['prepare']>>();

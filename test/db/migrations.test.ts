@@ -31,4 +31,36 @@ describe('migrate', () => {
     expect(versions).toEqual([...versions].sort((a, b) => a - b));
     expect(new Set(versions).size).toBe(versions.length);
   });
+
+  it('keeps lead counts per status and group equal to counting the leads, from the backfill on (migration 6)', () => {
+    const db = new Database(':memory:');
+    db.pragma('foreign_keys = OFF'); // leads only: their contacts do not matter here
+    migrate(db, migrations.filter((m) => m.version < 6));
+    const insert = db.prepare(
+      "INSERT INTO leads (id, workspace_id, contact_id, first_name, status_id, group_id, created_at, updated_at, deleted_at) VALUES (?, 'w', 'c', 'x', ?, ?, 't', 't', ?)",
+    );
+    insert.run('old-1', 's1', 'g1', null);
+    insert.run('old-2', 's1', null, null);
+    insert.run('old-3', 's2', 'g1', 't'); // deleted before the migration: not counted
+    migrate(db);
+    insert.run('new-1', 's2', 'g2', null);
+    insert.run('new-2', null, 'g2', null);
+    db.prepare("UPDATE leads SET status_id = 's2' WHERE id = 'old-1'").run();
+    db.prepare("UPDATE leads SET group_id = NULL WHERE id = 'new-1'").run();
+    db.prepare("UPDATE leads SET deleted_at = 't' WHERE id = 'old-2'").run();
+    db.prepare("UPDATE leads SET deleted_at = NULL WHERE id = 'old-3'").run();
+    db.prepare("DELETE FROM leads WHERE id = 'new-2'").run();
+    db.prepare("UPDATE leads SET first_name = 'y'").run(); // other columns leave the counts alone
+
+    const counted = (column: string) =>
+      Object.fromEntries(
+        (db.prepare(`SELECT ${column} AS id, count(*) AS n FROM leads WHERE ${column} IS NOT NULL AND deleted_at IS NULL GROUP BY ${column}`).all() as { id: string; n: number }[]).map((r) => [r.id, r.n]),
+      );
+    const kept = (kind: string) =>
+      Object.fromEntries((db.prepare('SELECT item_id AS id, n FROM lead_counts WHERE kind = ? AND n > 0').all(kind) as { id: string; n: number }[]).map((r) => [r.id, r.n]));
+    expect(counted('status_id')).toEqual({ s2: 3 });
+    expect(kept('status')).toEqual(counted('status_id'));
+    expect(kept('group')).toEqual(counted('group_id'));
+    expect(kept('group')).toEqual({ g1: 2 });
+  });
 });
