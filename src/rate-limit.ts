@@ -3,7 +3,14 @@ import rateLimit from '@fastify/rate-limit';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Store } from './db/store.js';
 import { AppError } from './errors.js';
-import type { Endpoint } from './idempotency/submission-store.js';
+import type { Endpoint, Submission } from './idempotency/submission-store.js';
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** The ledger row of this request's event_id as the limiter found it (undefined: not looked up). */
+    knownEvent: Submission | null | undefined;
+  }
+}
 
 const V1_ENDPOINTS: Record<string, Endpoint> = {
   '/api/integrations/v1/leads/': 'leads',
@@ -15,7 +22,8 @@ async function isKnownEvent(store: Store, request: FastifyRequest): Promise<bool
   const endpoint = V1_ENDPOINTS[request.routeOptions.url ?? ''];
   const eventId = (request.body as { event_id?: unknown } | undefined)?.event_id;
   if (endpoint === undefined || typeof eventId !== 'string' || !request.integration) return false;
-  return (await store.read((r) => r.submissions.find(request.integration!.id, endpoint, eventId))) !== null;
+  request.knownEvent = await store.read((r) => r.submissions.find(request.integration!.id, endpoint, eventId));
+  return request.knownEvent !== null;
 }
 
 /**
@@ -23,6 +31,7 @@ async function isKnownEvent(store: Store, request: FastifyRequest): Promise<bool
  * It runs as a preHandler: after authentication (the key is known) and validation (event_id is).
  */
 export async function registerRateLimit(app: FastifyInstance, deps: { store: Store; defaultPerMinute: number }): Promise<void> {
+  if (!app.hasRequestDecorator('knownEvent')) app.decorateRequest('knownEvent', undefined);
   await app.register(rateLimit, {
     hook: 'preHandler',
     timeWindow: 60_000,

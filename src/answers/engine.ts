@@ -1,11 +1,11 @@
 // The answers engine (seed 2.3, contract 5): mapping, coercion, provenance and the conflict rule.
-import { randomUUID } from 'node:crypto';
 import type { Repos } from '../db/store.js';
 import type { Integration } from '../rules/catalog.js';
 import type { AnswersResult } from '../intake/schemas.js';
 import type { AnswerOutcome } from './answer-store.js';
 import { coerce, sameData } from './coerce.js';
 import type { FieldData, Writer } from './field-value-store.js';
+import { newId } from '../db/ids.js';
 
 export const emptyAnswersResult = (): AnswersResult => ({
   written: [],
@@ -36,7 +36,7 @@ export async function writeField(
   if (existing && sameData(existing, data)) return 'unchanged';
   if (existing && !sameWriter(existing.writtenBy, writer) && !overwriteOthers) return 'kept_existing';
   await tx.fieldValues.put({
-    id: existing?.id ?? randomUUID(),
+    id: existing?.id ?? newId(),
     leadId: target.leadId,
     fieldId: target.fieldId,
     ...data,
@@ -80,7 +80,7 @@ export async function applyAnswers(
     if (applied.outcome === 'invalid') result.invalid.push({ key, error: applied.error! });
     else result[applied.outcome].push(key);
     await tx.answers.insert({
-      id: randomUUID(),
+      id: newId(),
       submissionId: target.submissionId,
       integrationId: integration.id,
       leadId: target.leadId,

@@ -1,5 +1,4 @@
 // Answers submission (seed 4.2): find the person's lead through this integration, apply, record once.
-import { randomUUID } from 'node:crypto';
 import { AppError } from '../errors.js';
 import type { Store } from '../db/store.js';
 import type { Integration } from '../rules/catalog.js';
@@ -7,6 +6,8 @@ import { runOnce } from '../idempotency/replay.js';
 import type { AnswersResult } from '../intake/schemas.js';
 import { applyAnswers } from './engine.js';
 import type { AnswersResponse, AnswersSubmission } from './schemas.js';
+import type { Submission } from '../idempotency/submission-store.js';
+import { newId } from '../db/ids.js';
 
 /** Recorded the first time; a replay returns it with `deleted` as the lead is now. */
 interface AnswersOutcomeRecord {
@@ -20,11 +21,12 @@ export function submitAnswers(
   deps: { store: Store; now?: () => string },
   integration: Integration,
   body: AnswersSubmission,
+  options: { known?: Submission | null } = {},
 ): Promise<AnswersResponse> {
   const now = deps.now ?? (() => new Date().toISOString());
   return runOnce<AnswersResponse>(
     deps.store,
-    { integrationId: integration.id, endpoint: 'answers', eventId: body.event_id, body },
+    { integrationId: integration.id, endpoint: 'answers', eventId: body.event_id, body, known: options.known },
     {
       replay: async (r, submission) => {
         const record = submission.outcome as AnswersOutcomeRecord;
@@ -43,7 +45,7 @@ export function submitAnswers(
           );
         }
         const at = now();
-        const submissionId = randomUUID();
+        const submissionId = newId();
         const record: AnswersOutcomeRecord = {
           lead_id: lead.id,
           contact_id: contact.id,

@@ -25,6 +25,8 @@ export function openDatabase(path: string, options: OpenOptions): Db {
   if (!options.readonly) db.pragma('journal_mode = WAL');
   db.pragma(`synchronous = ${options.synchronous}`);
   db.pragma('foreign_keys = ON');
+  db.pragma('mmap_size = 268435456');
+  db.pragma('cache_size = -32768');
   assertSynchronous(db, options.synchronous);
   return db;
 }

@@ -20,6 +20,8 @@ export interface IdempotentRequest {
   endpoint: Endpoint;
   eventId: string;
   body: unknown;
+  /** The ledger row already looked up for this request (null: none), so it is not read twice. */
+  known?: Submission | null;
 }
 
 /**
@@ -43,7 +45,7 @@ export async function runOnce<T>(
   };
   const find = (r: Repos) => r.submissions.find(request.integrationId, request.endpoint, request.eventId);
 
-  const known = await store.read(find);
+  const known = request.known !== undefined ? request.known : await store.read(find);
   if (known) return store.read((r) => seen(r, known));
   for (let attempt = 1; ; attempt++) {
     try {

@@ -50,7 +50,7 @@ export function intakeRoutes(deps: { store: Store; rules: RulesHolder; usage: Us
       },
       async (request, reply) => {
         const integration = request.integration!;
-        const result = await submitLead(deps, integration, request.body);
+        const result = await submitLead(deps, integration, request.body, { known: request.knownEvent });
         reply.logContext = {
           event_id: request.body.event_id,
           outcome: result.body.replayed ? 'replayed' : result.body.intake_outcome,
@@ -74,7 +74,7 @@ export function intakeRoutes(deps: { store: Store; rules: RulesHolder; usage: Us
         },
       },
       async (request, reply) => {
-        const result = await submitAnswers(deps, request.integration!, request.body);
+        const result = await submitAnswers(deps, request.integration!, request.body, { known: request.knownEvent });
         reply.logContext = { event_id: request.body.event_id, outcome: result.replayed ? 'replayed' : 'answered', answers: answerCounts(result.answers) };
         return result;
       },

@@ -1,5 +1,4 @@
 // Lead submission (seed 4.1, contract 4): person matching, created/attached/reactivated, replay.
-import { randomUUID } from 'node:crypto';
 import type { Repos, Store } from '../db/store.js';
 import type { Integration } from '../rules/catalog.js';
 import type { Submission } from '../idempotency/submission-store.js';
@@ -10,6 +9,7 @@ import type { Lead, LeadPatch } from './lead-store.js';
 import { renderLead } from './lead-view.js';
 import { normalizeEmail, normalizePhone, sameName, textOrNull } from './person.js';
 import type { AnswersResult, LeadSubmission, LeadSubmissionResponse } from './schemas.js';
+import { newId } from '../db/ids.js';
 
 type MatchedBy = LeadSubmissionResponse['matched_by'];
 type IntakeOutcome = LeadSubmissionResponse['intake_outcome'];
@@ -41,12 +41,12 @@ export function submitLead(
   deps: IntakeDeps,
   integration: Integration,
   body: LeadSubmission,
-  options: { origin?: Lead['origin'] } = {},
+  options: { origin?: Lead['origin']; known?: Submission | null } = {},
 ): Promise<LeadSubmissionReply> {
   const now = deps.now ?? (() => new Date().toISOString());
   return runOnce(
     deps.store,
-    { integrationId: integration.id, endpoint: 'leads', eventId: body.event_id, body },
+    { integrationId: integration.id, endpoint: 'leads', eventId: body.event_id, body, known: options.known },
     {
       replay: (r, submission) => replayLead(r, integration, submission),
       fresh: (tx) => intake(tx, integration, body, now(), options.origin ?? 'v1'),
@@ -54,8 +54,9 @@ export function submitLead(
   );
 }
 
-async function respond(r: Repos, integration: Integration, record: LeadOutcomeRecord, replayed: boolean) {
-  const lead = await r.leads.get(record.lead_id);
+/** The reply body; `current` is the lead as the caller just wrote it, saving a read of the row. */
+async function respond(r: Repos, integration: Integration, record: LeadOutcomeRecord, replayed: boolean, current?: Lead) {
+  const lead = current ?? (await r.leads.get(record.lead_id));
   const live = lead !== null && lead.deletedAt === null;
   const { lead_id: _leadId, ...outcome } = record;
   return {
@@ -131,7 +132,7 @@ async function intake(
   let contact = matched;
   if (contact === null) {
     const { externalId: _externalId, ...fields } = person;
-    contact = { id: randomUUID(), workspaceId: integration.workspace.id, ...fields, createdAt: at, updatedAt: at };
+    contact = { id: newId(), workspaceId: integration.workspace.id, ...fields, createdAt: at, updatedAt: at };
     await tx.contacts.insert(contact);
   } else {
     await tx.contacts.fillEmpty(contact.id, person, at);
@@ -174,12 +175,12 @@ async function intake(
     }
     await tx.leads.update(latest.id, patch);
     if (notes !== null) {
-      await tx.leads.addComment({ id: randomUUID(), leadId: latest.id, body: notes, authorKind: 'integration', authorRef: integration.id, createdAt: at });
+      await tx.leads.addComment({ id: newId(), leadId: latest.id, body: notes, authorKind: 'integration', authorRef: integration.id, createdAt: at });
     }
     lead = { ...latest, ...patch };
   }
 
-  const submissionId = randomUUID();
+  const submissionId = newId();
   const answers = body.answers
     ? await applyAnswers(tx, integration, { leadId: lead.id, submissionId, at }, body.answers)
     : emptyAnswersResult();
@@ -195,7 +196,7 @@ async function intake(
     answers,
   };
   return {
-    reply: { status: outcome === 'created' ? 201 : 200, body: await respond(tx, integration, record, false) },
+    reply: { status: outcome === 'created' ? 201 : 200, body: await respond(tx, integration, record, false, lead) },
     record: { id: submissionId, contactId: contact.id, leadId: lead.id, outcome: record, needsReview: reason !== null, reviewReason: reason, createdAt: at },
   };
 }
@@ -210,7 +211,7 @@ function newLead(
 ): Lead {
   const d = integration.defaults;
   return {
-    id: randomUUID(),
+    id: newId(),
     workspaceId: integration.workspace.id,
     contactId,
     integrationId: integration.id,

@@ -1,5 +1,5 @@
 // The deprecated interface's writes, translated onto the v1 services (contract 7).
-import { createHash, randomUUID } from 'node:crypto';
+import { createHash } from 'node:crypto';
 import type { Store } from '../db/store.js';
 import { AppError } from '../errors.js';
 import type { Integration } from '../rules/catalog.js';
@@ -15,6 +15,7 @@ import { runOnce } from '../idempotency/replay.js';
 import { applyAnswers } from '../answers/engine.js';
 import type { LegacyTag } from './tag-store.js';
 import { answersFromLegacy, translateLegacyLead } from './translate.js';
+import { newId } from '../db/ids.js';
 
 export interface LegacyDeps {
   store: Store;
@@ -128,7 +129,7 @@ export async function updateLegacyLead(
         replay: async () => undefined,
         fresh: async (tx) => {
           const at = (deps.now?.() ?? new Date()).toISOString();
-          const id = randomUUID();
+          const id = newId();
           const result = await applyAnswers(tx, integration, { leadId: lead.id, submissionId: id, at }, answers);
           return { reply: undefined, record: { id, contactId: lead.contactId, leadId: lead.id, outcome: { lead_id: lead.id, contact_id: lead.contactId, submission_id: id, answers: result }, createdAt: at } };
         },

@@ -1,5 +1,4 @@
 // Legacy reads and actions with no v1 translation, served from the gateway's own store (contract 7).
-import { randomUUID } from 'node:crypto';
 import { AppError } from '../errors.js';
 import type { Integration, Workspace } from '../rules/catalog.js';
 import { actOnLead } from '../intake/operator.js';
@@ -7,6 +6,7 @@ import { renderLead } from '../intake/lead-view.js';
 import type { LeadObject } from '../intake/schemas.js';
 import type { Rules } from '../rules/catalog.js';
 import { ownLead, type LegacyDeps } from './service.js';
+import { newId } from '../db/ids.js';
 
 type Deps = LegacyDeps & { rules: () => Rules };
 
@@ -75,7 +75,7 @@ export async function deleteOwnLead(deps: Deps, integration: Integration, leadId
 
 export async function addComment(deps: Deps, integration: Integration, leadId: string, text: string) {
   const lead = await ownLead(deps.store, integration, leadId);
-  const comment = { id: randomUUID(), leadId: lead.id, body: text, authorKind: 'integration' as const, authorRef: integration.id, createdAt: new Date().toISOString() };
+  const comment = { id: newId(), leadId: lead.id, body: text, authorKind: 'integration' as const, authorRef: integration.id, createdAt: new Date().toISOString() };
   await deps.store.transact((tx) => tx.leads.addComment(comment));
   return { id: comment.id, lead: lead.id, text: comment.body, created_at: comment.createdAt };
 }
@@ -100,7 +100,7 @@ export function toMinor(amount: string | number): number {
 
 export async function addPayment(deps: Deps, integration: Integration, leadId: string, amount: string | number, note: string | null) {
   const lead = await ownLead(deps.store, integration, leadId);
-  const payment = { id: randomUUID(), leadId: lead.id, amountMinor: toMinor(amount), note, createdAt: new Date().toISOString() };
+  const payment = { id: newId(), leadId: lead.id, amountMinor: toMinor(amount), note, createdAt: new Date().toISOString() };
   await deps.store.transact((tx) => tx.leads.addPayment(payment));
   return { id: payment.id, lead: lead.id, amount: (payment.amountMinor / 100).toFixed(2), comment: note, created_at: payment.createdAt };
 }

@@ -1,14 +1,14 @@
 // The service team's controls (contract 6): keys, migration state, switch-off and rollback, audit.
-import { randomUUID } from 'node:crypto';
 import type { Repos, Store } from '../db/store.js';
 import { AppError } from '../errors.js';
 import type { Integration } from '../rules/catalog.js';
 import type { Lead } from '../intake/lead-store.js';
 import type { ApiKey } from './key-store.js';
-import { hashKey, storeKey, type IssuedKey } from './keys.js';
+import { forgetKeys, hashKey, storeKey, type IssuedKey } from './keys.js';
 import type { MigrationState } from './state-store.js';
 import type { UsageRecorder } from './usage.js';
 import { renderTemplate } from '../legacy/translate.js';
+import { newId } from '../db/ids.js';
 
 export interface MigrationDeps {
   store: Store;
@@ -35,7 +35,7 @@ async function move(
   const from = await tx.states.get(integration.id);
   if (to !== null && to !== from) await tx.states.set(integration.id, to, at);
   await tx.states.addAudit({
-    id: randomUUID(),
+    id: newId(),
     integrationId: integration.id,
     action,
     fromState: from,
@@ -104,7 +104,7 @@ export async function importLegacyKey(
   return deps.store.transact(async (tx) => {
     if (await tx.keys.findByHash(hash)) throw new AppError('conflict', 'This key is already known to the gateway.');
     const key: ApiKey = {
-      id: randomUUID(),
+      id: newId(),
       integrationId: integration.id,
       kind: 'legacy',
       prefix: input.key !== undefined ? input.key.slice(0, 6) : `sha256:${hash.slice(0, 8)}`,
@@ -144,7 +144,7 @@ export async function issueV1Key(deps: MigrationDeps, integration: Integration, 
 /** The owner's "renew key": every current key stops at once, one new v1 key is issued. */
 export async function renewKeys(deps: MigrationDeps, integration: Integration, who: Actor): Promise<IssuedKey & { revoked: number; state: MigrationState }> {
   const at = (deps.now?.() ?? new Date()).toISOString();
-  return deps.store.transact(async (tx) => {
+  const renewed = await deps.store.transact(async (tx) => {
     const revoked = await tx.keys.revokeAll(integration.id, at);
     const issued = await storeKey(tx, { integrationId: integration.id, kind: 'v1', createdBy: who.actor, at });
     const current = await tx.states.get(integration.id);
@@ -155,6 +155,8 @@ export async function renewKeys(deps: MigrationDeps, integration: Integration, w
     });
     return { ...issued, revoked, state };
   });
+  forgetKeys(deps.store);
+  return renewed;
 }
 
 /** Seed 5, step 4: the old interface is switched off; refused while legacy calls are recent, unless forced. */
