@@ -1,7 +1,8 @@
 // buildApp(config, deps): the whole gateway as a Fastify instance, ready to inject, never listening.
 import { randomUUID } from 'node:crypto';
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
-import { serializerCompiler, validatorCompiler } from 'fastify-type-provider-zod';
+import { validatorCompiler } from 'fastify-type-provider-zod';
+import { responseSerializer } from './serializer.js';
 import type { Config } from './config.js';
 import type { Store } from './db/store.js';
 import { AppError, registerErrorHandling, sendProblem } from './errors.js';
@@ -39,7 +40,7 @@ const VERSION = '0.1.0';
 /** A client's X-Request-Id is kept when it is short and plain; otherwise the gateway makes one. */
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
-export async function buildApp(config: Pick<Config, 'adminToken'> & Partial<Pick<Config, 'upstream' | 'rateLimitPerMinute'>>, deps: AppDeps): Promise<FastifyInstance> {
+export async function buildApp(config: Pick<Config, 'adminToken'> & Partial<Pick<Config, 'upstream' | 'rateLimitPerMinute' | 'checkResponses'>>, deps: AppDeps): Promise<FastifyInstance> {
   const app = Fastify({
     loggerInstance: deps.logger,
     // Fastify's two lines per request are replaced by one richer line (logging.ts).
@@ -54,7 +55,8 @@ export async function buildApp(config: Pick<Config, 'adminToken'> & Partial<Pick
   // JSON only: Fastify's built-in text/plain parser would hand a string to the schema (422, not 415).
   app.removeContentTypeParser('text/plain');
   app.setValidatorCompiler(validatorCompiler);
-  app.setSerializerCompiler(serializerCompiler);
+  // Checked against the schemas unless the server runs with RESPONSE_CHECKS=off (serializer.ts).
+  app.setSerializerCompiler(responseSerializer(config.checkResponses ?? true));
 
   app.addHook('onRequest', async (request, reply) => {
     reply.header('x-request-id', request.id);

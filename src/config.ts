@@ -39,6 +39,8 @@ export const ConfigSchema = z
     SQLITE_SYNCHRONOUS: z
       .enum(['FULL', 'NORMAL', 'OFF'], { error: 'must be FULL, NORMAL or OFF' })
       .default('FULL'),
+    // on: every response body is checked against its schema (tests and development; costs ~20% under load).
+    RESPONSE_CHECKS: z.enum(['on', 'off'], { error: 'must be on or off' }).default('off'),
   })
   .superRefine((env, ctx) => {
     if (!env.DEMO_MODE && env.ADMIN_TOKEN === undefined) {
@@ -67,6 +69,8 @@ export interface Config {
   upstream: UpstreamConfig | null;
   /** Requests per minute per integration key, unless the integration's rules say otherwise. */
   rateLimitPerMinute: number;
+  /** Check every response body against its schema (serializer.ts). */
+  checkResponses: boolean;
 }
 
 export interface UpstreamConfig {
@@ -105,6 +109,7 @@ export function parseConfig(env: Record<string, string | undefined>): Config {
     demo: c.DEMO_MODE,
     sqliteSynchronous: c.SQLITE_SYNCHRONOUS,
     rateLimitPerMinute: c.RATE_LIMIT_PER_MINUTE,
+    checkResponses: c.RESPONSE_CHECKS === 'on',
     upstream:
       c.LEGACY_UPSTREAM_URL === undefined
         ? null
