@@ -4,6 +4,7 @@ import { AppError } from '../errors.js';
 import type { Store } from '../db/store.js';
 import type { RulesHolder } from '../rules/loader.js';
 import { findLiveKey } from '../migration/keys.js';
+import { hotRead } from '../db/hot-reads.js';
 import type { UsageRecorder } from '../migration/usage.js';
 import { replacementFor } from './replacements.js';
 
@@ -35,7 +36,7 @@ export function legacyGate(deps: { store: Store; rules: RulesHolder; usage: Usag
     // Counted before the state check: a switched-off bot that keeps calling is what the report must show.
     deps.usage.record(integration.id, 'legacy', `${request.method} ${request.routeOptions.url ?? request.url.split('?')[0]}`);
 
-    const state = await deps.store.read((r) => r.states.get(integration.id));
+    const state = await hotRead(deps.store, `state:${integration.id}`, () => deps.store.read((r) => r.states.get(integration.id)));
     if (state === 'switched_off') {
       const replacement = replacementFor(request.method, request.url.split('?')[0] ?? '');
       throw new AppError(

@@ -1,6 +1,7 @@
 // API keys: random (192 bits), a short readable prefix, shown once, stored only as a SHA-256 hash.
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { Repos, Store } from '../db/store.js';
+import { hotRead } from '../db/hot-reads.js';
 import type { ApiKey, KeyKind } from './key-store.js';
 import { newId } from '../db/ids.js';
 
@@ -53,38 +54,9 @@ export async function storeKey(
  */
 export async function findLiveKey(store: Store, secret: string, kind: KeyKind): Promise<ApiKey | null> {
   const hash = hashKey(secret);
-  const key = await cachedKey(store, hash);
+  // Only keys that exist are remembered, so guessing fills nothing (db/hot-reads.ts).
+  const key = await hotRead(store, `key:${hash}`, () => store.read((r) => r.keys.findByHash(hash)), (k) => k !== null);
   if (!key || key.kind !== kind || key.revokedAt !== null) return null;
   return timingSafeEqual(Buffer.from(key.hash, 'hex'), Buffer.from(hash, 'hex')) ? key : null;
 }
 
-/**
- * Keys found are remembered for a second per store: every request authenticates, and the point read
- * on the reader connection (whose page cache every commit empties) cost more than the rest of the
- * check. Renewal in this process forgets them at once; a renewal by another process (the CLI) takes
- * effect within KEY_CACHE_TTL_MS. Unknown keys are never remembered, so guessing fills nothing.
- */
-export const KEY_CACHE_TTL_MS = 1000;
-const KEY_CACHE_MAX = 1024;
-const keyCaches = new WeakMap<Store, Map<string, { key: ApiKey; until: number }>>();
-
-async function cachedKey(store: Store, hash: string): Promise<ApiKey | null> {
-  let cache = keyCaches.get(store);
-  if (!cache) keyCaches.set(store, (cache = new Map()));
-  const now = Date.now();
-  const hit = cache.get(hash);
-  if (hit && hit.until > now) return hit.key;
-  const key = await store.read((r) => r.keys.findByHash(hash));
-  if (key) {
-    if (cache.size >= KEY_CACHE_MAX) cache.clear();
-    cache.set(hash, { key, until: now + KEY_CACHE_TTL_MS });
-  } else {
-    cache.delete(hash);
-  }
-  return key;
-}
-
-/** Forgets every remembered key of a store (after a renewal revoked some). */
-export function forgetKeys(store: Store): void {
-  keyCaches.get(store)?.clear();
-}

@@ -4,7 +4,8 @@ import { AppError } from '../errors.js';
 import type { Integration } from '../rules/catalog.js';
 import type { Lead } from '../intake/lead-store.js';
 import type { ApiKey } from './key-store.js';
-import { forgetKeys, hashKey, storeKey, type IssuedKey } from './keys.js';
+import { hashKey, storeKey, type IssuedKey } from './keys.js';
+import { forgetHotReads } from '../db/hot-reads.js';
 import type { MigrationState } from './state-store.js';
 import type { UsageRecorder } from './usage.js';
 import { renderTemplate } from '../legacy/translate.js';
@@ -101,7 +102,7 @@ export async function importLegacyKey(
 ): Promise<ApiKey> {
   const at = (deps.now?.() ?? new Date()).toISOString();
   const hash = input.key !== undefined ? hashKey(input.key) : input.hash!.toLowerCase();
-  return deps.store.transact(async (tx) => {
+  const changed = await deps.store.transact(async (tx) => {
     if (await tx.keys.findByHash(hash)) throw new AppError('conflict', 'This key is already known to the gateway.');
     const key: ApiKey = {
       id: newId(),
@@ -117,6 +118,8 @@ export async function importLegacyKey(
     await move(tx, integration, 'legacy_key_imported', null, input, at, { key_id: key.id, prefix: key.prefix });
     return key;
   });
+  forgetHotReads(deps.store);
+  return changed;
 }
 
 export interface IssueResult extends IssuedKey {
@@ -127,7 +130,7 @@ export interface IssueResult extends IssuedKey {
 /** Seed 5, step 1: the additional v1 key. Moves legacy -> migrating and links legacy-created leads. */
 export async function issueV1Key(deps: MigrationDeps, integration: Integration, who: Actor): Promise<IssueResult> {
   const at = (deps.now?.() ?? new Date()).toISOString();
-  return deps.store.transact(async (tx) => {
+  const changed = await deps.store.transact(async (tx) => {
     const issued = await storeKey(tx, { integrationId: integration.id, kind: 'v1', createdBy: who.actor, at });
     const current = await tx.states.get(integration.id);
     const links = await linkLegacyLeads(tx, integration, at);
@@ -139,6 +142,8 @@ export async function issueV1Key(deps: MigrationDeps, integration: Integration, 
     });
     return { ...issued, state, links };
   });
+  forgetHotReads(deps.store);
+  return changed;
 }
 
 /** The owner's "renew key": every current key stops at once, one new v1 key is issued. */
@@ -155,7 +160,7 @@ export async function renewKeys(deps: MigrationDeps, integration: Integration, w
     });
     return { ...issued, revoked, state };
   });
-  forgetKeys(deps.store);
+  forgetHotReads(deps.store);
   return renewed;
 }
 
@@ -168,7 +173,7 @@ export async function switchOff(
   await deps.usage.flush();
   const now = deps.now?.() ?? new Date();
   const quietHours = input.quietPeriodHours ?? DEFAULT_QUIET_PERIOD_HOURS;
-  return deps.store.transact(async (tx) => {
+  const changed = await deps.store.transact(async (tx) => {
     const current = await tx.states.get(integration.id);
     if (current !== 'migrating') {
       throw new AppError(
@@ -194,16 +199,20 @@ export async function switchOff(
       quiet_period_hours: quietHours,
     });
   });
+  forgetHotReads(deps.store);
+  return changed;
 }
 
 /** switched_off -> migrating: the old key works again. A reason is required. */
 export async function rollback(deps: MigrationDeps, integration: Integration, who: Actor & { reason: string }): Promise<MigrationState> {
   const at = (deps.now?.() ?? new Date()).toISOString();
-  return deps.store.transact(async (tx) => {
+  const changed = await deps.store.transact(async (tx) => {
     const current = await tx.states.get(integration.id);
     if (current !== 'switched_off') {
       throw new AppError('conflict', `${integration.handle} is ${current}; only a switched-off integration can be rolled back.`, { state: current });
     }
     return move(tx, integration, 'rolled_back', 'migrating', who, at);
   });
+  forgetHotReads(deps.store);
+  return changed;
 }

@@ -1,0 +1,53 @@
+// Keys and migration states are remembered a second per store (db/hot-reads.ts): changes made through
+// the gateway apply at once, changes made by another process (the CLI) within that second.
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
+import { HOT_READ_TTL_MS } from '../src/db/hot-reads.js';
+import { stableId } from '../src/rules/ids.js';
+import { startGateway, type Gateway } from './helper.js';
+
+let gw: Gateway;
+const LEGACY = 'hot-reads-legacy-key-0123456789';
+const integrationId = stableId('brightpath', 'integration', 'telegram-bot');
+
+beforeAll(async () => {
+  gw = await startGateway();
+  await gw.admin('POST', '/admin/v1/integrations/brightpath:telegram-bot/keys/import', { key: LEGACY });
+});
+afterAll(() => gw.close());
+afterEach(() => vi.useRealTimers());
+
+const legacyCall = () => gw.app.inject({ method: 'GET', url: '/api/bots/api/info/', headers: { 'x-bot-api-key': LEGACY } });
+let n = 0;
+const lead = (key: string) => gw.submit(key, { event_id: `hot-${n++}`, first_name: 'Hot' });
+
+describe('remembered keys and states', () => {
+  it('a renewal through the admin API stops the old key on the very next request', async () => {
+    const old = await gw.issueKey('brightpath:website-form');
+    expect((await lead(old)).statusCode).toBe(201);
+    const renewed = await gw.admin('POST', '/admin/v1/integrations/brightpath:website-form/keys/renew', { actor: 'test' });
+    expect(renewed.statusCode).toBe(201);
+    expect((await lead(old)).statusCode).toBe(401);
+    expect((await lead(renewed.json().key)).statusCode).toBe(201);
+  });
+
+  it('a key revoked by another process stops within the second; an unknown key is never remembered', async () => {
+    vi.useFakeTimers({ toFake: ['Date'] });
+    const key = await gw.issueKey('smile-dental:booking-form');
+    expect((await lead(key)).statusCode).toBe(201);
+    gw.store.db.prepare("UPDATE api_keys SET revoked_at = '2026-01-01T00:00:00Z' WHERE revoked_at IS NULL AND kind = 'v1'").run();
+    vi.setSystemTime(Date.now() + HOT_READ_TTL_MS + 1);
+    expect((await lead(key)).statusCode).toBe(401);
+  });
+
+  it('a switch-off by another process answers 403 within the second; through the admin API at once', async () => {
+    vi.useFakeTimers({ toFake: ['Date'] });
+    expect((await legacyCall()).statusCode).toBe(200);
+    gw.store.db.prepare("INSERT OR REPLACE INTO integration_states (integration_id, state, updated_at) VALUES (?, 'switched_off', 't')").run(integrationId);
+    vi.setSystemTime(Date.now() + HOT_READ_TTL_MS + 1);
+    expect((await legacyCall()).statusCode).toBe(403);
+
+    const back = await gw.admin('POST', '/admin/v1/integrations/brightpath:telegram-bot/rollback', { actor: 'test', reason: 'bot not ready' });
+    expect(back.statusCode).toBe(200);
+    expect((await legacyCall()).statusCode).toBe(200);
+  });
+});
