@@ -56,6 +56,12 @@ export function openSqliteStore(options: SqliteStoreOptions): SqliteStore {
   const writeRepos = reposFor(writer);
   const readRepos = reader === writer ? writeRepos : reposFor(reader);
 
+  // Reads in flight share one read transaction on the reader connection: one snapshot, and one check
+  // of the WAL (which empties the page cache after any commit) instead of one per statement.
+  const beginRead = reader === writer ? null : reader.prepare('BEGIN');
+  const endRead = reader === writer ? null : reader.prepare('COMMIT');
+  let activeReads = 0;
+
   const pending: Unit[] = [];
   let draining: Promise<void> | null = null;
   let closed = false;
@@ -115,7 +121,15 @@ export function openSqliteStore(options: SqliteStoreOptions): SqliteStore {
         draining ??= drain();
       });
     },
-    read: (fn) => fn(readRepos),
+    async read(fn) {
+      if (beginRead === null || endRead === null) return fn(readRepos);
+      if (activeReads++ === 0) beginRead.run();
+      try {
+        return await fn(readRepos);
+      } finally {
+        if (--activeReads === 0) endRead.run();
+      }
+    },
     async checkReady() {
       await this.transact(async () => undefined);
     },
