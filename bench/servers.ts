@@ -1,0 +1,21 @@
+// Reference servers for the benchmarks, each run as its own process:
+//   echo      a plain Fastify JSON echo, the baseline every gateway figure is a ratio of;
+//   upstream  a stand-in for the legacy bot API that the gateway's pass-through forwards to.
+import Fastify from 'fastify';
+
+const mode = process.argv[2];
+const app = Fastify({ logger: false });
+
+if (mode === 'echo') {
+  app.post('/echo', async (request, reply) => reply.code(201).send(request.body));
+} else if (mode === 'upstream') {
+  const employees = Array.from({ length: 5 }, (_, i) => ({ id: `emp-${i}`, username: `employee${i}`, first_name: 'Employee', last_name: String(i) }));
+  app.get('/api/bots/api/employees/', async () => employees);
+} else {
+  console.error('usage: servers.ts echo|upstream');
+  process.exit(2);
+}
+
+const address = await app.listen({ host: '127.0.0.1', port: 0 });
+console.log(`listening ${address}`);
+process.on('SIGTERM', () => void app.close().then(() => process.exit(0)));
