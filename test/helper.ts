@@ -23,11 +23,11 @@ export interface Gateway {
   close(): Promise<void>;
 }
 
-export async function startGateway(options: { rulesDir?: string } = {}): Promise<Gateway> {
+export async function startGateway(options: { rulesDir?: string; rateLimitPerMinute?: number } = {}): Promise<Gateway> {
   const dir = mkdtempSync(join(tmpdir(), 'lead-gateway-test-'));
   const store = openSqliteStore({ path: join(dir, 'gateway.db'), synchronous: 'FULL' });
   const rules = createRulesHolder(options.rulesDir ?? EXAMPLE_RULES);
-  const app = await buildApp({ adminToken: ADMIN_TOKEN }, { store, rules });
+  const app = await buildApp({ adminToken: ADMIN_TOKEN, ...(options.rateLimitPerMinute ? { rateLimitPerMinute: options.rateLimitPerMinute } : {}) }, { store, rules });
   const admin: Gateway['admin'] = (method, url, body) =>
     app.inject({ method, url, headers: { authorization: `Bearer ${ADMIN_TOKEN}` }, ...(body === undefined ? {} : { payload: body as object }) });
   return {
