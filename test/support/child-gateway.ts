@@ -115,8 +115,8 @@ export function memoryOf(pid: number): { rss: number; peak: number } | null {
 }
 
 /** A POST with a JSON body; resolves to the status and parsed body, or rejects on a network error. */
-export async function postJson<T = Record<string, unknown>>(url: string, headers: Record<string, string>, body: unknown): Promise<{ status: number; body: T }> {
+export async function postJson<T = Record<string, unknown>>(url: string, headers: Record<string, string>, body: unknown): Promise<{ status: number; body: T; retryAfter: string | null }> {
   const res = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(body) });
   const text = await res.text();
-  return { status: res.status, body: (text ? JSON.parse(text) : null) as T };
+  return { status: res.status, body: (text ? JSON.parse(text) : null) as T, retryAfter: res.headers.get('retry-after') };
 }
