@@ -6,6 +6,9 @@ import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
 import { buildApp } from '../src/app.js';
 import { openSqliteStore, type SqliteStore } from '../src/db/sqlite-store.js';
 import { createRulesHolder, type RulesHolder } from '../src/rules/loader.js';
+import { createLogger } from '../src/logging.js';
+import pino from 'pino';
+import { secretsFoundIn } from './support/secrets.js';
 
 export const ADMIN_TOKEN = 'test-admin-token-0123456789abcdef';
 export const EXAMPLE_RULES = join(import.meta.dirname, '..', 'rules');
@@ -27,9 +30,19 @@ export async function startGateway(options: { rulesDir?: string; rateLimitPerMin
   const dir = mkdtempSync(join(tmpdir(), 'lead-gateway-test-'));
   const store = openSqliteStore({ path: join(dir, 'gateway.db'), synchronous: 'FULL' });
   const rules = createRulesHolder(options.rulesDir ?? EXAMPLE_RULES);
-  const app = await buildApp({ adminToken: ADMIN_TOKEN, ...(options.rateLimitPerMinute ? { rateLimitPerMinute: options.rateLimitPerMinute } : {}) }, { store, rules });
-  const admin: Gateway['admin'] = (method, url, body) =>
-    app.inject({ method, url, headers: { authorization: `Bearer ${ADMIN_TOKEN}` }, ...(body === undefined ? {} : { payload: body as object }) });
+  // Every test gateway logs to a file that close() searches, with the database, for the secrets it saw.
+  const logFile = join(dir, 'gateway.log');
+  const logger = createLogger('info', pino.destination({ dest: logFile, sync: true }));
+  const secrets = new Set<string>([ADMIN_TOKEN]);
+  const app = await buildApp({ adminToken: ADMIN_TOKEN, ...(options.rateLimitPerMinute ? { rateLimitPerMinute: options.rateLimitPerMinute } : {}) }, { store, rules, logger });
+  const admin: Gateway['admin'] = async (method, url, body) => {
+    const sent = (body as { key?: unknown } | undefined)?.key;
+    if (typeof sent === 'string') secrets.add(sent);
+    const res = await app.inject({ method, url, headers: { authorization: `Bearer ${ADMIN_TOKEN}` }, ...(body === undefined ? {} : { payload: body as object }) });
+    const issued = /^application\/json/.test(String(res.headers['content-type'])) ? (res.json() as { key?: unknown }).key : undefined;
+    if (typeof issued === 'string') secrets.add(issued);
+    return res;
+  };
   return {
     app,
     store,
@@ -45,7 +58,9 @@ export async function startGateway(options: { rulesDir?: string; rateLimitPerMin
       app.inject({ method: 'POST', url: '/api/integrations/v1/leads/', headers: { authorization: `Bearer ${key}` }, payload: body as object }),
     async close() {
       await app.close();
+      const found = secretsFoundIn([logFile, join(dir, 'gateway.db'), join(dir, 'gateway.db-wal')], secrets);
       rmSync(dir, { recursive: true, force: true });
+      if (found.length > 0) throw new Error(`a raw secret was stored or logged: ${found.join('; ')}`);
     },
   };
 }
