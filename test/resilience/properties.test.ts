@@ -6,6 +6,7 @@ import type { LightMyRequestResponse } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ADMIN_TOKEN, startGateway, type Gateway } from '../helper.js';
 import { scale } from './scale.js';
+import { snapshot as takeSnapshot } from '../support/snapshot.js';
 
 let gw: Gateway;
 let v1Key: string;
@@ -23,25 +24,7 @@ beforeAll(async () => {
 });
 afterAll(() => gw.close());
 
-// Every table a request can write, but the call counters (api_usage, ignored_fields): those count
-// refused calls too, on purpose, for the migration report.
-const TABLES = [
-  'contacts', 'contact_bindings', 'leads', 'lead_tags', 'lead_comments', 'lead_payments', 'lead_counts', 'submissions',
-  'answers', 'custom_field_values', 'api_keys', 'integration_states', 'audit_log', 'legacy_tags',
-];
-
-/** A fingerprint of every row of every table: any insert, update or delete changes it. */
-function snapshot(): string {
-  return TABLES.map((t) => {
-    const rows = gw.store.db.prepare(`SELECT * FROM ${t} ORDER BY 1, 2`).raw().all();
-    return `${t}:${rows.length}:${JSON.stringify(rows).length}:${hash(JSON.stringify(rows))}`;
-  }).join('|');
-}
-const hash = (s: string) => {
-  let h = 0;
-  for (let i = 0; i < s.length; i++) h = (Math.imul(h, 31) + s.charCodeAt(i)) | 0;
-  return h;
-};
+const snapshot = () => takeSnapshot(gw.store);
 
 // ---- arbitraries -------------------------------------------------------------------------------
 
