@@ -3,7 +3,8 @@
 // The reader connection's page cache is emptied by every commit, so under load each of these point
 // reads was a cold one. What changes them (key renewal, switch-off, rollback) goes through
 // migration/service.ts, which forgets everything of the store once its transaction has committed;
-// a change made by another process (the CLI) takes effect within HOT_READ_TTL_MS.
+// a commit by another process (the CLI) is seen through SQLite's data_version, checked on every
+// look-up, and forgets everything too. The one-second expiry is a backstop, not the mechanism.
 import type { Store } from './store.js';
 
 export const HOT_READ_TTL_MS = 1000;
@@ -14,6 +15,7 @@ const caches = new WeakMap<Store, Map<string, { value: unknown; until: number }>
 export async function hotRead<V>(store: Store, key: string, load: () => Promise<V>, keep: (value: V) => boolean = () => true): Promise<V> {
   let cache = caches.get(store);
   if (!cache) caches.set(store, (cache = new Map()));
+  if (store.changedElsewhere()) cache.clear();
   const now = Date.now();
   const hit = cache.get(key);
   if (hit && hit.until > now) return hit.value as V;

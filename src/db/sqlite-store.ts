@@ -61,6 +61,10 @@ export function openSqliteStore(options: SqliteStoreOptions): SqliteStore {
   const beginRead = reader === writer ? null : reader.prepare('BEGIN');
   const endRead = reader === writer ? null : reader.prepare('COMMIT');
   let activeReads = 0;
+  // data_version of a connection changes only when *another* connection commits; the reader never
+  // writes, so on the writer it moves exactly when another process (the CLI) changed the file.
+  const dataVersion = writer.prepare('PRAGMA data_version').pluck();
+  let seenVersion = dataVersion.get() as number;
 
   const pending: Unit[] = [];
   let draining: Promise<void> | null = null;
@@ -129,6 +133,12 @@ export function openSqliteStore(options: SqliteStoreOptions): SqliteStore {
       } finally {
         if (--activeReads === 0) endRead.run();
       }
+    },
+    changedElsewhere() {
+      const version = dataVersion.get() as number;
+      if (version === seenVersion) return false;
+      seenVersion = version;
+      return true;
     },
     async checkReady() {
       await this.transact(async () => undefined);

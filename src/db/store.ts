@@ -31,5 +31,7 @@ export interface Store {
   read<T>(fn: (r: Repos) => Promise<T>): Promise<T>;
   /** Throws unless the database answers and accepts writes. */
   checkReady(): Promise<void>;
+  /** True when another process (the CLI) has committed since the last call: remembered reads are stale. */
+  changedElsewhere(): boolean;
   close(): Promise<void>;
 }
