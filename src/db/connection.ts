@@ -25,6 +25,8 @@ export function openDatabase(path: string, options: OpenOptions): Db {
   if (!options.readonly) db.pragma('journal_mode = WAL');
   db.pragma(`synchronous = ${options.synchronous}`);
   db.pragma('foreign_keys = ON');
+  // Reads through a memory map and a 32 MB page cache: the reader connection re-reads pages after
+  // every commit, and large tables' indexes should stay cached (docs/performance.md).
   db.pragma('mmap_size = 268435456');
   db.pragma('cache_size = -32768');
   assertSynchronous(db, options.synchronous);

@@ -7,7 +7,7 @@
 // look-up, and forgets everything too. The one-second expiry is a backstop, not the mechanism.
 import type { Store } from './store.js';
 
-export const HOT_READ_TTL_MS = 1000;
+const HOT_READ_TTL_MS = 1000;
 const MAX_ENTRIES = 4096;
 const caches = new WeakMap<Store, Map<string, { value: unknown; until: number }>>();
 
@@ -33,4 +33,3 @@ export async function hotRead<V>(store: Store, key: string, load: () => Promise<
 export function forgetHotReads(store: Store): void {
   caches.get(store)?.clear();
 }
-

@@ -58,8 +58,7 @@ export function openSqliteStore(options: SqliteStoreOptions): SqliteStore {
 
   // Reads in flight share one read transaction on the reader connection: one snapshot, and one check
   // of the WAL (which empties the page cache after any commit) instead of one per statement.
-  const beginRead = reader === writer ? null : reader.prepare('BEGIN');
-  const endRead = reader === writer ? null : reader.prepare('COMMIT');
+  const readTxn = reader === writer ? null : { begin: reader.prepare('BEGIN'), end: reader.prepare('COMMIT') };
   let activeReads = 0;
   // data_version of a connection changes only when *another* connection commits; the reader never
   // writes, so on the writer it moves exactly when another process (the CLI) changed the file.
@@ -126,12 +125,12 @@ export function openSqliteStore(options: SqliteStoreOptions): SqliteStore {
       });
     },
     async read(fn) {
-      if (beginRead === null || endRead === null) return fn(readRepos);
-      if (activeReads++ === 0) beginRead.run();
+      if (readTxn === null) return fn(readRepos);
+      if (activeReads++ === 0) readTxn.begin.run();
       try {
         return await fn(readRepos);
       } finally {
-        if (--activeReads === 0) endRead.run();
+        if (--activeReads === 0) readTxn.end.run();
       }
     },
     changedElsewhere() {

@@ -59,4 +59,3 @@ export async function findLiveKey(store: Store, secret: string, kind: KeyKind): 
   if (!key || key.kind !== kind || key.revokedAt !== null) return null;
   return timingSafeEqual(Buffer.from(key.hash, 'hex'), Buffer.from(hash, 'hex')) ? key : null;
 }
-

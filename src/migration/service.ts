@@ -11,6 +11,18 @@ import type { UsageRecorder } from './usage.js';
 import { renderTemplate } from '../legacy/translate.js';
 import { newId } from '../db/ids.js';
 
+/**
+ * Runs a change to keys or migration states. Requests remember both (db/hot-reads.ts); they are
+ * forgotten once the change has committed, so the next request sees it.
+ */
+async function commitChange<T>(store: Store, fn: (tx: Repos) => Promise<T>): Promise<T> {
+  try {
+    return await store.transact(fn);
+  } finally {
+    forgetHotReads(store);
+  }
+}
+
 export interface MigrationDeps {
   store: Store;
   usage: UsageRecorder;
@@ -102,7 +114,7 @@ export async function importLegacyKey(
 ): Promise<ApiKey> {
   const at = (deps.now?.() ?? new Date()).toISOString();
   const hash = input.key !== undefined ? hashKey(input.key) : input.hash!.toLowerCase();
-  const changed = await deps.store.transact(async (tx) => {
+  return commitChange(deps.store, async (tx) => {
     if (await tx.keys.findByHash(hash)) throw new AppError('conflict', 'This key is already known to the gateway.');
     const key: ApiKey = {
       id: newId(),
@@ -118,8 +130,6 @@ export async function importLegacyKey(
     await move(tx, integration, 'legacy_key_imported', null, input, at, { key_id: key.id, prefix: key.prefix });
     return key;
   });
-  forgetHotReads(deps.store);
-  return changed;
 }
 
 export interface IssueResult extends IssuedKey {
@@ -130,7 +140,7 @@ export interface IssueResult extends IssuedKey {
 /** Seed 5, step 1: the additional v1 key. Moves legacy -> migrating and links legacy-created leads. */
 export async function issueV1Key(deps: MigrationDeps, integration: Integration, who: Actor): Promise<IssueResult> {
   const at = (deps.now?.() ?? new Date()).toISOString();
-  const changed = await deps.store.transact(async (tx) => {
+  return commitChange(deps.store, async (tx) => {
     const issued = await storeKey(tx, { integrationId: integration.id, kind: 'v1', createdBy: who.actor, at });
     const current = await tx.states.get(integration.id);
     const links = await linkLegacyLeads(tx, integration, at);
@@ -142,14 +152,12 @@ export async function issueV1Key(deps: MigrationDeps, integration: Integration, 
     });
     return { ...issued, state, links };
   });
-  forgetHotReads(deps.store);
-  return changed;
 }
 
 /** The owner's "renew key": every current key stops at once, one new v1 key is issued. */
 export async function renewKeys(deps: MigrationDeps, integration: Integration, who: Actor): Promise<IssuedKey & { revoked: number; state: MigrationState }> {
   const at = (deps.now?.() ?? new Date()).toISOString();
-  const renewed = await deps.store.transact(async (tx) => {
+  return commitChange(deps.store, async (tx) => {
     const revoked = await tx.keys.revokeAll(integration.id, at);
     const issued = await storeKey(tx, { integrationId: integration.id, kind: 'v1', createdBy: who.actor, at });
     const current = await tx.states.get(integration.id);
@@ -160,8 +168,6 @@ export async function renewKeys(deps: MigrationDeps, integration: Integration, w
     });
     return { ...issued, revoked, state };
   });
-  forgetHotReads(deps.store);
-  return renewed;
 }
 
 /** Seed 5, step 4: the old interface is switched off; refused while legacy calls are recent, unless forced. */
@@ -173,7 +179,7 @@ export async function switchOff(
   await deps.usage.flush();
   const now = deps.now?.() ?? new Date();
   const quietHours = input.quietPeriodHours ?? DEFAULT_QUIET_PERIOD_HOURS;
-  const changed = await deps.store.transact(async (tx) => {
+  return commitChange(deps.store, async (tx) => {
     const current = await tx.states.get(integration.id);
     if (current !== 'migrating') {
       throw new AppError(
@@ -199,20 +205,16 @@ export async function switchOff(
       quiet_period_hours: quietHours,
     });
   });
-  forgetHotReads(deps.store);
-  return changed;
 }
 
 /** switched_off -> migrating: the old key works again. A reason is required. */
 export async function rollback(deps: MigrationDeps, integration: Integration, who: Actor & { reason: string }): Promise<MigrationState> {
   const at = (deps.now?.() ?? new Date()).toISOString();
-  const changed = await deps.store.transact(async (tx) => {
+  return commitChange(deps.store, async (tx) => {
     const current = await tx.states.get(integration.id);
     if (current !== 'switched_off') {
       throw new AppError('conflict', `${integration.handle} is ${current}; only a switched-off integration can be rolled back.`, { state: current });
     }
     return move(tx, integration, 'rolled_back', 'migrating', who, at);
   });
-  forgetHotReads(deps.store);
-  return changed;
 }

@@ -1,36 +1,17 @@
 // SIGTERM under load to a real child process: it drains, exits 0, and every acknowledged lead is stored.
-import { spawn } from 'node:child_process';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
-
-const ROOT = join(import.meta.dirname, '..', '..');
-const DEMO_KEY = 'lgv1_demo-v1-key-not-for-production';
+import { DEMO_V1_KEY as DEMO_KEY, spawnGateway } from '../support/child-gateway.js';
 
 describe('graceful shutdown', () => {
   it('finishes in-flight requests on SIGTERM and loses no acknowledged lead (regression: keep-alive connections of in-flight requests held close() for 72 s)', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'lead-gateway-shutdown-'));
     const db = join(dir, 'g.db');
-    const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts', '--demo'], {
-      cwd: ROOT,
-      env: { ...process.env, DATABASE_PATH: db, PORT: '0', LOG_LEVEL: 'info', RATE_LIMIT_PER_MINUTE: '1000000' },
-      stdio: ['ignore', 'pipe', 'inherit'],
-    });
-    const exited = new Promise<number | null>((resolve) => child.on('exit', resolve));
-    let out = '';
-    const address = await new Promise<string>((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error(`gateway did not start:\n${out}`)), 30_000);
-      child.stdout.on('data', (chunk: Buffer) => {
-        out += chunk.toString();
-        const m = /"address":"(http:\/\/[^"]+)".*lead-gateway listening/.exec(out);
-        if (m) {
-          clearTimeout(timer);
-          resolve(m[1]!);
-        }
-      });
-    });
+    const gw = await spawnGateway({ env: { DATABASE_PATH: db, DEMO_MODE: 'true', RATE_LIMIT_PER_MINUTE: '1000000' }, capture: true });
+    const address = gw.address;
 
     // Eight clients send new leads back to back; SIGTERM lands while they are busy.
     const acknowledged: string[] = [];
@@ -55,13 +36,12 @@ describe('graceful shutdown', () => {
     };
     const clients = Array.from({ length: 8 }, (_, c) => client(c));
     await new Promise((resolve) => setTimeout(resolve, 400));
-    child.kill('SIGTERM');
-    const code = await exited;
+    const code = await gw.stop('SIGTERM');
     stop = true;
     await Promise.all(clients);
 
     expect(code).toBe(0);
-    expect(out).toMatch(/stopping: draining in-flight requests/);
+    expect(gw.output()).toMatch(/stopping: draining in-flight requests/);
     expect(acknowledged.length).toBeGreaterThan(10);
     const stored = new Set(
       (new Database(db, { readonly: true }).prepare("SELECT event_id FROM submissions WHERE event_id LIKE 'shutdown-%'").all() as { event_id: string }[]).map((r) => r.event_id),

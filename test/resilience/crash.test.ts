@@ -86,9 +86,9 @@ describe('SIGKILL under load', () => {
 
         const killAt = acknowledged.size + Math.floor(perCycle * (0.5 + Math.random()));
         const lastCycle = figures.kills >= scale.crashKills && acknowledged.size >= scale.crashSubmissions - perCycle;
-        let stop = false;
+        // A client runs until its connection dies with the process (or, in the last cycle, the count is reached).
         const client = async (c: number) => {
-          while (!stop) {
+          for (;;) {
             const eventId = `c${c}-${next[c]}`;
             next[c]!++;
             const outcome = await send(gw.address, eventId);
@@ -109,7 +109,6 @@ describe('SIGKILL under load', () => {
           await gw.exited;
         }
         await Promise.all(clients);
-        stop = true;
         if (lastCycle) {
           // Everything still unknown gets its resend before the final stop.
           for (const eventId of [...unknown]) record(eventId, await send(gw.address, eventId), 'unknown');
