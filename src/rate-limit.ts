@@ -22,7 +22,7 @@ async function isKnownEvent(store: Store, request: FastifyRequest): Promise<bool
   const endpoint = V1_ENDPOINTS[request.routeOptions.url ?? ''];
   const eventId = (request.body as { event_id?: unknown } | undefined)?.event_id;
   if (endpoint === undefined || typeof eventId !== 'string' || !request.integration) return false;
-  request.knownEvent = await store.read((r) => r.submissions.find(request.integration!.id, endpoint, eventId));
+  request.knownEvent = await store.peek((r) => r.submissions.find(request.integration!.id, endpoint, eventId));
   return request.knownEvent !== null;
 }
 

@@ -133,6 +133,10 @@ export function openSqliteStore(options: SqliteStoreOptions): SqliteStore {
         if (--activeReads === 0) readTxn.end.run();
       }
     },
+    async peek(fn) {
+      // Inside a shared read transaction it simply joins that snapshot.
+      return fn(readRepos);
+    },
     changedElsewhere() {
       const version = dataVersion.get() as number;
       if (version === seenVersion) return false;

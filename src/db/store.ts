@@ -27,8 +27,13 @@ export interface Store {
    * anything but its `tx` (no network calls inside a unit).
    */
   transact<T>(fn: (tx: Repos) => Promise<T>): Promise<T>;
-  /** Runs reads against committed data only. */
+  /** Runs reads against committed data only, all of them in one snapshot. */
   read<T>(fn: (r: Repos) => Promise<T>): Promise<T>;
+  /**
+   * Runs a single statement against committed data without opening a read transaction: one statement
+   * is its own snapshot. For the look-ups every request makes (key, ledger row, state).
+   */
+  peek<T>(fn: (r: Repos) => Promise<T>): Promise<T>;
   /** Throws unless the database answers and accepts writes. */
   checkReady(): Promise<void>;
   /** True when another process (the CLI) has committed since the last call: remembered reads are stale. */

@@ -45,7 +45,7 @@ export async function runOnce<T>(
   };
   const find = (r: Repos) => r.submissions.find(request.integrationId, request.endpoint, request.eventId);
 
-  const known = request.known !== undefined ? request.known : await store.read(find);
+  const known = request.known !== undefined ? request.known : await store.peek(find);
   if (known) return store.read((r) => seen(r, known));
   for (let attempt = 1; ; attempt++) {
     try {

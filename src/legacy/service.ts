@@ -41,7 +41,7 @@ export async function legacyEventId(deps: LegacyDeps, integration: Integration, 
   const bucket = Math.floor(now / DAY_MS);
   const previous = `legacy:${scope}:${hash}:${bucket - 1}`;
   const endpoint = scope === 'lead' ? 'leads' : 'answers';
-  const earlier = await deps.store.read((r) => r.submissions.find(integration.id, endpoint, previous));
+  const earlier = await deps.store.peek((r) => r.submissions.find(integration.id, endpoint, previous));
   if (earlier && now - Date.parse(earlier.createdAt) < DAY_MS) return previous;
   return `legacy:${scope}:${hash}:${bucket}`;
 }

@@ -55,7 +55,7 @@ export async function storeKey(
 export async function findLiveKey(store: Store, secret: string, kind: KeyKind): Promise<ApiKey | null> {
   const hash = hashKey(secret);
   // Only keys that exist are remembered, so guessing fills nothing (db/hot-reads.ts).
-  const key = await hotRead(store, `key:${hash}`, () => store.read((r) => r.keys.findByHash(hash)), (k) => k !== null);
+  const key = await hotRead(store, `key:${hash}`, () => store.peek((r) => r.keys.findByHash(hash)), (k) => k !== null);
   if (!key || key.kind !== kind || key.revokedAt !== null) return null;
   return timingSafeEqual(Buffer.from(key.hash, 'hex'), Buffer.from(hash, 'hex')) ? key : null;
 }

@@ -103,7 +103,7 @@ async function linkLegacyLeads(tx: Repos, integration: Integration, at: string):
 }
 
 export async function getState(deps: MigrationDeps, integration: Integration): Promise<MigrationState> {
-  return deps.store.read((r) => r.states.get(integration.id));
+  return deps.store.peek((r) => r.states.get(integration.id));
 }
 
 /** Imports an existing legacy key, by value or by its SHA-256 hex hash, so unchanged bots keep working. */

@@ -36,6 +36,8 @@ describe('durability pragmas', () => {
     expect(store.db.pragma('synchronous', { simple: true })).toBe(2);
     expect(store.db.pragma('foreign_keys', { simple: true })).toBe(1);
     expect(store.db.pragma('busy_timeout', { simple: true })).toBe(5000);
+    // Savepoint and statement journals in memory (2), never a temp file per unit of work.
+    expect(store.db.pragma('temp_store', { simple: true })).toBe(2);
   });
 
   it('a second connection (the CLI) also writes at FULL', () => {
@@ -61,14 +63,18 @@ describe('units of work', () => {
     expect(ids).toEqual(['ok-1', 'ok-2']);
   });
 
-  it('reads see only committed data', async () => {
+  it('reads and single-statement peeks see only committed data', async () => {
     let seenInside: unknown = 'unset';
+    let peekedInside: unknown = 'unset';
     await store.transact(async (tx) => {
       await tx.contacts.insert(contact('pending'));
       seenInside = await store.read((r) => r.contacts.get('pending'));
+      peekedInside = await store.peek((r) => r.contacts.get('pending'));
     });
     expect(seenInside).toBeNull();
+    expect(peekedInside).toBeNull();
     expect(await store.read((r) => r.contacts.get('pending'))).toMatchObject({ id: 'pending' });
+    expect(await store.peek((r) => r.contacts.get('pending'))).toMatchObject({ id: 'pending' });
   });
 
   it('a unit the database refuses fails alone, and the store keeps serving', async () => {
