@@ -3,7 +3,8 @@
 // One run starts a plain Fastify JSON echo server (the baseline), a stand-in legacy upstream, and the
 // built gateway on fresh SQLite files, and measures each scenario with autocannon at a fixed number of
 // connections. It prints a Markdown table and writes it, with the raw figures as JSON, to bench/results/.
-// Options: --duration <s> (measured seconds per scenario, default 10), --connections <n> (default 32),
+// Options: --duration <s> (measured seconds per scenario, default 8), --rounds <n> (default 3: the
+// short scenarios run once per round and the median is reported), --connections <n> (default 32),
 // --submissions <n> (the long run's size, default 100000), --out <dir>.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -15,7 +16,8 @@ import { CHILD_ADMIN_TOKEN, ROOT, memoryOf, postJson, spawnGateway, type ChildGa
 
 const { values: args } = parseArgs({
   options: {
-    duration: { type: 'string', default: '10' },
+    duration: { type: 'string', default: '8' },
+    rounds: { type: 'string', default: '3' },
     connections: { type: 'string', default: '32' },
     submissions: { type: 'string', default: '100000' },
     out: { type: 'string', default: join(ROOT, 'bench', 'results') },
@@ -24,6 +26,7 @@ const { values: args } = parseArgs({
 const DURATION = Number(args.duration);
 const CONNECTIONS = Number(args.connections);
 const SUBMISSIONS = Number(args.submissions);
+const ROUNDS = Math.max(1, Number(args.rounds));
 const WARMUP_S = 2;
 const INTEGRATION = 'brightpath:telegram-bot';
 const LEGACY_KEY = 'bench-legacy-bot-key-0123456789';
@@ -87,8 +90,9 @@ async function measure(scenario: string, load: Load, pid: number, warmup = true)
 }
 
 /** A reference server from bench/servers.ts, resolved with its address once it listens. */
-async function startServer(mode: 'echo' | 'upstream'): Promise<{ address: string; child: ChildProcess }> {
-  const child = spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'bench', 'servers.ts'), mode], { cwd: ROOT, stdio: ['ignore', 'pipe', 'inherit'] });
+async function startServer(mode: 'echo' | 'upstream' | 'proxy', target?: string): Promise<{ address: string; child: ChildProcess }> {
+  const args = ['--import', 'tsx', join(ROOT, 'bench', 'servers.ts'), mode, ...(target ? [target] : [])];
+  const child = spawn(process.execPath, args, { cwd: ROOT, stdio: ['ignore', 'pipe', 'inherit'] });
   const address = await new Promise<string>((resolve, reject) => {
     child.on('exit', (code) => reject(new Error(`${mode} server exited with ${code}`)));
     child.stdout!.on('data', (chunk: Buffer) => {
@@ -134,55 +138,97 @@ const leadBody = (run: string) => (i: number) => ({
 
 const ratio = (a: number, b: number) => Math.round((a / b) * 100) / 100;
 
+/** One round of the short scenarios, each server fresh; `round` keeps event_ids apart between rounds. */
+async function shortRound(work: string, round: number, children: { stop(): unknown }[]): Promise<Record<string, Figures>> {
+  const figures: Record<string, Figures> = {};
+  // 1. The baseline: a plain Fastify JSON echo.
+  const echo = await startServer('echo');
+  children.push({ stop: () => echo.child.kill() });
+  figures.echo = await measure('echo baseline', { url: `${echo.address}/echo`, body: leadBody(`echo${round}`) }, echo.child.pid!);
+  echo.child.kill();
+
+  // 2. The upstream legacy API alone, a bare proxy to it, then the gateway with synchronous=FULL in front of it.
+  const upstream = await startServer('upstream');
+  children.push({ stop: () => upstream.child.kill() });
+  figures.direct = await measure('upstream direct', { url: `${upstream.address}/api/bots/api/employees/`, method: 'GET' }, upstream.child.pid!);
+  const proxy = await startServer('proxy', upstream.address);
+  children.push({ stop: () => proxy.child.kill() });
+  figures.bareProxy = await measure('bare reply-from proxy', { url: `${proxy.address}/api/bots/api/employees/`, method: 'GET' }, proxy.child.pid!);
+  proxy.child.kill();
+
+  const full = await startGateway(join(work, `full${round}.db`), 'FULL', upstream.address);
+  children.push(full);
+  const v1Key = await issueKeys(full);
+  const v1 = { authorization: `Bearer ${v1Key}` };
+  const run = `new${round}`;
+  figures.newLead = await measure('v1 new lead (FULL)', { url: `${full.address}${LEADS}`, headers: v1, body: leadBody(run) }, full.pid);
+  // Replays of events the previous scenario stored, byte for byte the same bodies.
+  figures.replay = await measure('v1 replay', { url: `${full.address}${LEADS}`, headers: v1, body: (i) => leadBody(run)(i % 1000) }, full.pid);
+  figures.answers = await measure(
+    'v1 answers',
+    { url: `${full.address}${ANSWERS}`, headers: v1, body: (i) => ({ event_id: `answers-${i}`, external_contact_id: `telegram:${run}-${i % 1000}`, answers: { laptop: i % 2 ? 'ha' : "yo'q", goal: `goal ${i}` } }) },
+    full.pid,
+  );
+  figures.legacy = await measure(
+    'legacy POST leads/',
+    {
+      url: `${full.address}/api/bots/api/leads/`,
+      headers: { 'x-bot-api-key': LEGACY_KEY },
+      body: (i) => ({ first_name: 'Legacy', phone: `+99891${String(1_000_000 + i).padStart(7, '0')}`, source: 'ig_spring', extra_data: { telegram_id: 500_000 + i, course: 'python' } }),
+    },
+    full.pid,
+  );
+  figures.passThrough = await measure('legacy pass-through', { url: `${full.address}/api/bots/api/employees/`, method: 'GET', headers: { 'x-bot-api-key': LEGACY_KEY } }, full.pid);
+  await full.stop();
+  upstream.child.kill();
+
+  // 3. Durability's price: the same submissions with synchronous=OFF.
+  const off = await startGateway(join(work, `off${round}.db`), 'OFF');
+  children.push(off);
+  const offKey = await issueKeys(off);
+  figures.newLeadOff = await measure('v1 new lead (OFF)', { url: `${off.address}${LEADS}`, headers: { authorization: `Bearer ${offKey}` }, body: leadBody(run) }, off.pid);
+  await off.stop();
+  return figures;
+}
+
+const median = (values: number[]) => {
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = Math.floor(sorted.length / 2);
+  return sorted.length % 2 ? sorted[mid]! : Math.round(((sorted[mid - 1]! + sorted[mid]!) / 2) * 10) / 10;
+};
+
+/** Each scenario over the rounds: median rate and latencies, the highest memory, every failure counted. */
+function combine(rounds: Record<string, Figures>[]): Record<string, Figures> {
+  const out: Record<string, Figures> = {};
+  for (const key of Object.keys(rounds[0]!)) {
+    const all = rounds.map((r) => r[key]!);
+    out[key] = {
+      scenario: all[0]!.scenario,
+      requests: all.reduce((n, r) => n + r.requests, 0),
+      rps: median(all.map((r) => r.rps)),
+      p50_ms: median(all.map((r) => r.p50_ms)),
+      p99_ms: median(all.map((r) => r.p99_ms)),
+      errors: all.reduce((n, r) => n + r.errors, 0),
+      non_2xx: all.reduce((n, r) => n + r.non_2xx, 0),
+      peak_rss_mb: Math.max(...all.map((r) => r.peak_rss_mb)),
+    };
+  }
+  return out;
+}
+
 async function main(): Promise<void> {
   const work = mkdtempSync(join(tmpdir(), 'lead-gateway-bench-'));
   const children: { stop(): unknown }[] = [];
-  const figures: Record<string, Figures> = {};
   try {
-    console.error(`lead-gateway benchmark: ${CONNECTIONS} connections, ${DURATION} s per scenario (after ${WARMUP_S} s warm-up)`);
-
-    // 1. The baseline: a plain Fastify JSON echo.
-    const echo = await startServer('echo');
-    children.push({ stop: () => echo.child.kill() });
-    figures.echo = await measure('echo baseline', { url: `${echo.address}/echo`, body: leadBody('echo') }, echo.child.pid!);
-    echo.child.kill();
-
-    // 2. The upstream legacy API alone, then the gateway with synchronous=FULL in front of it.
-    const upstream = await startServer('upstream');
-    children.push({ stop: () => upstream.child.kill() });
-    figures.direct = await measure('upstream direct', { url: `${upstream.address}/api/bots/api/employees/`, method: 'GET' }, upstream.child.pid!);
-
-    const full = await startGateway(join(work, 'full.db'), 'FULL', upstream.address);
-    children.push(full);
-    const v1Key = await issueKeys(full);
-    const v1 = { authorization: `Bearer ${v1Key}` };
-    figures.newLead = await measure('v1 new lead (FULL)', { url: `${full.address}${LEADS}`, headers: v1, body: leadBody('new') }, full.pid);
-    // Replays of events the previous scenario stored, byte for byte the same bodies.
-    figures.replay = await measure('v1 replay', { url: `${full.address}${LEADS}`, headers: v1, body: (i) => leadBody('new')(i % 1000) }, full.pid);
-    figures.answers = await measure(
-      'v1 answers',
-      { url: `${full.address}${ANSWERS}`, headers: v1, body: (i) => ({ event_id: `answers-${i}`, external_contact_id: `telegram:new-${i % 1000}`, answers: { laptop: i % 2 ? 'ha' : "yo'q", goal: `goal ${i}` } }) },
-      full.pid,
-    );
-    figures.legacy = await measure(
-      'legacy POST leads/',
-      {
-        url: `${full.address}/api/bots/api/leads/`,
-        headers: { 'x-bot-api-key': LEGACY_KEY },
-        body: (i) => ({ first_name: 'Legacy', phone: `+99891${String(1_000_000 + i).padStart(7, '0')}`, source: 'ig_spring', extra_data: { telegram_id: 500_000 + i, course: 'python' } }),
-      },
-      full.pid,
-    );
-    figures.passThrough = await measure('legacy pass-through', { url: `${full.address}/api/bots/api/employees/`, method: 'GET', headers: { 'x-bot-api-key': LEGACY_KEY } }, full.pid);
-    await full.stop();
-    upstream.child.kill();
-
-    // 3. Durability's price: the same submissions with synchronous=OFF.
-    const off = await startGateway(join(work, 'off.db'), 'OFF');
-    children.push(off);
-    const offKey = await issueKeys(off);
-    figures.newLeadOff = await measure('v1 new lead (OFF)', { url: `${off.address}${LEADS}`, headers: { authorization: `Bearer ${offKey}` }, body: leadBody('new') }, off.pid);
-    await off.stop();
+    console.error(`lead-gateway benchmark: ${ROUNDS} rounds, ${CONNECTIONS} connections, ${DURATION} s per scenario (after ${WARMUP_S} s warm-up)`);
+    // These machines are shared: a neighbour's burst can halve one measurement. Every short scenario is
+    // run in each round, next to its baseline, and the median over the rounds is reported.
+    const rounds: Record<string, Figures>[] = [];
+    for (let round = 1; round <= ROUNDS; round++) {
+      console.error(`round ${round} of ${ROUNDS}`);
+      rounds.push(await shortRound(work, round, children));
+    }
+    const figures = combine(rounds);
 
     // 4. A long run: SUBMISSIONS new leads on a fresh database, the process's peak memory over all of it.
     const longDb = join(work, 'long.db');
@@ -199,7 +245,7 @@ async function main(): Promise<void> {
     figures.newLeadFilled = await measure(`v1 new lead (${SUBMISSIONS} stored)`, { url: `${filled.address}${LEADS}`, headers: { authorization: `Bearer ${longKey}` }, body: leadBody('filled') }, filled.pid);
     await filled.stop();
 
-    report(figures);
+    report(figures, rounds);
   } finally {
     for (const child of children) child.stop();
     rmSync(work, { recursive: true, force: true });
@@ -214,7 +260,7 @@ interface Target {
   kind: 'min' | 'max';
 }
 
-function report(f: Record<string, Figures>): void {
+function report(f: Record<string, Figures>, rounds: Record<string, Figures>[]): void {
   const get = (k: string) => f[k]!;
   const targets: Target[] = [
     { name: 'v1 new lead / echo', value: ratio(get('newLead').rps, get('echo').rps), limit: 0.15, kind: 'min' },
@@ -235,7 +281,7 @@ function report(f: Record<string, Figures>): void {
   const markdown = [
     `# Benchmark ${when}`,
     '',
-    `${machine}; ${CONNECTIONS} connections, ${DURATION} s per scenario after a ${WARMUP_S} s warm-up; gateway with synchronous=FULL unless marked.`,
+    `${machine}; ${CONNECTIONS} connections, ${DURATION} s per scenario after a ${WARMUP_S} s warm-up, median of ${ROUNDS} rounds (the long runs once); gateway with synchronous=FULL unless marked.`,
     '',
     '| scenario | req/s | × echo | p50 ms | p99 ms | errors | non-2xx | peak RSS MB |',
     '|---|---:|---:|---:|---:|---:|---:|---:|',
@@ -245,10 +291,18 @@ function report(f: Record<string, Figures>): void {
     '|---|---:|---:|:---:|',
     ...targets.map((t) => `| ${t.name} | ${t.value} | ${t.kind === 'min' ? '≥' : '≤'} ${t.limit} | ${met(t) ? 'yes' : '**no**'} |`),
     '',
+    'Context (not targets): what forwarding alone costs here, and how close the gateway comes to it.',
+    '',
+    '| ratio | measured |',
+    '|---|---:|',
+    `| bare reply-from proxy / upstream direct | ${ratio(get('bareProxy').rps, get('direct').rps)} |`,
+    `| pass-through / bare reply-from proxy | ${ratio(get('passThrough').rps, get('bareProxy').rps)} |`,
+    `| v1 new lead / echo, per round | ${rounds.map((r) => ratio(r.newLead!.rps, r.echo!.rps)).join(', ')} |`,
+    '',
   ].join('\n');
   mkdirSync(args.out, { recursive: true });
   const stamp = when.replace(/[:.]/g, '-');
-  writeFileSync(join(args.out, `${stamp}.json`), JSON.stringify({ when, machine, connections: CONNECTIONS, duration_s: DURATION, figures: f, targets: targets.map((t) => ({ ...t, met: met(t) })) }, null, 2) + '\n');
+  writeFileSync(join(args.out, `${stamp}.json`), JSON.stringify({ when, machine, connections: CONNECTIONS, duration_s: DURATION, rounds, figures: f, targets: targets.map((t) => ({ ...t, met: met(t) })) }, null, 2) + '\n');
   writeFileSync(join(args.out, `${stamp}.md`), markdown);
   writeFileSync(join(args.out, 'latest.md'), markdown);
   console.log(markdown);

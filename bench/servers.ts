@@ -1,7 +1,10 @@
 // Reference servers for the benchmarks, each run as its own process:
 //   echo      a plain Fastify JSON echo, the baseline every gateway figure is a ratio of;
-//   upstream  a stand-in for the legacy bot API that the gateway's pass-through forwards to.
+//   upstream  a stand-in for the legacy bot API that the gateway's pass-through forwards to;
+//   proxy <upstream-url>  a bare Fastify + @fastify/reply-from proxy to it: what forwarding alone
+//             costs on this machine, the ceiling for the gateway's pass-through figure.
 import Fastify from 'fastify';
+import replyFrom from '@fastify/reply-from';
 
 const mode = process.argv[2];
 const app = Fastify({ logger: false });
@@ -11,8 +14,11 @@ if (mode === 'echo') {
 } else if (mode === 'upstream') {
   const employees = Array.from({ length: 5 }, (_, i) => ({ id: `emp-${i}`, username: `employee${i}`, first_name: 'Employee', last_name: String(i) }));
   app.get('/api/bots/api/employees/', async () => employees);
+} else if (mode === 'proxy' && process.argv[3]) {
+  await app.register(replyFrom, { base: process.argv[3], retryMethods: [], disableRequestLogging: true });
+  app.get('/api/bots/api/employees/', (request, reply) => reply.from(request.url, { retriesCount: 0 }));
 } else {
-  console.error('usage: servers.ts echo|upstream');
+  console.error('usage: servers.ts echo|upstream|proxy <upstream-url>');
   process.exit(2);
 }
 
