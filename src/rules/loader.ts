@@ -17,6 +17,20 @@ export const formatPath = (path: readonly PropertyKey[]): string =>
   path.reduce<string>((out, part) => (typeof part === 'number' ? `${out}[${part}]` : out ? `${out}.${String(part)}` : String(part)), '') ||
   '(top level)';
 
+const FORBIDDEN_KEYS = new Set(['__proto__', 'constructor', 'prototype']);
+
+/** Paths of members named like JavaScript's object internals, anywhere in a parsed file. */
+function forbiddenKeyPaths(value: unknown, path: (string | number)[] = [], out: (string | number)[][] = []): (string | number)[][] {
+  if (Array.isArray(value)) value.forEach((item, i) => forbiddenKeyPaths(item, [...path, i], out));
+  else if (value !== null && typeof value === 'object') {
+    for (const key of Object.keys(value)) {
+      if (FORBIDDEN_KEYS.has(key)) out.push([...path, key]);
+      else forbiddenKeyPaths((value as Record<string, unknown>)[key], [...path, key], out);
+    }
+  }
+  return out;
+}
+
 function parseFile(dir: string, name: string, problems: string[]): RulesFile | null {
   const label = join(dir, name);
   let text: string;
@@ -31,7 +45,14 @@ function parseFile(dir: string, name: string, problems: string[]): RulesFile | n
     for (const e of doc.errors) problems.push(`${label}: line ${e.linePos?.[0].line ?? '?'}: ${e.message.split('\n')[0]}`);
     return null;
   }
-  const result = RulesFileSchema.safeParse(doc.toJS());
+  const raw: unknown = doc.toJS();
+  // zod drops a `__proto__` member without a word, so a rule named so would vanish silently.
+  const forbidden = forbiddenKeyPaths(raw);
+  if (forbidden.length > 0) {
+    for (const path of forbidden) problems.push(`${label}: ${formatPath(path)}: "${String(path.at(-1))}" cannot be used as a name`);
+    return null;
+  }
+  const result = RulesFileSchema.safeParse(raw);
   if (!result.success) {
     for (const issue of result.error.issues) problems.push(`${label}: ${formatPath(issue.path)}: ${issue.message}`);
     return null;

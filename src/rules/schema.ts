@@ -201,7 +201,8 @@ type Mapping = z.infer<typeof AnswerMappingSchema>;
 
 /** A mapping must name a field of the workspace, and its value map must land on that field's values. */
 function checkAnswerMapping(fields: Fields, mapping: Mapping, issue: (message: string, ...path: string[]) => void): void {
-  const field = fields[mapping.field];
+  // An own member only: `toString` or `constructor` would otherwise be found on Object.prototype.
+  const field = Object.hasOwn(fields, mapping.field) ? fields[mapping.field] : undefined;
   if (!field) {
     issue(`no custom field "${mapping.field}" in the workspace`, 'field');
     return;

@@ -1,6 +1,6 @@
 // Rules: the example rules load with stable ids; broken files are refused, naming file and path.
 import { spawnSync } from 'node:child_process';
-import { cpSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -73,6 +73,36 @@ describe('broken rules', () => {
     writeFileSync(join(dir, 'dental.yaml'), 'format_version: 1\n');
     const result = holder.reload();
     expect(result).toEqual({ ok: false, problems: [expect.stringMatching(/dental\.yaml: workspace: /)] });
+    expect(holder.current()).toBe(before);
+  });
+});
+
+describe('rules that name JavaScript object internals', () => {
+  // Regression: `field: toString` passed (found on Object.prototype) and every answer then gave a 500;
+  // an answer key `__proto__` vanished without a word.
+  const withMapping = (mapping: string) => {
+    const dir = mkdtempSync(join(tmpdir(), 'rules-'));
+    const text = readFileSync(join(EXAMPLE_RULES, 'brightpath.yaml'), 'utf8');
+    writeFileSync(join(dir, 'bright.yaml'), text.replace(/^( {4}answers:\n)/m, `$1${mapping}`));
+    return dir;
+  };
+
+  it.each(['toString', '__proto__', 'constructor', 'hasOwnProperty', 'no_such_field'])('refuse a mapping to field %s, naming file and path', (field) => {
+    const problems = problemsOf(withMapping(`      probe:\n        field: ${field}\n`));
+    expect(problems).toEqual([expect.stringMatching(new RegExp(`bright\\.yaml: integrations\\[0\\]\\.answers\\.probe\\.field: no custom field "${field}"`))]);
+  });
+
+  it.each(['__proto__', 'constructor', 'prototype'])('refuse an answer key named %s', (key) => {
+    const problems = problemsOf(withMapping(`      ${key}:\n        field: laptop\n`));
+    expect(problems).toEqual([expect.stringMatching(new RegExp(`bright\\.yaml: integrations\\[0\\]\\.answers\\.${key}: "${key}" cannot be used as a name`))]);
+  });
+
+  it('a reload to such a mapping keeps the previous rules', () => {
+    const dir = withMapping('');
+    const holder = createRulesHolder(dir);
+    const before = holder.current();
+    writeFileSync(join(dir, 'bright.yaml'), readFileSync(join(withMapping('      probe:\n        field: toString\n'), 'bright.yaml')));
+    expect(holder.reload()).toEqual({ ok: false, problems: [expect.stringMatching(/answers\.probe\.field: no custom field "toString"/)] });
     expect(holder.current()).toBe(before);
   });
 });
