@@ -8,6 +8,7 @@ import type { Store } from './db/store.js';
 import { AppError, registerErrorHandling, sendProblem } from './errors.js';
 import type { RulesHolder } from './rules/loader.js';
 import { registerRequestLogging } from './logging.js';
+import { refuseRepeatedCredentials } from './credential-headers.js';
 import { healthRoutes } from './health.js';
 import { intakeRoutes } from './intake/routes.js';
 import { adminRoutes } from './admin/routes.js';
@@ -37,8 +38,11 @@ const DEFAULT_RATE_LIMIT_PER_MINUTE = 600;
 /** The package version, for the OpenAPI document. */
 const VERSION = '0.1.0';
 
-/** A client's X-Request-Id is kept when it is short and plain; otherwise the gateway makes one. */
-const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
+/**
+ * A client's X-Request-Id is kept when it is short and plain (it reaches logs and problem bodies);
+ * otherwise the gateway makes one.
+ */
+const REQUEST_ID = /^[A-Za-z0-9._:-]{1,64}$/;
 
 export async function buildApp(config: Pick<Config, 'adminToken'> & Partial<Pick<Config, 'upstream' | 'rateLimitPerMinute' | 'checkResponses'>>, deps: AppDeps): Promise<FastifyInstance> {
   const app = Fastify({
@@ -80,6 +84,7 @@ export async function buildApp(config: Pick<Config, 'adminToken'> & Partial<Pick
   });
   registerErrorHandling(app);
   registerRequestLogging(app);
+  refuseRepeatedCredentials(app);
   registerMethodNotAllowed(app);
 
   const usage = deps.usage ?? createUsageRecorder(deps.store);

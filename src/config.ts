@@ -1,6 +1,21 @@
 // Configuration: the environment parsed once into a typed Config; every bad value is named at once.
 import { z } from 'zod';
 
+const ADMIN_TOKEN_MIN_LENGTH = 32;
+const GENERATE_TOKEN = 'generate one with: openssl rand -base64 32';
+
+/**
+ * A token that is a few characters over and over (`aaaa…`, `abcabc…`, `passwordpassword…`) is long
+ * without being hard to guess: it needs 10 distinct characters and must not repeat a shorter string.
+ */
+function isVaried(token: string): boolean {
+  if (new Set(token).size < 10) return false;
+  for (let period = 1; period <= token.length / 2; period++) {
+    if (token.length % period === 0 && token.slice(0, period).repeat(token.length / period) === token) return false;
+  }
+  return true;
+}
+
 const booleanFromEnv = z
   .enum(['1', '0', 'true', 'false', 'yes', 'no', 'on', 'off'], {
     error: 'must be one of true/false, 1/0, yes/no, on/off',
@@ -20,7 +35,8 @@ export const ConfigSchema = z
     RULES_DIR: z.string().min(1, 'must not be empty').default('rules'),
     ADMIN_TOKEN: z
       .string()
-      .min(24, 'must be at least 24 characters (generate one with: openssl rand -base64 32)')
+      .min(ADMIN_TOKEN_MIN_LENGTH, `must be at least ${ADMIN_TOKEN_MIN_LENGTH} characters (${GENERATE_TOKEN})`)
+      .refine(isVaried, `must not repeat a few characters (${GENERATE_TOKEN})`)
       .optional(),
     LOG_LEVEL: z
       .enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], {
@@ -49,6 +65,9 @@ export const ConfigSchema = z
         path: ['ADMIN_TOKEN'],
         message: 'is required outside demo mode (set ADMIN_TOKEN, or start with --demo / DEMO_MODE=true)',
       });
+    }
+    if (!env.DEMO_MODE && env.ADMIN_TOKEN === DEMO_ADMIN_TOKEN) {
+      ctx.addIssue({ code: 'custom', path: ['ADMIN_TOKEN'], message: `is the published demo token; outside demo mode set a token of your own (${GENERATE_TOKEN})` });
     }
   });
 

@@ -35,9 +35,19 @@ describe('parseConfig', () => {
     }
   });
 
-  it('requires an admin token of at least 24 characters outside demo mode', () => {
+  it('requires an admin token of at least 32 varied characters outside demo mode', () => {
     expect(() => parseConfig({})).toThrow(/ADMIN_TOKEN is required outside demo mode/);
-    expect(() => parseConfig({ ADMIN_TOKEN: 'short' })).toThrow(/at least 24 characters/);
+    expect(() => parseConfig({ ADMIN_TOKEN: 'short' })).toThrow(/at least 32 characters/);
+    expect(() => parseConfig({ ADMIN_TOKEN: 'a-24-character-token-xyz' })).toThrow(/at least 32 characters/);
+    for (const repetitive of ['a'.repeat(40), 'ab'.repeat(20), 'password'.repeat(4), '0123456789'.repeat(4)]) {
+      expect(() => parseConfig({ ADMIN_TOKEN: repetitive }), repetitive).toThrow(/ADMIN_TOKEN must not repeat a few characters/);
+    }
+    expect(parseConfig({ ADMIN_TOKEN: 'Xq7w9Lm2Vt4Rp8Zs1Nc6Hb3Kd5Jf0GyA' }).adminToken).toBe('Xq7w9Lm2Vt4Rp8Zs1Nc6Hb3Kd5Jf0GyA');
+  });
+
+  it('refuses the published demo admin token outside demo mode', () => {
+    expect(() => parseConfig({ ADMIN_TOKEN: DEMO_ADMIN_TOKEN })).toThrow(/ADMIN_TOKEN is the published demo token/);
+    expect(parseConfig({ DEMO_MODE: 'true', ADMIN_TOKEN: DEMO_ADMIN_TOKEN }).adminToken).toBe(DEMO_ADMIN_TOKEN);
   });
 
   it('uses the demo admin token in demo mode when none is set', () => {

@@ -88,8 +88,8 @@ function createProgram(): Command {
       run(async ({ rules, store }) => {
         const integration = integrationByRef(rules, ref);
         const keys = await store.read((r) => r.keys.listForIntegration(integration.id));
-        const data = keys.map((k) => ({ prefix: k.prefix, kind: k.kind, created_at: k.createdAt, created_by: k.createdBy, revoked_at: k.revokedAt }));
-        print(table(['PREFIX', 'KIND', 'CREATED', 'BY', 'REVOKED'], data.map((k) => [k.prefix, k.kind, k.created_at, k.created_by, k.revoked_at])), data);
+        const data = keys.map((k) => ({ id: k.id, prefix: k.prefix, kind: k.kind, created_at: k.createdAt, created_by: k.createdBy, revoked_at: k.revokedAt }));
+        print(table(['ID', 'PREFIX', 'KIND', 'CREATED', 'BY', 'REVOKED'], data.map((k) => [k.id, k.prefix || '-', k.kind, k.created_at, k.created_by, k.revoked_at])), data);
       }),
     );
 
@@ -105,7 +105,7 @@ function createProgram(): Command {
         if ((o.key === undefined) === (o.hash === undefined)) throw new UsageError('give exactly one of --key or --hash');
         if (o.hash !== undefined && !/^[0-9a-fA-F]{64}$/.test(o.hash)) throw new UsageError('--hash must be 64 hex digits (SHA-256)');
         const key = await importLegacyKey({ store, usage }, integrationByRef(rules, ref), { key: o.key, hash: o.hash, actor: globals().actor, reason: o.reason ?? null });
-        print(`Imported legacy key ${key.prefix}… for ${ref}.`, { id: key.id, prefix: key.prefix, kind: key.kind });
+        print(`Imported legacy key ${key.prefix ? `${key.prefix}… ` : ''}(id ${key.id}) for ${ref}.`, { id: key.id, prefix: key.prefix, kind: key.kind });
       }),
     );
 

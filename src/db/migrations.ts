@@ -269,6 +269,18 @@ export const migrations: Migration[] = [
         END;
       `),
   },
+  {
+    version: 7,
+    name: 'imported legacy key prefixes no longer reveal short keys',
+    // Imported keys kept their first 6 characters in clear, which all but gives away a short key; the
+    // length is unknown now, so every such prefix is cleared, in the key list and in the audit log.
+    up: (db) =>
+      db.exec(`
+        UPDATE api_keys SET prefix = '' WHERE kind = 'legacy' AND prefix NOT LIKE 'sha256:%';
+        UPDATE audit_log SET details = json_set(details, '$.prefix', '')
+          WHERE action = 'legacy_key_imported' AND json_extract(details, '$.prefix') NOT LIKE 'sha256:%';
+      `),
+  },
 ];
 
 export class MigrationError extends Error {

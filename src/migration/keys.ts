@@ -13,6 +13,19 @@ export const hashKey = (secret: string): string => createHash('sha256').update(s
 
 export const keyPrefix = (secret: string): string => secret.slice(0, SHOWN_CHARS);
 
+/** Characters of an imported legacy key that must stay hidden for any of it to be shown. */
+const LEGACY_HIDDEN_MIN = 20;
+/** Characters shown of an imported legacy key long enough to spare them. */
+const LEGACY_SHOWN_CHARS = 4;
+
+/**
+ * Legacy keys were chosen by someone else and may be short: a 6-character prefix of an 8-character
+ * key leaves two characters to guess. Only a key with at least 20 characters beyond the shown ones
+ * keeps a readable prefix; a shorter one is told apart by its id alone.
+ */
+export const legacyKeyPrefix = (secret: string): string =>
+  secret.length >= LEGACY_SHOWN_CHARS + LEGACY_HIDDEN_MIN ? secret.slice(0, LEGACY_SHOWN_CHARS) : '';
+
 export function generateKey(kind: KeyKind): string {
   return KEY_PREFIX[kind] + randomBytes(24).toString('base64url');
 }

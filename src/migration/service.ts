@@ -4,7 +4,7 @@ import { AppError } from '../errors.js';
 import type { Integration } from '../rules/catalog.js';
 import type { Lead } from '../intake/lead-store.js';
 import type { ApiKey } from './key-store.js';
-import { hashKey, storeKey, type IssuedKey } from './keys.js';
+import { hashKey, legacyKeyPrefix, storeKey, type IssuedKey } from './keys.js';
 import { forgetHotReads } from '../db/hot-reads.js';
 import type { MigrationState } from './state-store.js';
 import type { UsageRecorder } from './usage.js';
@@ -120,7 +120,7 @@ export async function importLegacyKey(
       id: newId(),
       integrationId: integration.id,
       kind: 'legacy',
-      prefix: input.key !== undefined ? input.key.slice(0, 6) : `sha256:${hash.slice(0, 8)}`,
+      prefix: input.key !== undefined ? legacyKeyPrefix(input.key) : `sha256:${hash.slice(0, 8)}`,
       hash,
       createdAt: at,
       createdBy: input.actor,

@@ -63,4 +63,25 @@ describe('migrate', () => {
     expect(kept('group')).toEqual(counted('group_id'));
     expect(kept('group')).toEqual({ g1: 2 });
   });
+
+  it('clears the clear-text prefixes of imported legacy keys, in the key list and the audit log (migration 7)', () => {
+    const db = new Database(':memory:');
+    migrate(db, migrations.filter((m) => m.version < 7));
+    const key = db.prepare("INSERT INTO api_keys (id, integration_id, kind, prefix, hash, created_at, created_by) VALUES (?, 'i', ?, ?, ?, 't', 'ops')");
+    key.run('k1', 'legacy', 'k8char', 'h1');
+    key.run('k2', 'legacy', 'sha256:d0648', 'h2');
+    key.run('k3', 'v1', 'lgv1_abcdefg', 'h3');
+    const audit = db.prepare("INSERT INTO audit_log (id, integration_id, action, actor, details, at) VALUES (?, 'i', ?, 'ops', ?, 't')");
+    audit.run('a1', 'legacy_key_imported', JSON.stringify({ key_id: 'k1', prefix: 'k8char' }));
+    audit.run('a2', 'legacy_key_imported', JSON.stringify({ key_id: 'k2', prefix: 'sha256:d0648' }));
+    audit.run('a3', 'v1_key_issued', JSON.stringify({ key_id: 'k3', prefix: 'lgv1_abcdefg' }));
+    migrate(db);
+    expect(db.prepare('SELECT id, prefix FROM api_keys ORDER BY id').all()).toEqual([
+      { id: 'k1', prefix: '' },
+      { id: 'k2', prefix: 'sha256:d0648' },
+      { id: 'k3', prefix: 'lgv1_abcdefg' },
+    ]);
+    const details = (db.prepare('SELECT details FROM audit_log ORDER BY id').all() as { details: string }[]).map((r) => JSON.parse(r.details).prefix);
+    expect(details).toEqual(['', 'sha256:d0648', 'lgv1_abcdefg']);
+  });
 });

@@ -54,7 +54,8 @@ describe('migrating one bot', () => {
     expect((await legacy('POST', '/leads/', { first_name: 'Aziza' })).status).toBe(401);
     const imported = await admin('POST', `/integrations/${handle}/keys/import`, { key: LEGACY_KEY, actor: 'alice', reason: 'bot moves to the gateway' });
     expect(imported.status).toBe(201);
-    expect(imported.body).toMatchObject({ kind: 'legacy', prefix: LEGACY_KEY.slice(0, 6) });
+    // A 22-character key is too short to show any of it (keys.ts legacyKeyPrefix).
+    expect(imported.body).toMatchObject({ kind: 'legacy', prefix: '' });
     const created = await legacy('POST', '/leads/', { first_name: 'Aziza', phone: '+998901110001', stage: 'Enrolled', extra_data: { telegram_id: 1001 } });
     expect(created.status).toBe(201);
     expect(created.headers.get('deprecation')).toMatch(/^@\d+$/);
