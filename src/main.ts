@@ -3,7 +3,8 @@ import { parseArgs } from 'node:util';
 import { buildApp } from './app.js';
 import { ConfigError, parseConfig } from './config.js';
 import { openSqliteStore } from './db/sqlite-store.js';
-import { ensureDemoKeys } from './demo.js';
+import { ensureDemoKeys, revokeDemoKeys, type DemoCredentials, type DemoKeyStatus } from './demo.js';
+import { createUsageRecorder } from './migration/usage.js';
 import { createLogger } from './logging.js';
 import { RulesError, createRulesHolder } from './rules/loader.js';
 
@@ -19,8 +20,14 @@ async function main(): Promise<void> {
 
   const rules = createRulesHolder(config.rulesDir);
   const store = openSqliteStore({ path: config.databasePath, synchronous: config.sqliteSynchronous });
-  const demo = config.demo ? await ensureDemoKeys(store, rules.current()) : null;
-  const app = await buildApp(config, { store, rules, logger });
+  const usage = createUsageRecorder(store);
+  const demo = config.demo ? await ensureDemoKeys(store, usage, rules.current()) : null;
+  if (!config.demo) {
+    // A database that once ran in demo mode holds published keys; they never work in production.
+    const revoked = await revokeDemoKeys(store, usage);
+    if (revoked > 0) logger.warn({ revoked }, 'revoked the demo keys found in the database: they never work outside demo mode');
+  }
+  const app = await buildApp(config, { store, rules, logger, usage });
 
   let stopping = false;
   const stop = (signal: string) => {
@@ -50,22 +57,34 @@ async function main(): Promise<void> {
 
   const address = await app.listen({ port: config.port, host: config.host });
   logger.info({ address, database: config.databasePath, rules: config.rulesDir, demo: config.demo }, 'lead-gateway listening');
-  if (demo) {
-    console.log(
-      [
-        '',
-        `  lead-gateway (demo mode) at ${address}`,
-        `  integration:   ${demo.integration}`,
-        `  v1 key:        ${demo.v1Key}`,
-        `  admin token:   ${config.adminToken}`,
-        '',
-        `  curl -X POST ${address}/api/integrations/v1/leads/ \\`,
-        `    -H 'Authorization: Bearer ${demo.v1Key}' -H 'Content-Type: application/json' \\`,
-        `    -d '{"event_id":"demo-1","external_contact_id":"telegram:1","first_name":"Aziza","phone":"+998901234567"}'`,
-        '',
-      ].join('\n'),
+  if (demo) console.log(demoBanner(address, demo, config.adminToken!));
+}
+
+const keyLine = (status: DemoKeyStatus): string =>
+  status.live
+    ? status.secret
+    : `revoked at ${status.revokedAt}; live now: ${status.liveKeys.join(', ') || 'none'} (shown once when issued)`;
+
+/** What a newcomer needs for a first call; a demo key revoked since (a renewal) is reported, not printed. */
+function demoBanner(address: string, demo: DemoCredentials, adminToken: string): string {
+  const lines = [
+    '',
+    `  lead-gateway (demo mode) at ${address}`,
+    `  integration:   ${demo.integration} (${demo.state})`,
+    `  v1 key:        ${keyLine(demo.v1)}`,
+    `  legacy key:    ${keyLine(demo.legacy)}`,
+    `  admin token:   ${adminToken}`,
+    '',
+  ];
+  if (demo.v1.live) {
+    lines.push(
+      `  curl -X POST ${address}/api/integrations/v1/leads/ \\`,
+      `    -H 'Authorization: Bearer ${demo.v1.secret}' -H 'Content-Type: application/json' \\`,
+      `    -d '{"event_id":"demo-1","external_contact_id":"telegram:1","first_name":"Aziza","phone":"+998901234567"}'`,
+      '',
     );
   }
+  return lines.join('\n');
 }
 
 main().catch((error: unknown) => {

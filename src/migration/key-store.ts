@@ -20,6 +20,8 @@ export interface KeyRepo {
   listForIntegration(integrationId: string): Promise<ApiKey[]>;
   /** Revokes every live key of the integration; returns how many. */
   revokeAll(integrationId: string, at: string): Promise<number>;
+  /** Revokes one key if it is live; false when it was revoked already. */
+  revoke(id: string, at: string): Promise<boolean>;
 }
 
 interface KeyRow {
@@ -52,7 +54,9 @@ export function sqliteKeyRepo(db: Db): KeyRepo {
   );
   const list = db.prepare<[string], KeyRow>('SELECT * FROM api_keys WHERE integration_id = ? ORDER BY created_at, id');
   const revokeAll = db.prepare('UPDATE api_keys SET revoked_at = ? WHERE integration_id = ? AND revoked_at IS NULL');
+  const revoke = db.prepare('UPDATE api_keys SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL');
   return {
+    revoke: async (id, at) => revoke.run(at, id).changes === 1,
     revokeAll: async (integrationId, at) => revokeAll.run(at, integrationId).changes,
     findByHash: async (hash) => {
       const row = byHash.get(hash);

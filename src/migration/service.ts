@@ -38,7 +38,7 @@ export interface Actor {
 
 async function move(
   tx: Repos,
-  integration: Integration,
+  integration: Pick<Integration, 'id'>,
   action: string,
   to: MigrationState | null,
   who: Actor,
@@ -137,11 +137,14 @@ export interface IssueResult extends IssuedKey {
   links: LinkReport;
 }
 
-/** Seed 5, step 1: the additional v1 key. Moves legacy -> migrating and links legacy-created leads. */
-export async function issueV1Key(deps: MigrationDeps, integration: Integration, who: Actor): Promise<IssueResult> {
+/**
+ * Seed 5, step 1: the additional v1 key. Moves legacy -> migrating and links legacy-created leads.
+ * `secret` is for demo mode's published key only; every other key is generated.
+ */
+export async function issueV1Key(deps: MigrationDeps, integration: Integration, who: Actor, secret?: string): Promise<IssueResult> {
   const at = (deps.now?.() ?? new Date()).toISOString();
   return commitChange(deps.store, async (tx) => {
-    const issued = await storeKey(tx, { integrationId: integration.id, kind: 'v1', createdBy: who.actor, at });
+    const issued = await storeKey(tx, { integrationId: integration.id, kind: 'v1', createdBy: who.actor, at, ...(secret === undefined ? {} : { secret }) });
     const current = await tx.states.get(integration.id);
     const links = await linkLegacyLeads(tx, integration, at);
     const state = await move(tx, integration, 'v1_key_issued', current === 'legacy' ? 'migrating' : null, who, at, {
@@ -167,6 +170,18 @@ export async function renewKeys(deps: MigrationDeps, integration: Integration, w
       prefix: issued.key.prefix,
     });
     return { ...issued, revoked, state };
+  });
+}
+
+/** Revokes one key of the integration, audited; the other keys go on working. */
+export async function revokeKey(deps: MigrationDeps, integration: Pick<Integration, 'id'>, keyId: string, who: Actor): Promise<ApiKey> {
+  const at = (deps.now?.() ?? new Date()).toISOString();
+  return commitChange(deps.store, async (tx) => {
+    const key = (await tx.keys.listForIntegration(integration.id)).find((k) => k.id === keyId);
+    if (!key) throw new AppError('not-found', `No key ${keyId} belongs to this integration.`);
+    if (!(await tx.keys.revoke(key.id, at))) throw new AppError('conflict', `Key ${keyId} was revoked at ${key.revokedAt}.`, { revoked_at: key.revokedAt });
+    await move(tx, integration, 'key_revoked', null, who, at, { key_id: key.id, kind: key.kind, prefix: key.prefix });
+    return { ...key, revokedAt: at };
   });
 }
 
