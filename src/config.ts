@@ -55,6 +55,12 @@ export const ConfigSchema = z
     SQLITE_SYNCHRONOUS: z
       .enum(['FULL', 'NORMAL', 'OFF'], { error: 'must be FULL, NORMAL or OFF' })
       .default('FULL'),
+    READY_MIN_FREE_MB: z.coerce
+      .number({ error: 'must be a whole number of MiB' })
+      .int('must be a whole number of MiB')
+      .min(0, 'must be 0 or more')
+      .default(64)
+      .meta({ description: '/readyz reports not ready when the database disk has less free space than this' }),
     // on: every response body is checked against its schema (tests and development; costs ~20% under load).
     RESPONSE_CHECKS: z.enum(['on', 'off'], { error: 'must be on or off' }).default('off'),
   })
@@ -90,6 +96,8 @@ export interface Config {
   rateLimitPerMinute: number;
   /** Check every response body against its schema (serializer.ts). */
   checkResponses: boolean;
+  /** Free bytes the database disk must keep for /readyz to say ready. */
+  readyMinFreeBytes: number;
 }
 
 export interface UpstreamConfig {
@@ -129,6 +137,7 @@ export function parseConfig(env: Record<string, string | undefined>): Config {
     sqliteSynchronous: c.SQLITE_SYNCHRONOUS,
     rateLimitPerMinute: c.RATE_LIMIT_PER_MINUTE,
     checkResponses: c.RESPONSE_CHECKS === 'on',
+    readyMinFreeBytes: c.READY_MIN_FREE_MB * 1024 * 1024,
     upstream:
       c.LEGACY_UPSTREAM_URL === undefined
         ? null

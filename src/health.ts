@@ -1,6 +1,6 @@
 // Liveness and readiness for orchestrators: alive, and database writable with rules loaded.
 import type { FastifyInstance } from 'fastify';
-import type { Store } from './db/store.js';
+import { NotReadyError, type Store } from './db/store.js';
 import type { RulesHolder } from './rules/loader.js';
 import { z } from 'zod';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
@@ -15,12 +15,13 @@ export function healthRoutes(deps: { store: Store; rules: RulesHolder }) {
       async () => ({ status: 'ok' as const }),
     );
     const ready = z.object({ status: z.literal('ready'), integrations: z.number().int() });
-    app.get('/readyz', { schema: { tags: ['operations'], summary: 'Database writable and rules loaded', response: { 200: ready, 503: ProblemSchema } } }, async (request, reply) => {
+    app.get('/readyz', { schema: { tags: ['operations'], summary: 'A write commits, the disk has room, and rules are loaded', response: { 200: ready, 503: ProblemSchema } } }, async (request, reply) => {
       try {
         await deps.store.checkReady();
       } catch (error) {
         request.log.warn({ err: error }, 'readiness check failed');
-        return sendProblem(reply, 'service-unavailable', 'The database does not accept writes.');
+        const { reason, message } = error instanceof NotReadyError ? error : { reason: 'unavailable', message: 'The database does not accept writes.' };
+        return sendProblem(reply, 'service-unavailable', `Not ready: ${message}`, { reason }, { 'retry-after': '5' });
       }
       return { status: 'ready' as const, integrations: deps.rules.current().integrations.size };
     });

@@ -19,7 +19,7 @@ async function main(): Promise<void> {
   const logger = createLogger(config.logLevel);
 
   const rules = createRulesHolder(config.rulesDir);
-  const store = openSqliteStore({ path: config.databasePath, synchronous: config.sqliteSynchronous });
+  const store = openSqliteStore({ path: config.databasePath, synchronous: config.sqliteSynchronous, minFreeBytes: config.readyMinFreeBytes });
   const usage = createUsageRecorder(store);
   const demo = config.demo ? await ensureDemoKeys(store, usage, rules.current()) : null;
   if (!config.demo) {

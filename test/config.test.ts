@@ -18,6 +18,7 @@ describe('parseConfig', () => {
       upstream: null,
       rateLimitPerMinute: 600,
       checkResponses: false,
+      readyMinFreeBytes: 64 * 1024 * 1024,
     });
   });
 

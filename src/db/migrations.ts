@@ -281,6 +281,13 @@ export const migrations: Migration[] = [
           WHERE action = 'legacy_key_imported' AND json_extract(details, '$.prefix') NOT LIKE 'sha256:%';
       `),
   },
+  {
+    version: 8,
+    name: 'a row that the readiness check rewrites',
+    // /readyz commits a real write: an empty transaction commits nothing and passes on a read-only
+    // file or a full disk.
+    up: (db) => db.exec('CREATE TABLE readiness_probe (id INTEGER PRIMARY KEY CHECK (id = 1), checked_at TEXT NOT NULL)'),
+  },
 ];
 
 export class MigrationError extends Error {

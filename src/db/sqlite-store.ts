@@ -1,8 +1,10 @@
 // The SQLite store: one writer connection committing units of work in groups, one reader connection.
+import { statfsSync } from 'node:fs';
+import { dirname } from 'node:path';
 import { setImmediate as nextTurn } from 'node:timers';
 import { openDatabase, type Db, type Synchronous } from './connection.js';
 import { migrate } from './migrations.js';
-import type { Repos, Store } from './store.js';
+import { NotReadyError, type Repos, type Store } from './store.js';
 import { sqliteContactRepo } from '../intake/contact-store.js';
 import { sqliteLeadRepo } from '../intake/lead-store.js';
 import { sqliteSubmissionRepo } from '../idempotency/submission-store.js';
@@ -17,6 +19,22 @@ export interface SqliteStoreOptions {
   synchronous: Synchronous;
   /** Most units of work committed together in one transaction. */
   maxBatch?: number;
+  /** Free bytes the database's file system must keep for the store to report ready (default 64 MiB). */
+  minFreeBytes?: number;
+}
+
+const DEFAULT_MIN_FREE_BYTES = 64 * 1024 * 1024;
+/** How long one readiness verdict is reused: a loop on /readyz costs one commit a second at most. */
+const READY_REUSE_MS = 1_000;
+
+/** SQLite's result code of a failed write -> what an operator has to fix. */
+function notReady(error: unknown): NotReadyError {
+  const code = String((error as { code?: unknown } | null)?.code ?? '');
+  if (code.startsWith('SQLITE_READONLY') || code === 'SQLITE_IOERR_WRITE' || code === 'SQLITE_CANTOPEN')
+    return new NotReadyError('read-only', 'The database file cannot be written (read-only file, folder or mount).', { cause: error });
+  if (code === 'SQLITE_FULL') return new NotReadyError('disk-full', 'The disk of the database is full.', { cause: error });
+  if (code.startsWith('SQLITE_IOERR')) return new NotReadyError('io-error', 'The database file cannot be written (I/O error).', { cause: error });
+  return new NotReadyError('unavailable', 'The database does not accept writes.', { cause: error });
 }
 
 interface Unit {
@@ -64,6 +82,24 @@ export function openSqliteStore(options: SqliteStoreOptions): SqliteStore {
   // writes, so on the writer it moves exactly when another process (the CLI) changed the file.
   const dataVersion = writer.prepare('PRAGMA data_version').pluck();
   let seenVersion = dataVersion.get() as number;
+
+  const probe = writer.prepare('INSERT INTO readiness_probe (id, checked_at) VALUES (1, ?) ON CONFLICT (id) DO UPDATE SET checked_at = excluded.checked_at');
+  const minFreeBytes = options.minFreeBytes ?? DEFAULT_MIN_FREE_BYTES;
+  let readiness: { at: number; check: Promise<void> } | null = null;
+  const checkReady = async (): Promise<void> => {
+    if (options.path !== ':memory:') {
+      // A write that fits into pages the WAL already holds still commits on a full disk, so the free
+      // space is checked too: below the floor the next checkpoint or a larger unit fails.
+      const fs = statfsSync(dirname(options.path));
+      const free = fs.bavail * fs.bsize;
+      if (free < minFreeBytes) throw new NotReadyError('disk-full', `The disk of the database has ${free} bytes free, below the ${minFreeBytes} it must keep.`);
+    }
+    try {
+      await store.transact(async () => void probe.run(new Date().toISOString()));
+    } catch (error) {
+      throw notReady(error);
+    }
+  };
 
   const pending: Unit[] = [];
   let draining: Promise<void> | null = null;
@@ -115,7 +151,7 @@ export function openSqliteStore(options: SqliteStoreOptions): SqliteStore {
     draining = null;
   };
 
-  return {
+  const store: SqliteStore = {
     db: writer,
     transact<T>(fn: (tx: Repos) => Promise<T>): Promise<T> {
       if (closed) return Promise.reject(new Error('store is closed'));
@@ -143,8 +179,10 @@ export function openSqliteStore(options: SqliteStoreOptions): SqliteStore {
       seenVersion = version;
       return true;
     },
-    async checkReady() {
-      await this.transact(async () => undefined);
+    checkReady() {
+      // Concurrent and back-to-back checks share one verdict for a second.
+      if (readiness === null || Date.now() - readiness.at > READY_REUSE_MS) readiness = { at: Date.now(), check: checkReady() };
+      return readiness.check;
     },
     async close() {
       closed = true;
@@ -153,4 +191,5 @@ export function openSqliteStore(options: SqliteStoreOptions): SqliteStore {
       writer.close();
     },
   };
+  return store;
 }

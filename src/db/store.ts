@@ -34,9 +34,24 @@ export interface Store {
    * is its own snapshot. For the look-ups every request makes (key, ledger row, state).
    */
   peek<T>(fn: (r: Repos) => Promise<T>): Promise<T>;
-  /** Throws unless the database answers and accepts writes. */
+  /**
+   * Throws a NotReadyError unless a real write commits now and the disk has room for more: what
+   * /readyz reports.
+   */
   checkReady(): Promise<void>;
   /** True when another process (the CLI) has committed since the last call: remembered reads are stale. */
   changedElsewhere(): boolean;
   close(): Promise<void>;
+}
+
+/** Why the store cannot take writes now; `reason` is safe to show, the cause goes to the log. */
+export class NotReadyError extends Error {
+  constructor(
+    readonly reason: 'read-only' | 'disk-full' | 'io-error' | 'unavailable',
+    detail: string,
+    options?: { cause?: unknown },
+  ) {
+    super(detail, options);
+    this.name = 'NotReadyError';
+  }
 }
