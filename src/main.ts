@@ -3,6 +3,7 @@ import { parseArgs } from 'node:util';
 import { buildApp } from './app.js';
 import { ConfigError, parseConfig } from './config.js';
 import { openSqliteStore } from './db/sqlite-store.js';
+import { DatabaseOpenError } from './db/connection.js';
 import { ensureDemoKeys, revokeDemoKeys, type DemoCredentials, type DemoKeyStatus } from './demo.js';
 import { createUsageRecorder } from './migration/usage.js';
 import { createLogger } from './logging.js';
@@ -90,6 +91,8 @@ function demoBanner(address: string, demo: DemoCredentials, adminToken: string):
 main().catch((error: unknown) => {
   if (error instanceof ConfigError || error instanceof RulesError) {
     console.error(error.message);
+  } else if (error instanceof DatabaseOpenError) {
+    console.error(`DATABASE_PATH: ${error.message}.`);
   } else if ((error as NodeJS.ErrnoException).code === 'EADDRINUSE') {
     console.error(`Cannot listen: ${(error as Error).message}. Stop the other process or set PORT.`);
   } else {

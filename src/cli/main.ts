@@ -4,6 +4,8 @@ import { userInfo } from 'node:os';
 import { Command, CommanderError, InvalidArgumentError } from 'commander';
 import { AppError } from '../errors.js';
 import { openSqliteStore, type SqliteStore } from '../db/sqlite-store.js';
+import { DatabaseOpenError } from '../db/connection.js';
+import { resolve } from 'node:path';
 import { RulesError, createRulesHolder, type RulesHolder } from '../rules/loader.js';
 import { integrationByRef } from '../admin/integration-ref.js';
 import { createUsageRecorder, type UsageRecorder } from '../migration/usage.js';
@@ -15,6 +17,8 @@ import { table } from './table.js';
 const EXIT = { refused: 1, usage: 2, environment: 3 } as const;
 
 class UsageError extends Error {}
+/** The database or rules cannot be used: exit 3 with one line, no stack. */
+class EnvironmentError extends Error {}
 
 interface Context {
   rules: RulesHolder;
@@ -24,6 +28,7 @@ interface Context {
 
 interface GlobalOptions {
   database: string;
+  create?: boolean;
   rules: string;
   json?: boolean;
   actor: string;
@@ -39,6 +44,7 @@ function createProgram(): Command {
   const program = new Command('lead-gateway')
     .description('Keys and migration state of lead-gateway integrations (the service team\'s tool).')
     .option('--database <path>', 'SQLite file of the gateway', process.env.DATABASE_PATH ?? 'data/lead-gateway.db')
+    .option('--create', 'create the database file if there is none (otherwise the CLI only opens an existing one)')
     .option('--rules <dir>', 'rules folder', process.env.RULES_DIR ?? 'rules')
     .option('--actor <name>', 'who makes the change, for the audit log', `cli:${userInfo().username}`)
     .option('--json', 'print JSON for scripts instead of tables')
@@ -54,11 +60,17 @@ function createProgram(): Command {
     let store: SqliteStore;
     try {
       rules = createRulesHolder(o.rules);
-      store = openSqliteStore({ path: o.database, synchronous: 'FULL' });
+      store = openSqliteStore({ path: o.database, synchronous: 'FULL', mustExist: !o.create });
     } catch (error) {
+      if (error instanceof DatabaseOpenError) {
+        const hint = error.problem === 'no such file' ? ' (the gateway creates it on its first start; pass --create to make an empty one here)' : '';
+        throw new EnvironmentError(`--database / DATABASE_PATH: ${error.message}${hint}.`);
+      }
       (error as Error & { exitCode?: number }).exitCode = EXIT.environment;
       throw error;
     }
+    // Which file a change went to is the first question when it seems to have gone nowhere.
+    console.error(`database: ${resolve(o.database)}`);
     const usage = createUsageRecorder(store);
     try {
       return await fn({ rules, store, usage });
@@ -234,6 +246,10 @@ async function main(argv: string[]): Promise<number> {
     }
     if (error instanceof RulesError) {
       console.error(error.message);
+      return EXIT.environment;
+    }
+    if (error instanceof EnvironmentError) {
+      console.error(`error: ${error.message}`);
       return EXIT.environment;
     }
     console.error(`error: ${(error as Error).message}`);

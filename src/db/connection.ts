@@ -1,7 +1,7 @@
 // Opens SQLite connections with the pragmas every connection needs (durability, locking, keys).
 import Database from 'better-sqlite3';
-import { mkdirSync } from 'node:fs';
-import { dirname } from 'node:path';
+import { existsSync, mkdirSync, statSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
 
 export type Synchronous = 'FULL' | 'NORMAL' | 'OFF';
 export type Db = Database.Database;
@@ -9,6 +9,56 @@ export type Db = Database.Database;
 export interface OpenOptions {
   synchronous: Synchronous;
   readonly?: boolean;
+  /** Refuse to create the file (the CLI opens a gateway's database; it never makes a new one unasked). */
+  mustExist?: boolean;
+}
+
+/** The database file cannot be used; `problem` says what to fix, in words for an operator. */
+export class DatabaseOpenError extends Error {
+  constructor(
+    readonly path: string,
+    readonly problem: string,
+    options?: { cause?: unknown },
+  ) {
+    super(`cannot open the database ${resolve(path)}: ${problem}`, options);
+    this.name = 'DatabaseOpenError';
+  }
+}
+
+/**
+ * Creates the missing folders of `folder` one level at a time. Node's recursive mkdir loops forever
+ * under /proc, and its errors name the deepest folder rather than the one that could not be made.
+ */
+function ensureFolder(path: string, folder: string): void {
+  const missing: string[] = [];
+  let at = resolve(folder);
+  while (!existsSync(at)) {
+    missing.unshift(at);
+    const parent = dirname(at);
+    if (parent === at) break;
+    at = parent;
+  }
+  if (existsSync(at) && !statSync(at).isDirectory()) throw new DatabaseOpenError(path, `${at} is a file, not a folder`);
+  for (const dir of missing) {
+    try {
+      mkdirSync(dir);
+    } catch (error) {
+      throw new DatabaseOpenError(path, `its folder ${dir} cannot be created (${(error as NodeJS.ErrnoException).code ?? 'error'})`, { cause: error });
+    }
+  }
+}
+
+/** SQLite's and the file system's refusals, told as what the operator has to change. */
+export function explainOpenFailure(path: string, error: unknown): DatabaseOpenError {
+  if (error instanceof DatabaseOpenError) return error;
+  const code = String((error as { code?: unknown } | null)?.code ?? '');
+  if (existsSync(path) && statSync(path).isDirectory()) return new DatabaseOpenError(path, 'it is a folder; name a file in it, e.g. lead-gateway.db', { cause: error });
+  if (code.startsWith('SQLITE_READONLY') || code === 'EACCES' || code === 'EPERM' || code === 'EROFS')
+    return new DatabaseOpenError(path, 'it cannot be written (read-only file, folder or mount, or owned by another user)', { cause: error });
+  if (code === 'SQLITE_NOTADB') return new DatabaseOpenError(path, 'it is not a SQLite database', { cause: error });
+  if (code.startsWith('SQLITE_CANTOPEN') || code.startsWith('SQLITE_IOERR'))
+    return new DatabaseOpenError(path, 'it cannot be opened or created (check that its folder exists and is writable)', { cause: error });
+  return new DatabaseOpenError(path, (error as Error).message, { cause: error });
 }
 
 const synchronousValue: Record<Synchronous, number> = { OFF: 0, NORMAL: 1, FULL: 2 };
@@ -19,8 +69,12 @@ const synchronousValue: Record<Synchronous, number> = { OFF: 0, NORMAL: 1, FULL:
  * loss. So every connection sets it, and `assertSynchronous` re-checks it after writes.
  */
 export function openDatabase(path: string, options: OpenOptions): Db {
-  if (path !== ':memory:' && !options.readonly) mkdirSync(dirname(path), { recursive: true });
-  const db = new Database(path, { readonly: options.readonly ?? false, fileMustExist: options.readonly ?? false });
+  const mustExist = (options.readonly ?? false) || (options.mustExist ?? false);
+  if (path !== ':memory:') {
+    if (mustExist && !existsSync(path)) throw new DatabaseOpenError(path, 'no such file');
+    if (!options.readonly) ensureFolder(path, dirname(path));
+  }
+  const db = new Database(path, { readonly: options.readonly ?? false, fileMustExist: mustExist });
   db.pragma('busy_timeout = 5000');
   if (!options.readonly) db.pragma('journal_mode = WAL');
   db.pragma(`synchronous = ${options.synchronous}`);

@@ -2,7 +2,7 @@
 import { statfsSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { setImmediate as nextTurn } from 'node:timers';
-import { openDatabase, type Db, type Synchronous } from './connection.js';
+import { explainOpenFailure, openDatabase, type Db, type Synchronous } from './connection.js';
 import { migrate } from './migrations.js';
 import { NotReadyError, type Repos, type Store } from './store.js';
 import { sqliteContactRepo } from '../intake/contact-store.js';
@@ -21,6 +21,8 @@ export interface SqliteStoreOptions {
   maxBatch?: number;
   /** Free bytes the database's file system must keep for the store to report ready (default 64 MiB). */
   minFreeBytes?: number;
+  /** Refuse to create a new database file (the CLI). */
+  mustExist?: boolean;
 }
 
 const DEFAULT_MIN_FREE_BYTES = 64 * 1024 * 1024;
@@ -59,6 +61,20 @@ export interface SqliteStore extends Store {
   readonly db: Db;
 }
 
+/** The writer (schema migrated) and the reader; any failure is told as what to fix (DatabaseOpenError). */
+function openConnections(options: SqliteStoreOptions): { writer: Db; reader: Db } {
+  let writer: Db | undefined;
+  try {
+    writer = openDatabase(options.path, { synchronous: options.synchronous, mustExist: options.mustExist ?? false });
+    migrate(writer);
+    const reader = options.path === ':memory:' ? writer : openDatabase(options.path, { synchronous: options.synchronous, readonly: true });
+    return { writer, reader };
+  } catch (error) {
+    writer?.close();
+    throw explainOpenFailure(options.path, error);
+  }
+}
+
 /**
  * Every write is a unit of work queued here. Units that arrive while a commit is in progress are
  * committed together: one BEGIN IMMEDIATE, each unit in its own SAVEPOINT (so a failing unit undoes
@@ -67,10 +83,7 @@ export interface SqliteStore extends Store {
  */
 export function openSqliteStore(options: SqliteStoreOptions): SqliteStore {
   const maxBatch = options.maxBatch ?? 256;
-  const writer = openDatabase(options.path, { synchronous: options.synchronous });
-  migrate(writer);
-  const reader =
-    options.path === ':memory:' ? writer : openDatabase(options.path, { synchronous: options.synchronous, readonly: true });
+  const { writer, reader } = openConnections(options);
   const writeRepos = reposFor(writer);
   const readRepos = reader === writer ? writeRepos : reposFor(reader);
 
