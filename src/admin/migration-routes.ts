@@ -9,7 +9,7 @@ import type { Integration } from '../rules/catalog.js';
 import { adminAuthenticator } from '../migration/authenticate.js';
 import type { IssuedKey } from '../migration/keys.js';
 import type { UsageRecorder } from '../migration/usage.js';
-import { importLegacyKey, issueV1Key, renewKeys, rollback, switchOff } from '../migration/service.js';
+import { importLegacyKey, issueV1Key, relinkLegacyLeads, renewKeys, revokeKey, rollback, switchOff } from '../migration/service.js';
 import { migrationReport } from '../migration/report.js';
 import type { AuditEntry, MigrationState } from '../migration/state-store.js';
 import { integrationByRef } from './integration-ref.js';
@@ -19,6 +19,8 @@ import {
   AuditQuerySchema,
   ImportKeyBodySchema,
   IntegrationParamsSchema,
+  KeyParamsSchema,
+  LinkReportSchema,
   IntegrationSummarySchema,
   IssuedKeySchema,
   KeySummarySchema,
@@ -118,6 +120,24 @@ export function migrationRoutes(deps: { store: Store; rules: RulesHolder; usage:
         const integration = find(request.params.integration);
         const keys = await deps.store.read((rd) => rd.keys.listForIntegration(integration.id));
         return { keys: keys.map((k) => ({ id: k.id, kind: k.kind, prefix: k.prefix, created_at: k.createdAt, created_by: k.createdBy, revoked_at: k.revokedAt })) };
+      },
+    );
+
+    r.post(
+      '/admin/v1/integrations/:integration/keys/:key/revoke',
+      { schema: { ...meta, summary: 'Revoke one key at once; the other keys go on working', params: KeyParamsSchema, body: ActorBodySchema, response: { 200: KeySummarySchema, ...problems } } },
+      async (request) => {
+        const k = await revokeKey(deps, find(request.params.integration), request.params.key, { actor: request.body?.actor ?? DEFAULT_ACTOR, reason: request.body?.reason ?? null });
+        return { id: k.id, kind: k.kind, prefix: k.prefix, created_at: k.createdAt, created_by: k.createdBy, revoked_at: k.revokedAt };
+      },
+    );
+
+    r.post(
+      '/admin/v1/integrations/:integration/link',
+      { schema: { ...meta, summary: 'Re-run the linking of legacy-created leads (after a rule fix), without a new key', params, body: ActorBodySchema, response: { 200: LinkReportSchema, ...problems } } },
+      async (request) => {
+        const links = await relinkLegacyLeads(deps, find(request.params.integration), { actor: request.body?.actor ?? DEFAULT_ACTOR, reason: request.body?.reason ?? null });
+        return { linked_leads: links.linked, unlinked_leads: links.unlinked };
       },
     );
 

@@ -65,6 +65,20 @@ export const AuditQuerySchema = z.object({ limit: z.coerce.number().int().min(1)
 
 export const ReportQuerySchema = z.object({ quiet_period_hours: z.coerce.number().int().min(0).max(24 * 30).default(24) });
 
+export const UnlinkedLeadSchema = z
+  .object({
+    lead_id: z.uuid(),
+    code: z.enum(['no_rule', 'missing_member', 'bound_to_another_person']),
+    reason: z.string(),
+  })
+  .meta({ id: 'UnlinkedLead', description: 'A legacy-created lead whose person could not be bound to the integration' });
+
+export const LinkReportSchema = z
+  .object({ linked_leads: z.number().int().meta({ description: 'Leads linked by this run' }), unlinked_leads: z.array(UnlinkedLeadSchema) })
+  .meta({ id: 'LinkReport' });
+
+export const KeyParamsSchema = z.object({ integration: z.string(), key: z.uuid() });
+
 export const IssuedKeySchema = z
   .object({
     id: z.uuid(),
@@ -75,7 +89,7 @@ export const IssuedKeySchema = z
     created_at: z.iso.datetime(),
     state: z.enum(['legacy', 'migrating', 'switched_off']),
     linked_leads: z.number().int().optional().meta({ description: 'Legacy-created leads linked to the integration' }),
-    unlinked_leads: z.array(z.object({ lead_id: z.uuid(), reason: z.string() })).optional(),
+    unlinked_leads: z.array(UnlinkedLeadSchema).optional(),
     revoked_keys: z.number().int().optional().meta({ description: 'Keys revoked by a renewal' }),
   })
   .meta({ id: 'IssuedKey' });

@@ -9,7 +9,7 @@ import { resolve } from 'node:path';
 import { RulesError, createRulesHolder, type RulesHolder } from '../rules/loader.js';
 import { integrationByRef } from '../admin/integration-ref.js';
 import { createUsageRecorder, type UsageRecorder } from '../migration/usage.js';
-import { importLegacyKey, issueV1Key, renewKeys, rollback, switchOff } from '../migration/service.js';
+import { importLegacyKey, issueV1Key, relinkLegacyLeads, renewKeys, revokeKey, rollback, switchOff, type LinkReport } from '../migration/service.js';
 import { migrationReport } from '../migration/report.js';
 import { table } from './table.js';
 
@@ -39,6 +39,26 @@ const wholeNumber = (value: string) => {
   if (!Number.isInteger(n) || n < 0) throw new InvalidArgumentError('must be a whole number');
   return n;
 };
+
+/** How many unlinked lead ids a summary names; `--json` lists them all. */
+const FIRST_UNLINKED = 5;
+
+/** Linked and unlinked legacy leads in a few lines: counts by reason and the first ids, never one line a lead. */
+function linkSummary(links: LinkReport): string[] {
+  const lines = [`legacy leads linked: ${links.linked}; not linked: ${links.unlinked.length}`];
+  const byCode = new Map<string, { count: number; reason: string; ids: string[] }>();
+  for (const u of links.unlinked) {
+    const entry = byCode.get(u.code) ?? { count: 0, reason: u.reason, ids: [] };
+    entry.count++;
+    if (entry.ids.length < FIRST_UNLINKED) entry.ids.push(u.lead_id);
+    byCode.set(u.code, entry);
+  }
+  for (const [code, e] of byCode) {
+    const more = e.count > e.ids.length ? `, and ${e.count - e.ids.length} more (--json lists all)` : '';
+    lines.push(`  ${e.count} ${code}${e.count === 1 ? `: ${e.reason}` : ` (e.g. ${e.reason})`}`, `    ${e.ids.join(', ')}${more}`);
+  }
+  return lines;
+}
 
 function createProgram(): Command {
   const program = new Command('lead-gateway')
@@ -129,16 +149,36 @@ function createProgram(): Command {
     .action((ref: string, o: { reason?: string }) =>
       run(async ({ rules, store, usage }) => {
         const r = await issueV1Key({ store, usage }, integrationByRef(rules, ref), { actor: globals().actor, reason: o.reason ?? null });
-        const unlinked = r.links.unlinked.map((u) => `  ${u.lead_id}: ${u.reason}`).join('\n');
+        // The key comes last, set apart, so it is not lost above a long report.
         print(
-          [
-            `v1 key for ${ref} (shown once, store it now):`,
-            `  ${r.secret}`,
-            `state: ${r.state}; legacy leads linked: ${r.links.linked}; not linked: ${r.links.unlinked.length}`,
-            ...(unlinked ? [unlinked] : []),
-          ].join('\n'),
+          [`state: ${r.state}`, ...linkSummary(r.links), '', `v1 key for ${ref} (shown once, store it now):`, '', `  ${r.secret}`, ''].join('\n'),
           { key: r.secret, prefix: r.key.prefix, state: r.state, linked_leads: r.links.linked, unlinked_leads: r.links.unlinked },
         );
+      }),
+    );
+
+  program
+    .command('link')
+    .description('re-run the linking of legacy-created leads (after fixing the legacy rule), without a new key')
+    .argument('<integration>', 'id or workspace:integration handle')
+    .option('--reason <text>', 'why, for the audit log')
+    .action((ref: string, o: { reason?: string }) =>
+      run(async ({ rules, store, usage }) => {
+        const links = await relinkLegacyLeads({ store, usage }, integrationByRef(rules, ref), { actor: globals().actor, reason: o.reason ?? null });
+        print(linkSummary(links).join('\n'), { linked_leads: links.linked, unlinked_leads: links.unlinked });
+      }),
+    );
+
+  program
+    .command('revoke-key')
+    .description('revoke one key of an integration at once (see `keys` for ids); the others go on working')
+    .argument('<integration>', 'id or workspace:integration handle')
+    .argument('<key-id>', 'the key\'s id')
+    .option('--reason <text>', 'why, for the audit log')
+    .action((ref: string, keyId: string, o: { reason?: string }) =>
+      run(async ({ rules, store, usage }) => {
+        const key = await revokeKey({ store, usage }, integrationByRef(rules, ref), keyId, { actor: globals().actor, reason: o.reason ?? null });
+        print(`Revoked ${key.kind} key ${key.id}${key.prefix ? ` (${key.prefix}…)` : ''} of ${ref}.`, { id: key.id, kind: key.kind, prefix: key.prefix, revoked_at: key.revokedAt });
       }),
     );
 

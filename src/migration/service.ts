@@ -73,9 +73,12 @@ export function renderExternalId(template: string, lead: Lead): string | null {
   });
 }
 
+/** Why a legacy lead could not be linked, as a code to count by and words to act on. */
+export type UnlinkedCode = 'no_rule' | 'missing_member' | 'bound_to_another_person';
+
 export interface LinkReport {
   linked: number;
-  unlinked: { lead_id: string; reason: string }[];
+  unlinked: { lead_id: string; code: UnlinkedCode; reason: string }[];
 }
 
 /** Binds each legacy-created lead's person to the integration through its legacy rule. */
@@ -85,15 +88,16 @@ async function linkLegacyLeads(tx: Repos, integration: Integration, at: string):
   for (const lead of await tx.leads.listLegacy(integration.id, true)) {
     const externalId = template === null ? null : renderExternalId(template, lead);
     if (externalId === null) {
-      report.unlinked.push({
-        lead_id: lead.id,
-        reason: template === null ? 'the integration has no legacy.external_contact_id rule' : `the lead lacks a member of ${template}`,
-      });
+      report.unlinked.push(
+        template === null
+          ? { lead_id: lead.id, code: 'no_rule', reason: 'the integration has no legacy.external_contact_id rule' }
+          : { lead_id: lead.id, code: 'missing_member', reason: `the lead lacks a member of ${template}` },
+      );
       continue;
     }
     const bound = await tx.contacts.findByBinding(integration.id, externalId);
     if (bound && bound.id !== lead.contactId) {
-      report.unlinked.push({ lead_id: lead.id, reason: `${externalId} is already bound to another person` });
+      report.unlinked.push({ lead_id: lead.id, code: 'bound_to_another_person', reason: `${externalId} is already bound to another person` });
       continue;
     }
     await tx.contacts.bind(integration.id, externalId, lead.contactId, at);
@@ -182,6 +186,19 @@ export async function revokeKey(deps: MigrationDeps, integration: Pick<Integrati
     if (!(await tx.keys.revoke(key.id, at))) throw new AppError('conflict', `Key ${keyId} was revoked at ${key.revokedAt}.`, { revoked_at: key.revokedAt });
     await move(tx, integration, 'key_revoked', null, who, at, { key_id: key.id, kind: key.kind, prefix: key.prefix });
     return { ...key, revokedAt: at };
+  });
+}
+
+/**
+ * Links the legacy-created leads not linked yet, as issuing the v1 key does, without issuing one:
+ * after a fix to the legacy rule or to the data.
+ */
+export async function relinkLegacyLeads(deps: MigrationDeps, integration: Integration, who: Actor): Promise<LinkReport> {
+  const at = (deps.now?.() ?? new Date()).toISOString();
+  return commitChange(deps.store, async (tx) => {
+    const links = await linkLegacyLeads(tx, integration, at);
+    await move(tx, integration, 'legacy_leads_linked', null, who, at, { linked_leads: links.linked, unlinked_leads: links.unlinked.length });
+    return links;
   });
 }
 

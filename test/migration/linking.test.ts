@@ -36,7 +36,7 @@ describe('linking legacy leads', () => {
 
     const issued = (await gw.admin('POST', '/admin/v1/integrations/brightpath:telegram-bot/keys')).json();
     expect(issued.linked_leads).toBe(1);
-    expect(issued.unlinked_leads).toEqual([{ lead_id: withoutId.id, reason: expect.stringContaining('lacks a member') }]);
+    expect(issued.unlinked_leads).toEqual([{ lead_id: withoutId.id, code: 'missing_member', reason: expect.stringContaining('lacks a member') }]);
 
     const answers = await gw.app.inject({
       method: 'POST',
