@@ -17,6 +17,8 @@ import { docsRoutes } from './docs-routes.js';
 import { registerOpenApi } from './openapi.js';
 import { createMetrics, registerMetrics, type Metrics } from './metrics.js';
 import { createUsageRecorder, type UsageRecorder } from './migration/usage.js';
+import { createMemoryLimiter } from './rate-limit/memory-limiter.js';
+import { createIntegrationQuota } from './rate-limit/quota.js';
 
 export interface AppDeps {
   store: Store;
@@ -31,7 +33,7 @@ export interface AppDeps {
 
 export const BODY_LIMIT_BYTES = 1_048_576;
 
-/** Requests a minute per key when neither the config nor the integration's rules say. */
+/** Requests a minute per integration when neither the config nor the integration's rules say. */
 const DEFAULT_RATE_LIMIT_PER_MINUTE = 600;
 
 /** The package version, for the OpenAPI document. */
@@ -89,14 +91,15 @@ export async function buildApp(config: Pick<Config, 'adminToken'> & Partial<Pick
   });
 
   const metrics = deps.metrics ?? createMetrics();
+  // One quota per gateway: the v1 and legacy plugins share it.
+  const quota = createIntegrationQuota(createMemoryLimiter('quota'), config.rateLimitPerMinute ?? DEFAULT_RATE_LIMIT_PER_MINUTE);
   const services = { store: deps.store, rules: deps.rules, usage, metrics };
   await registerOpenApi(app, VERSION);
   registerMetrics(app, metrics);
   await app.register(healthRoutes(services));
   await app.register(docsRoutes);
-  const rateLimitPerMinute = config.rateLimitPerMinute ?? DEFAULT_RATE_LIMIT_PER_MINUTE;
-  await app.register(intakeRoutes({ ...services, rateLimitPerMinute }));
-  await app.register(legacyRoutes({ ...services, upstream: config.upstream ?? null, rateLimitPerMinute }));
+  await app.register(intakeRoutes({ ...services, quota }));
+  await app.register(legacyRoutes({ ...services, upstream: config.upstream ?? null, quota }));
   if (config.adminToken !== undefined) {
     await app.register(adminRoutes({ ...services, adminToken: config.adminToken }));
     await app.register(migrationRoutes({ ...services, adminToken: config.adminToken }));

@@ -67,7 +67,7 @@ export interface Config {
   demo: boolean;
   sqliteSynchronous: z.infer<typeof ConfigSchema>['SQLITE_SYNCHRONOUS'];
   upstream: UpstreamConfig | null;
-  /** Requests per minute per integration key, unless the integration's rules say otherwise. */
+  /** Requests per minute per integration (all its keys), unless the integration's rules say otherwise. */
   rateLimitPerMinute: number;
   /** Check every response body against its schema (serializer.ts). */
   checkResponses: boolean;
