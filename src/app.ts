@@ -19,6 +19,7 @@ import { createMetrics, registerMetrics, type Metrics } from './metrics.js';
 import { createUsageRecorder, type UsageRecorder } from './migration/usage.js';
 import { createMemoryLimiter } from './rate-limit/memory-limiter.js';
 import { createIntegrationQuota } from './rate-limit/quota.js';
+import { createAuthFailureGuard } from './rate-limit/auth-failures.js';
 
 export interface AppDeps {
   store: Store;
@@ -36,13 +37,16 @@ export const BODY_LIMIT_BYTES = 1_048_576;
 /** Requests a minute per integration when neither the config nor the integration's rules say. */
 const DEFAULT_RATE_LIMIT_PER_MINUTE = 600;
 
+/** Failed authentications a minute per client address when the config does not say. */
+const DEFAULT_AUTH_FAILURES_PER_MINUTE = 30;
+
 /** The package version, for the OpenAPI document. */
 const VERSION = '0.1.0';
 
 /** A client's X-Request-Id is kept when it is short and plain; otherwise the gateway makes one. */
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
-export async function buildApp(config: Pick<Config, 'adminToken'> & Partial<Pick<Config, 'upstream' | 'rateLimitPerMinute' | 'checkResponses'>>, deps: AppDeps): Promise<FastifyInstance> {
+export async function buildApp(config: Pick<Config, 'adminToken'> & Partial<Pick<Config, 'upstream' | 'rateLimitPerMinute' | 'authFailuresPerMinute' | 'checkResponses'>>, deps: AppDeps): Promise<FastifyInstance> {
   const app = Fastify({
     loggerInstance: deps.logger,
     // Fastify's two lines per request are replaced by one richer line (logging.ts).
@@ -91,9 +95,10 @@ export async function buildApp(config: Pick<Config, 'adminToken'> & Partial<Pick
   });
 
   const metrics = deps.metrics ?? createMetrics();
-  // One quota per gateway: the v1 and legacy plugins share it.
+  // One quota and one failure count per gateway: v1, legacy and admin plugins share them.
   const quota = createIntegrationQuota(createMemoryLimiter('quota'), config.rateLimitPerMinute ?? DEFAULT_RATE_LIMIT_PER_MINUTE);
-  const services = { store: deps.store, rules: deps.rules, usage, metrics };
+  const authFailures = createAuthFailureGuard(createMemoryLimiter('auth-failures'), config.authFailuresPerMinute ?? DEFAULT_AUTH_FAILURES_PER_MINUTE);
+  const services = { store: deps.store, rules: deps.rules, usage, metrics, authFailures };
   await registerOpenApi(app, VERSION);
   registerMetrics(app, metrics);
   await app.register(healthRoutes(services));

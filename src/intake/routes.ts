@@ -7,6 +7,7 @@ import type { RulesHolder } from '../rules/loader.js';
 import { v1Authenticator } from '../migration/authenticate.js';
 import type { UsageRecorder } from '../migration/usage.js';
 import { markFreeOfQuota, type IntegrationQuota } from '../rate-limit/quota.js';
+import type { AuthFailureGuard } from '../rate-limit/auth-failures.js';
 import { LeadSubmissionResponseSchema, LeadSubmissionSchema, type AnswersResult } from './schemas.js';
 import { submitLead } from './service.js';
 import { AnswersResponseSchema, AnswersSubmissionSchema } from '../answers/schemas.js';
@@ -21,7 +22,7 @@ const answerCounts = (a: AnswersResult) => ({
   invalid: a.invalid.length,
 });
 
-export function intakeRoutes(deps: { store: Store; rules: RulesHolder; usage: UsageRecorder; quota: IntegrationQuota }) {
+export function intakeRoutes(deps: { store: Store; rules: RulesHolder; usage: UsageRecorder; quota: IntegrationQuota; authFailures: AuthFailureGuard }) {
   return async function register(app: FastifyInstance): Promise<void> {
     const r = app.withTypeProvider<ZodTypeProvider>();
     r.addHook('onRequest', v1Authenticator(deps));

@@ -11,6 +11,7 @@ import { legacyMeta, legacyProblems, LegacyLeadCreateSchema, LegacyLeadParamsSch
 import { localRoutes } from './local-routes.js';
 import { forward, registerUpstream } from './pass-through.js';
 import { markFreeOfQuota, type IntegrationQuota } from '../rate-limit/quota.js';
+import type { AuthFailureGuard } from '../rate-limit/auth-failures.js';
 import type { UpstreamConfig } from '../config.js';
 import type { Metrics } from '../metrics.js';
 
@@ -50,6 +51,7 @@ export function legacyRoutes(deps: {
   metrics: Metrics;
   upstream: UpstreamConfig | null;
   quota: IntegrationQuota;
+  authFailures: AuthFailureGuard;
 }) {
   return async function register(app: FastifyInstance): Promise<void> {
     const r = app.withTypeProvider<ZodTypeProvider>();
