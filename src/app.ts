@@ -18,6 +18,9 @@ import { docsRoutes } from './docs-routes.js';
 import { registerOpenApi } from './openapi.js';
 import { createMetrics, registerMetrics, type Metrics } from './metrics.js';
 import { createUsageRecorder, type UsageRecorder } from './migration/usage.js';
+import { createMemoryLimiter } from './rate-limit/memory-limiter.js';
+import { createIntegrationQuota } from './rate-limit/quota.js';
+import { createAuthFailureGuard } from './rate-limit/auth-failures.js';
 
 export interface AppDeps {
   store: Store;
@@ -32,8 +35,11 @@ export interface AppDeps {
 
 export const BODY_LIMIT_BYTES = 1_048_576;
 
-/** Requests a minute per key when neither the config nor the integration's rules say. */
+/** Requests a minute per integration when neither the config nor the integration's rules say. */
 const DEFAULT_RATE_LIMIT_PER_MINUTE = 600;
+
+/** Failed authentications a minute per client address when the config does not say. */
+const DEFAULT_AUTH_FAILURES_PER_MINUTE = 30;
 
 /** The package version, for the OpenAPI document. */
 const VERSION = '0.1.0';
@@ -44,7 +50,7 @@ const VERSION = '0.1.0';
  */
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,64}$/;
 
-export async function buildApp(config: Pick<Config, 'adminToken'> & Partial<Pick<Config, 'upstream' | 'rateLimitPerMinute' | 'checkResponses'>>, deps: AppDeps): Promise<FastifyInstance> {
+export async function buildApp(config: Pick<Config, 'adminToken'> & Partial<Pick<Config, 'upstream' | 'rateLimitPerMinute' | 'authFailuresPerMinute' | 'checkResponses'>>, deps: AppDeps): Promise<FastifyInstance> {
   const app = Fastify({
     loggerInstance: deps.logger,
     // Fastify's two lines per request are replaced by one richer line (logging.ts).
@@ -94,14 +100,16 @@ export async function buildApp(config: Pick<Config, 'adminToken'> & Partial<Pick
   });
 
   const metrics = deps.metrics ?? createMetrics();
-  const services = { store: deps.store, rules: deps.rules, usage, metrics };
+  // One quota and one failure count per gateway: v1, legacy and admin plugins share them.
+  const quota = createIntegrationQuota(createMemoryLimiter('quota'), config.rateLimitPerMinute ?? DEFAULT_RATE_LIMIT_PER_MINUTE);
+  const authFailures = createAuthFailureGuard(createMemoryLimiter('auth-failures'), config.authFailuresPerMinute ?? DEFAULT_AUTH_FAILURES_PER_MINUTE);
+  const services = { store: deps.store, rules: deps.rules, usage, metrics, authFailures };
   await registerOpenApi(app, VERSION);
   registerMetrics(app, metrics);
   await app.register(healthRoutes(services));
   await app.register(docsRoutes);
-  const rateLimitPerMinute = config.rateLimitPerMinute ?? DEFAULT_RATE_LIMIT_PER_MINUTE;
-  await app.register(intakeRoutes({ ...services, rateLimitPerMinute }));
-  await app.register(legacyRoutes({ ...services, upstream: config.upstream ?? null, rateLimitPerMinute }));
+  await app.register(intakeRoutes({ ...services, quota }));
+  await app.register(legacyRoutes({ ...services, upstream: config.upstream ?? null, quota }));
   if (config.adminToken !== undefined) {
     await app.register(adminRoutes({ ...services, adminToken: config.adminToken }));
     await app.register(migrationRoutes({ ...services, adminToken: config.adminToken }));

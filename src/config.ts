@@ -51,6 +51,7 @@ export const ConfigSchema = z
     UPSTREAM_CONNECT_TIMEOUT_MS: z.coerce.number({ error: 'must be a number of milliseconds' }).int().min(1).max(60_000).default(2_000),
     UPSTREAM_TIMEOUT_MS: z.coerce.number({ error: 'must be a number of milliseconds' }).int().min(1).max(300_000).default(15_000),
     RATE_LIMIT_PER_MINUTE: z.coerce.number({ error: 'must be a whole number' }).int().min(1).max(1_000_000).default(600),
+    AUTH_FAILURES_PER_MINUTE: z.coerce.number({ error: 'must be a whole number' }).int().min(1).max(1_000_000).default(30),
     // FULL is the only setting under which a 2xx survives a power loss (docs/operations.md).
     SQLITE_SYNCHRONOUS: z
       .enum(['FULL', 'NORMAL', 'OFF'], { error: 'must be FULL, NORMAL or OFF' })
@@ -92,8 +93,10 @@ export interface Config {
   demo: boolean;
   sqliteSynchronous: z.infer<typeof ConfigSchema>['SQLITE_SYNCHRONOUS'];
   upstream: UpstreamConfig | null;
-  /** Requests per minute per integration key, unless the integration's rules say otherwise. */
+  /** Requests per minute per integration (all its keys), unless the integration's rules say otherwise. */
   rateLimitPerMinute: number;
+  /** Failed authentications per minute per client address before its requests get 429. */
+  authFailuresPerMinute: number;
   /** Check every response body against its schema (serializer.ts). */
   checkResponses: boolean;
   /** Free bytes the database disk must keep for /readyz to say ready. */
@@ -136,6 +139,7 @@ export function parseConfig(env: Record<string, string | undefined>): Config {
     demo: c.DEMO_MODE,
     sqliteSynchronous: c.SQLITE_SYNCHRONOUS,
     rateLimitPerMinute: c.RATE_LIMIT_PER_MINUTE,
+    authFailuresPerMinute: c.AUTH_FAILURES_PER_MINUTE,
     checkResponses: c.RESPONSE_CHECKS === 'on',
     readyMinFreeBytes: c.READY_MIN_FREE_MB * 1024 * 1024,
     upstream:

@@ -17,6 +17,7 @@ describe('parseConfig', () => {
       sqliteSynchronous: 'FULL',
       upstream: null,
       rateLimitPerMinute: 600,
+      authFailuresPerMinute: 30,
       checkResponses: false,
       readyMinFreeBytes: 64 * 1024 * 1024,
     });

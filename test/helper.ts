@@ -26,7 +26,7 @@ export interface Gateway {
   close(): Promise<void>;
 }
 
-export async function startGateway(options: { rulesDir?: string; rateLimitPerMinute?: number } = {}): Promise<Gateway> {
+export async function startGateway(options: { rulesDir?: string; rateLimitPerMinute?: number; authFailuresPerMinute?: number } = {}): Promise<Gateway> {
   const dir = mkdtempSync(join(tmpdir(), 'lead-gateway-test-'));
   const store = openSqliteStore({ path: join(dir, 'gateway.db'), synchronous: 'FULL' });
   const rules = createRulesHolder(options.rulesDir ?? EXAMPLE_RULES);
@@ -34,7 +34,11 @@ export async function startGateway(options: { rulesDir?: string; rateLimitPerMin
   const logFile = join(dir, 'gateway.log');
   const logger = createLogger('info', pino.destination({ dest: logFile, sync: true }));
   const secrets = new Set<string>([ADMIN_TOKEN]);
-  const app = await buildApp({ adminToken: ADMIN_TOKEN, ...(options.rateLimitPerMinute ? { rateLimitPerMinute: options.rateLimitPerMinute } : {}) }, { store, rules, logger });
+  const limits = {
+    ...(options.rateLimitPerMinute ? { rateLimitPerMinute: options.rateLimitPerMinute } : {}),
+    ...(options.authFailuresPerMinute ? { authFailuresPerMinute: options.authFailuresPerMinute } : {}),
+  };
+  const app = await buildApp({ adminToken: ADMIN_TOKEN, ...limits }, { store, rules, logger });
   const admin: Gateway['admin'] = async (method, url, body) => {
     const sent = (body as { key?: unknown } | undefined)?.key;
     if (typeof sent === 'string') secrets.add(sent);

@@ -7,6 +7,7 @@ import type { Store } from '../db/store.js';
 import type { RulesHolder } from '../rules/loader.js';
 import type { Integration } from '../rules/catalog.js';
 import { adminAuthenticator } from '../migration/authenticate.js';
+import type { AuthFailureGuard } from '../rate-limit/auth-failures.js';
 import type { IssuedKey } from '../migration/keys.js';
 import type { UsageRecorder } from '../migration/usage.js';
 import { importLegacyKey, issueV1Key, relinkLegacyLeads, renewKeys, revokeKey, rollback, switchOff } from '../migration/service.js';
@@ -57,13 +58,13 @@ const auditBody = (e: AuditEntry) => ({
   at: e.at,
 });
 
-export function migrationRoutes(deps: { store: Store; rules: RulesHolder; usage: UsageRecorder; adminToken: string }) {
+export function migrationRoutes(deps: { store: Store; rules: RulesHolder; usage: UsageRecorder; adminToken: string; authFailures: AuthFailureGuard }) {
   const find = (ref: string) => integrationByRef(deps.rules, ref);
   const stateBody = (i: Integration, state: MigrationState) => ({ integration_id: i.id, handle: i.handle, state });
 
   return async function register(app: FastifyInstance): Promise<void> {
     const r = app.withTypeProvider<ZodTypeProvider>();
-    r.addHook('onRequest', adminAuthenticator(deps.adminToken));
+    r.addHook('onRequest', adminAuthenticator(deps.adminToken, deps.authFailures));
 
     r.get(
       '/admin/v1/integrations',

@@ -6,6 +6,7 @@ import { AppError, ProblemSchema } from '../errors.js';
 import type { Store } from '../db/store.js';
 import type { RulesHolder } from '../rules/loader.js';
 import { adminAuthenticator } from '../migration/authenticate.js';
+import type { AuthFailureGuard } from '../rate-limit/auth-failures.js';
 import { integrationByRef } from './integration-ref.js';
 import { actOnLead, getLead, listLeads } from '../intake/operator.js';
 import { LeadObjectSchema } from '../intake/schemas.js';
@@ -27,13 +28,13 @@ import {
 const problems = { '4XX': ProblemSchema, '5XX': ProblemSchema };
 const meta = { tags: ['admin'], security: [{ adminBearer: [] }] };
 
-export function adminRoutes(deps: { store: Store; rules: RulesHolder; adminToken: string }) {
+export function adminRoutes(deps: { store: Store; rules: RulesHolder; adminToken: string; authFailures: AuthFailureGuard }) {
   const findIntegration = (ref: string) => integrationByRef(deps.rules, ref);
   const leadDeps = { store: deps.store, rules: () => deps.rules.current() };
 
   return async function register(app: FastifyInstance): Promise<void> {
     const r = app.withTypeProvider<ZodTypeProvider>();
-    r.addHook('onRequest', adminAuthenticator(deps.adminToken));
+    r.addHook('onRequest', adminAuthenticator(deps.adminToken, deps.authFailures));
 
     r.get(
       '/admin/v1/integrations/:integration/review',

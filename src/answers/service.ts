@@ -6,7 +6,6 @@ import { runOnce } from '../idempotency/replay.js';
 import type { AnswersResult } from '../intake/schemas.js';
 import { applyAnswers } from './engine.js';
 import type { AnswersResponse, AnswersSubmission } from './schemas.js';
-import type { Submission } from '../idempotency/submission-store.js';
 import { newId } from '../db/ids.js';
 
 /** Recorded the first time; a replay returns it with `deleted` as the lead is now. */
@@ -21,12 +20,11 @@ export function submitAnswers(
   deps: { store: Store; now?: () => string },
   integration: Integration,
   body: AnswersSubmission,
-  options: { known?: Submission | null } = {},
 ): Promise<AnswersResponse> {
   const now = deps.now ?? (() => new Date().toISOString());
   return runOnce<AnswersResponse>(
     deps.store,
-    { integrationId: integration.id, endpoint: 'answers', eventId: body.event_id, body, known: options.known },
+    { integrationId: integration.id, endpoint: 'answers', eventId: body.event_id, body },
     {
       replay: async (r, submission) => {
         const record = submission.outcome as AnswersOutcomeRecord;

@@ -20,8 +20,6 @@ export interface IdempotentRequest {
   endpoint: Endpoint;
   eventId: string;
   body: unknown;
-  /** The ledger row already looked up for this request (null: none), so it is not read twice. */
-  known?: Submission | null;
 }
 
 /**
@@ -45,7 +43,7 @@ export async function runOnce<T>(
   };
   const find = (r: Repos) => r.submissions.find(request.integrationId, request.endpoint, request.eventId);
 
-  const known = request.known !== undefined ? request.known : await store.peek(find);
+  const known = await store.peek(find);
   if (known) return store.read((r) => seen(r, known));
   for (let attempt = 1; ; attempt++) {
     try {

@@ -6,7 +6,8 @@ import type { Store } from '../db/store.js';
 import type { RulesHolder } from '../rules/loader.js';
 import { v1Authenticator } from '../migration/authenticate.js';
 import type { UsageRecorder } from '../migration/usage.js';
-import { registerRateLimit } from '../rate-limit.js';
+import { markFreeOfQuota, type IntegrationQuota } from '../rate-limit/quota.js';
+import type { AuthFailureGuard } from '../rate-limit/auth-failures.js';
 import { LeadSubmissionResponseSchema, LeadSubmissionSchema, type AnswersResult } from './schemas.js';
 import { submitLead } from './service.js';
 import { AnswersResponseSchema, AnswersSubmissionSchema } from '../answers/schemas.js';
@@ -21,11 +22,12 @@ const answerCounts = (a: AnswersResult) => ({
   invalid: a.invalid.length,
 });
 
-export function intakeRoutes(deps: { store: Store; rules: RulesHolder; usage: UsageRecorder; rateLimitPerMinute: number }) {
+export function intakeRoutes(deps: { store: Store; rules: RulesHolder; usage: UsageRecorder; quota: IntegrationQuota; authFailures: AuthFailureGuard }) {
   return async function register(app: FastifyInstance): Promise<void> {
     const r = app.withTypeProvider<ZodTypeProvider>();
     r.addHook('onRequest', v1Authenticator(deps));
-    await registerRateLimit(app, { store: deps.store, defaultPerMinute: deps.rateLimitPerMinute });
+    // After the key is known and before the body is read (rate-limit/quota.ts).
+    deps.quota.register(app);
     // Every authenticated v1 call counts for the migration report, whatever its status.
     r.addHook('onResponse', async (request) => {
       if (request.integration) deps.usage.record(request.integration.id, 'v1', `${request.method} ${request.routeOptions.url}`);
@@ -50,7 +52,8 @@ export function intakeRoutes(deps: { store: Store; rules: RulesHolder; usage: Us
       },
       async (request, reply) => {
         const integration = request.integration!;
-        const result = await submitLead(deps, integration, request.body, { known: request.knownEvent });
+        const result = await submitLead(deps, integration, request.body);
+        if (result.body.replayed) markFreeOfQuota(request);
         reply.logContext = {
           event_id: request.body.event_id,
           outcome: result.body.replayed ? 'replayed' : result.body.intake_outcome,
@@ -74,7 +77,8 @@ export function intakeRoutes(deps: { store: Store; rules: RulesHolder; usage: Us
         },
       },
       async (request, reply) => {
-        const result = await submitAnswers(deps, request.integration!, request.body, { known: request.knownEvent });
+        const result = await submitAnswers(deps, request.integration!, request.body);
+        if (result.replayed) markFreeOfQuota(request);
         reply.logContext = { event_id: request.body.event_id, outcome: result.replayed ? 'replayed' : 'answered', answers: answerCounts(result.answers) };
         return result;
       },

@@ -41,12 +41,12 @@ export function submitLead(
   deps: IntakeDeps,
   integration: Integration,
   body: LeadSubmission,
-  options: { origin?: Lead['origin']; known?: Submission | null } = {},
+  options: { origin?: Lead['origin'] } = {},
 ): Promise<LeadSubmissionReply> {
   const now = deps.now ?? (() => new Date().toISOString());
   return runOnce(
     deps.store,
-    { integrationId: integration.id, endpoint: 'leads', eventId: body.event_id, body, known: options.known },
+    { integrationId: integration.id, endpoint: 'leads', eventId: body.event_id, body },
     {
       replay: (r, submission) => replayLead(r, integration, submission),
       fresh: (tx) => intake(tx, integration, body, now(), options.origin ?? 'v1'),

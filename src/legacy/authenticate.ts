@@ -7,6 +7,7 @@ import { findLiveKey } from '../migration/keys.js';
 import { hotRead } from '../db/hot-reads.js';
 import type { UsageRecorder } from '../migration/usage.js';
 import { replacementFor } from './replacements.js';
+import type { AuthFailureGuard } from '../rate-limit/auth-failures.js';
 
 /** Where bot authors read how to move; sent in the Link header of every legacy response. */
 export const MIGRATION_GUIDE = '/docs/migration';
@@ -16,10 +17,15 @@ const DEPRECATED_SINCE = Date.UTC(2026, 0, 1) / 1000;
 
 const httpDate = (isoDate: string) => new Date(`${isoDate}T00:00:00Z`).toUTCString();
 
-export function legacyGate(deps: { store: Store; rules: RulesHolder; usage: UsageRecorder }) {
+/**
+ * Runs before the integration's quota is charged (routes.ts), so the 403 of a switched-off key costs
+ * none: a forgotten bot that keeps calling after switch-off must not use up the v1 key's budget.
+ */
+export function legacyGate(deps: { store: Store; rules: RulesHolder; usage: UsageRecorder; authFailures: AuthFailureGuard }) {
   return async function gate(request: FastifyRequest, reply: FastifyReply): Promise<void> {
     reply.header('deprecation', `@${DEPRECATED_SINCE}`);
     reply.header('link', `<${MIGRATION_GUIDE}>; rel="deprecation"; type="text/html"`);
+    await deps.authFailures.refuseIfThrottled(request, 'legacy');
 
     const secret = request.headers['x-bot-api-key'];
     if (typeof secret !== 'string' || secret === '') {
@@ -28,6 +34,7 @@ export function legacyGate(deps: { store: Store; rules: RulesHolder; usage: Usag
     const key = await findLiveKey(deps.store, secret, 'legacy');
     const integration = key ? deps.rules.current().integrations.get(key.integrationId) : undefined;
     if (!integration) {
+      await deps.authFailures.recordFailure(request, 'legacy');
       throw new AppError('unauthorized', 'The bot key is unknown or revoked.', {}, { 'www-authenticate': 'X-Bot-API-Key realm="lead-gateway"' });
     }
     request.integration = integration;

@@ -10,7 +10,8 @@ import { legacyGate } from './authenticate.js';
 import { legacyMeta, legacyProblems, LegacyLeadCreateSchema, LegacyLeadParamsSchema, LegacyLeadUpdateSchema, LegacyTagCreateSchema, LegacyTagSchema } from './schemas.js';
 import { localRoutes } from './local-routes.js';
 import { forward, registerUpstream } from './pass-through.js';
-import { registerRateLimit } from '../rate-limit.js';
+import { markFreeOfQuota, type IntegrationQuota } from '../rate-limit/quota.js';
+import type { AuthFailureGuard } from '../rate-limit/auth-failures.js';
 import type { UpstreamConfig } from '../config.js';
 import type { Metrics } from '../metrics.js';
 
@@ -49,18 +50,21 @@ export function legacyRoutes(deps: {
   usage: UsageRecorder;
   metrics: Metrics;
   upstream: UpstreamConfig | null;
-  rateLimitPerMinute: number;
+  quota: IntegrationQuota;
+  authFailures: AuthFailureGuard;
 }) {
   return async function register(app: FastifyInstance): Promise<void> {
     const r = app.withTypeProvider<ZodTypeProvider>();
     r.addHook('onRequest', legacyGate(deps));
-    await registerRateLimit(app, { store: deps.store, defaultPerMinute: deps.rateLimitPerMinute });
+    // After the gate (a switched-off key's 403 costs nothing) and before the body is read.
+    deps.quota.register(app);
 
     r.post(
       '/api/bots/api/leads/',
       { schema: { ...meta, summary: 'Create a lead (translated into a v1 submission)', body: LegacyLeadCreateSchema, response: { 201: LeadObjectSchema, ...problems } } },
       async (request, reply) => {
-        const lead = await createLegacyLead(deps, request.integration!, request.body, idempotencyKey(request.headers['idempotency-key']));
+        const { lead, replayed } = await createLegacyLead(deps, request.integration!, request.body, idempotencyKey(request.headers['idempotency-key']));
+        if (replayed) markFreeOfQuota(request);
         if (lead === null) throw new AppError('not-found', 'This lead was created earlier and has since been deleted.');
         return reply.code(201).send(lead);
       },
@@ -71,7 +75,11 @@ export function legacyRoutes(deps: {
         method,
         url: '/api/bots/api/leads/:id/',
         schema: { ...meta, summary: 'Add a tag or data to a lead (translated into answers)', params: LegacyLeadParamsSchema, body: LegacyLeadUpdateSchema, response: { 200: LeadObjectSchema, ...problems } },
-        handler: async (request) => updateLegacyLead(deps, request.integration!, request.params.id, request.body, idempotencyKey(request.headers['idempotency-key'])),
+        handler: async (request) => {
+          const { lead, replayed } = await updateLegacyLead(deps, request.integration!, request.params.id, request.body, idempotencyKey(request.headers['idempotency-key']));
+          if (replayed) markFreeOfQuota(request);
+          return lead;
+        },
       });
     }
 

@@ -59,13 +59,13 @@ async function tagNames(store: Store, integration: Integration, ids: readonly st
   });
 }
 
-/** POST leads/: a v1 submission made from the legacy body. Answers with the lead object. */
+/** POST leads/: a v1 submission made from the legacy body. Answers with the lead object; `replayed`: a retry of a recorded POST. */
 export async function createLegacyLead(
   deps: LegacyDeps,
   integration: Integration,
   body: LegacyLeadCreate,
   idempotencyKey: string | undefined,
-): Promise<LeadObject | null> {
+): Promise<{ lead: LeadObject | null; replayed: boolean }> {
   const translation = translateLegacyLead(integration, body, await tagNames(deps.store, integration, body.tag_ids ?? []));
   deps.usage.recordIgnored(integration.id, translation.ignored);
   const submission = LeadSubmissionSchema.safeParse({
@@ -84,7 +84,7 @@ export async function createLegacyLead(
     throw new AppError('validation-failed', errors.map((e) => `${e.path}: ${e.message}`).join('; '), { errors });
   }
   const reply = await submitLead({ store: deps.store }, integration, submission.data, { origin: 'legacy' });
-  return reply.body.lead;
+  return { lead: reply.body.lead, replayed: reply.body.replayed };
 }
 
 /** tags/create/: a tag with a stable id per name, remembered so later tag_ids naming it translate. */
@@ -114,27 +114,28 @@ export async function updateLegacyLead(
   leadId: string,
   body: LegacyLeadUpdate,
   idempotencyKey: string | undefined,
-): Promise<LeadObject> {
+): Promise<{ lead: LeadObject; replayed: boolean }> {
   const lead = await ownLead(deps.store, integration, leadId);
   const current = new Set(await deps.store.read((r) => r.leads.tagIds(lead.id)));
   const added = (body.tag_ids ?? []).filter((id) => !current.has(id));
   const { answers, ignored } = answersFromLegacy(integration, await tagNames(deps.store, integration, added), body.extra_data ?? {});
   deps.usage.recordIgnored(integration.id, [...Object.keys(body).filter((k) => k !== 'tag_ids' && k !== 'extra_data'), ...ignored]);
+  let replayed = false;
   if (Object.keys(answers).length > 0) {
     const eventId = await legacyEventId(deps, integration, `patch:${lead.id}`, body, idempotencyKey);
-    await runOnce(
+    replayed = await runOnce(
       deps.store,
       { integrationId: integration.id, endpoint: 'answers', eventId, body: { lead_id: lead.id, answers } },
       {
-        replay: async () => undefined,
+        replay: async () => true,
         fresh: async (tx) => {
           const at = (deps.now?.() ?? new Date()).toISOString();
           const id = newId();
           const result = await applyAnswers(tx, integration, { leadId: lead.id, submissionId: id, at }, answers);
-          return { reply: undefined, record: { id, contactId: lead.contactId, leadId: lead.id, outcome: { lead_id: lead.id, contact_id: lead.contactId, submission_id: id, answers: result }, createdAt: at } };
+          return { reply: false, record: { id, contactId: lead.contactId, leadId: lead.id, outcome: { lead_id: lead.id, contact_id: lead.contactId, submission_id: id, answers: result }, createdAt: at } };
         },
       },
     );
   }
-  return deps.store.read(async (r) => renderLead(r, integration.workspace, (await r.leads.get(lead.id))!));
+  return { lead: await deps.store.read(async (r) => renderLead(r, integration.workspace, (await r.leads.get(lead.id))!)), replayed };
 }

@@ -5,6 +5,7 @@ import type { Store } from '../db/store.js';
 import type { Integration } from '../rules/catalog.js';
 import type { RulesHolder } from '../rules/loader.js';
 import { findLiveKey, secretsEqual } from './keys.js';
+import type { AuthFailureGuard } from '../rate-limit/auth-failures.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -26,8 +27,9 @@ const challenge = (error?: 'invalid_token') => ({
   'www-authenticate': error ? `Bearer realm="lead-gateway", error="${error}"` : 'Bearer realm="lead-gateway"',
 });
 
-export function v1Authenticator(deps: { store: Store; rules: RulesHolder }) {
+export function v1Authenticator(deps: { store: Store; rules: RulesHolder; authFailures: AuthFailureGuard }) {
   return async function authenticateV1(request: FastifyRequest, _reply: FastifyReply): Promise<void> {
+    await deps.authFailures.refuseIfThrottled(request, 'v1');
     const header = request.headers.authorization;
     const token = bearerToken(request);
     if (token === null) {
@@ -43,6 +45,7 @@ export function v1Authenticator(deps: { store: Store; rules: RulesHolder }) {
     const key = await findLiveKey(deps.store, token, 'v1');
     const integration = key ? deps.rules.current().integrations.get(key.integrationId) : undefined;
     if (!integration) {
+      await deps.authFailures.recordFailure(request, 'v1');
       throw new AppError('unauthorized', 'The key is unknown, revoked, or not a v1 integration key.', {}, challenge('invalid_token'));
     }
     request.integration = integration;
@@ -50,10 +53,12 @@ export function v1Authenticator(deps: { store: Store; rules: RulesHolder }) {
   };
 }
 
-export function adminAuthenticator(adminToken: string) {
+export function adminAuthenticator(adminToken: string, authFailures: AuthFailureGuard) {
   return async function authenticateAdmin(request: FastifyRequest): Promise<void> {
+    await authFailures.refuseIfThrottled(request, 'admin');
     const token = bearerToken(request);
     if (token === null || !secretsEqual(token, adminToken)) {
+      if (token !== null) await authFailures.recordFailure(request, 'admin');
       throw new AppError(
         'unauthorized',
         'The admin API takes Authorization: Bearer <admin token>; integration keys are not accepted.',

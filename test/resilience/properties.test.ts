@@ -15,7 +15,8 @@ const LEGACY_KEY = 'property-legacy-key-0123456789';
 let leadId: string;
 
 beforeAll(async () => {
-  gw = await startGateway({ rateLimitPerMinute: 1_000_000 });
+  // Random keys fail authentication; without a high threshold the address would be throttled (429) early.
+  gw = await startGateway({ rateLimitPerMinute: 1_000_000, authFailuresPerMinute: 1_000_000 });
   v1Key = await gw.issueKey('brightpath:telegram-bot');
   otherWorkspaceKey = await gw.issueKey('smile-dental:booking-form');
   await gw.admin('POST', '/admin/v1/integrations/brightpath:telegram-bot/keys/import', { key: LEGACY_KEY });

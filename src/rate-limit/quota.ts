@@ -1,0 +1,96 @@
+// The per-integration request quota: charged at authentication, given back for free outcomes.
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { AppError } from '../errors.js';
+import type { RateLimiter, WindowUsage } from './limiter.js';
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** The unit this request took from its integration's quota (null: not a keyed request). */
+    quota: QuotaCharge | null;
+  }
+}
+
+interface QuotaCharge {
+  integrationId: string;
+  limit: number;
+  usage: WindowUsage;
+  /** Refused with 429: nothing to give back. */
+  refused: boolean;
+  /** The outcome costs no quota (a replay); set by the route through `markFreeOfQuota`. */
+  free: boolean;
+  settled: boolean;
+}
+
+/**
+ * Outcomes that give their unit back: a 409 (contract 8), and faults of the gateway itself, a 500
+ * or a 503 (storage failure, shutdown, timeout), which the client did nothing to cause. A 502/504
+ * of the upstream legacy API keeps its unit: the upstream did the work, and a bot that retries
+ * against a failing upstream is exactly the traffic the limit must hold back.
+ */
+const FREE_STATUSES = new Set([409, 500, 503]);
+
+export interface IntegrationQuota {
+  /** Adds the charge (onRequest, after the authentication hook) and the settlement (onSend) to a plugin. */
+  register(app: FastifyInstance): void;
+}
+
+/** The request turned out to be a replay (contract 8: replays use no quota); its unit is given back. */
+export function markFreeOfQuota(request: FastifyRequest): void {
+  if (request.quota) request.quota.free = true;
+}
+
+const secondsUntil = (at: number) => Math.max(Math.ceil((at - Date.now()) / 1000), 0);
+
+/** The draft RateLimit headers, under the names @fastify/rate-limit used, which clients already read. */
+function rateLimitHeaders(charge: QuotaCharge): Record<string, string> {
+  return {
+    'ratelimit-limit': String(charge.limit),
+    'ratelimit-remaining': String(Math.max(charge.limit - charge.usage.used, 0)),
+    'ratelimit-reset': String(secondsUntil(charge.usage.resetAt)),
+  };
+}
+
+/**
+ * The quota belongs to the integration, so its v1 and legacy keys share it. It is taken in
+ * onRequest, before the body is read: a request over the limit is refused without parsing or
+ * validating anything, and every request that gets further counts, whatever its status.
+ */
+export function createIntegrationQuota(limiter: RateLimiter, defaultPerMinute: number): IntegrationQuota {
+  async function charge(request: FastifyRequest): Promise<void> {
+    const integration = request.integration;
+    if (!integration) return;
+    const limit = integration.rateLimitPerMinute ?? defaultPerMinute;
+    const usage = await limiter.hit(integration.id);
+    const refused = usage.used > limit;
+    request.quota = { integrationId: integration.id, limit, usage, refused, free: false, settled: false };
+    if (refused) {
+      const retryAfter = Math.max(secondsUntil(usage.resetAt), 1);
+      throw new AppError(
+        'rate-limited',
+        `More than ${limit} requests a minute for this integration. Retry after ${retryAfter} s; ` +
+          'this request was not read, so resend it unchanged (same event_id).',
+        {},
+        { 'retry-after': String(retryAfter) },
+      );
+    }
+  }
+
+  async function settle(request: FastifyRequest, reply: FastifyReply, payload: unknown): Promise<unknown> {
+    const charge = request.quota;
+    if (!charge || charge.settled) return payload;
+    charge.settled = true;
+    if (!charge.refused && (charge.free || FREE_STATUSES.has(reply.statusCode))) {
+      charge.usage = await limiter.giveBack(charge.integrationId, charge.usage);
+    }
+    reply.headers(rateLimitHeaders(charge));
+    return payload;
+  }
+
+  return {
+    register(app) {
+      if (!app.hasRequestDecorator('quota')) app.decorateRequest('quota', null);
+      app.addHook('onRequest', charge);
+      app.addHook('onSend', settle);
+    },
+  };
+}
