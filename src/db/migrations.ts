@@ -288,6 +288,17 @@ export const migrations: Migration[] = [
     // file or a full disk.
     up: (db) => db.exec('CREATE TABLE readiness_probe (id INTEGER PRIMARY KEY CHECK (id = 1), checked_at TEXT NOT NULL)'),
   },
+  {
+    version: 9,
+    name: 'successful calls counted apart from all calls',
+    // The readiness verdict asks whether the v1 bot works, which a run of 422s does not show. Rows
+    // written before count no successes: the next successful call sets them.
+    up: (db) =>
+      db.exec(`
+        ALTER TABLE api_usage ADD COLUMN ok_calls INTEGER NOT NULL DEFAULT 0;
+        ALTER TABLE api_usage ADD COLUMN last_ok TEXT;
+      `),
+  },
 ];
 
 export class MigrationError extends Error {

@@ -28,9 +28,9 @@ export function intakeRoutes(deps: { store: Store; rules: RulesHolder; usage: Us
     r.addHook('onRequest', v1Authenticator(deps));
     // After the key is known and before the body is read (rate-limit/quota.ts).
     deps.quota.register(app);
-    // Every authenticated v1 call counts for the migration report, whatever its status.
-    r.addHook('onResponse', async (request) => {
-      if (request.integration) deps.usage.record(request.integration.id, 'v1', `${request.method} ${request.routeOptions.url}`);
+    // Every authenticated v1 call counts for the migration report, whatever its status; the 2xx apart.
+    r.addHook('onResponse', async (request, reply) => {
+      if (request.integration) deps.usage.record(request.integration.id, 'v1', `${request.method} ${request.routeOptions.url}`, reply.statusCode < 300);
     });
 
     r.post(

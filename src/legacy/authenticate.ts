@@ -40,8 +40,6 @@ export function legacyGate(deps: { store: Store; rules: RulesHolder; usage: Usag
     request.integration = integration;
     request.apiKeyId = key!.id;
     if (integration.legacy.sunset !== null) reply.header('sunset', httpDate(integration.legacy.sunset));
-    // Counted before the state check: a switched-off bot that keeps calling is what the report must show.
-    deps.usage.record(integration.id, 'legacy', `${request.method} ${request.routeOptions.url ?? request.url.split('?')[0]}`);
 
     const state = await hotRead(deps.store, `state:${integration.id}`, () => deps.store.read((r) => r.states.get(integration.id)));
     if (state === 'switched_off') {

@@ -56,6 +56,13 @@ export function legacyRoutes(deps: {
   return async function register(app: FastifyInstance): Promise<void> {
     const r = app.withTypeProvider<ZodTypeProvider>();
     r.addHook('onRequest', legacyGate(deps));
+    // Every call with a known key counts for the report, the 403 of a switched-off bot included (that
+    // is what the report must show); the 2xx apart.
+    r.addHook('onResponse', async (request, reply) => {
+      if (request.integration) {
+        deps.usage.record(request.integration.id, 'legacy', `${request.method} ${request.routeOptions.url ?? request.url.split('?')[0]}`, reply.statusCode < 300);
+      }
+    });
     // After the gate (a switched-off key's 403 costs nothing) and before the body is read.
     deps.quota.register(app);
 

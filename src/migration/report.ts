@@ -8,38 +8,53 @@ export interface RouteUsage {
   calls_24h: number;
   calls_7d: number;
   last_seen: string | null;
+  /** Calls answered with a 2xx in the last 7 days, and the last of them ever. */
+  successful_7d: number;
+  last_success: string | null;
 }
 
 export interface MigrationReport {
   integration: { id: string; handle: string; name: string };
   state: MigrationState;
   generated_at: string;
-  legacy: { routes: RouteUsage[]; calls_24h: number; calls_7d: number; last_seen: string | null };
-  v1: { routes: RouteUsage[]; calls_24h: number; calls_7d: number; last_seen: string | null };
+  legacy: InterfaceUsage;
+  v1: InterfaceUsage;
   ignored_legacy_fields: { field: string; calls: number; last_seen: string }[];
   unlinked_legacy_leads: { lead_id: string; first_name: string; created_at: string }[];
   keys: { v1: number; legacy: number };
   readiness: { verdict: 'ready' | 'not_ready' | 'switched_off'; reasons: string[] };
 }
 
+interface InterfaceUsage {
+  routes: RouteUsage[];
+  calls_24h: number;
+  calls_7d: number;
+  last_seen: string | null;
+  successful_7d: number;
+  last_success: string | null;
+}
+
+const latest = (values: (string | null)[]) => values.reduce<string | null>((max, v) => (v !== null && (max === null || v > max) ? v : max), null);
+
 const hourOf = (date: Date) => date.toISOString().slice(0, 13);
 
-function summarise(iface: 'v1' | 'legacy', day: UsageRow[], week: UsageRow[]) {
+function summarise(iface: 'v1' | 'legacy', day: UsageRow[], week: UsageRow[]): InterfaceUsage {
   const routes = new Map<string, RouteUsage>();
   for (const row of week.filter((r) => r.interface === iface)) {
-    routes.set(row.route, { route: row.route, calls_24h: 0, calls_7d: row.calls, last_seen: row.lastSeen });
+    routes.set(row.route, { route: row.route, calls_24h: 0, calls_7d: row.calls, last_seen: row.lastSeen, successful_7d: row.okCalls, last_success: row.lastOk });
   }
   for (const row of day.filter((r) => r.interface === iface)) {
     const entry = routes.get(row.route);
     if (entry) entry.calls_24h = row.calls;
   }
   const list = [...routes.values()].sort((a, b) => a.route.localeCompare(b.route));
-  const lastSeen = list.reduce<string | null>((max, r) => (r.last_seen !== null && (max === null || r.last_seen > max) ? r.last_seen : max), null);
   return {
     routes: list,
     calls_24h: list.reduce((n, r) => n + r.calls_24h, 0),
     calls_7d: list.reduce((n, r) => n + r.calls_7d, 0),
-    last_seen: lastSeen,
+    last_seen: latest(list.map((r) => r.last_seen)),
+    successful_7d: list.reduce((n, r) => n + r.successful_7d, 0),
+    last_success: latest(list.map((r) => r.last_success)),
   };
 }
 
@@ -64,7 +79,10 @@ export async function migrationReport(deps: MigrationDeps, integration: Integrat
   if (legacy.last_seen !== null && legacy.last_seen > quietSince) {
     reasons.push(`the deprecated interface was called at ${legacy.last_seen}, within the ${quietPeriodHours} h quiet period`);
   }
-  if (data.state !== 'switched_off' && v1.last_seen === null) reasons.push('the v1 interface has not been called yet');
+  // A run of 422s shows a bot that calls, not one that works: only an accepted call counts.
+  if (data.state !== 'switched_off' && v1.last_success === null) {
+    reasons.push(v1.last_seen === null ? 'the v1 interface has not been called yet' : 'no v1 call has succeeded yet (every one was refused)');
+  }
   if (data.unlinked.length > 0) reasons.push(`${data.unlinked.length} legacy lead(s) are not linked: their answers would get 404`);
 
   return {

@@ -21,6 +21,9 @@ export interface UsageRow {
   interface: Interface;
   calls: number;
   lastSeen: string;
+  /** Calls answered with a 2xx, and the last of them (null: none ever). */
+  okCalls: number;
+  lastOk: string | null;
 }
 
 export interface UsageIncrement {
@@ -30,6 +33,8 @@ export interface UsageIncrement {
   hour: string;
   calls: number;
   lastSeen: string;
+  okCalls: number;
+  lastOk: string | null;
 }
 
 export interface StateRepo {
@@ -83,12 +88,15 @@ export function sqliteStateRepo(db: Db): StateRepo {
   const auditFor = db.prepare<[string, number], AuditRow>('SELECT * FROM audit_log WHERE integration_id = ? ORDER BY at DESC, rowid DESC LIMIT ?');
   const auditAll = db.prepare<[number], AuditRow>('SELECT * FROM audit_log ORDER BY at DESC, rowid DESC LIMIT ?');
   const addUsage = db.prepare(
-    `INSERT INTO api_usage (integration_id, interface, route, hour, calls, last_seen) VALUES (@integrationId, @interface, @route, @hour, @calls, @lastSeen)
+    `INSERT INTO api_usage (integration_id, interface, route, hour, calls, last_seen, ok_calls, last_ok)
+     VALUES (@integrationId, @interface, @route, @hour, @calls, @lastSeen, @okCalls, @lastOk)
      ON CONFLICT (integration_id, interface, route, hour) DO UPDATE SET
-       calls = calls + excluded.calls, last_seen = max(last_seen, excluded.last_seen)`,
+       calls = calls + excluded.calls, last_seen = max(last_seen, excluded.last_seen),
+       ok_calls = ok_calls + excluded.ok_calls, last_ok = coalesce(max(last_ok, excluded.last_ok), last_ok, excluded.last_ok)`,
   );
-  const usage = db.prepare<[string, string], { route: string; interface: Interface; calls: number; last_seen: string }>(
-    `SELECT route, interface, sum(CASE WHEN hour >= ? THEN calls ELSE 0 END) AS calls, max(last_seen) AS last_seen
+  const usage = db.prepare<[string, string, string], { route: string; interface: Interface; calls: number; last_seen: string; ok_calls: number; last_ok: string | null }>(
+    `SELECT route, interface, sum(CASE WHEN hour >= ? THEN calls ELSE 0 END) AS calls, max(last_seen) AS last_seen,
+            sum(CASE WHEN hour >= ? THEN ok_calls ELSE 0 END) AS ok_calls, max(last_ok) AS last_ok
      FROM api_usage WHERE integration_id = ? GROUP BY interface, route ORDER BY interface, route`,
   );
   const lastSeen = db.prepare<[string, string], { last: string | null }>(
@@ -110,7 +118,9 @@ export function sqliteStateRepo(db: Db): StateRepo {
       for (const inc of increments) addUsage.run(inc);
     },
     usageSince: async (integrationId, sinceHour) =>
-      usage.all(sinceHour, integrationId).map((r) => ({ route: r.route, interface: r.interface, calls: r.calls, lastSeen: r.last_seen })),
+      usage
+        .all(sinceHour, sinceHour, integrationId)
+        .map((r) => ({ route: r.route, interface: r.interface, calls: r.calls, lastSeen: r.last_seen, okCalls: r.ok_calls, lastOk: r.last_ok })),
     lastSeen: async (integrationId, iface) => lastSeen.get(integrationId, iface)?.last ?? null,
     countIgnored: async (integrationId, fields, at) => {
       for (const field of fields) countIgnored.run(integrationId, field, at);

@@ -3,7 +3,8 @@ import type { Store } from '../db/store.js';
 import type { Interface, UsageIncrement } from './state-store.js';
 
 export interface UsageRecorder {
-  record(integrationId: string, iface: Interface, route: string, at?: Date): void;
+  /** Counts a call; `ok` when it was answered with a 2xx (the readiness verdict counts only those). */
+  record(integrationId: string, iface: Interface, route: string, ok: boolean, at?: Date): void;
   /** Counts legacy request members the gateway ignored (stage, tags without a rule, unknown ones). */
   recordIgnored(integrationId: string, fields: readonly string[], at?: Date): void;
   /** Writes what was counted so far; the switch-off check and the report call it first. */
@@ -33,16 +34,17 @@ export function createUsageRecorder(store: Store, intervalMs = 1000): UsageRecor
   const timer = setInterval(() => void flush().catch(() => undefined), intervalMs);
   timer.unref();
   return {
-    record(integrationId, iface, route, at = new Date()) {
+    record(integrationId, iface, route, ok, at = new Date()) {
       const iso = at.toISOString();
       const hour = iso.slice(0, 13);
       const key = `${integrationId}|${iface}|${route}|${hour}`;
-      const entry = pending.get(key);
-      if (entry) {
-        entry.calls++;
-        entry.lastSeen = iso;
-      } else {
-        pending.set(key, { integrationId, interface: iface, route, hour, calls: 1, lastSeen: iso });
+      let entry = pending.get(key);
+      if (!entry) pending.set(key, (entry = { integrationId, interface: iface, route, hour, calls: 0, lastSeen: iso, okCalls: 0, lastOk: null }));
+      entry.calls++;
+      entry.lastSeen = iso;
+      if (ok) {
+        entry.okCalls++;
+        entry.lastOk = iso;
       }
     },
     recordIgnored(integrationId, fields, at = new Date()) {
