@@ -1,9 +1,8 @@
 // buildApp(config, deps): the whole gateway as a Fastify instance, ready to inject, never listening.
-import { randomUUID } from 'node:crypto';
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import { validatorCompiler } from 'fastify-type-provider-zod';
 import { responseSerializer } from './serializer.js';
-import type { Config } from './config.js';
+import { CONNECTION_DEFAULTS, type Config } from './config.js';
 import type { Store } from './db/store.js';
 import { AppError, registerErrorHandling, sendProblem } from './errors.js';
 import type { RulesHolder } from './rules/loader.js';
@@ -17,6 +16,7 @@ import { docsRoutes } from './docs-routes.js';
 import { registerOpenApi } from './openapi.js';
 import { createMetrics, registerMetrics, type Metrics } from './metrics.js';
 import { createUsageRecorder, type UsageRecorder } from './migration/usage.js';
+import { guardConnections, serverOptions } from './http-server.js';
 
 export interface AppDeps {
   store: Store;
@@ -37,21 +37,18 @@ const DEFAULT_RATE_LIMIT_PER_MINUTE = 600;
 /** The package version, for the OpenAPI document. */
 const VERSION = '0.1.0';
 
-/** A client's X-Request-Id is kept when it is short and plain; otherwise the gateway makes one. */
-const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
-
-export async function buildApp(config: Pick<Config, 'adminToken'> & Partial<Pick<Config, 'upstream' | 'rateLimitPerMinute' | 'checkResponses'>>, deps: AppDeps): Promise<FastifyInstance> {
+export async function buildApp(config: Pick<Config, 'adminToken'> & Partial<Pick<Config, 'upstream' | 'rateLimitPerMinute' | 'checkResponses' | 'connections'>>, deps: AppDeps): Promise<FastifyInstance> {
+  const connections = config.connections ?? CONNECTION_DEFAULTS;
   const app = Fastify({
+    // Timeouts, the connection cap and problems for what Node refuses on the socket (http-server.ts).
+    ...serverOptions(connections),
     loggerInstance: deps.logger,
     // Fastify's two lines per request are replaced by one richer line (logging.ts).
     logController: new LogController({ disableRequestLogging: true, requestIdLogLabel: 'request_id' }),
     bodyLimit: BODY_LIMIT_BYTES,
     routerOptions: { ignoreTrailingSlash: true },
-    genReqId: (req) => {
-      const given = req.headers['x-request-id'];
-      return typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID();
-    },
   });
+  guardConnections(app, connections);
   // JSON only: Fastify's built-in text/plain parser would hand a string to the schema (422, not 415).
   app.removeContentTypeParser('text/plain');
   app.setValidatorCompiler(validatorCompiler);
@@ -75,8 +72,10 @@ export async function buildApp(config: Pick<Config, 'adminToken'> & Partial<Pick
   app.addHook('preClose', async () => {
     closing = true;
   });
-  app.addHook('onSend', async (_request, reply) => {
-    if (closing) reply.header('connection', 'close');
+  // A response sent before the body arrived in full (a 401 for a request still sending its body)
+  // closes the connection too: Node would otherwise read on whatever the client trickles.
+  app.addHook('onSend', async (request, reply) => {
+    if (closing || !request.raw.complete) reply.header('connection', 'close');
   });
   registerErrorHandling(app);
   registerRequestLogging(app);
