@@ -37,6 +37,9 @@ const DEFAULT_RATE_LIMIT_PER_MINUTE = 600;
 /** The package version, for the OpenAPI document. */
 const VERSION = '0.1.0';
 
+/** Seconds a client told "shutting down" should wait before it retries (another replica, or this one restarted). */
+const SHUTDOWN_RETRY_AFTER_S = 5;
+
 export async function buildApp(config: Pick<Config, 'adminToken'> & Partial<Pick<Config, 'upstream' | 'rateLimitPerMinute' | 'checkResponses' | 'connections'>>, deps: AppDeps): Promise<FastifyInstance> {
   const connections = config.connections ?? CONNECTION_DEFAULTS;
   const app = Fastify({
@@ -77,6 +80,10 @@ export async function buildApp(config: Pick<Config, 'adminToken'> & Partial<Pick
   app.addHook('onSend', async (request, reply) => {
     if (closing || !request.raw.complete) reply.header('connection', 'close');
   });
+  // A request that arrives on an open connection while draining is not started: it is told to retry.
+  app.addHook('onRequest', async (_request, reply) => {
+    if (closing) return sendProblem(reply, 'service-unavailable', 'The gateway is shutting down; retry shortly.', {}, { 'retry-after': String(SHUTDOWN_RETRY_AFTER_S) });
+  });
   registerErrorHandling(app);
   registerRequestLogging(app);
   registerMethodNotAllowed(app);
@@ -116,7 +123,8 @@ function registerMethodNotAllowed(app: FastifyInstance): void {
   app.setNotFoundHandler((request, reply) => {
     const path = request.url.split('?')[0] ?? '/';
     const allowed = routes.filter((r) => r.pattern.test(path)).flatMap((r) => [...r.methods]);
-    if (allowed.length > 0) {
+    // A route that takes this method yet found nothing (a static file that is not there) is a 404.
+    if (allowed.length > 0 && !allowed.includes(request.method)) {
       const allow = [...new Set(allowed)].sort().join(', ');
       return sendProblem(reply, 'method-not-allowed', `${request.method} is not allowed here; allowed: ${allow}.`, {}, { allow });
     }

@@ -125,6 +125,10 @@ function fastifyErrorCode(error: FastifyError): ProblemCode | undefined {
     case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
     case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
       return error.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE' ? 'unsupported-media-type' : 'bad-request';
+    case 'FST_STATIC_FORBIDDEN_PATH':
+      // @fastify/static refuses a path that leaves its folder or is not canonical (.., NUL, \\):
+      // nothing is served there, and a 404 tells a prober no more than that.
+      return 'not-found';
     default:
       break;
   }
@@ -132,6 +136,8 @@ function fastifyErrorCode(error: FastifyError): ProblemCode | undefined {
   if (error.statusCode === 413) return 'payload-too-large';
   if (error.statusCode === 415) return 'unsupported-media-type';
   if (error.statusCode === 400) return 'bad-request';
+  if (error.statusCode === 403) return 'forbidden';
+  if (error.statusCode === 404) return 'not-found';
   return undefined;
 }
 
@@ -139,6 +145,7 @@ const detailFor: Partial<Record<ProblemCode, string>> = {
   'malformed-json': 'The body is not valid JSON.',
   'payload-too-large': 'The body is larger than 1 MiB.',
   'unsupported-media-type': 'Send the body as JSON with Content-Type: application/json.',
+  'not-found': 'Nothing is served at this path.',
 };
 
 const UPSTREAM_TIMEOUTS = new Set(['UND_ERR_CONNECT_TIMEOUT', 'UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT', 'FST_REPLY_FROM_GATEWAY_TIMEOUT']);

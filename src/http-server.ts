@@ -1,11 +1,11 @@
 // The HTTP server's own limits and refusals: timeouts, the connection cap, and a problem body for
-// everything Node refuses on the socket before a route runs (timeouts, parse errors).
+// everything Node or Fastify refuses before a route runs (parse errors, timeouts, bad URLs, CONNECT).
 import { randomUUID } from 'node:crypto';
 import { STATUS_CODES, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
-import type { FastifyInstance } from 'fastify';
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { ConnectionLimits } from './config.js';
-import { problemBody, problemCatalogue, type ProblemCode } from './errors.js';
+import { problemBody, problemCatalogue, sendProblem, type ProblemCode } from './errors.js';
 
 /** A client's X-Request-Id is kept when it is short and plain; otherwise the gateway makes one. */
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
@@ -49,19 +49,28 @@ export function serverOptions(limits: ConnectionLimits) {
       connectionsCheckingInterval: checkIntervalMs(limits),
       maxHeaderSize: MAX_HEADER_BYTES,
     },
+    // Requests that arrive while the server drains are answered by app.ts with a problem.
+    return503OnClosing: false,
     genReqId: requestIdFor,
     clientErrorHandler(this: FastifyInstance, error: Error & { code?: string }, socket: Duplex) {
       refuseConnection(this, limits, error, socket);
     },
+    frameworkErrors: refuseUrl,
   };
 }
 
-/** The connection cap, and a warn line for each connection refused by it. */
+/** The connection cap, and a problem for CONNECT, which Node would otherwise hang up on silently. */
 export function guardConnections(app: FastifyInstance, limits: ConnectionLimits): void {
   app.server.maxConnections = limits.maxConnections;
   app.server.on('drop', (data?: { remoteAddress?: string }) => {
     // Node closes the socket before any byte is read: there is no request to answer.
     app.log.warn({ reason: 'connection-limit', remote_address: data?.remoteAddress ?? null, max_connections: limits.maxConnections }, 'client refused');
+  });
+  app.server.on('connect', (req: IncomingMessage, socket: Duplex) => {
+    const id = requestIdFor(req);
+    app.log.warn({ request_id: id, reason: 'connect-method', remote_address: req.socket.remoteAddress ?? null }, 'client refused');
+    socket.on('error', () => {});
+    socket.end(rawProblem('method-not-allowed', 'CONNECT is not allowed: this is not a proxy.', id, req.url));
   });
 }
 
@@ -96,6 +105,25 @@ function refuseConnection(app: FastifyInstance, limits: ConnectionLimits, error:
   // A response already under way cannot be followed by another on the same connection.
   if (socket.writable && response?.headersSent !== true) socket.write(rawProblem(code, detail, id, response?.req.url));
   socket.destroy();
+}
+
+/** Fastify's frameworkErrors: a URL the router cannot decode, or a path parameter over its length. */
+function refuseUrl(error: FastifyError, request: FastifyRequest, reply: FastifyReply): void {
+  // These replies skip the hooks, so the request id header and the log line are set here.
+  reply.header('x-request-id', request.id);
+  const detail =
+    error.code === 'FST_ERR_BAD_URL'
+      ? 'The URL has an invalid percent-encoding.'
+      : error.code === 'FST_ERR_MAX_PARAM_LENGTH'
+        ? 'A path segment is longer than 100 characters.'
+        : null;
+  if (detail === null) {
+    request.log.error({ err: error }, 'unhandled error');
+    void sendProblem(reply, 'internal', `Internal error; quote request id ${request.id} when reporting it.`);
+    return;
+  }
+  request.log.info({ method: request.method, status: 400, error_code: error.code }, 'request refused');
+  void sendProblem(reply, 'bad-request', detail);
 }
 
 /** A whole HTTP/1.1 response carrying a problem, for a socket with no Fastify reply around it. */
