@@ -78,7 +78,7 @@ export async function buildApp(config: Pick<Config, 'adminToken'> & Partial<Pick
   // A response sent before the body arrived in full (a 401 for a request still sending its body)
   // closes the connection too: Node would otherwise read on whatever the client trickles.
   app.addHook('onSend', async (request, reply) => {
-    if (closing || !request.raw.complete) reply.header('connection', 'close');
+    if (closing || request.raw.complete === false) reply.header('connection', 'close');
   });
   // A request that arrives on an open connection while draining is not started: it is told to retry.
   app.addHook('onRequest', async (_request, reply) => {
