@@ -1,9 +1,8 @@
 // buildApp(config, deps): the whole gateway as a Fastify instance, ready to inject, never listening.
-import { randomUUID } from 'node:crypto';
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import { validatorCompiler } from 'fastify-type-provider-zod';
 import { responseSerializer } from './serializer.js';
-import type { Config } from './config.js';
+import { CONNECTION_DEFAULTS, type Config } from './config.js';
 import type { Store } from './db/store.js';
 import { AppError, registerErrorHandling, sendProblem } from './errors.js';
 import type { RulesHolder } from './rules/loader.js';
@@ -21,6 +20,7 @@ import { createUsageRecorder, type UsageRecorder } from './migration/usage.js';
 import { createMemoryLimiter } from './rate-limit/memory-limiter.js';
 import { createIntegrationQuota } from './rate-limit/quota.js';
 import { createAuthFailureGuard } from './rate-limit/auth-failures.js';
+import { guardConnections, serverOptions } from './http-server.js';
 
 export interface AppDeps {
   store: Store;
@@ -44,24 +44,21 @@ const DEFAULT_AUTH_FAILURES_PER_MINUTE = 30;
 /** The package version, for the OpenAPI document. */
 const VERSION = '0.1.0';
 
-/**
- * A client's X-Request-Id is kept when it is short and plain (it reaches logs and problem bodies);
- * otherwise the gateway makes one.
- */
-const REQUEST_ID = /^[A-Za-z0-9._:-]{1,64}$/;
+/** Seconds a client told "shutting down" should wait before it retries (another replica, or this one restarted). */
+const SHUTDOWN_RETRY_AFTER_S = 5;
 
-export async function buildApp(config: Pick<Config, 'adminToken'> & Partial<Pick<Config, 'upstream' | 'rateLimitPerMinute' | 'authFailuresPerMinute' | 'checkResponses'>>, deps: AppDeps): Promise<FastifyInstance> {
+export async function buildApp(config: Pick<Config, 'adminToken'> & Partial<Pick<Config, 'upstream' | 'rateLimitPerMinute' | 'authFailuresPerMinute' | 'checkResponses' | 'connections'>>, deps: AppDeps): Promise<FastifyInstance> {
+  const connections = config.connections ?? CONNECTION_DEFAULTS;
   const app = Fastify({
+    // Timeouts, the connection cap and problems for what Node refuses on the socket (http-server.ts).
+    ...serverOptions(connections),
     loggerInstance: deps.logger,
     // Fastify's two lines per request are replaced by one richer line (logging.ts).
     logController: new LogController({ disableRequestLogging: true, requestIdLogLabel: 'request_id' }),
     bodyLimit: BODY_LIMIT_BYTES,
     routerOptions: { ignoreTrailingSlash: true },
-    genReqId: (req) => {
-      const given = req.headers['x-request-id'];
-      return typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID();
-    },
   });
+  guardConnections(app, connections);
   // JSON only: Fastify's built-in text/plain parser would hand a string to the schema (422, not 415).
   app.removeContentTypeParser('text/plain');
   app.setValidatorCompiler(validatorCompiler);
@@ -85,8 +82,14 @@ export async function buildApp(config: Pick<Config, 'adminToken'> & Partial<Pick
   app.addHook('preClose', async () => {
     closing = true;
   });
-  app.addHook('onSend', async (_request, reply) => {
-    if (closing) reply.header('connection', 'close');
+  // A response sent before the body arrived in full (a 401 for a request still sending its body)
+  // closes the connection too: Node would otherwise read on whatever the client trickles.
+  app.addHook('onSend', async (request, reply) => {
+    if (closing || request.raw.complete === false) reply.header('connection', 'close');
+  });
+  // A request that arrives on an open connection while draining is not started: it is told to retry.
+  app.addHook('onRequest', async (_request, reply) => {
+    if (closing) return sendProblem(reply, 'service-unavailable', 'The gateway is shutting down; retry shortly.', {}, { 'retry-after': String(SHUTDOWN_RETRY_AFTER_S) });
   });
   registerErrorHandling(app);
   registerRequestLogging(app);
@@ -130,7 +133,8 @@ function registerMethodNotAllowed(app: FastifyInstance): void {
   app.setNotFoundHandler((request, reply) => {
     const path = request.url.split('?')[0] ?? '/';
     const allowed = routes.filter((r) => r.pattern.test(path)).flatMap((r) => [...r.methods]);
-    if (allowed.length > 0) {
+    // A route that takes this method yet found nothing (a static file that is not there) is a 404.
+    if (allowed.length > 0 && !allowed.includes(request.method)) {
       const allow = [...new Set(allowed)].sort().join(', ');
       return sendProblem(reply, 'method-not-allowed', `${request.method} is not allowed here; allowed: ${allow}.`, {}, { allow });
     }

@@ -22,6 +22,26 @@ const booleanFromEnv = z
   })
   .transform((value) => ['1', 'true', 'yes', 'on'].includes(value));
 
+/**
+ * Defaults of the connection limits. A bot sends its headers in one write and a body under 1 MiB,
+ * so 10 s and 30 s are generous; the keep-alive timeout outlasts the 60 s idle timeout of common
+ * load balancers, so the gateway never closes a connection a balancer is about to reuse.
+ */
+export const CONNECTION_DEFAULTS = {
+  headersTimeoutMs: 10_000,
+  requestTimeoutMs: 30_000,
+  keepAliveTimeoutMs: 72_000,
+  maxConnections: 10_000,
+} as const;
+
+const milliseconds = (fallback: number) =>
+  z.coerce
+    .number({ error: 'must be a whole number of milliseconds from 100 to 600000' })
+    .int('must be a whole number of milliseconds from 100 to 600000')
+    .min(100, 'must be a whole number of milliseconds from 100 to 600000')
+    .max(600_000, 'must be a whole number of milliseconds from 100 to 600000')
+    .default(fallback);
+
 export const ConfigSchema = z
   .object({
     PORT: z.coerce
@@ -64,8 +84,22 @@ export const ConfigSchema = z
       .meta({ description: '/readyz reports not ready when the database disk has less free space than this' }),
     // on: every response body is checked against its schema (tests and development; costs ~20% under load).
     RESPONSE_CHECKS: z.enum(['on', 'off'], { error: 'must be on or off' }).default('off'),
+    // The client's side of a connection: how long it may take to send a request, how long an idle
+    // keep-alive connection is kept, how many connections are held at once (docs/operations.md).
+    HEADERS_TIMEOUT_MS: milliseconds(CONNECTION_DEFAULTS.headersTimeoutMs),
+    REQUEST_TIMEOUT_MS: milliseconds(CONNECTION_DEFAULTS.requestTimeoutMs),
+    KEEP_ALIVE_TIMEOUT_MS: milliseconds(CONNECTION_DEFAULTS.keepAliveTimeoutMs),
+    MAX_CONNECTIONS: z.coerce
+      .number({ error: 'must be a whole number from 1 to 1000000' })
+      .int('must be a whole number from 1 to 1000000')
+      .min(1, 'must be a whole number from 1 to 1000000')
+      .max(1_000_000, 'must be a whole number from 1 to 1000000')
+      .default(CONNECTION_DEFAULTS.maxConnections),
   })
   .superRefine((env, ctx) => {
+    if (env.HEADERS_TIMEOUT_MS > env.REQUEST_TIMEOUT_MS) {
+      ctx.addIssue({ code: 'custom', path: ['HEADERS_TIMEOUT_MS'], message: 'must not exceed REQUEST_TIMEOUT_MS (the headers are part of the request)' });
+    }
     if (!env.DEMO_MODE && env.ADMIN_TOKEN === undefined) {
       ctx.addIssue({
         code: 'custom',
@@ -101,6 +135,19 @@ export interface Config {
   checkResponses: boolean;
   /** Free bytes the database disk must keep for /readyz to say ready. */
   readyMinFreeBytes: number;
+  connections: ConnectionLimits;
+}
+
+/** What a client may hold of the server (http-server.ts). */
+export interface ConnectionLimits {
+  /** From a connection's opening (on a kept-alive one, the next request's first byte) to the end of the headers. */
+  headersTimeoutMs: number;
+  /** The same start to the end of the body: the whole request. */
+  requestTimeoutMs: number;
+  /** An idle connection between two requests. */
+  keepAliveTimeoutMs: number;
+  /** Connections held at once; one more is closed at once. */
+  maxConnections: number;
 }
 
 export interface UpstreamConfig {
@@ -142,6 +189,12 @@ export function parseConfig(env: Record<string, string | undefined>): Config {
     authFailuresPerMinute: c.AUTH_FAILURES_PER_MINUTE,
     checkResponses: c.RESPONSE_CHECKS === 'on',
     readyMinFreeBytes: c.READY_MIN_FREE_MB * 1024 * 1024,
+    connections: {
+      headersTimeoutMs: c.HEADERS_TIMEOUT_MS,
+      requestTimeoutMs: c.REQUEST_TIMEOUT_MS,
+      keepAliveTimeoutMs: c.KEEP_ALIVE_TIMEOUT_MS,
+      maxConnections: c.MAX_CONNECTIONS,
+    },
     upstream:
       c.LEGACY_UPSTREAM_URL === undefined
         ? null

@@ -11,12 +11,14 @@ export const problemCatalogue = {
   forbidden: { status: 403, title: 'Forbidden' },
   'not-found': { status: 404, title: 'Not found' },
   'method-not-allowed': { status: 405, title: 'Method not allowed' },
+  'request-timeout': { status: 408, title: 'Request not received in time' },
   'event-id-conflict': { status: 409, title: 'event_id already used with different data' },
   conflict: { status: 409, title: 'Conflict' },
   'payload-too-large': { status: 413, title: 'Body too large' },
   'unsupported-media-type': { status: 415, title: 'Unsupported media type' },
   'validation-failed': { status: 422, title: 'Request body breaks the schema' },
   'rate-limited': { status: 429, title: 'Too many requests' },
+  'headers-too-large': { status: 431, title: 'Request headers too large' },
   internal: { status: 500, title: 'Internal error' },
   'bad-gateway': { status: 502, title: 'Upstream unavailable' },
   'service-unavailable': { status: 503, title: 'Service unavailable' },
@@ -68,15 +70,20 @@ export function buildProblem(
   detail: string,
   extra: Record<string, unknown> = {},
 ): Problem {
+  return problemBody(code, detail, request.id, request.url, extra);
+}
+
+/** The problem itself, also for refusals written on a bare socket before any request exists. */
+export function problemBody(code: ProblemCode, detail: string, requestId: string, url?: string, extra: Record<string, unknown> = {}): Problem {
   const { status, title } = problemCatalogue[code];
   return {
     type: problemType(code),
     title,
     status,
     detail,
-    instance: request.url.split('?')[0],
+    ...(url === undefined ? {} : { instance: url.split('?')[0] }),
     code,
-    request_id: request.id,
+    request_id: requestId,
     ...extra,
   };
 }
@@ -118,6 +125,10 @@ function fastifyErrorCode(error: FastifyError): ProblemCode | undefined {
     case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
     case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
       return error.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE' ? 'unsupported-media-type' : 'bad-request';
+    case 'FST_STATIC_FORBIDDEN_PATH':
+      // @fastify/static refuses a path that leaves its folder or is not canonical (.., NUL, \\):
+      // nothing is served there, and a 404 tells a prober no more than that.
+      return 'not-found';
     default:
       break;
   }
@@ -125,6 +136,8 @@ function fastifyErrorCode(error: FastifyError): ProblemCode | undefined {
   if (error.statusCode === 413) return 'payload-too-large';
   if (error.statusCode === 415) return 'unsupported-media-type';
   if (error.statusCode === 400) return 'bad-request';
+  if (error.statusCode === 403) return 'forbidden';
+  if (error.statusCode === 404) return 'not-found';
   return undefined;
 }
 
@@ -132,6 +145,7 @@ const detailFor: Partial<Record<ProblemCode, string>> = {
   'malformed-json': 'The body is not valid JSON.',
   'payload-too-large': 'The body is larger than 1 MiB.',
   'unsupported-media-type': 'Send the body as JSON with Content-Type: application/json.',
+  'not-found': 'Nothing is served at this path.',
 };
 
 const UPSTREAM_TIMEOUTS = new Set(['UND_ERR_CONNECT_TIMEOUT', 'UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT', 'FST_REPLY_FROM_GATEWAY_TIMEOUT']);

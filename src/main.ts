@@ -57,7 +57,7 @@ async function main(): Promise<void> {
   });
 
   const address = await app.listen({ port: config.port, host: config.host });
-  logger.info({ address, database: config.databasePath, rules: config.rulesDir, demo: config.demo }, 'lead-gateway listening');
+  logger.info({ address, database: config.databasePath, rules: config.rulesDir, demo: config.demo, connections: config.connections }, 'lead-gateway listening');
   if (demo) console.log(demoBanner(address, demo, config.adminToken!));
 }
 

@@ -20,7 +20,19 @@ describe('parseConfig', () => {
       authFailuresPerMinute: 30,
       checkResponses: false,
       readyMinFreeBytes: 64 * 1024 * 1024,
+      connections: { headersTimeoutMs: 10_000, requestTimeoutMs: 30_000, keepAliveTimeoutMs: 72_000, maxConnections: 10_000 },
     });
+  });
+
+  it('reads the connection limits and refuses a headers timeout longer than the request timeout', () => {
+    expect(parseConfig({ ADMIN_TOKEN: token, HEADERS_TIMEOUT_MS: '2000', REQUEST_TIMEOUT_MS: '5000', KEEP_ALIVE_TIMEOUT_MS: '3000', MAX_CONNECTIONS: '2500' }).connections).toEqual({
+      headersTimeoutMs: 2_000,
+      requestTimeoutMs: 5_000,
+      keepAliveTimeoutMs: 3_000,
+      maxConnections: 2_500,
+    });
+    expect(() => parseConfig({ ADMIN_TOKEN: token, HEADERS_TIMEOUT_MS: '20000', REQUEST_TIMEOUT_MS: '5000' })).toThrow(/HEADERS_TIMEOUT_MS must not exceed REQUEST_TIMEOUT_MS/);
+    expect(() => parseConfig({ ADMIN_TOKEN: token, REQUEST_TIMEOUT_MS: '0', MAX_CONNECTIONS: '-1' })).toThrow(/REQUEST_TIMEOUT_MS must be a whole number of milliseconds[\s\S]*MAX_CONNECTIONS must be a whole number/);
   });
 
   it('names every bad value at once, with how to fix it', () => {

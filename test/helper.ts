@@ -7,6 +7,7 @@ import { buildApp } from '../src/app.js';
 import { openSqliteStore, type SqliteStore } from '../src/db/sqlite-store.js';
 import { createRulesHolder, type RulesHolder } from '../src/rules/loader.js';
 import { createLogger } from '../src/logging.js';
+import type { ConnectionLimits } from '../src/config.js';
 import pino from 'pino';
 import { secretsFoundIn } from './support/secrets.js';
 
@@ -26,7 +27,7 @@ export interface Gateway {
   close(): Promise<void>;
 }
 
-export async function startGateway(options: { rulesDir?: string; rateLimitPerMinute?: number; authFailuresPerMinute?: number } = {}): Promise<Gateway> {
+export async function startGateway(options: { rulesDir?: string; rateLimitPerMinute?: number; authFailuresPerMinute?: number; connections?: ConnectionLimits } = {}): Promise<Gateway> {
   const dir = mkdtempSync(join(tmpdir(), 'lead-gateway-test-'));
   const store = openSqliteStore({ path: join(dir, 'gateway.db'), synchronous: 'FULL' });
   const rules = createRulesHolder(options.rulesDir ?? EXAMPLE_RULES);
@@ -37,6 +38,7 @@ export async function startGateway(options: { rulesDir?: string; rateLimitPerMin
   const limits = {
     ...(options.rateLimitPerMinute ? { rateLimitPerMinute: options.rateLimitPerMinute } : {}),
     ...(options.authFailuresPerMinute ? { authFailuresPerMinute: options.authFailuresPerMinute } : {}),
+    ...(options.connections ? { connections: options.connections } : {}),
   };
   const app = await buildApp({ adminToken: ADMIN_TOKEN, ...limits }, { store, rules, logger });
   const admin: Gateway['admin'] = async (method, url, body) => {
