@@ -21,7 +21,7 @@ export function submitAnswers(
   deps: { store: Store; now?: () => string },
   integration: Integration,
   body: AnswersSubmission,
-  options: { known?: Submission | null } = {},
+  options: { known?: Submission | null; inexact?: ReadonlySet<string> } = {},
 ): Promise<AnswersResponse> {
   const now = deps.now ?? (() => new Date().toISOString());
   return runOnce<AnswersResponse>(
@@ -50,7 +50,7 @@ export function submitAnswers(
           lead_id: lead.id,
           contact_id: contact.id,
           submission_id: submissionId,
-          answers: await applyAnswers(tx, integration, { leadId: lead.id, submissionId, at }, body.answers),
+          answers: await applyAnswers(tx, integration, { leadId: lead.id, submissionId, at }, body.answers, options.inexact),
         };
         return {
           reply: { ...record, replayed: false, deleted: false },

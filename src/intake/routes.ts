@@ -11,6 +11,7 @@ import { LeadSubmissionResponseSchema, LeadSubmissionSchema, type AnswersResult 
 import { submitLead } from './service.js';
 import { AnswersResponseSchema, AnswersSubmissionSchema } from '../answers/schemas.js';
 import { submitAnswers } from '../answers/service.js';
+import { inexactKeysUnder } from '../json-body.js';
 
 /** How many answers had each result: for the log line and the metrics. */
 const answerCounts = (a: AnswersResult) => ({
@@ -50,7 +51,7 @@ export function intakeRoutes(deps: { store: Store; rules: RulesHolder; usage: Us
       },
       async (request, reply) => {
         const integration = request.integration!;
-        const result = await submitLead(deps, integration, request.body, { known: request.knownEvent });
+        const result = await submitLead(deps, integration, request.body, { known: request.knownEvent, inexactAnswers: inexactKeysUnder(request, '/answers') });
         reply.logContext = {
           event_id: request.body.event_id,
           outcome: result.body.replayed ? 'replayed' : result.body.intake_outcome,
@@ -74,7 +75,7 @@ export function intakeRoutes(deps: { store: Store; rules: RulesHolder; usage: Us
         },
       },
       async (request, reply) => {
-        const result = await submitAnswers(deps, request.integration!, request.body, { known: request.knownEvent });
+        const result = await submitAnswers(deps, request.integration!, request.body, { known: request.knownEvent, inexact: inexactKeysUnder(request, '/answers') });
         reply.logContext = { event_id: request.body.event_id, outcome: result.replayed ? 'replayed' : 'answered', answers: answerCounts(result.answers) };
         return result;
       },

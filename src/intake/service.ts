@@ -41,7 +41,7 @@ export function submitLead(
   deps: IntakeDeps,
   integration: Integration,
   body: LeadSubmission,
-  options: { origin?: Lead['origin']; known?: Submission | null } = {},
+  options: { origin?: Lead['origin']; known?: Submission | null; inexactAnswers?: ReadonlySet<string> } = {},
 ): Promise<LeadSubmissionReply> {
   const now = deps.now ?? (() => new Date().toISOString());
   return runOnce(
@@ -49,7 +49,7 @@ export function submitLead(
     { integrationId: integration.id, endpoint: 'leads', eventId: body.event_id, body, known: options.known },
     {
       replay: (r, submission) => replayLead(r, integration, submission),
-      fresh: (tx) => intake(tx, integration, body, now(), options.origin ?? 'v1'),
+      fresh: (tx) => intake(tx, integration, body, now(), options.origin ?? 'v1', options.inexactAnswers),
     },
   );
 }
@@ -118,6 +118,7 @@ async function intake(
   body: LeadSubmission,
   at: string,
   origin: Lead['origin'],
+  inexactAnswers?: ReadonlySet<string>,
 ): Promise<{ reply: LeadSubmissionReply; record: EventRecord }> {
   const person: Person = {
     firstName: body.first_name.trim(),
@@ -182,7 +183,7 @@ async function intake(
 
   const submissionId = newId();
   const answers = body.answers
-    ? await applyAnswers(tx, integration, { leadId: lead.id, submissionId, at }, body.answers)
+    ? await applyAnswers(tx, integration, { leadId: lead.id, submissionId, at }, body.answers, inexactAnswers)
     : emptyAnswersResult();
   const record: LeadOutcomeRecord = {
     contact_id: contact.id,

@@ -11,6 +11,7 @@ import { legacyMeta, legacyProblems, LegacyLeadCreateSchema, LegacyLeadParamsSch
 import { localRoutes } from './local-routes.js';
 import { forward, registerUpstream } from './pass-through.js';
 import { registerRateLimit } from '../rate-limit.js';
+import { inexactKeysUnder } from '../json-body.js';
 import type { UpstreamConfig } from '../config.js';
 import type { Metrics } from '../metrics.js';
 
@@ -60,7 +61,7 @@ export function legacyRoutes(deps: {
       '/api/bots/api/leads/',
       { schema: { ...meta, summary: 'Create a lead (translated into a v1 submission)', body: LegacyLeadCreateSchema, response: { 201: LeadObjectSchema, ...problems } } },
       async (request, reply) => {
-        const lead = await createLegacyLead(deps, request.integration!, request.body, idempotencyKey(request.headers['idempotency-key']));
+        const lead = await createLegacyLead(deps, request.integration!, request.body, idempotencyKey(request.headers['idempotency-key']), inexactKeysUnder(request, '/extra_data'));
         if (lead === null) throw new AppError('not-found', 'This lead was created earlier and has since been deleted.');
         return reply.code(201).send(lead);
       },
@@ -71,7 +72,8 @@ export function legacyRoutes(deps: {
         method,
         url: '/api/bots/api/leads/:id/',
         schema: { ...meta, summary: 'Add a tag or data to a lead (translated into answers)', params: LegacyLeadParamsSchema, body: LegacyLeadUpdateSchema, response: { 200: LeadObjectSchema, ...problems } },
-        handler: async (request) => updateLegacyLead(deps, request.integration!, request.params.id, request.body, idempotencyKey(request.headers['idempotency-key'])),
+        handler: async (request) =>
+          updateLegacyLead(deps, request.integration!, request.params.id, request.body, idempotencyKey(request.headers['idempotency-key']), inexactKeysUnder(request, '/extra_data')),
       });
     }
 

@@ -1,10 +1,25 @@
 // Shapes of the deprecated bot interface as legacy bots send them (documented in docs/legacy-api.md).
 import { z } from 'zod';
 import { ProblemSchema } from '../errors.js';
-import { GroupDetailSchema, LeadObjectSchema, StatusDetailSchema } from '../intake/schemas.js';
+import { ANSWERS_MAX, GroupDetailSchema, LeadObjectSchema, StatusDetailSchema } from '../intake/schemas.js';
 
 export const legacyMeta = { tags: ['legacy (deprecated)'], deprecated: true, security: [{ legacyBotKey: [] }] };
 export const legacyProblems = { '4XX': ProblemSchema, '5XX': ProblemSchema };
+
+/** Tags or data keys one legacy write may carry: each may become an answer (intake ANSWERS_MAX). */
+export const LEGACY_ITEMS_MAX = ANSWERS_MAX;
+
+const legacyTagIds = (description: string) =>
+  z.array(z.string().max(100)).max(LEGACY_ITEMS_MAX, `must hold at most ${LEGACY_ITEMS_MAX} tag ids`).nullish().meta({ description });
+const legacyData = (description: string) =>
+  z
+    .record(z.string(), z.unknown())
+    .superRefine((value, ctx) => {
+      const count = Object.keys(value).length;
+      if (count > LEGACY_ITEMS_MAX) ctx.addIssue({ code: 'custom', message: `must hold at most ${LEGACY_ITEMS_MAX} keys (got ${count})` });
+    })
+    .nullish()
+    .meta({ description, maxProperties: LEGACY_ITEMS_MAX });
 
 /**
  * Lenient on purpose: unchanged bots send what they always sent. Known members are checked for type;
@@ -18,8 +33,8 @@ export const LegacyLeadCreateSchema = z
     email: z.string().max(254).nullish(),
     notes: z.string().max(10_000).nullish(),
     source: z.string().max(255).nullish().meta({ description: 'Becomes metadata.source_key' }),
-    tag_ids: z.array(z.string()).nullish().meta({ description: 'Translated into answers by the tag rules' }),
-    extra_data: z.record(z.string(), z.unknown()).nullish().meta({ description: 'Becomes metadata; keys with a data rule become answers' }),
+    tag_ids: legacyTagIds('Translated into answers by the tag rules'),
+    extra_data: legacyData('Becomes metadata; keys with a data rule become answers'),
     stage: z.unknown().optional().meta({ description: 'Ignored: the integration settings decide' }),
     status: z.unknown().optional(),
     group: z.unknown().optional(),
@@ -30,8 +45,8 @@ export type LegacyLeadCreate = z.infer<typeof LegacyLeadCreateSchema>;
 
 export const LegacyLeadUpdateSchema = z
   .looseObject({
-    tag_ids: z.array(z.string()).nullish().meta({ description: 'Tags added here become answers by the tag rules' }),
-    extra_data: z.record(z.string(), z.unknown()).nullish().meta({ description: 'Keys with a data rule become answers' }),
+    tag_ids: legacyTagIds('Tags added here become answers by the tag rules'),
+    extra_data: legacyData('Keys with a data rule become answers'),
   })
   .meta({ id: 'LegacyLeadUpdate' });
 export type LegacyLeadUpdate = z.infer<typeof LegacyLeadUpdateSchema>;
