@@ -83,14 +83,13 @@ export interface LeadRepo {
   listLegacy(integrationId: string, unlinkedOnly: boolean): Promise<Lead[]>;
   /** Leads of a workspace that are not deleted, newest first, filtered (operators "filter by them"). */
   list(filter: LeadFilter): Promise<Lead[]>;
-  count(filter: Omit<LeadFilter, 'limit' | 'before'>): Promise<number>;
   listComments(leadId: string): Promise<Comment[]>;
   addPayment(payment: Payment): Promise<void>;
   /** Total paid in hundredths and the last payment's time; zero and null when none. */
   payments(leadId: string): Promise<{ totalMinor: number; lastAt: string | null }>;
 }
 
-interface LeadRow {
+export interface LeadRow {
   id: string;
   workspace_id: string;
   contact_id: string;
@@ -141,7 +140,7 @@ const patchColumns: Record<keyof LeadPatch, keyof LeadRow> = {
   deletedAt: 'deleted_at',
 };
 
-const rowToLead = (r: LeadRow): Lead => ({
+export const rowToLead = (r: LeadRow): Lead => ({
   id: r.id,
   workspaceId: r.workspace_id,
   contactId: r.contact_id,
@@ -257,17 +256,8 @@ export function sqliteLeadRepo(db: Db): LeadRepo {
   const payments = db.prepare<[string], { total: number; last: string | null }>(
     'SELECT coalesce(sum(amount_minor), 0) AS total, max(created_at) AS last FROM lead_payments WHERE lead_id = ?',
   );
-  const counts = new Map<string, ReturnType<Db['prepare']>>();
 
   return {
-    count: async (f) => {
-      const select = listFor({ ...f, limit: 0 }) as unknown as { source: string };
-      const sql = select.source.replace('SELECT * FROM leads', 'SELECT count(*) AS n FROM leads').replace(/ ORDER BY .*$/, '');
-      let statement = counts.get(sql);
-      if (!statement) counts.set(sql, (statement = db.prepare(sql)));
-      const { limit: _limit, ...params } = listParams({ ...f, limit: 0 });
-      return (statement.get(params) as { n: number }).n;
-    },
     listComments: async (leadId) =>
       comments.all(leadId).map((c) => ({ id: c.id, leadId: c.lead_id, body: c.body, authorKind: c.author_kind, authorRef: c.author_ref, createdAt: c.created_at })),
     addPayment: async (p) => void addPayment.run(p),

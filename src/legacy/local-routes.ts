@@ -50,7 +50,7 @@ export function localRoutes(d: LegacyDeps & { rules: () => Rules }) {
       return { integration: { id: i.id, name: i.name }, workspace: { id: i.workspace.id, name: i.workspace.name }, deprecated: true, state, sunset: i.legacy.sunset };
     });
     r.get('/api/bots/api/leads/', { schema: { ...meta, summary: 'This bot\'s leads, a page at a time', querystring: LegacyPageQuerySchema, response: { 200: LegacyLeadPageSchema, ...problems } } }, async (request) =>
-      listOwnLeads(d, request.integration!, request.query.page, request.query.page_size, '/api/bots/api/leads/'),
+      listOwnLeads(d, request.integration!, request.query, '/api/bots/api/leads/'),
     );
     r.get('/api/bots/api/leads/:id/', { schema: { ...meta, summary: 'One of this bot\'s leads', params: LegacyLeadParamsSchema, response: { 200: LeadObjectSchema, ...problems } } }, async (request) =>
       getOwnLead(d, request.integration!, request.params.id),

@@ -1,6 +1,7 @@
 // Shapes of the deprecated bot interface as legacy bots send them (documented in docs/legacy-api.md).
 import { z } from 'zod';
 import { ProblemSchema } from '../errors.js';
+import type { PageKey } from './lead-page-store.js';
 import { ANSWERS_MAX, GroupDetailSchema, LeadObjectSchema, StatusDetailSchema } from '../intake/schemas.js';
 
 export const legacyMeta = { tags: ['legacy (deprecated)'], deprecated: true, security: [{ legacyBotKey: [] }] };
@@ -61,10 +62,44 @@ export const LegacyTagSchema = z
   .object({ id: z.uuid(), name: z.string(), color: z.string().nullable(), is_active: z.boolean(), archived_at: z.string().nullable() })
   .meta({ id: 'LegacyTag' });
 
-export const LegacyPageQuerySchema = z.object({
-  page: z.coerce.number().int().min(1).default(1),
-  page_size: z.coerce.number().int().min(1).max(100).default(20),
-});
+/** `page=` reaches at most this many leads deep; the `next` link (a cursor) reaches any depth. */
+export const LEGACY_PAGE_DEPTH_MAX = 10_000;
+
+/** A page boundary as an opaque token: the created_at and id of the lead it follows or precedes. */
+export const encodeCursor = (key: PageKey): string => Buffer.from(`${key.createdAt} ${key.id}`).toString('base64url');
+
+const CursorSchema = z
+  .string()
+  .max(200)
+  .transform((text, ctx): PageKey => {
+    const [createdAt, id, ...rest] = Buffer.from(text, 'base64url').toString('utf8').split(' ');
+    if (createdAt === undefined || id === undefined || rest.length > 0 || Number.isNaN(Date.parse(createdAt)) || !/^[0-9a-f-]{36}$/.test(id)) {
+      ctx.addIssue({ code: 'custom', message: 'is not a cursor of this list; follow the next or previous link as given' });
+      return z.NEVER;
+    }
+    return { createdAt, id };
+  })
+  .optional();
+
+export const LegacyPageQuerySchema = z
+  .object({
+    page: z.coerce.number().int().min(1).default(1),
+    page_size: z.coerce.number().int().min(1).max(100).default(20),
+    after: CursorSchema.meta({ description: 'Cursor from a next link: the page after that lead' }),
+    before: CursorSchema.meta({ description: 'Cursor from a previous link: the page before that lead' }),
+  })
+  .superRefine((q, ctx) => {
+    if (q.after !== undefined && q.before !== undefined) ctx.addIssue({ code: 'custom', path: ['before'], message: 'give after or before, not both' });
+    if (q.after === undefined && q.before === undefined && q.page * q.page_size > LEGACY_PAGE_DEPTH_MAX) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['page'],
+        message: `page × page_size must be at most ${LEGACY_PAGE_DEPTH_MAX}; to read further, follow the next link of the previous page (a cursor)`,
+      });
+    }
+  });
+
+export type LegacyPageQuery = z.infer<typeof LegacyPageQuerySchema>;
 
 export const LegacyMoveSchema = z.looseObject({ stage: z.uuid('must be a stage id (uuid)') }).meta({ id: 'LegacyMove' });
 export const LegacyCommentSchema = z.looseObject({ text: z.string().trim().min(1).max(10_000) }).meta({ id: 'LegacyComment' });

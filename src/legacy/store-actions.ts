@@ -7,6 +7,8 @@ import type { LeadObject } from '../intake/schemas.js';
 import type { Rules } from '../rules/catalog.js';
 import { ownLead, type LegacyDeps } from './service.js';
 import { newId } from '../db/ids.js';
+import type { PagePosition } from './lead-page-store.js';
+import { encodeCursor, LEGACY_PAGE_DEPTH_MAX, type LegacyPageQuery } from './schemas.js';
 
 type Deps = LegacyDeps & { rules: () => Rules };
 
@@ -45,16 +47,33 @@ export async function listTags(deps: Deps, ws: Workspace) {
   }));
 }
 
-/** DRF-style page of this bot's own leads, newest first. */
-export async function listOwnLeads(deps: Deps, integration: Integration, page: number, pageSize: number, path: string) {
+/**
+ * DRF-style page of this bot's own leads, newest first. Every page reads only its own leads (plus one,
+ * to know whether a next page exists): `page=` alone is an offset bounded by LEGACY_PAGE_DEPTH_MAX and
+ * stepped over in the index; the next and previous links carry a cursor, served from the index at any
+ * depth (and a lead created meanwhile no longer shifts the pages of a bot that follows them).
+ */
+export async function listOwnLeads(deps: Deps, integration: Integration, query: LegacyPageQuery, path: string) {
   const ws = integration.workspace;
+  const { page, page_size: size } = query;
+  const position: PagePosition = query.after ? { after: query.after } : query.before ? { before: query.before } : { offset: (page - 1) * size };
   return deps.store.read(async (r) => {
-    const filter = { workspaceId: ws.id, integrationId: integration.id, fields: [] };
-    const count = await r.leads.count(filter);
-    const leads = await r.leads.list({ ...filter, limit: page * pageSize });
-    const results = await Promise.all(leads.slice((page - 1) * pageSize).map((lead) => renderLead(r, ws, lead)));
-    const link = (p: number) => `${path}?page=${p}&page_size=${pageSize}`;
-    return { count, next: page * pageSize < count ? link(page + 1) : null, previous: page > 1 ? link(page - 1) : null, results };
+    const count = await r.leadPages.countOfIntegration(integration.id);
+    const rows = await r.leadPages.pageOfIntegration(integration.id, position, size + 1);
+    // One row past the page says whether there is more in the direction read.
+    const more = rows.length > size;
+    const leads = 'before' in position ? rows.slice(more ? 1 : 0) : rows.slice(0, size);
+    const link = (p: number, cursor?: string) => `${path}?page=${p}&page_size=${size}${cursor ?? ''}`;
+    const first = leads[0];
+    const last = leads.at(-1);
+    const hasNext = 'before' in position || more;
+    const hasPrevious = 'before' in position ? more : page > 1;
+    return {
+      count,
+      next: hasNext && last ? link(page + 1, `&after=${encodeCursor(last)}`) : null,
+      previous: !hasPrevious ? null : first ? link(Math.max(page - 1, 1), `&before=${encodeCursor(first)}`) : (page - 1) * size <= LEGACY_PAGE_DEPTH_MAX ? link(page - 1) : null,
+      results: await Promise.all(leads.map((lead) => renderLead(r, ws, lead))),
+    };
   });
 }
 
