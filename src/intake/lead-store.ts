@@ -61,8 +61,8 @@ export interface LeadFilter {
 export interface Payment {
   id: string;
   leadId: string;
-  /** Hundredths of the currency unit, so sums are exact. */
-  amountMinor: number;
+  /** Hundredths of the currency unit, so sums are exact; a bigint, as amounts reach beyond 2^53. */
+  amountMinor: bigint;
   note: string | null;
   createdAt: string;
 }
@@ -85,8 +85,8 @@ export interface LeadRepo {
   list(filter: LeadFilter): Promise<Lead[]>;
   listComments(leadId: string): Promise<Comment[]>;
   addPayment(payment: Payment): Promise<void>;
-  /** Total paid in hundredths and the last payment's time; zero and null when none. */
-  payments(leadId: string): Promise<{ totalMinor: number; lastAt: string | null }>;
+  /** Total paid in hundredths, exact, and the last payment's time; zero and null when none. */
+  payments(leadId: string): Promise<{ totalMinor: bigint; lastAt: string | null }>;
 }
 
 export interface LeadRow {
@@ -253,9 +253,16 @@ export function sqliteLeadRepo(db: Db): LeadRepo {
     'SELECT * FROM lead_comments WHERE lead_id = ? ORDER BY created_at, rowid',
   );
   const addPayment = db.prepare('INSERT INTO lead_payments (id, lead_id, amount_minor, note, created_at) VALUES (@id, @leadId, @amountMinor, @note, @createdAt)');
-  const payments = db.prepare<[string], { total: number; last: string | null }>(
-    'SELECT coalesce(sum(amount_minor), 0) AS total, max(created_at) AS last FROM lead_payments WHERE lead_id = ?',
-  );
+  // SQLite's sum() of the amounts overflowed 64 bits (and every read of the lead was a 500 from then
+  // on). Summed in three slices of six digits, no slice sum can overflow: that would take 9.2e12
+  // payments, more rows than a database file of SQLite's maximum size (2^48 bytes) can hold. The
+  // slices are read as bigints and joined exactly.
+  const payments = db
+    .prepare<[string], { high: bigint; mid: bigint; low: bigint; last: string | null }>(
+      `SELECT coalesce(sum(amount_minor / 1000000000000), 0) AS high, coalesce(sum(amount_minor / 1000000 % 1000000), 0) AS mid,
+         coalesce(sum(amount_minor % 1000000), 0) AS low, max(created_at) AS last FROM lead_payments WHERE lead_id = ?`,
+    )
+    .safeIntegers(true);
 
   return {
     listComments: async (leadId) =>
@@ -263,7 +270,7 @@ export function sqliteLeadRepo(db: Db): LeadRepo {
     addPayment: async (p) => void addPayment.run(p),
     payments: async (leadId) => {
       const row = payments.get(leadId)!;
-      return { totalMinor: row.total, lastAt: row.last };
+      return { totalMinor: BigInt(row.high) * 10n ** 12n + BigInt(row.mid) * 10n ** 6n + BigInt(row.low), lastAt: row.last };
     },
     list: async (f) => (listFor(f).all(listParams(f)) as LeadRow[]).map(rowToLead),
     get: async (id) => {

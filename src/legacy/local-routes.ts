@@ -19,6 +19,7 @@ import {
   LegacyTagSchema,
 } from './schemas.js';
 import type { LegacyDeps } from './service.js';
+import { inexactKeysUnder } from '../json-body.js';
 import type { Rules } from '../rules/catalog.js';
 import {
   addComment,
@@ -65,7 +66,7 @@ export function localRoutes(d: LegacyDeps & { rules: () => Rules }) {
       reply.code(201).send(await addComment(d, request.integration!, request.params.id, request.body.text)),
     );
     r.post('/api/bots/api/leads/:id/payments/', { schema: { ...meta, summary: 'Record a payment', params: LegacyLeadParamsSchema, body: LegacyPaymentSchema, response: { 201: LegacyPaymentObjectSchema, ...problems } } }, async (request, reply) =>
-      reply.code(201).send(await addPayment(d, request.integration!, request.params.id, request.body.amount, request.body.comment ?? null)),
+      reply.code(201).send(await addPayment(d, request.integration!, request.params.id, request.body.amount, request.body.comment ?? null, inexactKeysUnder(request, '').has('amount'))),
     );
     r.delete('/api/bots/api/leads/:id/', { schema: { ...meta, summary: 'Delete the lead', params: LegacyLeadParamsSchema, response: { 204: z.null(), ...problems } } }, async (request, reply) => {
       await deleteOwnLead(d, request.integration!, request.params.id);

@@ -2,7 +2,7 @@
 import { AppError } from '../errors.js';
 import type { Integration, Workspace } from '../rules/catalog.js';
 import { actOnLead } from '../intake/operator.js';
-import { renderLead } from '../intake/lead-view.js';
+import { formatMinor, renderLead } from '../intake/lead-view.js';
 import type { LeadObject } from '../intake/schemas.js';
 import type { Rules } from '../rules/catalog.js';
 import { ownLead, type LegacyDeps } from './service.js';
@@ -105,21 +105,31 @@ export async function listComments(deps: Deps, integration: Integration, leadId:
   return comments.map((c) => ({ id: c.id, lead: c.leadId, text: c.body, created_at: c.createdAt }));
 }
 
-/** Amounts are decimal strings or numbers with at most two decimals, kept as exact hundredths. */
-export function toMinor(amount: string | number): number {
+/** A payment's amount: at most this many digits before the decimal point, and at most two after. */
+export const PAYMENT_INTEGER_DIGITS_MAX = 15;
+const AMOUNT = new RegExp(`^(\\d{1,${PAYMENT_INTEGER_DIGITS_MAX}})(?:\\.(\\d{1,2}))?$`);
+
+/**
+ * Amounts are decimal strings or numbers with at most two decimals, kept as exact hundredths. A JSON
+ * number the request text holds more precisely than a JavaScript number (`inexact`, from the JSON
+ * parser) is refused rather than rounded.
+ */
+export function toMinor(amount: string | number, inexact = false): bigint {
   const text = typeof amount === 'number' ? String(amount) : amount.trim();
-  const m = /^(\d{1,12})(?:\.(\d{1,2}))?$/.exec(text);
-  if (!m) {
-    throw new AppError('validation-failed', 'amount must be a positive amount with at most two decimals, e.g. 250000 or 99.50', {
-      errors: [{ path: '/amount', message: 'must be a positive amount with at most two decimals' }],
-    });
+  const m = AMOUNT.exec(text);
+  if (inexact || !m) {
+    const message = inexact
+      ? 'cannot be carried exactly as a JSON number; send it as a string, e.g. "250000.50"'
+      : `must be a positive amount with at most ${PAYMENT_INTEGER_DIGITS_MAX} digits before the decimal point and two after`;
+    throw new AppError('validation-failed', `amount ${message}, e.g. 250000 or 99.50`, { errors: [{ path: '/amount', message }] });
   }
-  return Number(m[1]) * 100 + Number((m[2] ?? '').padEnd(2, '0'));
+  return BigInt(m[1]!) * 100n + BigInt((m[2] ?? '').padEnd(2, '0'));
 }
 
-export async function addPayment(deps: Deps, integration: Integration, leadId: string, amount: string | number, note: string | null) {
+export async function addPayment(deps: Deps, integration: Integration, leadId: string, amount: string | number, note: string | null, inexact = false) {
+  const amountMinor = toMinor(amount, inexact);
   const lead = await ownLead(deps.store, integration, leadId);
-  const payment = { id: newId(), leadId: lead.id, amountMinor: toMinor(amount), note, createdAt: new Date().toISOString() };
+  const payment = { id: newId(), leadId: lead.id, amountMinor, note, createdAt: new Date().toISOString() };
   await deps.store.transact((tx) => tx.leads.addPayment(payment));
-  return { id: payment.id, lead: lead.id, amount: (payment.amountMinor / 100).toFixed(2), comment: note, created_at: payment.createdAt };
+  return { id: payment.id, lead: lead.id, amount: formatMinor(payment.amountMinor), comment: note, created_at: payment.createdAt };
 }
