@@ -8,6 +8,7 @@ import { AppError, registerErrorHandling, sendProblem } from './errors.js';
 import type { RulesHolder } from './rules/loader.js';
 import { registerRequestLogging } from './logging.js';
 import { refuseRepeatedCredentials } from './credential-headers.js';
+import { registerJsonParser } from './json-body.js';
 import { healthRoutes } from './health.js';
 import { intakeRoutes } from './intake/routes.js';
 import { adminRoutes } from './admin/routes.js';
@@ -61,6 +62,7 @@ export async function buildApp(config: Pick<Config, 'adminToken'> & Partial<Pick
   guardConnections(app, connections);
   // JSON only: Fastify's built-in text/plain parser would hand a string to the schema (422, not 415).
   app.removeContentTypeParser('text/plain');
+  registerJsonParser(app);
   app.setValidatorCompiler(validatorCompiler);
   // Checked against the schemas unless the server runs with RESPONSE_CHECKS=off (serializer.ts).
   app.setSerializerCompiler(responseSerializer(config.checkResponses ?? true));

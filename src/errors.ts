@@ -17,6 +17,7 @@ export const problemCatalogue = {
   'payload-too-large': { status: 413, title: 'Body too large' },
   'unsupported-media-type': { status: 415, title: 'Unsupported media type' },
   'validation-failed': { status: 422, title: 'Request body breaks the schema' },
+  'nesting-too-deep': { status: 422, title: 'JSON nested too deeply' },
   'rate-limited': { status: 429, title: 'Too many requests' },
   'headers-too-large': { status: 431, title: 'Request headers too large' },
   internal: { status: 500, title: 'Internal error' },

@@ -2,6 +2,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startGateway, type Gateway } from './helper.js';
 import { stableId } from '../src/rules/ids.js';
+import { LEAD_FILTER_CONDITIONS_MAX } from '../src/admin/schemas.js';
 
 let gw: Gateway;
 const leads: Record<string, string> = {};
@@ -60,5 +61,13 @@ describe('GET /admin/v1/leads', () => {
     expect(bad.status).toBe(422);
     expect(bad.body.detail).toMatch(/'maybe' is not an option of Laptop/);
     expect((await gw.admin('GET', '/admin/v1/leads?workspace=nowhere')).statusCode).toBe(404);
+  });
+
+  it(`takes at most ${LEAD_FILTER_CONDITIONS_MAX} field conditions; 1,000 are a 422, not a 500`, async () => {
+    const conditions = (n: number) => Array.from({ length: n }, () => 'field=laptop:Present').join('&');
+    expect(await list(conditions(LEAD_FILTER_CONDITIONS_MAX))).toMatchObject({ status: 200, names: ['ali', 'cho'] });
+    const over = await list(conditions(1000));
+    expect(over.status).toBe(422);
+    expect(over.body.errors).toEqual([{ path: '/field', message: `must be given at most ${LEAD_FILTER_CONDITIONS_MAX} times` }]);
   });
 });

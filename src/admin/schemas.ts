@@ -156,6 +156,9 @@ export const AppliedUnmappedSchema = z
   })
   .meta({ id: 'AppliedUnmapped' });
 
+/** Custom-field conditions in one lead list query: each is a sub-query of the SQL that lists. */
+export const LEAD_FILTER_CONDITIONS_MAX = 20;
+
 export const LeadListQuerySchema = z.object({
   workspace: z.string().min(1).meta({ description: 'Workspace slug or id' }),
   stage: z.uuid().optional(),
@@ -164,7 +167,8 @@ export const LeadListQuerySchema = z.object({
     .union([z.string(), z.array(z.string())])
     .optional()
     .transform((v) => (v === undefined ? [] : [v].flat()))
-    .meta({ description: 'key:value on a custom field, repeatable, e.g. field=laptop:Present&field=study_days:Monday' }),
+    .pipe(z.array(z.string()).max(LEAD_FILTER_CONDITIONS_MAX, `must be given at most ${LEAD_FILTER_CONDITIONS_MAX} times`))
+    .meta({ description: `key:value on a custom field, repeatable (at most ${LEAD_FILTER_CONDITIONS_MAX} times), e.g. field=laptop:Present&field=study_days:Monday` }),
   before: z.iso.datetime().optional().meta({ description: 'Cursor: next_before of the previous page' }),
   limit: z.coerce.number().int().min(1).max(500).default(50),
 });

@@ -18,6 +18,15 @@ const BUILTIN_BOOLEANS = new Map<string, boolean>([
   ['0', false],
 ]);
 
+/**
+ * A JSON number that a JavaScript number does not hold exactly (beyond 2^53, or rounded, or out of
+ * range: 1e400 becomes Infinity, 1e-400 becomes 0) is refused rather than stored rounded. The JSON
+ * parser notes such numbers from the request text (json-body.ts); the value check here catches the
+ * ones it cannot have seen.
+ */
+export const inexactNumberError = (name: string): string =>
+  `${name}: this number cannot be carried exactly as a JSON number; send it as a string, e.g. "12345678901234567890"`;
+
 /** How a value is quoted in an error: strings in quotes, the rest as JSON. */
 const show = (raw: unknown): string => (typeof raw === 'string' ? `'${raw.length > 60 ? `${raw.slice(0, 57)}...` : raw}'` : JSON.stringify(raw));
 
@@ -56,7 +65,9 @@ export function coerce(field: CustomField, raw: unknown, values: Map<string, str
   if (typeof raw !== 'string' && typeof raw !== 'boolean' && typeof raw !== 'number') {
     return fail(`${field.name} takes a string, a boolean or a number, not ${raw === null ? 'null' : Array.isArray(raw) ? 'a list' : typeof raw}`);
   }
-  if (typeof raw === 'number' && !Number.isFinite(raw)) return fail(`${show(raw)} is not a finite number`);
+  if (typeof raw === 'number' && (!Number.isFinite(raw) || (Number.isInteger(raw) && !Number.isSafeInteger(raw)))) {
+    return fail(inexactNumberError(field.name));
+  }
   const text = String(raw).trim();
 
   switch (field.type) {

@@ -1,9 +1,9 @@
 // The answers engine (seed 2.3, contract 5): mapping, coercion, provenance and the conflict rule.
 import type { Repos } from '../db/store.js';
 import type { Integration } from '../rules/catalog.js';
-import type { AnswersResult } from '../intake/schemas.js';
+import { ANSWER_KEY_MAX_CHARS, type AnswersResult } from '../intake/schemas.js';
 import type { AnswerOutcome } from './answer-store.js';
-import { coerce, sameData } from './coerce.js';
+import { coerce, inexactNumberError, sameData } from './coerce.js';
 import type { FieldData, Writer } from './field-value-store.js';
 import { newId } from '../db/ids.js';
 
@@ -52,6 +52,13 @@ interface Applied {
   fieldId: string | null;
 }
 
+/** Why a key cannot be an answer whatever its mapping, or null. */
+function keyProblem(key: string): string | null {
+  if (key === '') return 'an answer key must not be empty';
+  if (key.length > ANSWER_KEY_MAX_CHARS) return `an answer key takes at most ${ANSWER_KEY_MAX_CHARS} characters (this one has ${key.length})`;
+  return null;
+}
+
 /** One answer through the integration's mapping; `unmapped` when the key has none. */
 async function applyOne(tx: Repos, integration: Integration, leadId: string, key: string, raw: unknown, at: string): Promise<Applied> {
   const mapping = integration.answers.get(key);
@@ -73,10 +80,14 @@ export async function applyAnswers(
   integration: Integration,
   target: { leadId: string; submissionId: string; at: string },
   answers: Record<string, unknown>,
+  /** Keys whose number the request text holds more precisely than a JavaScript number can. */
+  inexact: ReadonlySet<string> = new Set(),
 ): Promise<AnswersResult> {
   const result = emptyAnswersResult();
   for (const [key, raw] of Object.entries(answers)) {
-    const applied = await applyOne(tx, integration, target.leadId, key, raw, target.at);
+    // Checked before the mapping: an answer stored unmapped would otherwise be applied later, rounded.
+    const refused = keyProblem(key) ?? (inexact.has(key) ? inexactNumberError(key) : null);
+    const applied = refused !== null ? { outcome: 'invalid' as const, error: refused, fieldId: null } : await applyOne(tx, integration, target.leadId, key, raw, target.at);
     if (applied.outcome === 'invalid') result.invalid.push({ key, error: applied.error! });
     else result[applied.outcome].push(key);
     await tx.answers.insert({

@@ -20,6 +20,7 @@ export function submitAnswers(
   deps: { store: Store; now?: () => string },
   integration: Integration,
   body: AnswersSubmission,
+  options: { inexact?: ReadonlySet<string> } = {},
 ): Promise<AnswersResponse> {
   const now = deps.now ?? (() => new Date().toISOString());
   return runOnce<AnswersResponse>(
@@ -48,7 +49,7 @@ export function submitAnswers(
           lead_id: lead.id,
           contact_id: contact.id,
           submission_id: submissionId,
-          answers: await applyAnswers(tx, integration, { leadId: lead.id, submissionId, at }, body.answers),
+          answers: await applyAnswers(tx, integration, { leadId: lead.id, submissionId, at }, body.answers, options.inexact),
         };
         return {
           reply: { ...record, replayed: false, deleted: false },

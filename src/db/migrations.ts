@@ -299,6 +299,39 @@ export const migrations: Migration[] = [
         ALTER TABLE api_usage ADD COLUMN last_ok TEXT;
       `),
   },
+  {
+    version: 10,
+    name: 'legacy lead pages read by index, lead counts per integration kept by triggers',
+    // GET leads/ of the deprecated interface read every lead of the workspace to serve one page (no
+    // index on integration_id) and counted them all for `count`. The index serves a page by keyset
+    // (created_at, id) from where the previous page ended; the triggers keep the count.
+    up: (db) =>
+      db.exec(`
+        CREATE INDEX leads_integration_page ON leads (integration_id, created_at, id) WHERE deleted_at IS NULL;
+        CREATE TABLE integration_lead_counts (
+          integration_id TEXT PRIMARY KEY,
+          n              INTEGER NOT NULL
+        ) WITHOUT ROWID;
+        INSERT INTO integration_lead_counts (integration_id, n)
+          SELECT integration_id, count(*) FROM leads WHERE integration_id IS NOT NULL AND deleted_at IS NULL GROUP BY integration_id;
+
+        CREATE TRIGGER integration_lead_counts_insert AFTER INSERT ON leads
+          WHEN NEW.deleted_at IS NULL AND NEW.integration_id IS NOT NULL BEGIN
+          INSERT INTO integration_lead_counts (integration_id, n) VALUES (NEW.integration_id, 1)
+            ON CONFLICT (integration_id) DO UPDATE SET n = n + 1;
+        END;
+        CREATE TRIGGER integration_lead_counts_update AFTER UPDATE OF integration_id, deleted_at ON leads BEGIN
+          UPDATE integration_lead_counts SET n = n - 1 WHERE OLD.deleted_at IS NULL AND integration_id = OLD.integration_id;
+          INSERT INTO integration_lead_counts (integration_id, n)
+            SELECT NEW.integration_id, 1 WHERE NEW.deleted_at IS NULL AND NEW.integration_id IS NOT NULL
+            ON CONFLICT (integration_id) DO UPDATE SET n = n + 1;
+        END;
+        CREATE TRIGGER integration_lead_counts_delete AFTER DELETE ON leads
+          WHEN OLD.deleted_at IS NULL AND OLD.integration_id IS NOT NULL BEGIN
+          UPDATE integration_lead_counts SET n = n - 1 WHERE integration_id = OLD.integration_id;
+        END;
+      `),
+  },
 ];
 
 export class MigrationError extends Error {

@@ -12,6 +12,7 @@ import { sqliteKeyRepo } from '../migration/key-store.js';
 import { sqliteFieldValueRepo } from '../answers/field-value-store.js';
 import { sqliteAnswerRepo } from '../answers/answer-store.js';
 import { sqliteStateRepo } from '../migration/state-store.js';
+import { sqliteLeadPageRepo } from '../legacy/lead-page-store.js';
 import { sqliteLegacyTagRepo } from '../legacy/tag-store.js';
 
 export interface SqliteStoreOptions {
@@ -54,6 +55,7 @@ const reposFor = (db: Db): Repos => ({
   answers: sqliteAnswerRepo(db),
   states: sqliteStateRepo(db),
   legacyTags: sqliteLegacyTagRepo(db),
+  leadPages: sqliteLeadPageRepo(db),
 });
 
 export interface SqliteStore extends Store {

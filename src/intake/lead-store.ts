@@ -61,8 +61,8 @@ export interface LeadFilter {
 export interface Payment {
   id: string;
   leadId: string;
-  /** Hundredths of the currency unit, so sums are exact. */
-  amountMinor: number;
+  /** Hundredths of the currency unit, so sums are exact; a bigint, as amounts reach beyond 2^53. */
+  amountMinor: bigint;
   note: string | null;
   createdAt: string;
 }
@@ -83,14 +83,13 @@ export interface LeadRepo {
   listLegacy(integrationId: string, unlinkedOnly: boolean): Promise<Lead[]>;
   /** Leads of a workspace that are not deleted, newest first, filtered (operators "filter by them"). */
   list(filter: LeadFilter): Promise<Lead[]>;
-  count(filter: Omit<LeadFilter, 'limit' | 'before'>): Promise<number>;
   listComments(leadId: string): Promise<Comment[]>;
   addPayment(payment: Payment): Promise<void>;
-  /** Total paid in hundredths and the last payment's time; zero and null when none. */
-  payments(leadId: string): Promise<{ totalMinor: number; lastAt: string | null }>;
+  /** Total paid in hundredths, exact, and the last payment's time; zero and null when none. */
+  payments(leadId: string): Promise<{ totalMinor: bigint; lastAt: string | null }>;
 }
 
-interface LeadRow {
+export interface LeadRow {
   id: string;
   workspace_id: string;
   contact_id: string;
@@ -141,7 +140,7 @@ const patchColumns: Record<keyof LeadPatch, keyof LeadRow> = {
   deletedAt: 'deleted_at',
 };
 
-const rowToLead = (r: LeadRow): Lead => ({
+export const rowToLead = (r: LeadRow): Lead => ({
   id: r.id,
   workspaceId: r.workspace_id,
   contactId: r.contact_id,
@@ -254,26 +253,24 @@ export function sqliteLeadRepo(db: Db): LeadRepo {
     'SELECT * FROM lead_comments WHERE lead_id = ? ORDER BY created_at, rowid',
   );
   const addPayment = db.prepare('INSERT INTO lead_payments (id, lead_id, amount_minor, note, created_at) VALUES (@id, @leadId, @amountMinor, @note, @createdAt)');
-  const payments = db.prepare<[string], { total: number; last: string | null }>(
-    'SELECT coalesce(sum(amount_minor), 0) AS total, max(created_at) AS last FROM lead_payments WHERE lead_id = ?',
-  );
-  const counts = new Map<string, ReturnType<Db['prepare']>>();
+  // SQLite's sum() of the amounts overflowed 64 bits (and every read of the lead was a 500 from then
+  // on). Summed in three slices of six digits, no slice sum can overflow: that would take 9.2e12
+  // payments, more rows than a database file of SQLite's maximum size (2^48 bytes) can hold. The
+  // slices are read as bigints and joined exactly.
+  const payments = db
+    .prepare<[string], { high: bigint; mid: bigint; low: bigint; last: string | null }>(
+      `SELECT coalesce(sum(amount_minor / 1000000000000), 0) AS high, coalesce(sum(amount_minor / 1000000 % 1000000), 0) AS mid,
+         coalesce(sum(amount_minor % 1000000), 0) AS low, max(created_at) AS last FROM lead_payments WHERE lead_id = ?`,
+    )
+    .safeIntegers(true);
 
   return {
-    count: async (f) => {
-      const select = listFor({ ...f, limit: 0 }) as unknown as { source: string };
-      const sql = select.source.replace('SELECT * FROM leads', 'SELECT count(*) AS n FROM leads').replace(/ ORDER BY .*$/, '');
-      let statement = counts.get(sql);
-      if (!statement) counts.set(sql, (statement = db.prepare(sql)));
-      const { limit: _limit, ...params } = listParams({ ...f, limit: 0 });
-      return (statement.get(params) as { n: number }).n;
-    },
     listComments: async (leadId) =>
       comments.all(leadId).map((c) => ({ id: c.id, leadId: c.lead_id, body: c.body, authorKind: c.author_kind, authorRef: c.author_ref, createdAt: c.created_at })),
     addPayment: async (p) => void addPayment.run(p),
     payments: async (leadId) => {
       const row = payments.get(leadId)!;
-      return { totalMinor: row.total, lastAt: row.last };
+      return { totalMinor: BigInt(row.high) * 10n ** 12n + BigInt(row.mid) * 10n ** 6n + BigInt(row.low), lastAt: row.last };
     },
     list: async (f) => (listFor(f).all(listParams(f)) as LeadRow[]).map(rowToLead),
     get: async (id) => {

@@ -53,6 +53,13 @@ function fieldValueObject(ws: Workspace, v: FieldValue): LeadObject['custom_fiel
   };
 }
 
+/** Hundredths as an exact decimal string with two decimals: 25000050n -> "250000.50". */
+export function formatMinor(minor: bigint): string {
+  const sign = minor < 0n ? '-' : '';
+  const abs = minor < 0n ? -minor : minor;
+  return `${sign}${abs / 100n}.${String(abs % 100n).padStart(2, '0')}`;
+}
+
 const userOf = (ws: Workspace, id: string | null) => (id === null ? undefined : ws.users.get(id));
 
 export async function renderLead(r: Repos, ws: Workspace, lead: Lead): Promise<LeadObject> {
@@ -111,7 +118,7 @@ export async function renderLead(r: Repos, ws: Workspace, lead: Lead): Promise<L
     value: null,
     salary: null,
     payment_balance: null,
-    total_paid: payments.lastAt === null ? null : (payments.totalMinor / 100).toFixed(2),
+    total_paid: payments.lastAt === null ? null : formatMinor(payments.totalMinor),
     last_payment_at: payments.lastAt,
     next_date: null,
     created_at: lead.createdAt,

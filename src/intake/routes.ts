@@ -12,6 +12,7 @@ import { LeadSubmissionResponseSchema, LeadSubmissionSchema, type AnswersResult 
 import { submitLead } from './service.js';
 import { AnswersResponseSchema, AnswersSubmissionSchema } from '../answers/schemas.js';
 import { submitAnswers } from '../answers/service.js';
+import { inexactKeysUnder } from '../json-body.js';
 
 /** How many answers had each result: for the log line and the metrics. */
 const answerCounts = (a: AnswersResult) => ({
@@ -52,7 +53,7 @@ export function intakeRoutes(deps: { store: Store; rules: RulesHolder; usage: Us
       },
       async (request, reply) => {
         const integration = request.integration!;
-        const result = await submitLead(deps, integration, request.body);
+        const result = await submitLead(deps, integration, request.body, { inexactAnswers: inexactKeysUnder(request, '/answers') });
         if (result.body.replayed) markFreeOfQuota(request);
         reply.logContext = {
           event_id: request.body.event_id,
@@ -77,7 +78,7 @@ export function intakeRoutes(deps: { store: Store; rules: RulesHolder; usage: Us
         },
       },
       async (request, reply) => {
-        const result = await submitAnswers(deps, request.integration!, request.body);
+        const result = await submitAnswers(deps, request.integration!, request.body, { inexact: inexactKeysUnder(request, '/answers') });
         if (result.replayed) markFreeOfQuota(request);
         reply.logContext = { event_id: request.body.event_id, outcome: result.replayed ? 'replayed' : 'answered', answers: answerCounts(result.answers) };
         return result;

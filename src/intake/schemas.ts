@@ -47,9 +47,21 @@ export const MetadataSchema = z
   })
   .meta({ description: 'Extra data, at most 16 KB of JSON; source_key holds an advertising or link code' });
 
+/** Answers in one request, whatever the route (v1 answers, a lead submission, a legacy translation). */
+export const ANSWERS_MAX = 200;
+/** Longer (or empty) keys are reported `invalid`, one by one, never failing the other answers. */
+export const ANSWER_KEY_MAX_CHARS = 255;
+
 export const AnswersInputSchema = z
-  .record(z.string().min(1).max(100), z.unknown())
-  .meta({ description: "Answers keyed by the integration's own names; values are strings, booleans or numbers" });
+  .record(z.string(), z.unknown())
+  .superRefine((value, ctx) => {
+    const count = Object.keys(value).length;
+    if (count > ANSWERS_MAX) ctx.addIssue({ code: 'custom', message: `must hold at most ${ANSWERS_MAX} answers (got ${count})` });
+  })
+  .meta({
+    description: `Answers keyed by the integration's own names (1 to ${ANSWER_KEY_MAX_CHARS} characters; another key is reported invalid), at most ${ANSWERS_MAX}; values are strings, booleans or numbers`,
+    maxProperties: ANSWERS_MAX,
+  });
 
 const optionalText = (max: number) => z.string().max(max, `must be at most ${max} characters`).nullish();
 

@@ -41,7 +41,7 @@ export function submitLead(
   deps: IntakeDeps,
   integration: Integration,
   body: LeadSubmission,
-  options: { origin?: Lead['origin'] } = {},
+  options: { origin?: Lead['origin']; inexactAnswers?: ReadonlySet<string> } = {},
 ): Promise<LeadSubmissionReply> {
   const now = deps.now ?? (() => new Date().toISOString());
   return runOnce(
@@ -49,7 +49,7 @@ export function submitLead(
     { integrationId: integration.id, endpoint: 'leads', eventId: body.event_id, body },
     {
       replay: (r, submission) => replayLead(r, integration, submission),
-      fresh: (tx) => intake(tx, integration, body, now(), options.origin ?? 'v1'),
+      fresh: (tx) => intake(tx, integration, body, now(), options.origin ?? 'v1', options.inexactAnswers),
     },
   );
 }
@@ -108,9 +108,35 @@ function reviewReason(contact: Contact | null, by: MatchedBy, p: Person): string
   return null;
 }
 
-/** Metadata joins extra_data without overwriting what is there. */
-const mergeExtra = (existing: Record<string, unknown> | null, metadata: Record<string, unknown> | null) =>
-  metadata === null ? existing : { ...metadata, ...(existing ?? {}) };
+/**
+ * A lead's extra_data grows by the metadata of each inquiry attached to it; this many bytes of JSON
+ * text at most, or every reply carrying the lead would grow without end (120 attaches of 16 KB each
+ * made replies of 1.65 MB).
+ */
+export const EXTRA_DATA_MAX_BYTES = 65_536;
+
+const jsonBytes = (value: unknown) => Buffer.byteLength(JSON.stringify(value) ?? 'null', 'utf8');
+
+/**
+ * Metadata joins extra_data without overwriting what is there, member by member while the whole stays
+ * within EXTRA_DATA_MAX_BYTES. A member that does not fit is not merged; it stays, with the rest of
+ * the metadata, on the inquiry's own submission.
+ */
+function mergeExtra(existing: Record<string, unknown> | null, metadata: Record<string, unknown> | null): Record<string, unknown> | null {
+  if (metadata === null) return existing;
+  const entries = Object.entries(existing ?? {});
+  const present = new Set(entries.map(([key]) => key));
+  let bytes = jsonBytes(existing ?? {});
+  for (const [key, value] of Object.entries(metadata)) {
+    if (present.has(key)) continue;
+    const added = jsonBytes(key) + 1 + jsonBytes(value) + (entries.length > 0 ? 1 : 0);
+    if (bytes + added > EXTRA_DATA_MAX_BYTES) continue;
+    entries.push([key, value]);
+    bytes += added;
+  }
+  // fromEntries defines own members: a key named __proto__ stays data, whatever its source.
+  return Object.fromEntries(entries);
+}
 
 async function intake(
   tx: Repos,
@@ -118,6 +144,7 @@ async function intake(
   body: LeadSubmission,
   at: string,
   origin: Lead['origin'],
+  inexactAnswers?: ReadonlySet<string>,
 ): Promise<{ reply: LeadSubmissionReply; record: EventRecord }> {
   const person: Person = {
     firstName: body.first_name.trim(),
@@ -182,7 +209,7 @@ async function intake(
 
   const submissionId = newId();
   const answers = body.answers
-    ? await applyAnswers(tx, integration, { leadId: lead.id, submissionId, at }, body.answers)
+    ? await applyAnswers(tx, integration, { leadId: lead.id, submissionId, at }, body.answers, inexactAnswers)
     : emptyAnswersResult();
   const record: LeadOutcomeRecord = {
     contact_id: contact.id,

@@ -19,6 +19,7 @@ import {
   LegacyTagSchema,
 } from './schemas.js';
 import type { LegacyDeps } from './service.js';
+import { inexactKeysUnder } from '../json-body.js';
 import type { Rules } from '../rules/catalog.js';
 import {
   addComment,
@@ -50,7 +51,7 @@ export function localRoutes(d: LegacyDeps & { rules: () => Rules }) {
       return { integration: { id: i.id, name: i.name }, workspace: { id: i.workspace.id, name: i.workspace.name }, deprecated: true, state, sunset: i.legacy.sunset };
     });
     r.get('/api/bots/api/leads/', { schema: { ...meta, summary: 'This bot\'s leads, a page at a time', querystring: LegacyPageQuerySchema, response: { 200: LegacyLeadPageSchema, ...problems } } }, async (request) =>
-      listOwnLeads(d, request.integration!, request.query.page, request.query.page_size, '/api/bots/api/leads/'),
+      listOwnLeads(d, request.integration!, request.query, '/api/bots/api/leads/'),
     );
     r.get('/api/bots/api/leads/:id/', { schema: { ...meta, summary: 'One of this bot\'s leads', params: LegacyLeadParamsSchema, response: { 200: LeadObjectSchema, ...problems } } }, async (request) =>
       getOwnLead(d, request.integration!, request.params.id),
@@ -65,7 +66,7 @@ export function localRoutes(d: LegacyDeps & { rules: () => Rules }) {
       reply.code(201).send(await addComment(d, request.integration!, request.params.id, request.body.text)),
     );
     r.post('/api/bots/api/leads/:id/payments/', { schema: { ...meta, summary: 'Record a payment', params: LegacyLeadParamsSchema, body: LegacyPaymentSchema, response: { 201: LegacyPaymentObjectSchema, ...problems } } }, async (request, reply) =>
-      reply.code(201).send(await addPayment(d, request.integration!, request.params.id, request.body.amount, request.body.comment ?? null)),
+      reply.code(201).send(await addPayment(d, request.integration!, request.params.id, request.body.amount, request.body.comment ?? null, inexactKeysUnder(request, '').has('amount'))),
     );
     r.delete('/api/bots/api/leads/:id/', { schema: { ...meta, summary: 'Delete the lead', params: LegacyLeadParamsSchema, response: { 204: z.null(), ...problems } } }, async (request, reply) => {
       await deleteOwnLead(d, request.integration!, request.params.id);

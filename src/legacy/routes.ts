@@ -12,6 +12,7 @@ import { localRoutes } from './local-routes.js';
 import { forward, registerUpstream } from './pass-through.js';
 import { markFreeOfQuota, type IntegrationQuota } from '../rate-limit/quota.js';
 import type { AuthFailureGuard } from '../rate-limit/auth-failures.js';
+import { inexactKeysUnder } from '../json-body.js';
 import type { UpstreamConfig } from '../config.js';
 import type { Metrics } from '../metrics.js';
 
@@ -70,7 +71,7 @@ export function legacyRoutes(deps: {
       '/api/bots/api/leads/',
       { schema: { ...meta, summary: 'Create a lead (translated into a v1 submission)', body: LegacyLeadCreateSchema, response: { 201: LeadObjectSchema, ...problems } } },
       async (request, reply) => {
-        const { lead, replayed } = await createLegacyLead(deps, request.integration!, request.body, idempotencyKey(request.headers['idempotency-key']));
+        const { lead, replayed } = await createLegacyLead(deps, request.integration!, request.body, idempotencyKey(request.headers['idempotency-key']), inexactKeysUnder(request, '/extra_data'));
         if (replayed) markFreeOfQuota(request);
         if (lead === null) throw new AppError('not-found', 'This lead was created earlier and has since been deleted.');
         return reply.code(201).send(lead);
@@ -83,7 +84,7 @@ export function legacyRoutes(deps: {
         url: '/api/bots/api/leads/:id/',
         schema: { ...meta, summary: 'Add a tag or data to a lead (translated into answers)', params: LegacyLeadParamsSchema, body: LegacyLeadUpdateSchema, response: { 200: LeadObjectSchema, ...problems } },
         handler: async (request) => {
-          const { lead, replayed } = await updateLegacyLead(deps, request.integration!, request.params.id, request.body, idempotencyKey(request.headers['idempotency-key']));
+          const { lead, replayed } = await updateLegacyLead(deps, request.integration!, request.params.id, request.body, idempotencyKey(request.headers['idempotency-key']), inexactKeysUnder(request, '/extra_data'));
           if (replayed) markFreeOfQuota(request);
           return lead;
         },

@@ -1,10 +1,26 @@
 // Shapes of the deprecated bot interface as legacy bots send them (documented in docs/legacy-api.md).
 import { z } from 'zod';
 import { ProblemSchema } from '../errors.js';
-import { GroupDetailSchema, LeadObjectSchema, StatusDetailSchema } from '../intake/schemas.js';
+import type { PageKey } from './lead-page-store.js';
+import { ANSWERS_MAX, GroupDetailSchema, LeadObjectSchema, StatusDetailSchema } from '../intake/schemas.js';
 
 export const legacyMeta = { tags: ['legacy (deprecated)'], deprecated: true, security: [{ legacyBotKey: [] }] };
 export const legacyProblems = { '4XX': ProblemSchema, '5XX': ProblemSchema };
+
+/** Tags or data keys one legacy write may carry: each may become an answer (intake ANSWERS_MAX). */
+export const LEGACY_ITEMS_MAX = ANSWERS_MAX;
+
+const legacyTagIds = (description: string) =>
+  z.array(z.string().max(100)).max(LEGACY_ITEMS_MAX, `must hold at most ${LEGACY_ITEMS_MAX} tag ids`).nullish().meta({ description });
+const legacyData = (description: string) =>
+  z
+    .record(z.string(), z.unknown())
+    .superRefine((value, ctx) => {
+      const count = Object.keys(value).length;
+      if (count > LEGACY_ITEMS_MAX) ctx.addIssue({ code: 'custom', message: `must hold at most ${LEGACY_ITEMS_MAX} keys (got ${count})` });
+    })
+    .nullish()
+    .meta({ description, maxProperties: LEGACY_ITEMS_MAX });
 
 /**
  * Lenient on purpose: unchanged bots send what they always sent. Known members are checked for type;
@@ -18,8 +34,8 @@ export const LegacyLeadCreateSchema = z
     email: z.string().max(254).nullish(),
     notes: z.string().max(10_000).nullish(),
     source: z.string().max(255).nullish().meta({ description: 'Becomes metadata.source_key' }),
-    tag_ids: z.array(z.string()).nullish().meta({ description: 'Translated into answers by the tag rules' }),
-    extra_data: z.record(z.string(), z.unknown()).nullish().meta({ description: 'Becomes metadata; keys with a data rule become answers' }),
+    tag_ids: legacyTagIds('Translated into answers by the tag rules'),
+    extra_data: legacyData('Becomes metadata; keys with a data rule become answers'),
     stage: z.unknown().optional().meta({ description: 'Ignored: the integration settings decide' }),
     status: z.unknown().optional(),
     group: z.unknown().optional(),
@@ -30,8 +46,8 @@ export type LegacyLeadCreate = z.infer<typeof LegacyLeadCreateSchema>;
 
 export const LegacyLeadUpdateSchema = z
   .looseObject({
-    tag_ids: z.array(z.string()).nullish().meta({ description: 'Tags added here become answers by the tag rules' }),
-    extra_data: z.record(z.string(), z.unknown()).nullish().meta({ description: 'Keys with a data rule become answers' }),
+    tag_ids: legacyTagIds('Tags added here become answers by the tag rules'),
+    extra_data: legacyData('Keys with a data rule become answers'),
   })
   .meta({ id: 'LegacyLeadUpdate' });
 export type LegacyLeadUpdate = z.infer<typeof LegacyLeadUpdateSchema>;
@@ -46,10 +62,44 @@ export const LegacyTagSchema = z
   .object({ id: z.uuid(), name: z.string(), color: z.string().nullable(), is_active: z.boolean(), archived_at: z.string().nullable() })
   .meta({ id: 'LegacyTag' });
 
-export const LegacyPageQuerySchema = z.object({
-  page: z.coerce.number().int().min(1).default(1),
-  page_size: z.coerce.number().int().min(1).max(100).default(20),
-});
+/** `page=` reaches at most this many leads deep; the `next` link (a cursor) reaches any depth. */
+export const LEGACY_PAGE_DEPTH_MAX = 10_000;
+
+/** A page boundary as an opaque token: the created_at and id of the lead it follows or precedes. */
+export const encodeCursor = (key: PageKey): string => Buffer.from(`${key.createdAt} ${key.id}`).toString('base64url');
+
+const CursorSchema = z
+  .string()
+  .max(200)
+  .transform((text, ctx): PageKey => {
+    const [createdAt, id, ...rest] = Buffer.from(text, 'base64url').toString('utf8').split(' ');
+    if (createdAt === undefined || id === undefined || rest.length > 0 || Number.isNaN(Date.parse(createdAt)) || !/^[0-9a-f-]{36}$/.test(id)) {
+      ctx.addIssue({ code: 'custom', message: 'is not a cursor of this list; follow the next or previous link as given' });
+      return z.NEVER;
+    }
+    return { createdAt, id };
+  })
+  .optional();
+
+export const LegacyPageQuerySchema = z
+  .object({
+    page: z.coerce.number().int().min(1).default(1),
+    page_size: z.coerce.number().int().min(1).max(100).default(20),
+    after: CursorSchema.meta({ description: 'Cursor from a next link: the page after that lead' }),
+    before: CursorSchema.meta({ description: 'Cursor from a previous link: the page before that lead' }),
+  })
+  .superRefine((q, ctx) => {
+    if (q.after !== undefined && q.before !== undefined) ctx.addIssue({ code: 'custom', path: ['before'], message: 'give after or before, not both' });
+    if (q.after === undefined && q.before === undefined && q.page * q.page_size > LEGACY_PAGE_DEPTH_MAX) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['page'],
+        message: `page × page_size must be at most ${LEGACY_PAGE_DEPTH_MAX}; to read further, follow the next link of the previous page (a cursor)`,
+      });
+    }
+  });
+
+export type LegacyPageQuery = z.infer<typeof LegacyPageQuerySchema>;
 
 export const LegacyMoveSchema = z.looseObject({ stage: z.uuid('must be a stage id (uuid)') }).meta({ id: 'LegacyMove' });
 export const LegacyCommentSchema = z.looseObject({ text: z.string().trim().min(1).max(10_000) }).meta({ id: 'LegacyComment' });

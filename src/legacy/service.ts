@@ -65,9 +65,9 @@ export async function createLegacyLead(
   integration: Integration,
   body: LegacyLeadCreate,
   idempotencyKey: string | undefined,
+  inexactData?: ReadonlySet<string>,
 ): Promise<{ lead: LeadObject | null; replayed: boolean }> {
-  const translation = translateLegacyLead(integration, body, await tagNames(deps.store, integration, body.tag_ids ?? []));
-  deps.usage.recordIgnored(integration.id, translation.ignored);
+  const translation = translateLegacyLead(integration, body, await tagNames(deps.store, integration, body.tag_ids ?? []), inexactData);
   const submission = LeadSubmissionSchema.safeParse({
     event_id: await legacyEventId(deps, integration, 'lead', body, idempotencyKey),
     external_contact_id: translation.externalContactId,
@@ -83,7 +83,9 @@ export async function createLegacyLead(
     const errors = submission.error.issues.map((i) => ({ path: `/${i.path.join('/')}`, message: i.message }));
     throw new AppError('validation-failed', errors.map((e) => `${e.path}: ${e.message}`).join('; '), { errors });
   }
-  const reply = await submitLead({ store: deps.store }, integration, submission.data, { origin: 'legacy' });
+  const reply = await submitLead({ store: deps.store }, integration, submission.data, { origin: 'legacy', inexactAnswers: translation.inexactAnswers });
+  // Counted only now: a refused request (422, 409) leaves the migration report as it was.
+  deps.usage.recordIgnored(integration.id, translation.ignored);
   return { lead: reply.body.lead, replayed: reply.body.replayed };
 }
 
@@ -114,12 +116,12 @@ export async function updateLegacyLead(
   leadId: string,
   body: LegacyLeadUpdate,
   idempotencyKey: string | undefined,
+  inexactData?: ReadonlySet<string>,
 ): Promise<{ lead: LeadObject; replayed: boolean }> {
   const lead = await ownLead(deps.store, integration, leadId);
   const current = new Set(await deps.store.read((r) => r.leads.tagIds(lead.id)));
   const added = (body.tag_ids ?? []).filter((id) => !current.has(id));
-  const { answers, ignored } = answersFromLegacy(integration, await tagNames(deps.store, integration, added), body.extra_data ?? {});
-  deps.usage.recordIgnored(integration.id, [...Object.keys(body).filter((k) => k !== 'tag_ids' && k !== 'extra_data'), ...ignored]);
+  const { answers, inexactAnswers, ignored } = answersFromLegacy(integration, await tagNames(deps.store, integration, added), body.extra_data ?? {}, inexactData);
   let replayed = false;
   if (Object.keys(answers).length > 0) {
     const eventId = await legacyEventId(deps, integration, `patch:${lead.id}`, body, idempotencyKey);
@@ -131,11 +133,13 @@ export async function updateLegacyLead(
         fresh: async (tx) => {
           const at = (deps.now?.() ?? new Date()).toISOString();
           const id = newId();
-          const result = await applyAnswers(tx, integration, { leadId: lead.id, submissionId: id, at }, answers);
+          const result = await applyAnswers(tx, integration, { leadId: lead.id, submissionId: id, at }, answers, inexactAnswers);
           return { reply: false, record: { id, contactId: lead.contactId, leadId: lead.id, outcome: { lead_id: lead.id, contact_id: lead.contactId, submission_id: id, answers: result }, createdAt: at } };
         },
       },
     );
   }
+  // Counted only now: a refused request (409) leaves the migration report as it was.
+  deps.usage.recordIgnored(integration.id, [...Object.keys(body).filter((k) => k !== 'tag_ids' && k !== 'extra_data'), ...ignored]);
   return { lead: await deps.store.read(async (r) => renderLead(r, integration.workspace, (await r.leads.get(lead.id))!)), replayed };
 }

@@ -2,11 +2,13 @@
 import { AppError } from '../errors.js';
 import type { Integration, Workspace } from '../rules/catalog.js';
 import { actOnLead } from '../intake/operator.js';
-import { renderLead } from '../intake/lead-view.js';
+import { formatMinor, renderLead } from '../intake/lead-view.js';
 import type { LeadObject } from '../intake/schemas.js';
 import type { Rules } from '../rules/catalog.js';
 import { ownLead, type LegacyDeps } from './service.js';
 import { newId } from '../db/ids.js';
+import type { PagePosition } from './lead-page-store.js';
+import { encodeCursor, LEGACY_PAGE_DEPTH_MAX, type LegacyPageQuery } from './schemas.js';
 
 type Deps = LegacyDeps & { rules: () => Rules };
 
@@ -45,16 +47,33 @@ export async function listTags(deps: Deps, ws: Workspace) {
   }));
 }
 
-/** DRF-style page of this bot's own leads, newest first. */
-export async function listOwnLeads(deps: Deps, integration: Integration, page: number, pageSize: number, path: string) {
+/**
+ * DRF-style page of this bot's own leads, newest first. Every page reads only its own leads (plus one,
+ * to know whether a next page exists): `page=` alone is an offset bounded by LEGACY_PAGE_DEPTH_MAX and
+ * stepped over in the index; the next and previous links carry a cursor, served from the index at any
+ * depth (and a lead created meanwhile no longer shifts the pages of a bot that follows them).
+ */
+export async function listOwnLeads(deps: Deps, integration: Integration, query: LegacyPageQuery, path: string) {
   const ws = integration.workspace;
+  const { page, page_size: size } = query;
+  const position: PagePosition = query.after ? { after: query.after } : query.before ? { before: query.before } : { offset: (page - 1) * size };
   return deps.store.read(async (r) => {
-    const filter = { workspaceId: ws.id, integrationId: integration.id, fields: [] };
-    const count = await r.leads.count(filter);
-    const leads = await r.leads.list({ ...filter, limit: page * pageSize });
-    const results = await Promise.all(leads.slice((page - 1) * pageSize).map((lead) => renderLead(r, ws, lead)));
-    const link = (p: number) => `${path}?page=${p}&page_size=${pageSize}`;
-    return { count, next: page * pageSize < count ? link(page + 1) : null, previous: page > 1 ? link(page - 1) : null, results };
+    const count = await r.leadPages.countOfIntegration(integration.id);
+    const rows = await r.leadPages.pageOfIntegration(integration.id, position, size + 1);
+    // One row past the page says whether there is more in the direction read.
+    const more = rows.length > size;
+    const leads = 'before' in position ? rows.slice(more ? 1 : 0) : rows.slice(0, size);
+    const link = (p: number, cursor?: string) => `${path}?page=${p}&page_size=${size}${cursor ?? ''}`;
+    const first = leads[0];
+    const last = leads.at(-1);
+    const hasNext = 'before' in position || more;
+    const hasPrevious = 'before' in position ? more : page > 1;
+    return {
+      count,
+      next: hasNext && last ? link(page + 1, `&after=${encodeCursor(last)}`) : null,
+      previous: !hasPrevious ? null : first ? link(Math.max(page - 1, 1), `&before=${encodeCursor(first)}`) : (page - 1) * size <= LEGACY_PAGE_DEPTH_MAX ? link(page - 1) : null,
+      results: await Promise.all(leads.map((lead) => renderLead(r, ws, lead))),
+    };
   });
 }
 
@@ -86,21 +105,31 @@ export async function listComments(deps: Deps, integration: Integration, leadId:
   return comments.map((c) => ({ id: c.id, lead: c.leadId, text: c.body, created_at: c.createdAt }));
 }
 
-/** Amounts are decimal strings or numbers with at most two decimals, kept as exact hundredths. */
-export function toMinor(amount: string | number): number {
+/** A payment's amount: at most this many digits before the decimal point, and at most two after. */
+export const PAYMENT_INTEGER_DIGITS_MAX = 15;
+const AMOUNT = new RegExp(`^(\\d{1,${PAYMENT_INTEGER_DIGITS_MAX}})(?:\\.(\\d{1,2}))?$`);
+
+/**
+ * Amounts are decimal strings or numbers with at most two decimals, kept as exact hundredths. A JSON
+ * number the request text holds more precisely than a JavaScript number (`inexact`, from the JSON
+ * parser) is refused rather than rounded.
+ */
+export function toMinor(amount: string | number, inexact = false): bigint {
   const text = typeof amount === 'number' ? String(amount) : amount.trim();
-  const m = /^(\d{1,12})(?:\.(\d{1,2}))?$/.exec(text);
-  if (!m) {
-    throw new AppError('validation-failed', 'amount must be a positive amount with at most two decimals, e.g. 250000 or 99.50', {
-      errors: [{ path: '/amount', message: 'must be a positive amount with at most two decimals' }],
-    });
+  const m = AMOUNT.exec(text);
+  if (inexact || !m) {
+    const message = inexact
+      ? 'cannot be carried exactly as a JSON number; send it as a string, e.g. "250000.50"'
+      : `must be a positive amount with at most ${PAYMENT_INTEGER_DIGITS_MAX} digits before the decimal point and two after`;
+    throw new AppError('validation-failed', `amount ${message}, e.g. 250000 or 99.50`, { errors: [{ path: '/amount', message }] });
   }
-  return Number(m[1]) * 100 + Number((m[2] ?? '').padEnd(2, '0'));
+  return BigInt(m[1]!) * 100n + BigInt((m[2] ?? '').padEnd(2, '0'));
 }
 
-export async function addPayment(deps: Deps, integration: Integration, leadId: string, amount: string | number, note: string | null) {
+export async function addPayment(deps: Deps, integration: Integration, leadId: string, amount: string | number, note: string | null, inexact = false) {
+  const amountMinor = toMinor(amount, inexact);
   const lead = await ownLead(deps.store, integration, leadId);
-  const payment = { id: newId(), leadId: lead.id, amountMinor: toMinor(amount), note, createdAt: new Date().toISOString() };
+  const payment = { id: newId(), leadId: lead.id, amountMinor, note, createdAt: new Date().toISOString() };
   await deps.store.transact((tx) => tx.leads.addPayment(payment));
-  return { id: payment.id, lead: lead.id, amount: (payment.amountMinor / 100).toFixed(2), comment: note, created_at: payment.createdAt };
+  return { id: payment.id, lead: lead.id, amount: formatMinor(payment.amountMinor), comment: note, created_at: payment.createdAt };
 }

@@ -9,6 +9,8 @@ export interface Translation {
   externalContactId: string | null;
   metadata: Record<string, unknown> | null;
   answers: Record<string, unknown>;
+  /** Answer keys whose value came from an extra_data number the request text holds more precisely. */
+  inexactAnswers: Set<string>;
   /** Member names ignored (stage, assigned_to, unknown ones), and `tag:<name>` for tags without a rule. */
   ignored: string[];
 }
@@ -32,8 +34,10 @@ export function answersFromLegacy(
   integration: Integration,
   tagNames: readonly string[],
   data: Record<string, unknown>,
-): { answers: Record<string, unknown>; ignored: string[] } {
+  inexactData: ReadonlySet<string> = new Set(),
+): { answers: Record<string, unknown>; inexactAnswers: Set<string>; ignored: string[] } {
   const answers: Record<string, unknown> = {};
+  const inexactAnswers = new Set<string>();
   const ignored: string[] = [];
   for (const name of tagNames) {
     const rule = integration.legacy.tags.get(name);
@@ -42,20 +46,24 @@ export function answersFromLegacy(
   }
   for (const [key, value] of Object.entries(data)) {
     const answerKey = integration.legacy.data.get(key);
-    if (answerKey !== undefined) answers[answerKey] = value;
+    if (answerKey === undefined) continue;
+    answers[answerKey] = value;
+    if (inexactData.has(key)) inexactAnswers.add(answerKey);
+    else inexactAnswers.delete(answerKey);
   }
-  return { answers, ignored };
+  return { answers, inexactAnswers, ignored };
 }
 
-export function translateLegacyLead(integration: Integration, body: LegacyLeadCreate, tagNames: readonly string[]): Translation {
+export function translateLegacyLead(integration: Integration, body: LegacyLeadCreate, tagNames: readonly string[], inexactData?: ReadonlySet<string>): Translation {
   const extra = body.extra_data ?? {};
   const template = integration.legacy.externalContactId;
-  const { answers, ignored } = answersFromLegacy(integration, tagNames, extra);
+  const { answers, inexactAnswers, ignored } = answersFromLegacy(integration, tagNames, extra, inexactData);
   const metadata = { ...extra, ...(body.source ? { source_key: body.source } : {}) };
   return {
     externalContactId: template === null ? null : renderTemplate(template, body),
     metadata: Object.keys(metadata).length > 0 ? metadata : null,
     answers,
+    inexactAnswers,
     ignored: [...Object.keys(body).filter((k) => !TRANSLATED.has(k)), ...ignored],
   };
 }

@@ -2,10 +2,28 @@
 import type { Store } from '../db/store.js';
 import type { Interface, UsageIncrement } from './state-store.js';
 
+/** Distinct ignored member names counted per request: a body of 100,000 unknown members counts 50. */
+export const IGNORED_NAMES_MAX_PER_REQUEST = 50;
+/** Longer names are counted cut to this length (the report names members, it does not store bodies). */
+export const IGNORED_NAME_MAX_CHARS = 64;
+
+/** The names one request contributes to the report: distinct, cut, and at most a fixed number. */
+export function boundedIgnoredNames(fields: readonly string[]): string[] {
+  const names = new Set<string>();
+  for (const field of fields) {
+    if (names.size >= IGNORED_NAMES_MAX_PER_REQUEST) break;
+    names.add(field.length > IGNORED_NAME_MAX_CHARS ? `${field.slice(0, IGNORED_NAME_MAX_CHARS - 1)}…` : field);
+  }
+  return [...names];
+}
+
 export interface UsageRecorder {
   /** Counts a call; `ok` when it was answered with a 2xx (the readiness verdict counts only those). */
   record(integrationId: string, iface: Interface, route: string, ok: boolean, at?: Date): void;
-  /** Counts legacy request members the gateway ignored (stage, tags without a rule, unknown ones). */
+  /**
+   * Counts legacy request members the gateway ignored (stage, tags without a rule, unknown ones), for a
+   * request that succeeded; bounded per request (boundedIgnoredNames).
+   */
   recordIgnored(integrationId: string, fields: readonly string[], at?: Date): void;
   /** Writes what was counted so far; the switch-off check and the report call it first. */
   flush(): Promise<void>;
@@ -48,7 +66,7 @@ export function createUsageRecorder(store: Store, intervalMs = 1000): UsageRecor
       }
     },
     recordIgnored(integrationId, fields, at = new Date()) {
-      if (fields.length > 0) ignored.push({ integrationId, fields, at: at.toISOString() });
+      if (fields.length > 0) ignored.push({ integrationId, fields: boundedIgnoredNames(fields), at: at.toISOString() });
     },
     flush,
     async close() {

@@ -2,6 +2,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { countRows, startGateway, type Gateway } from '../helper.js';
 import { stableId } from '../../src/rules/ids.js';
+import { EXTRA_DATA_MAX_BYTES } from '../../src/intake/service.js';
 
 let gw: Gateway;
 let key: string;
@@ -247,6 +248,24 @@ describe('integration settings decide stage, status, owner, tags and source', ()
     expect(second.lead.extra_data).toEqual({ source_key: 'ig_spring', a: 1, b: 3 });
     expect(second.lead.stage).toBe(ids.contacted);
     expect(second.lead.tag_ids).toEqual([ids.telegramTag]);
+  });
+
+  it(`keeps extra_data within ${EXTRA_DATA_MAX_BYTES} bytes over many attaches; what does not fit stays on its submission`, async () => {
+    const person = uniq('tg');
+    const metadata = (n: number) => Object.fromEntries(Array.from({ length: 30 }, (_, i) => [`a${n}_${i}`, 'x'.repeat(500)]));
+    let lead: { extra_data: Record<string, unknown> } | undefined;
+    for (let n = 0; n < 8; n++) {
+      const res = await gw.submit(key, { event_id: uniq('big'), external_contact_id: person, first_name: 'Meta', metadata: metadata(n) });
+      expect(res.statusCode).toBe(n === 0 ? 201 : 200);
+      lead = res.json().lead;
+    }
+    const bytes = Buffer.byteLength(JSON.stringify(lead!.extra_data));
+    expect(bytes).toBeLessThanOrEqual(EXTRA_DATA_MAX_BYTES);
+    expect(bytes).toBeGreaterThan(EXTRA_DATA_MAX_BYTES - 600);
+    expect(lead!.extra_data).toHaveProperty('a0_0');
+    expect(lead!.extra_data).not.toHaveProperty('a7_0');
+    const last = gw.store.db.prepare("SELECT body FROM submissions WHERE body LIKE '%a7_0%'").get() as { body: string };
+    expect(Object.keys(JSON.parse(last.body).metadata)).toHaveLength(30);
   });
 
   it('applies answers sent with the lead and reports them in its answers member', async () => {

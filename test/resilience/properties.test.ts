@@ -1,4 +1,5 @@
-// Property-based: random and mutated bodies, headers and keys against the v1, legacy and admin routes.
+// Property-based: random, mutated and costly bodies (nesting past the limit, huge key counts, numbers
+// JavaScript rounds), headers and keys against the v1, legacy and admin routes.
 // Whatever arrives, the answer is never a 5xx, every 4xx carries a problem body, and a 4xx changes
 // nothing in the database. (Arbitraries are written by hand: zod-fast-check knows zod 3 only.)
 import fc from 'fast-check';
@@ -71,10 +72,31 @@ const mutatedLead = fc
 const withExtras = <T extends object>(body: fc.Arbitrary<T>) =>
   fc.tuple(body, fc.dictionary(printable, anyJson, { maxKeys: 2 })).map(([b, extra]) => ({ ...extra, ...b }));
 
-/** What goes on the wire: a JSON text of the body, some other JSON, or bytes that are not JSON. */
-const payload = (body: fc.Arbitrary<unknown>) =>
+// Bodies that cost: nesting past the depth limit, more keys than any bound, numbers JavaScript rounds.
+// They are raw JSON text, since a number like 1e400 cannot survive JSON.stringify.
+const hugeNumber = fc.constantFrom('1e400', '-1e400', '1e-400', '12345678901234567890', '999999999999999.99', '9007199254740993', '0.1000000000000000000001', '1e21');
+const deepValue = fc
+  .tuple(fc.integer({ min: 20, max: 3000 }), fc.boolean())
+  .map(([n, arrays]) => (arrays ? '['.repeat(n) + ']'.repeat(n) : '{"a":'.repeat(n) + '1' + '}'.repeat(n)));
+const manyKeys = fc
+  .tuple(fc.integer({ min: 150, max: 3000 }), fc.constantFrom('k', '', 'age'), hugeNumber)
+  .map(([n, prefix, number]) => `{${Array.from({ length: n }, (_, i) => `"${prefix}${i}":${i % 7 === 0 ? number : `"v${i}"`}`).join(',')}}`);
+const numbersInside = hugeNumber.map((n) => `{"age":${n},"laptop":"yes","telegram_id":${n},"course":"python","goal":${n}}`);
+const manyItems = fc.integer({ min: 150, max: 3000 }).map((n) => `[${Array.from({ length: n }, (_, i) => `"${i}"`).join(',')}]`);
+const hostileValue = fc.oneof(hugeNumber, deepValue, manyKeys, numbersInside, manyItems);
+
+/** A body with one member (existing or new) replaced by a hostile JSON text. */
+const hostile = (body: fc.Arbitrary<object>, members: readonly string[]) =>
+  fc.tuple(body, fc.constantFrom(...members), hostileValue).map(([b, member, raw]) => {
+    const rest = JSON.stringify({ ...b, [member]: undefined });
+    return rest === '{}' ? `{${JSON.stringify(member)}:${raw}}` : `{${JSON.stringify(member)}:${raw},${rest.slice(1)}`;
+  });
+
+/** What goes on the wire: a JSON text of the body, some other JSON, bytes that are not JSON, or a costly body. */
+const payload = (body: fc.Arbitrary<unknown>, costly: fc.Arbitrary<string> = fc.constant('{}')) =>
   fc.oneof(
     { weight: 4, arbitrary: body.map((b) => JSON.stringify(b)) },
+    { weight: 2, arbitrary: costly },
     { weight: 1, arbitrary: anyJson.map((b) => JSON.stringify(b)) },
     { weight: 1, arbitrary: fc.oneof(text, fc.constantFrom('{', '{"event_id":', '[]', 'null', '{"__proto__":{"x":1}}', '\uFEFF{}')) },
     { weight: 1, arbitrary: fc.constant(undefined) },
@@ -144,7 +166,10 @@ describe('any request', () => {
       url: fc.constantFrom('/api/integrations/v1/leads/', '/api/integrations/v1/leads/answers/', '/api/integrations/v1/leads', '/api/integrations/v1/nothing/'),
       auth: fc.option(bearer().map((v): [string, string] => ['authorization', v]), { freq: 8 }),
       ct: contentType,
-      payload: payload(fc.oneof(validLead, mutatedLead, withExtras(leadBody), fc.record({ event_id: maybe(fc.string({ minLength: 1, maxLength: 20 })), external_contact_id: maybe(fc.constant('telegram:1')), answers: maybe(fc.dictionary(fc.constantFrom('laptop', 'age', 'x'), anyJson)) }, { requiredKeys: [] }))),
+      payload: payload(
+        fc.oneof(validLead, mutatedLead, withExtras(leadBody), fc.record({ event_id: maybe(fc.string({ minLength: 1, maxLength: 20 })), external_contact_id: maybe(fc.constant('telegram:1')), answers: maybe(fc.dictionary(fc.constantFrom('laptop', 'age', 'x'), anyJson)) }, { requiredKeys: [] })),
+        hostile(fc.oneof(validLead, fc.constant({ event_id: 'costly-answers', external_contact_id: 'telegram:1' })), ['answers', 'metadata', 'event_id', 'first_name', 'notes', 'phone', 'extra']),
+      ),
     });
     await fc.assert(
       fc.asyncProperty(call, (c) => check({ method: c.method, url: c.url, headers: headersOf(c.auth, c.ct, c.payload), payload: c.payload })),
@@ -185,13 +210,16 @@ describe('any request', () => {
         ['GET', '/api/bots/api/unknown/'],
       ),
       id: fc.oneof(fc.constant('SEED'), uuidish),
-      query: fc.constantFrom('', '?page=2', '?page=-1', '?page_size=100000', '?page=abc'),
+      query: fc.constantFrom('', '?page=2', '?page=-1', '?page_size=100000', '?page=abc', '?page=101&page_size=100', '?page=100&page_size=100', '?after=zzz', '?before=MjAyNi0wMS0wMSB4'),
       auth: fc.option(
         fc.oneof({ weight: 4, arbitrary: fc.constant(LEGACY_KEY) }, { weight: 1, arbitrary: fc.constantFrom('', v1Key, `${LEGACY_KEY} `) }, { weight: 1, arbitrary: printable }).map((v): [string, string] => ['x-bot-api-key', v]),
         { freq: 8 },
       ),
       ct: contentType,
-      payload: payload(withExtras(legacyBody)),
+      payload: payload(
+        withExtras(legacyBody),
+        hostile(fc.record({ first_name: fc.constant('Madina'), phone: fc.constantFrom('+998905551234', '905551239'), extra_data: fc.constant({ telegram_id: 77 }) }), ['extra_data', 'tag_ids', 'amount', 'text', 'name', 'stage', 'first_name', 'unknown']),
+      ),
     });
     await fc.assert(
       fc.asyncProperty(call, (c) => {
@@ -224,7 +252,18 @@ describe('any request', () => {
       integration: fc.oneof(fc.constantFrom('brightpath:telegram-bot', 'brightpath:nothing', 'nowhere:x', ''), printable.map(encodeURIComponent)),
       id: fc.oneof(fc.constant('SEED'), uuidish),
       field: fc.constantFrom('laptop', 'applicant_age', 'nothing', '%00'),
-      query: fc.constantFrom('', '?workspace=brightpath', '?workspace=nowhere', '?field=laptop:Present', '?field=:::', '?limit=-5', '?cursor=zzz'),
+      query: fc.constantFrom(
+        '',
+        '?workspace=brightpath',
+        '?workspace=nowhere',
+        '?field=laptop:Present',
+        '?field=:::',
+        '?limit=-5',
+        '?cursor=zzz',
+        `?workspace=brightpath&${Array(1000).fill('field=laptop:Present').join('&')}`,
+        `?workspace=brightpath&${Array(20).fill('field=days:mon,wed,fri,sat').join('&')}`,
+        '?workspace=brightpath&field=age:12345678901234567890',
+      ),
       auth: fc.option(
         fc.oneof({ weight: 3, arbitrary: fc.constant(`Bearer ${ADMIN_TOKEN}`) }, { weight: 1, arbitrary: fc.constantFrom(`Bearer ${v1Key}`, 'Bearer', `Bearer ${ADMIN_TOKEN}x`) }, { weight: 1, arbitrary: printable }).map((v): [string, string] => ['authorization', v]),
         { freq: 8 },
@@ -237,6 +276,7 @@ describe('any request', () => {
             { requiredKeys: [] },
           ),
         ),
+        hostile(fc.constant({ written_by: { kind: 'import', ref: 'csv' }, reason: 'r' }), ['value', 'reason', 'key', 'stage', 'written_by', 'actor']),
       ),
     });
     await fc.assert(

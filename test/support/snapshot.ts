@@ -5,7 +5,7 @@ import type { SqliteStore } from '../../src/db/sqlite-store.js';
 // purpose, for the migration report.
 const TABLES = [
   'contacts', 'contact_bindings', 'leads', 'lead_tags', 'lead_comments', 'lead_payments', 'lead_counts', 'submissions',
-  'answers', 'custom_field_values', 'api_keys', 'integration_states', 'audit_log', 'legacy_tags',
+  'answers', 'custom_field_values', 'api_keys', 'integration_states', 'audit_log', 'legacy_tags', 'integration_lead_counts',
 ];
 
 export function snapshot(store: SqliteStore): string {

@@ -1,0 +1,178 @@
+// The JSON body parser: nesting depth checked on the raw text before anything recursive runs, and the
+// numbers that JavaScript cannot carry exactly noted, so they can be refused instead of rounded.
+import { errorCodes, type FastifyInstance, type FastifyRequest } from 'fastify';
+import secureJson from 'secure-json-parse';
+import { AppError } from './errors.js';
+
+/** Objects and arrays inside one another, counting the body itself: `{"a":[1]}` is 2 deep. */
+export const JSON_MAX_DEPTH = 32;
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** JSON Pointers of the body's numbers whose text a JavaScript number does not hold exactly. */
+    inexactNumbers?: string[];
+  }
+}
+
+export interface JsonScan {
+  /** Pointer of the first container past the depth limit, or null. */
+  tooDeepAt: string | null;
+  inexactNumbers: string[];
+}
+
+interface Frame {
+  array: boolean;
+  /** Array: the index of the current element. Object: where the current key's string token starts and ends. */
+  index: number;
+  keyStart: number;
+  keyEnd: number;
+  expectKey: boolean;
+}
+
+const escapePointer = (key: string) => key.replaceAll('~', '~0').replaceAll('/', '~1');
+
+function pointerOf(text: string, stack: readonly Frame[]): string {
+  let out = '';
+  for (const frame of stack) {
+    if (frame.array) out += `/${frame.index}`;
+    else if (frame.keyStart >= 0) {
+      let key: string;
+      try {
+        key = JSON.parse(text.slice(frame.keyStart, frame.keyEnd)) as string;
+      } catch {
+        key = text.slice(frame.keyStart + 1, frame.keyEnd - 1);
+      }
+      out += `/${escapePointer(key)}`;
+    }
+  }
+  return out || '/';
+}
+
+const DECIMAL = /^(-?)(\d+)(?:\.(\d+))?(?:[eE]([+-]?\d+))?$/;
+
+/** `12.30e1` -> `123e0`: sign, significant digits and exponent, so two spellings of one value compare equal. */
+function canonicalDecimal(token: string): string | null {
+  const m = DECIMAL.exec(token);
+  if (!m) return null;
+  const frac = m[3] ?? '';
+  let digits = (m[2]! + frac).replace(/^0+/, '');
+  if (digits === '') return '0';
+  let exponent = Number(m[4] ?? 0) - frac.length;
+  const trimmed = digits.replace(/0+$/, '');
+  exponent += digits.length - trimmed.length;
+  digits = trimmed;
+  return `${m[1]}${digits}e${exponent}`;
+}
+
+/**
+ * A number token is carried exactly when the JavaScript number it becomes prints back as the same
+ * value: 1e400 (Infinity), 1e-400 (0), 9007199254740993 and 0.1000000000000000001 are not. At most
+ * 15 digits without an exponent always are (IEEE doubles hold 15 significant decimal digits).
+ */
+export function isExactNumber(token: string): boolean {
+  if (token.length <= 15 && !/[eE]/.test(token)) return true;
+  const value = Number(token);
+  if (!Number.isFinite(value)) return false;
+  const sent = canonicalDecimal(token);
+  return sent === null || sent === canonicalDecimal(String(value));
+}
+
+const isNumberChar = (c: number) => (c >= 48 && c <= 57) || c === 45 || c === 43 || c === 46 || c === 69 || c === 101;
+
+/**
+ * One pass over the raw text, without recursion, respecting strings and escapes: the depth of
+ * nesting (stopping at the first container past `maxDepth`) and the pointers of inexact numbers.
+ * Malformed text is not judged here; the parser that follows reports it.
+ */
+export function scanJson(text: string, maxDepth = JSON_MAX_DEPTH): JsonScan {
+  const stack: Frame[] = [];
+  const inexactNumbers: string[] = [];
+  let i = 0;
+  while (i < text.length) {
+    const c = text.charCodeAt(i);
+    if (c === 34 /* " */) {
+      let end = i;
+      for (;;) {
+        end = text.indexOf('"', end + 1);
+        if (end < 0) return { tooDeepAt: null, inexactNumbers };
+        let slashes = 0;
+        while (text.charCodeAt(end - 1 - slashes) === 92 /* \ */) slashes++;
+        if (slashes % 2 === 0) break;
+      }
+      const top = stack.at(-1);
+      if (top && !top.array && top.expectKey) {
+        top.keyStart = i;
+        top.keyEnd = end + 1;
+      }
+      i = end + 1;
+    } else if (c === 123 /* { */ || c === 91 /* [ */) {
+      stack.push({ array: c === 91, index: 0, keyStart: -1, keyEnd: -1, expectKey: c === 123 });
+      if (stack.length > maxDepth) return { tooDeepAt: pointerOf(text, stack.slice(0, -1)), inexactNumbers };
+      i++;
+    } else if (c === 125 /* } */ || c === 93 /* ] */) {
+      stack.pop();
+      i++;
+    } else if (c === 44 /* , */) {
+      const top = stack.at(-1);
+      if (top?.array) top.index++;
+      else if (top) top.expectKey = true;
+      i++;
+    } else if (c === 58 /* : */) {
+      const top = stack.at(-1);
+      if (top) top.expectKey = false;
+      i++;
+    } else if (c === 45 || (c >= 48 && c <= 57)) {
+      let end = i + 1;
+      while (end < text.length && isNumberChar(text.charCodeAt(end))) end++;
+      if (!isExactNumber(text.slice(i, end))) inexactNumbers.push(pointerOf(text, stack));
+      i = end;
+    } else {
+      i++;
+    }
+  }
+  return { tooDeepAt: null, inexactNumbers };
+}
+
+/** The keys directly below `prefix` (e.g. `/answers`) whose value is an inexact number. */
+export function inexactKeysUnder(request: Pick<FastifyRequest, 'inexactNumbers'>, prefix: string): Set<string> {
+  const keys = new Set<string>();
+  for (const pointer of request.inexactNumbers ?? []) {
+    if (!pointer.startsWith(`${prefix}/`)) continue;
+    const rest = pointer.slice(prefix.length + 1);
+    if (!rest.includes('/')) keys.add(rest.replaceAll('~1', '/').replaceAll('~0', '~'));
+  }
+  return keys;
+}
+
+/**
+ * Replaces Fastify's JSON parser. Fastify's own hands the text straight to the parser, and a body a
+ * few kilobytes long nested thousands deep then overflows the stack in the code that walks it (the
+ * idempotency fingerprint, the 409 path diff, the schemas): a 500 for one request, on any route.
+ * The prototype-poisoning protection stays as Fastify configures it (secure-json-parse: `__proto__`
+ * refused, `constructor` left alone).
+ */
+export function registerJsonParser(app: FastifyInstance): void {
+  app.removeContentTypeParser('application/json');
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
+    const text = body as string;
+    if (text.length === 0) return done(new errorCodes.FST_ERR_CTP_EMPTY_JSON_BODY(), undefined);
+    const scan = scanJson(text);
+    if (scan.tooDeepAt !== null) {
+      return done(
+        new AppError('nesting-too-deep', `The body nests objects and arrays deeper than ${JSON_MAX_DEPTH} levels (at ${scan.tooDeepAt}).`, {
+          errors: [{ path: scan.tooDeepAt, message: `nests deeper than ${JSON_MAX_DEPTH} levels` }],
+          max_depth: JSON_MAX_DEPTH,
+        }),
+        undefined,
+      );
+    }
+    let parsed: unknown;
+    try {
+      parsed = secureJson.parse(text, undefined, { protoAction: 'error', constructorAction: 'ignore' });
+    } catch {
+      return done(new errorCodes.FST_ERR_CTP_INVALID_JSON_BODY(), undefined);
+    }
+    if (scan.inexactNumbers.length > 0) request.inexactNumbers = scan.inexactNumbers;
+    return done(null, parsed);
+  });
+}
