@@ -21,7 +21,7 @@ import { createUsageRecorder, type UsageRecorder } from './migration/usage.js';
 import { createMemoryLimiter } from './rate-limit/memory-limiter.js';
 import { createIntegrationQuota } from './rate-limit/quota.js';
 import { createAuthFailureGuard } from './rate-limit/auth-failures.js';
-import { guardConnections, serverOptions } from './http-server.js';
+import { guardConnections, markAnswered, serverOptions } from './http-server.js';
 
 export interface AppDeps {
   store: Store;
@@ -84,10 +84,15 @@ export async function buildApp(config: Pick<Config, 'adminToken'> & Partial<Pick
   app.addHook('preClose', async () => {
     closing = true;
   });
-  // A response sent before the body arrived in full (a 401 for a request still sending its body)
-  // closes the connection too: Node would otherwise read on whatever the client trickles.
-  app.addHook('onSend', async (request, reply) => {
-    if (closing || request.raw.complete === false) reply.header('connection', 'close');
+  app.addHook('onSend', async (_request, reply) => {
+    if (closing) reply.header('connection', 'close');
+  });
+  // A response sent before the body arrived in full (a 401 or 429 refused unread) keeps the connection:
+  // closing it with the body still coming makes the kernel reset it, and clients (undici among them)
+  // then report a write error instead of the answer. Node reads and drops the rest of the body; a
+  // client that trickles it is cut at the request timeout, without a second answer (http-server.ts).
+  app.addHook('onResponse', async (request) => {
+    if (request.raw.complete === false) markAnswered(request.raw.socket);
   });
   // A request that arrives on an open connection while draining is not started: it is told to retry.
   app.addHook('onRequest', async (_request, reply) => {

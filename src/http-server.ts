@@ -94,6 +94,13 @@ function classify(error: Error & { code?: string }, socket: Duplex, inFlight: bo
   }
 }
 
+const ANSWERED = Symbol('answered before its body arrived');
+
+/** The request on this socket was answered while its body was still arriving (app.ts). */
+export function markAnswered(socket: Duplex): void {
+  (socket as { [ANSWERED]?: boolean })[ANSWERED] = true;
+}
+
 /** Fastify's clientErrorHandler: a warn line, a problem when the socket can still take one, then close. */
 function refuseConnection(app: FastifyInstance, limits: ConnectionLimits, error: Error & { code?: string }, socket: Duplex): void {
   // The client went away (or Node already closed the socket): there is no one to answer.
@@ -102,8 +109,10 @@ function refuseConnection(app: FastifyInstance, limits: ConnectionLimits, error:
   const { reason, code, detail } = classify(error, socket, response !== null, limits);
   const id = response ? requestIdFor(response.req) : randomUUID();
   app.log.warn({ request_id: id, reason, remote_address: (socket as { remoteAddress?: string }).remoteAddress ?? null, error_code: error.code ?? null }, 'client refused');
-  // A response already under way cannot be followed by another on the same connection.
-  if (socket.writable && response?.headersSent !== true) socket.write(rawProblem(code, detail, id, response?.req.url));
+  // A response already under way, or already given to the request still sending its body, cannot be
+  // followed by another on the same connection.
+  const answered = (socket as { [ANSWERED]?: boolean })[ANSWERED] === true;
+  if (socket.writable && response?.headersSent !== true && !answered) socket.write(rawProblem(code, detail, id, response?.req.url));
   socket.destroy();
 }
 
