@@ -111,14 +111,18 @@ export function legacyRoutes(deps: {
       for (const [method, url] of FORWARDED) {
         r.route({ method, url, config: { forwarded: true }, schema: { ...meta, summary: `Forwarded to the upstream legacy API` }, handler: forward });
       }
-      r.all('/api/bots/api/*', { config: { forwarded: true }, schema: { hide: true } }, forward);
+      // The prefix itself too (with or without its slash): every legacy path passes the gate (contract 3).
+      for (const url of ['/api/bots/api', '/api/bots/api/*']) r.all(url, { config: { forwarded: true }, schema: { hide: true } }, forward);
       return;
     }
     await app.register(localRoutes({ ...deps, rules: () => deps.rules.current() }));
 
     // Every other legacy path and method passes the same gate (so a switched-off key gets 403 everywhere).
-    r.all('/api/bots/api/*', { schema: { hide: true } }, async (request) => {
-      throw new AppError('not-found', `${request.method} ${request.url.split('?')[0]} is not served by the gateway.`);
-    });
+    // The prefix itself too (with or without its slash), so a switched-off key gets 403 there as well.
+    for (const url of ['/api/bots/api', '/api/bots/api/*']) {
+      r.all(url, { schema: { hide: true } }, async (request) => {
+        throw new AppError('not-found', `${request.method} ${request.url.split('?')[0]} is not served by the gateway.`);
+      });
+    }
   };
 }
