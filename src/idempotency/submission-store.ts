@@ -31,6 +31,8 @@ export interface SubmissionRepo {
   /** Inserts the record; the uniqueness constraint, not process state, rejects a second one. */
   insert(submission: Submission): Promise<void>;
   listNeedingReview(integrationId: string, limit: number): Promise<Submission[]>;
+  /** Whether one of the integration's lead submissions created or joined this lead. */
+  submittedTo(integrationId: string, leadId: string): Promise<boolean>;
 }
 
 interface SubmissionRow {
@@ -76,7 +78,11 @@ export function sqliteSubmissionRepo(db: Db): SubmissionRepo {
   const review = db.prepare<[string, number], SubmissionRow>(
     'SELECT * FROM submissions WHERE integration_id = ? AND needs_review = 1 ORDER BY created_at DESC LIMIT ?',
   );
+  const submittedTo = db.prepare<[string, string], { found: number }>(
+    "SELECT 1 AS found FROM submissions WHERE lead_id = ? AND integration_id = ? AND endpoint = 'leads' LIMIT 1",
+  );
   return {
+    submittedTo: async (integrationId, leadId) => submittedTo.get(leadId, integrationId) !== undefined,
     find: async (integrationId, endpoint, eventId) => {
       const row = find.get(integrationId, endpoint, eventId);
       return row ? rowToSubmission(row) : null;

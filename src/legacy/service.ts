@@ -99,10 +99,18 @@ export async function createLegacyTag(deps: LegacyDeps, integration: Integration
   return deps.store.transact((tx) => tx.legacyTags.ensure({ workspaceId: ws.id, id, name, color, createdAt: at }));
 }
 
-/** The integration's own lead, not deleted, or a 404 (a legacy bot never reaches another's leads). */
+/**
+ * A lead of the bot's legacy view, not deleted, or a 404: one its integration created, or one a
+ * submission of its integration joined (the bot was given that lead's id when its person was already
+ * known). A lead of another workspace, or one the integration never touched, is never reached.
+ */
 export async function ownLead(store: Store, integration: Integration, leadId: string): Promise<Lead> {
-  const lead = await store.read((r) => r.leads.get(leadId));
-  if (!lead || lead.integrationId !== integration.id || lead.deletedAt !== null) throw new AppError('not-found', `No lead ${leadId} of this bot.`);
+  const lead = await store.read(async (r) => {
+    const found = await r.leads.get(leadId);
+    if (!found || found.deletedAt !== null || found.workspaceId !== integration.workspace.id) return null;
+    return found.integrationId === integration.id || (await r.submissions.submittedTo(integration.id, found.id)) ? found : null;
+  });
+  if (!lead) throw new AppError('not-found', `No lead ${leadId} of this bot.`);
   return lead;
 }
 
