@@ -1,4 +1,6 @@
 // Configuration: the environment parsed once into a typed Config; every bad value is named at once.
+import { existsSync, readFileSync } from 'node:fs';
+import { parseEnv } from 'node:util';
 import { z } from 'zod';
 
 const ADMIN_TOKEN_MIN_LENGTH = 32;
@@ -16,11 +18,33 @@ function isVaried(token: string): boolean {
   return true;
 }
 
-const booleanFromEnv = z
-  .enum(['1', '0', 'true', 'false', 'yes', 'no', 'on', 'off'], {
-    error: 'must be one of true/false, 1/0, yes/no, on/off',
-  })
-  .transform((value) => ['1', 'true', 'yes', 'on'].includes(value));
+/** Words are read case-insensitively (`DEMO_MODE=TRUE`, `LOG_LEVEL=INFO`, `SQLITE_SYNCHRONOUS=full`). */
+const lowerCase = (value: unknown) => (typeof value === 'string' ? value.trim().toLowerCase() : value);
+const upperCase = (value: unknown) => (typeof value === 'string' ? value.trim().toUpperCase() : value);
+
+const booleanFromEnv = z.preprocess(
+  lowerCase,
+  z
+    .enum(['1', '0', 'true', 'false', 'yes', 'no', 'on', 'off'], {
+      error: 'must be one of true/false, 1/0, yes/no, on/off',
+    })
+    .transform((value) => ['1', 'true', 'yes', 'on'].includes(value)),
+);
+
+/**
+ * A whole number within bounds, each way of missing them told precisely: `RATE_LIMIT_PER_MINUTE=0`
+ * "must be at least 1", `PORT=70000` "must be at most 65535", `PORT=abc` "must be a whole number from
+ * 0 to 65535".
+ */
+function wholeNumber(min: number, max: number, fallback: number, unit = '') {
+  const range = `must be a whole number${unit ? ` of ${unit}` : ''} from ${min} to ${max}`;
+  return z.coerce
+    .number({ error: range })
+    .int(range)
+    .min(min, `must be at least ${min}${unit ? ` ${unit}` : ''}`)
+    .max(max, `must be at most ${max}${unit ? ` ${unit}` : ''}`)
+    .default(fallback);
+}
 
 /**
  * Defaults of the connection limits. A bot sends its headers in one write and a body under 1 MiB,
@@ -34,22 +58,11 @@ export const CONNECTION_DEFAULTS = {
   maxConnections: 10_000,
 } as const;
 
-const milliseconds = (fallback: number) =>
-  z.coerce
-    .number({ error: 'must be a whole number of milliseconds from 100 to 600000' })
-    .int('must be a whole number of milliseconds from 100 to 600000')
-    .min(100, 'must be a whole number of milliseconds from 100 to 600000')
-    .max(600_000, 'must be a whole number of milliseconds from 100 to 600000')
-    .default(fallback);
+const milliseconds = (fallback: number) => wholeNumber(100, 600_000, fallback, 'milliseconds');
 
 export const ConfigSchema = z
   .object({
-    PORT: z.coerce
-      .number({ error: 'must be a whole number from 0 to 65535' })
-      .int('must be a whole number from 0 to 65535')
-      .min(0, 'must be a whole number from 0 to 65535')
-      .max(65535, 'must be a whole number from 0 to 65535')
-      .default(3000),
+    PORT: wholeNumber(0, 65535, 3000),
     HOST: z.string().min(1, 'must not be empty').default('127.0.0.1'),
     DATABASE_PATH: z.string().min(1, 'must not be empty').default('data/lead-gateway.db'),
     RULES_DIR: z.string().min(1, 'must not be empty').default('rules'),
@@ -59,42 +72,33 @@ export const ConfigSchema = z
       .refine(isVaried, `must not repeat a few characters (${GENERATE_TOKEN})`)
       .optional(),
     LOG_LEVEL: z
-      .enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], {
-        error: 'must be one of fatal, error, warn, info, debug, trace, silent',
-      })
+      .preprocess(
+        lowerCase,
+        z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], {
+          error: 'must be one of fatal, error, warn, info, debug, trace, silent',
+        }),
+      )
       .default('info'),
     DEMO_MODE: booleanFromEnv.default(false),
     LEGACY_UPSTREAM_URL: z
       .url({ protocol: /^https?$/, error: 'must be an http(s) URL, e.g. https://crm.example.com' })
       .optional()
       .meta({ description: 'Old API to forward legacy reads and actions to; unset: served from the gateway' }),
-    UPSTREAM_CONNECT_TIMEOUT_MS: z.coerce.number({ error: 'must be a number of milliseconds' }).int().min(1).max(60_000).default(2_000),
-    UPSTREAM_TIMEOUT_MS: z.coerce.number({ error: 'must be a number of milliseconds' }).int().min(1).max(300_000).default(15_000),
-    RATE_LIMIT_PER_MINUTE: z.coerce.number({ error: 'must be a whole number' }).int().min(1).max(1_000_000).default(600),
-    AUTH_FAILURES_PER_MINUTE: z.coerce.number({ error: 'must be a whole number' }).int().min(1).max(1_000_000).default(30),
+    UPSTREAM_CONNECT_TIMEOUT_MS: wholeNumber(1, 60_000, 2_000, 'milliseconds'),
+    UPSTREAM_TIMEOUT_MS: wholeNumber(1, 300_000, 15_000, 'milliseconds'),
+    RATE_LIMIT_PER_MINUTE: wholeNumber(1, 1_000_000, 600),
+    AUTH_FAILURES_PER_MINUTE: wholeNumber(1, 1_000_000, 30),
     // FULL is the only setting under which a 2xx survives a power loss (docs/operations.md).
-    SQLITE_SYNCHRONOUS: z
-      .enum(['FULL', 'NORMAL', 'OFF'], { error: 'must be FULL, NORMAL or OFF' })
-      .default('FULL'),
-    READY_MIN_FREE_MB: z.coerce
-      .number({ error: 'must be a whole number of MiB' })
-      .int('must be a whole number of MiB')
-      .min(0, 'must be 0 or more')
-      .default(64)
-      .meta({ description: '/readyz reports not ready when the database disk has less free space than this' }),
+    SQLITE_SYNCHRONOUS: z.preprocess(upperCase, z.enum(['FULL', 'NORMAL', 'OFF'], { error: 'must be FULL, NORMAL or OFF' })).default('FULL'),
+    READY_MIN_FREE_MB: wholeNumber(0, 1_048_576, 64, 'MiB').meta({ description: '/readyz reports not ready when the database disk has less free space than this' }),
     // on: every response body is checked against its schema (tests and development; costs ~20% under load).
-    RESPONSE_CHECKS: z.enum(['on', 'off'], { error: 'must be on or off' }).default('off'),
+    RESPONSE_CHECKS: z.preprocess(lowerCase, z.enum(['on', 'off'], { error: 'must be on or off' })).default('off'),
     // The client's side of a connection: how long it may take to send a request, how long an idle
     // keep-alive connection is kept, how many connections are held at once (docs/operations.md).
     HEADERS_TIMEOUT_MS: milliseconds(CONNECTION_DEFAULTS.headersTimeoutMs),
     REQUEST_TIMEOUT_MS: milliseconds(CONNECTION_DEFAULTS.requestTimeoutMs),
     KEEP_ALIVE_TIMEOUT_MS: milliseconds(CONNECTION_DEFAULTS.keepAliveTimeoutMs),
-    MAX_CONNECTIONS: z.coerce
-      .number({ error: 'must be a whole number from 1 to 1000000' })
-      .int('must be a whole number from 1 to 1000000')
-      .min(1, 'must be a whole number from 1 to 1000000')
-      .max(1_000_000, 'must be a whole number from 1 to 1000000')
-      .default(CONNECTION_DEFAULTS.maxConnections),
+    MAX_CONNECTIONS: wholeNumber(1, 1_000_000, CONNECTION_DEFAULTS.maxConnections),
   })
   .superRefine((env, ctx) => {
     if (env.HEADERS_TIMEOUT_MS > env.REQUEST_TIMEOUT_MS) {
@@ -164,15 +168,41 @@ export class ConfigError extends Error {
   }
 }
 
-/** Parses environment-style variables; throws a ConfigError that lists every bad value. */
-export function parseConfig(env: Record<string, string | undefined>): Config {
+/** The environment with a `.env` file's variables added beneath it, and which ones came from the file. */
+export interface EnvWithFile {
+  env: Record<string, string | undefined>;
+  /** The file read, or null when there is none. */
+  file: string | null;
+  fromFile: ReadonlySet<string>;
+}
+
+/**
+ * Adds the variables of `path` (a `.env` in the working directory by default) that the environment does
+ * not set: a variable given to the process always wins over the file, as with `node --env-file`.
+ */
+export function withEnvFile(env: Record<string, string | undefined>, path = '.env'): EnvWithFile {
+  if (!existsSync(path)) return { env, file: null, fromFile: new Set() };
+  const fileVars = parseEnv(readFileSync(path, 'utf8'));
+  const fromFile = new Set(Object.keys(fileVars).filter((key) => env[key] === undefined));
+  return { env: { ...Object.fromEntries([...fromFile].map((key) => [key, fileVars[key]])), ...env }, file: path, fromFile };
+}
+
+/**
+ * Parses environment-style variables; throws a ConfigError that lists every bad value, saying which
+ * ones were read from the `.env` file.
+ */
+export function parseConfig(env: Record<string, string | undefined>, source?: Pick<EnvWithFile, 'file' | 'fromFile'>): Config {
   const picked = Object.fromEntries(
     Object.keys(ConfigSchema.shape).map((key) => [key, env[key] === '' ? undefined : env[key]]),
   );
   const result = ConfigSchema.safeParse(picked);
   if (!result.success) {
     throw new ConfigError(
-      result.error.issues.map((issue) => `${issue.path.join('.') || '(environment)'} ${issue.message}`),
+      result.error.issues.map((issue) => {
+        const name = issue.path.join('.');
+        const where = source?.file && source.fromFile.has(name) ? ` (set in ${source.file})` : '';
+        return `${name || '(environment)'} ${issue.message}${where}`;
+      }),
     );
   }
   const c = result.data;

@@ -1,7 +1,7 @@
 // The process: reads the environment, builds the logger, store and app, listens, handles signals.
 import { parseArgs } from 'node:util';
 import { buildApp } from './app.js';
-import { ConfigError, parseConfig } from './config.js';
+import { ConfigError, parseConfig, withEnvFile } from './config.js';
 import { openSqliteStore } from './db/sqlite-store.js';
 import { DatabaseOpenError } from './db/connection.js';
 import { ensureDemoKeys, revokeDemoKeys, type DemoCredentials, type DemoKeyStatus } from './demo.js';
@@ -14,10 +14,11 @@ const DRAIN_DEADLINE_MS = 10_000;
 
 async function main(): Promise<void> {
   const { values } = parseArgs({ options: { demo: { type: 'boolean', default: false } }, strict: true });
-  const env = { ...process.env };
+  const { env, file, fromFile } = withEnvFile({ ...process.env });
   if (values.demo) env.DEMO_MODE = 'true';
-  const config = parseConfig(env);
+  const config = parseConfig(env, { file, fromFile });
   const logger = createLogger(config.logLevel);
+  if (file) logger.info({ file, variables: [...fromFile].sort() }, 'read variables the environment does not set from the env file');
 
   const rules = createRulesHolder(config.rulesDir);
   const store = openSqliteStore({ path: config.databasePath, synchronous: config.sqliteSynchronous, minFreeBytes: config.readyMinFreeBytes });

@@ -32,7 +32,7 @@ describe('parseConfig', () => {
       maxConnections: 2_500,
     });
     expect(() => parseConfig({ ADMIN_TOKEN: token, HEADERS_TIMEOUT_MS: '20000', REQUEST_TIMEOUT_MS: '5000' })).toThrow(/HEADERS_TIMEOUT_MS must not exceed REQUEST_TIMEOUT_MS/);
-    expect(() => parseConfig({ ADMIN_TOKEN: token, REQUEST_TIMEOUT_MS: '0', MAX_CONNECTIONS: '-1' })).toThrow(/REQUEST_TIMEOUT_MS must be a whole number of milliseconds[\s\S]*MAX_CONNECTIONS must be a whole number/);
+    expect(() => parseConfig({ ADMIN_TOKEN: token, REQUEST_TIMEOUT_MS: '0', MAX_CONNECTIONS: '-1' })).toThrow(/REQUEST_TIMEOUT_MS must be at least 100 milliseconds[\s\S]*MAX_CONNECTIONS must be at least 1/);
   });
 
   it('names every bad value at once, with how to fix it', () => {
@@ -42,7 +42,7 @@ describe('parseConfig', () => {
     } catch (error) {
       expect(error).toBeInstanceOf(ConfigError);
       const problems = (error as ConfigError).problems.join('\n');
-      expect(problems).toMatch(/PORT must be a whole number from 0 to 65535/);
+      expect(problems).toMatch(/PORT must be at most 65535/);
       expect(problems).toMatch(/LOG_LEVEL must be one of/);
       expect(problems).toMatch(/DEMO_MODE must be one of/);
       expect(problems).toMatch(/SQLITE_SYNCHRONOUS must be FULL, NORMAL or OFF/);
@@ -71,5 +71,28 @@ describe('parseConfig', () => {
 
   it('treats an empty variable as unset', () => {
     expect(parseConfig({ ADMIN_TOKEN: token, PORT: '' }).port).toBe(3000);
+  });
+
+  it('says precisely what is wrong with a number', () => {
+    const problems = (env: Record<string, string>) => {
+      try {
+        parseConfig({ ADMIN_TOKEN: token, ...env });
+        return [];
+      } catch (error) {
+        return (error as ConfigError).problems;
+      }
+    };
+    expect(problems({ RATE_LIMIT_PER_MINUTE: '0' })).toEqual(['RATE_LIMIT_PER_MINUTE must be at least 1']);
+    expect(problems({ RATE_LIMIT_PER_MINUTE: '2000000' })).toEqual(['RATE_LIMIT_PER_MINUTE must be at most 1000000']);
+    expect(problems({ RATE_LIMIT_PER_MINUTE: '1.5' })).toEqual(['RATE_LIMIT_PER_MINUTE must be a whole number from 1 to 1000000']);
+    expect(problems({ PORT: 'eighty' })).toEqual(['PORT must be a whole number from 0 to 65535']);
+    expect(problems({ UPSTREAM_TIMEOUT_MS: '0' })).toEqual(['UPSTREAM_TIMEOUT_MS must be at least 1 milliseconds']);
+    expect(problems({ READY_MIN_FREE_MB: '-1' })).toEqual(['READY_MIN_FREE_MB must be at least 0 MiB']);
+  });
+
+  it('reads words whatever their case', () => {
+    const c = parseConfig({ ADMIN_TOKEN: token, DEMO_MODE: 'TRUE', LOG_LEVEL: 'WARN', SQLITE_SYNCHRONOUS: 'full', RESPONSE_CHECKS: 'On' });
+    expect(c).toMatchObject({ demo: true, logLevel: 'warn', sqliteSynchronous: 'FULL', checkResponses: true });
+    expect(parseConfig({ ADMIN_TOKEN: token, DEMO_MODE: ' No ' }).demo).toBe(false);
   });
 });

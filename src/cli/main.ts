@@ -12,6 +12,7 @@ import { createUsageRecorder, type UsageRecorder } from '../migration/usage.js';
 import { importLegacyKey, issueV1Key, relinkLegacyLeads, renewKeys, revokeKey, rollback, switchOff, type LinkReport } from '../migration/service.js';
 import { migrationReport } from '../migration/report.js';
 import { table } from './table.js';
+import { withEnvFile } from '../config.js';
 
 /** Exit codes: 0 done, 1 refused (unknown integration, a state move not allowed), 2 usage, 3 environment. */
 const EXIT = { refused: 1, usage: 2, environment: 3 } as const;
@@ -61,11 +62,13 @@ function linkSummary(links: LinkReport): string[] {
 }
 
 function createProgram(): Command {
+  // The same .env the server reads: the CLI opens the database the server uses.
+  const { env } = withEnvFile({ ...process.env });
   const program = new Command('lead-gateway')
     .description('Keys and migration state of lead-gateway integrations (the service team\'s tool).')
-    .option('--database <path>', 'SQLite file of the gateway', process.env.DATABASE_PATH ?? 'data/lead-gateway.db')
+    .option('--database <path>', 'SQLite file of the gateway', env.DATABASE_PATH || 'data/lead-gateway.db')
     .option('--create', 'create the database file if there is none (otherwise the CLI only opens an existing one)')
-    .option('--rules <dir>', 'rules folder', process.env.RULES_DIR ?? 'rules')
+    .option('--rules <dir>', 'rules folder', env.RULES_DIR || 'rules')
     .option('--actor <name>', 'who makes the change, for the audit log', `cli:${userInfo().username}`)
     .option('--json', 'print JSON for scripts instead of tables')
     .showHelpAfterError('(run with --help for usage)')
