@@ -22,6 +22,7 @@ import { createMemoryLimiter } from './rate-limit/memory-limiter.js';
 import { createIntegrationQuota } from './rate-limit/quota.js';
 import { createAuthFailureGuard } from './rate-limit/auth-failures.js';
 import { guardConnections, markAnswered, serverOptions } from './http-server.js';
+import { DEFAULT_SHARED_TOKEN_NAME } from './admin/credentials.js';
 
 export interface AppDeps {
   store: Store;
@@ -48,7 +49,7 @@ const VERSION = '0.1.0';
 /** Seconds a client told "shutting down" should wait before it retries (another replica, or this one restarted). */
 const SHUTDOWN_RETRY_AFTER_S = 5;
 
-export async function buildApp(config: Pick<Config, 'adminToken'> & Partial<Pick<Config, 'upstream' | 'rateLimitPerMinute' | 'authFailuresPerMinute' | 'checkResponses' | 'connections'>>, deps: AppDeps): Promise<FastifyInstance> {
+export async function buildApp(config: Pick<Config, 'adminToken'> & Partial<Pick<Config, 'upstream' | 'rateLimitPerMinute' | 'authFailuresPerMinute' | 'checkResponses' | 'connections' | 'adminTokenName'>>, deps: AppDeps): Promise<FastifyInstance> {
   const connections = config.connections ?? CONNECTION_DEFAULTS;
   const app = Fastify({
     // Timeouts, the connection cap and problems for what Node refuses on the socket (http-server.ts).
@@ -121,8 +122,9 @@ export async function buildApp(config: Pick<Config, 'adminToken'> & Partial<Pick
   await app.register(intakeRoutes({ ...services, quota }));
   await app.register(legacyRoutes({ ...services, upstream: config.upstream ?? null, quota }));
   if (config.adminToken !== undefined) {
-    await app.register(adminRoutes({ ...services, adminToken: config.adminToken }));
-    await app.register(migrationRoutes({ ...services, adminToken: config.adminToken }));
+    const admin = { adminToken: config.adminToken, adminTokenName: config.adminTokenName ?? DEFAULT_SHARED_TOKEN_NAME };
+    await app.register(adminRoutes({ ...services, ...admin }));
+    await app.register(migrationRoutes({ ...services, ...admin }));
   }
   return app;
 }

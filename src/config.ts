@@ -71,6 +71,11 @@ export const ConfigSchema = z
       .min(ADMIN_TOKEN_MIN_LENGTH, `must be at least ${ADMIN_TOKEN_MIN_LENGTH} characters (${GENERATE_TOKEN})`)
       .refine(isVaried, `must not repeat a few characters (${GENERATE_TOKEN})`)
       .optional(),
+    ADMIN_TOKEN_NAME: z
+      .string()
+      .regex(/^[a-z0-9][a-z0-9._@-]{0,63}$/, 'must be 1-64 of a-z 0-9 . _ @ -, starting with a letter or digit')
+      .default('automation')
+      .meta({ description: 'The name the audit log gives changes made with the shared ADMIN_TOKEN' }),
     LOG_LEVEL: z
       .preprocess(
         lowerCase,
@@ -127,6 +132,8 @@ export interface Config {
   databasePath: string;
   rulesDir: string;
   adminToken: string | undefined;
+  /** The audit log's name for changes made with the shared token (named operators have their own). */
+  adminTokenName: string;
   logLevel: z.infer<typeof ConfigSchema>['LOG_LEVEL'];
   demo: boolean;
   sqliteSynchronous: z.infer<typeof ConfigSchema>['SQLITE_SYNCHRONOUS'];
@@ -212,6 +219,7 @@ export function parseConfig(env: Record<string, string | undefined>, source?: Pi
     databasePath: c.DATABASE_PATH,
     rulesDir: c.RULES_DIR,
     adminToken: c.ADMIN_TOKEN ?? (c.DEMO_MODE ? DEMO_ADMIN_TOKEN : undefined),
+    adminTokenName: c.ADMIN_TOKEN_NAME,
     logLevel: c.LOG_LEVEL,
     demo: c.DEMO_MODE,
     sqliteSynchronous: c.SQLITE_SYNCHRONOUS,

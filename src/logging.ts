@@ -31,6 +31,7 @@ export function createLogger(level: string, destination?: DestinationStream): Lo
 export function registerRequestLogging(app: FastifyInstance): void {
   app.decorateRequest('integration', null);
   app.decorateRequest('apiKeyId', null);
+  app.decorateRequest('adminActor', null);
   app.decorateReply('logContext', null);
   app.addHook('onResponse', async (request, reply) => {
     request.log.info(

@@ -12,6 +12,7 @@ describe('parseConfig', () => {
       databasePath: 'data/lead-gateway.db',
       rulesDir: 'rules',
       adminToken: token,
+      adminTokenName: 'automation',
       logLevel: 'info',
       demo: false,
       sqliteSynchronous: 'FULL',

@@ -19,6 +19,8 @@ export interface Gateway {
   store: SqliteStore;
   rules: RulesHolder;
   dir: string;
+  /** Raw secrets close() searches the log and the database for; add any a test makes itself. */
+  secrets: Set<string>;
   /** Issues a fresh v1 key for an integration handle through the admin API. */
   issueKey(handle: string): Promise<string>;
   /** POSTs a lead with the given key. */
@@ -54,6 +56,7 @@ export async function startGateway(options: { rulesDir?: string; rateLimitPerMin
     store,
     rules,
     dir,
+    secrets,
     admin,
     async issueKey(handle) {
       const res = await admin('POST', `/admin/v1/integrations/${handle}/keys`);

@@ -31,7 +31,7 @@ describe('remembered keys and states', () => {
   it('a renewal through the admin API stops the old key on the very next request', async () => {
     const old = await gw.issueKey('brightpath:website-form');
     expect((await lead(old)).statusCode).toBe(201);
-    const renewed = await gw.admin('POST', '/admin/v1/integrations/brightpath:website-form/keys/renew', { actor: 'test' });
+    const renewed = await gw.admin('POST', '/admin/v1/integrations/brightpath:website-form/keys/renew', { reason: 'test' });
     expect(renewed.statusCode).toBe(201);
     expect((await lead(old)).statusCode).toBe(401);
     expect((await lead(renewed.json().key)).statusCode).toBe(201);
@@ -51,7 +51,7 @@ describe('remembered keys and states', () => {
     elsewhere("INSERT OR REPLACE INTO integration_states (integration_id, state, updated_at) VALUES (?, 'switched_off', 't')", integrationId);
     expect((await legacyCall()).statusCode).toBe(403);
 
-    const back = await gw.admin('POST', '/admin/v1/integrations/brightpath:telegram-bot/rollback', { actor: 'test', reason: 'bot not ready' });
+    const back = await gw.admin('POST', '/admin/v1/integrations/brightpath:telegram-bot/rollback', { reason: 'bot not ready' });
     expect(back.statusCode).toBe(200);
     expect((await legacyCall()).statusCode).toBe(200);
   });

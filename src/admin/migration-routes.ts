@@ -15,7 +15,7 @@ import { migrationReport } from '../migration/report.js';
 import type { AuditEntry, MigrationState } from '../migration/state-store.js';
 import { integrationByRef } from './integration-ref.js';
 import {
-  ActorBodySchema,
+  ReasonBodySchema,
   AuditEntrySchema,
   AuditQuerySchema,
   ImportKeyBodySchema,
@@ -34,7 +34,9 @@ import {
 const problems = { '4XX': ProblemSchema, '5XX': ProblemSchema };
 const meta = { tags: ['admin'], security: [{ adminBearer: [] }] };
 const params = IntegrationParamsSchema;
-const DEFAULT_ACTOR = 'admin-api';
+
+/** The audit actor is the credential's operator; the body may add a reason. */
+const who = (request: { adminActor: string | null; body: { reason?: string | undefined } | null | undefined }) => ({ actor: request.adminActor!, reason: request.body?.reason ?? null });
 
 const issuedBody = ({ key, secret }: IssuedKey, state: MigrationState) => ({
   id: key.id,
@@ -58,13 +60,13 @@ const auditBody = (e: AuditEntry) => ({
   at: e.at,
 });
 
-export function migrationRoutes(deps: { store: Store; rules: RulesHolder; usage: UsageRecorder; adminToken: string; authFailures: AuthFailureGuard }) {
+export function migrationRoutes(deps: { store: Store; rules: RulesHolder; usage: UsageRecorder; adminToken: string; adminTokenName: string; authFailures: AuthFailureGuard }) {
   const find = (ref: string) => integrationByRef(deps.rules, ref);
   const stateBody = (i: Integration, state: MigrationState) => ({ integration_id: i.id, handle: i.handle, state });
 
   return async function register(app: FastifyInstance): Promise<void> {
     const r = app.withTypeProvider<ZodTypeProvider>();
-    r.addHook('onRequest', adminAuthenticator(deps.adminToken, deps.authFailures));
+    r.addHook('onRequest', adminAuthenticator(deps));
 
     r.get(
       '/admin/v1/integrations',
@@ -86,12 +88,9 @@ export function migrationRoutes(deps: { store: Store; rules: RulesHolder; usage:
 
     r.post(
       '/admin/v1/integrations/:integration/keys',
-      { schema: { ...meta, summary: 'Issue the additional v1 key (shown once); legacy -> migrating; links legacy leads', params, body: ActorBodySchema, response: { 201: IssuedKeySchema, ...problems } } },
+      { schema: { ...meta, summary: 'Issue the additional v1 key (shown once); legacy -> migrating; links legacy leads', params, body: ReasonBodySchema, response: { 201: IssuedKeySchema, ...problems } } },
       async (request, reply) => {
-        const result = await issueV1Key({ ...deps }, find(request.params.integration), {
-          actor: request.body?.actor ?? DEFAULT_ACTOR,
-          reason: request.body?.reason ?? null,
-        });
+        const result = await issueV1Key({ ...deps }, find(request.params.integration), who(request));
         return reply.code(201).send({ ...issuedBody(result, result.state), linked_leads: result.links.linked, unlinked_leads: result.links.unlinked });
       },
     );
@@ -100,16 +99,16 @@ export function migrationRoutes(deps: { store: Store; rules: RulesHolder; usage:
       '/admin/v1/integrations/:integration/keys/import',
       { schema: { ...meta, summary: 'Import an existing legacy key, by value or SHA-256', params, body: ImportKeyBodySchema, response: { 201: KeySummarySchema, ...problems } } },
       async (request, reply) => {
-        const key = await importLegacyKey(deps, find(request.params.integration), { ...request.body, actor: request.body.actor ?? DEFAULT_ACTOR });
+        const key = await importLegacyKey(deps, find(request.params.integration), { ...request.body, actor: request.adminActor! });
         return reply.code(201).send({ id: key.id, kind: key.kind, prefix: key.prefix, created_at: key.createdAt, created_by: key.createdBy, revoked_at: null });
       },
     );
 
     r.post(
       '/admin/v1/integrations/:integration/keys/renew',
-      { schema: { ...meta, summary: '"Renew key": revoke every key at once and issue one new v1 key', params, body: ActorBodySchema, response: { 201: IssuedKeySchema, ...problems } } },
+      { schema: { ...meta, summary: '"Renew key": revoke every key at once and issue one new v1 key', params, body: ReasonBodySchema, response: { 201: IssuedKeySchema, ...problems } } },
       async (request, reply) => {
-        const result = await renewKeys(deps, find(request.params.integration), { actor: request.body?.actor ?? DEFAULT_ACTOR, reason: request.body?.reason ?? null });
+        const result = await renewKeys(deps, find(request.params.integration), who(request));
         return reply.code(201).send({ ...issuedBody(result, result.state), revoked_keys: result.revoked });
       },
     );
@@ -126,18 +125,18 @@ export function migrationRoutes(deps: { store: Store; rules: RulesHolder; usage:
 
     r.post(
       '/admin/v1/integrations/:integration/keys/:key/revoke',
-      { schema: { ...meta, summary: 'Revoke one key at once; the other keys go on working', params: KeyParamsSchema, body: ActorBodySchema, response: { 200: KeySummarySchema, ...problems } } },
+      { schema: { ...meta, summary: 'Revoke one key at once; the other keys go on working', params: KeyParamsSchema, body: ReasonBodySchema, response: { 200: KeySummarySchema, ...problems } } },
       async (request) => {
-        const k = await revokeKey(deps, find(request.params.integration), request.params.key, { actor: request.body?.actor ?? DEFAULT_ACTOR, reason: request.body?.reason ?? null });
+        const k = await revokeKey(deps, find(request.params.integration), request.params.key, who(request));
         return { id: k.id, kind: k.kind, prefix: k.prefix, created_at: k.createdAt, created_by: k.createdBy, revoked_at: k.revokedAt };
       },
     );
 
     r.post(
       '/admin/v1/integrations/:integration/link',
-      { schema: { ...meta, summary: 'Re-run the linking of legacy-created leads (after a rule fix), without a new key', params, body: ActorBodySchema, response: { 200: LinkReportSchema, ...problems } } },
+      { schema: { ...meta, summary: 'Re-run the linking of legacy-created leads (after a rule fix), without a new key', params, body: ReasonBodySchema, response: { 200: LinkReportSchema, ...problems } } },
       async (request) => {
-        const links = await relinkLegacyLeads(deps, find(request.params.integration), { actor: request.body?.actor ?? DEFAULT_ACTOR, reason: request.body?.reason ?? null });
+        const links = await relinkLegacyLeads(deps, find(request.params.integration), who(request));
         return { linked_leads: links.linked, unlinked_leads: links.unlinked };
       },
     );
@@ -148,7 +147,7 @@ export function migrationRoutes(deps: { store: Store; rules: RulesHolder; usage:
       async (request) => {
         const integration = find(request.params.integration);
         const b = request.body;
-        const state = await switchOff(deps, integration, { actor: b.actor ?? DEFAULT_ACTOR, reason: b.reason, force: b.force, quietPeriodHours: b.quiet_period_hours });
+        const state = await switchOff(deps, integration, { actor: request.adminActor!, reason: b.reason, force: b.force, quietPeriodHours: b.quiet_period_hours });
         return stateBody(integration, state);
       },
     );
@@ -158,7 +157,7 @@ export function migrationRoutes(deps: { store: Store; rules: RulesHolder; usage:
       { schema: { ...meta, summary: 'Roll a switch-off back: the old key works again', params, body: RollbackBodySchema, response: { 200: StateSchema, ...problems } } },
       async (request) => {
         const integration = find(request.params.integration);
-        return stateBody(integration, await rollback(deps, integration, { actor: request.body.actor ?? DEFAULT_ACTOR, reason: request.body.reason }));
+        return stateBody(integration, await rollback(deps, integration, { actor: request.adminActor!, reason: request.body.reason }));
       },
     );
 

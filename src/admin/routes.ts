@@ -28,13 +28,13 @@ import {
 const problems = { '4XX': ProblemSchema, '5XX': ProblemSchema };
 const meta = { tags: ['admin'], security: [{ adminBearer: [] }] };
 
-export function adminRoutes(deps: { store: Store; rules: RulesHolder; adminToken: string; authFailures: AuthFailureGuard }) {
+export function adminRoutes(deps: { store: Store; rules: RulesHolder; adminToken: string; adminTokenName: string; authFailures: AuthFailureGuard }) {
   const findIntegration = (ref: string) => integrationByRef(deps.rules, ref);
   const leadDeps = { store: deps.store, rules: () => deps.rules.current() };
 
   return async function register(app: FastifyInstance): Promise<void> {
     const r = app.withTypeProvider<ZodTypeProvider>();
-    r.addHook('onRequest', adminAuthenticator(deps.adminToken, deps.authFailures));
+    r.addHook('onRequest', adminAuthenticator(deps));
 
     r.get(
       '/admin/v1/integrations/:integration/review',

@@ -16,10 +16,10 @@ export const IntegrationSummarySchema = z
   })
   .meta({ id: 'IntegrationSummary' });
 
-const actor = z.string().min(1).max(100).optional().meta({ description: 'Who makes the change, for the audit log (default: admin-api)' });
-const reason = z.string().min(1).max(1000);
+// No `actor` member: the audit log names the operator the admin credential belongs to.
+const reason = z.string().min(1).max(1000).meta({ description: 'Why, for the audit log' });
 
-export const ActorBodySchema = z.strictObject({ actor, reason: reason.optional() }).nullish();
+export const ReasonBodySchema = z.strictObject({ reason: reason.optional() }).nullish();
 
 export const ImportKeyBodySchema = z
   .strictObject({
@@ -29,7 +29,6 @@ export const ImportKeyBodySchema = z
       .regex(/^[0-9a-fA-F]{64}$/, 'must be the SHA-256 of the key, 64 hex digits')
       .optional()
       .meta({ description: 'Or its SHA-256, hex' }),
-    actor,
     reason: reason.optional(),
   })
   .refine((b) => (b.key === undefined) !== (b.hash === undefined), { message: 'give exactly one of key or hash' });
@@ -38,10 +37,9 @@ export const SwitchOffBodySchema = z.strictObject({
   reason,
   force: z.boolean().default(false).meta({ description: 'Switch off even if legacy calls were seen in the quiet period' }),
   quiet_period_hours: z.number().int().min(0).max(24 * 30).optional().meta({ description: 'Default 24' }),
-  actor,
 });
 
-export const RollbackBodySchema = z.strictObject({ reason, actor });
+export const RollbackBodySchema = z.strictObject({ reason });
 
 export const StateSchema = z
   .object({ integration_id: z.uuid(), handle: z.string(), state: z.enum(['legacy', 'migrating', 'switched_off']) })

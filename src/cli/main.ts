@@ -13,6 +13,7 @@ import { importLegacyKey, issueV1Key, relinkLegacyLeads, renewKeys, revokeKey, r
 import { migrationReport } from '../migration/report.js';
 import { table } from './table.js';
 import { withEnvFile } from '../config.js';
+import { createAdminCredential, revokeAdminCredentials } from '../admin/credentials.js';
 
 /** Exit codes: 0 done, 1 refused (unknown integration, a state move not allowed), 2 usage, 3 environment. */
 const EXIT = { refused: 1, usage: 2, environment: 3 } as const;
@@ -32,8 +33,13 @@ interface GlobalOptions {
   create?: boolean;
   rules: string;
   json?: boolean;
-  actor: string;
 }
+
+/**
+ * The audit name of a change made with the CLI: the account that runs it, which is what holds the
+ * credential (access to the database file). It cannot be chosen on the command line.
+ */
+const CLI_ACTOR = `cli:${userInfo().username}`;
 
 const wholeNumber = (value: string) => {
   const n = Number(value);
@@ -69,7 +75,6 @@ function createProgram(): Command {
     .option('--database <path>', 'SQLite file of the gateway', env.DATABASE_PATH || 'data/lead-gateway.db')
     .option('--create', 'create the database file if there is none (otherwise the CLI only opens an existing one)')
     .option('--rules <dir>', 'rules folder', env.RULES_DIR || 'rules')
-    .option('--actor <name>', 'who makes the change, for the audit log', `cli:${userInfo().username}`)
     .option('--json', 'print JSON for scripts instead of tables')
     .showHelpAfterError('(run with --help for usage)')
     .exitOverride();
@@ -139,7 +144,7 @@ function createProgram(): Command {
       run(async ({ rules, store, usage }) => {
         if ((o.key === undefined) === (o.hash === undefined)) throw new UsageError('give exactly one of --key or --hash');
         if (o.hash !== undefined && !/^[0-9a-fA-F]{64}$/.test(o.hash)) throw new UsageError('--hash must be 64 hex digits (SHA-256)');
-        const key = await importLegacyKey({ store, usage }, integrationByRef(rules, ref), { key: o.key, hash: o.hash, actor: globals().actor, reason: o.reason ?? null });
+        const key = await importLegacyKey({ store, usage }, integrationByRef(rules, ref), { key: o.key, hash: o.hash, actor: CLI_ACTOR, reason: o.reason ?? null });
         print(`Imported legacy key ${key.prefix ? `${key.prefix}… ` : ''}(id ${key.id}) for ${ref}.`, { id: key.id, prefix: key.prefix, kind: key.kind });
       }),
     );
@@ -151,7 +156,7 @@ function createProgram(): Command {
     .option('--reason <text>', 'why, for the audit log')
     .action((ref: string, o: { reason?: string }) =>
       run(async ({ rules, store, usage }) => {
-        const r = await issueV1Key({ store, usage }, integrationByRef(rules, ref), { actor: globals().actor, reason: o.reason ?? null });
+        const r = await issueV1Key({ store, usage }, integrationByRef(rules, ref), { actor: CLI_ACTOR, reason: o.reason ?? null });
         // The key comes last, set apart, so it is not lost above a long report.
         print(
           [`state: ${r.state}`, ...linkSummary(r.links), '', `v1 key for ${ref} (shown once, store it now):`, '', `  ${r.secret}`, ''].join('\n'),
@@ -167,7 +172,7 @@ function createProgram(): Command {
     .option('--reason <text>', 'why, for the audit log')
     .action((ref: string, o: { reason?: string }) =>
       run(async ({ rules, store, usage }) => {
-        const links = await relinkLegacyLeads({ store, usage }, integrationByRef(rules, ref), { actor: globals().actor, reason: o.reason ?? null });
+        const links = await relinkLegacyLeads({ store, usage }, integrationByRef(rules, ref), { actor: CLI_ACTOR, reason: o.reason ?? null });
         print(linkSummary(links).join('\n'), { linked_leads: links.linked, unlinked_leads: links.unlinked });
       }),
     );
@@ -180,7 +185,7 @@ function createProgram(): Command {
     .option('--reason <text>', 'why, for the audit log')
     .action((ref: string, keyId: string, o: { reason?: string }) =>
       run(async ({ rules, store, usage }) => {
-        const key = await revokeKey({ store, usage }, integrationByRef(rules, ref), keyId, { actor: globals().actor, reason: o.reason ?? null });
+        const key = await revokeKey({ store, usage }, integrationByRef(rules, ref), keyId, { actor: CLI_ACTOR, reason: o.reason ?? null });
         print(`Revoked ${key.kind} key ${key.id}${key.prefix ? ` (${key.prefix}…)` : ''} of ${ref}.`, { id: key.id, kind: key.kind, prefix: key.prefix, revoked_at: key.revokedAt });
       }),
     );
@@ -192,7 +197,7 @@ function createProgram(): Command {
     .option('--reason <text>', 'why, for the audit log')
     .action((ref: string, o: { reason?: string }) =>
       run(async ({ rules, store, usage }) => {
-        const r = await renewKeys({ store, usage }, integrationByRef(rules, ref), { actor: globals().actor, reason: o.reason ?? null });
+        const r = await renewKeys({ store, usage }, integrationByRef(rules, ref), { actor: CLI_ACTOR, reason: o.reason ?? null });
         print(`Revoked ${r.revoked} key(s). New v1 key for ${ref} (shown once):\n  ${r.secret}`, { key: r.secret, prefix: r.key.prefix, revoked: r.revoked, state: r.state });
       }),
     );
@@ -207,7 +212,7 @@ function createProgram(): Command {
     .action((ref: string, o: { reason: string; force?: boolean; quietHours?: number }) =>
       run(async ({ rules, store, usage }) => {
         const state = await switchOff({ store, usage }, integrationByRef(rules, ref), {
-          actor: globals().actor,
+          actor: CLI_ACTOR,
           reason: o.reason,
           force: o.force ?? false,
           quietPeriodHours: o.quietHours,
@@ -223,7 +228,7 @@ function createProgram(): Command {
     .requiredOption('--reason <text>', 'why, for the audit log')
     .action((ref: string, o: { reason: string }) =>
       run(async ({ rules, store, usage }) => {
-        const state = await rollback({ store, usage }, integrationByRef(rules, ref), { actor: globals().actor, reason: o.reason });
+        const state = await rollback({ store, usage }, integrationByRef(rules, ref), { actor: CLI_ACTOR, reason: o.reason });
         print(`${ref} is now ${state}.`, { handle: ref, state });
       }),
     );
@@ -267,6 +272,38 @@ function createProgram(): Command {
           table(['AT', 'INTEGRATION', 'ACTION', 'STATE', 'ACTOR', 'REASON'], entries.map((e) => [e.at, handleOf(e.integrationId), e.action, `${e.fromState} -> ${e.toState}`, e.actor, e.reason])),
           entries,
         );
+      }),
+    );
+
+  const adminToken = program.command('admin-token').description('named admin credentials: the audit log names their operator');
+  adminToken
+    .command('create')
+    .description('issue a personal admin token for an operator (shown once)')
+    .argument('<name>', 'the operator, as the audit log names them (a-z 0-9 . _ @ -)')
+    .action((name: string) =>
+      run(async ({ store }) => {
+        const { credential, token } = await createAdminCredential(store, name, CLI_ACTOR);
+        print(`Admin token for ${name} (shown once, hand it over safely):\n\n  ${token}\n`, { id: credential.id, name, prefix: credential.prefix, token });
+      }),
+    );
+  adminToken
+    .command('list')
+    .description('list admin credentials by name and prefix (tokens are never stored)')
+    .action(() =>
+      run(async ({ store }) => {
+        const list = await store.read((r) => r.adminCredentials.list());
+        const items = list.map((c) => ({ id: c.id, name: c.name, prefix: c.prefix, created_at: c.createdAt, created_by: c.createdBy, revoked_at: c.revokedAt }));
+        print(table(['NAME', 'PREFIX', 'CREATED', 'BY', 'REVOKED'], items.map((c) => [c.name, c.prefix, c.created_at, c.created_by, c.revoked_at])), items);
+      }),
+    );
+  adminToken
+    .command('revoke')
+    .description("revoke an operator's admin tokens at once")
+    .argument('<name>', 'the operator')
+    .action((name: string) =>
+      run(async ({ store }) => {
+        const revoked = await revokeAdminCredentials(store, name);
+        print(`Revoked ${revoked} admin token(s) of ${name}.`, { name, revoked });
       }),
     );
 

@@ -339,6 +339,24 @@ export const migrations: Migration[] = [
     // ownership check asks whether the integration submitted to that lead.
     up: (db) => db.exec('CREATE INDEX submissions_lead ON submissions (lead_id, integration_id) WHERE lead_id IS NOT NULL'),
   },
+  {
+    version: 12,
+    name: 'named admin credentials',
+    // The audit log names the operator from the credential, not from whatever a request body says.
+    up: (db) =>
+      db.exec(`
+        CREATE TABLE admin_credentials (
+          id         TEXT PRIMARY KEY,
+          name       TEXT NOT NULL,
+          prefix     TEXT NOT NULL,
+          hash       TEXT NOT NULL UNIQUE,
+          created_at TEXT NOT NULL,
+          created_by TEXT NOT NULL,
+          revoked_at TEXT
+        );
+        CREATE INDEX admin_credentials_name ON admin_credentials (name);
+      `),
+  },
 ];
 
 export class MigrationError extends Error {

@@ -14,6 +14,7 @@ import { sqliteAnswerRepo } from '../answers/answer-store.js';
 import { sqliteStateRepo } from '../migration/state-store.js';
 import { sqliteLeadPageRepo } from '../legacy/lead-page-store.js';
 import { sqliteLegacyTagRepo } from '../legacy/tag-store.js';
+import { sqliteAdminCredentialRepo } from '../admin/credential-store.js';
 
 export interface SqliteStoreOptions {
   path: string;
@@ -55,6 +56,7 @@ const reposFor = (db: Db): Repos => ({
   answers: sqliteAnswerRepo(db),
   states: sqliteStateRepo(db),
   legacyTags: sqliteLegacyTagRepo(db),
+  adminCredentials: sqliteAdminCredentialRepo(db),
   leadPages: sqliteLeadPageRepo(db),
 });
 

@@ -7,6 +7,7 @@ import type { FieldValueRepo } from '../answers/field-value-store.js';
 import type { AnswerRepo } from '../answers/answer-store.js';
 import type { StateRepo } from '../migration/state-store.js';
 import type { LegacyTagRepo } from '../legacy/tag-store.js';
+import type { AdminCredentialRepo } from '../admin/credential-store.js';
 import type { LeadPageRepo } from '../legacy/lead-page-store.js';
 
 /** The repositories reachable inside a read or a unit of work. */
@@ -19,6 +20,7 @@ export interface Repos {
   answers: AnswerRepo;
   states: StateRepo;
   legacyTags: LegacyTagRepo;
+  adminCredentials: AdminCredentialRepo;
   leadPages: LeadPageRepo;
 }
 

@@ -4,7 +4,8 @@ import { AppError } from '../errors.js';
 import type { Store } from '../db/store.js';
 import type { Integration } from '../rules/catalog.js';
 import type { RulesHolder } from '../rules/loader.js';
-import { findLiveKey, secretsEqual } from './keys.js';
+import { findLiveKey } from './keys.js';
+import { adminIdentity } from '../admin/credentials.js';
 import type { AuthFailureGuard } from '../rate-limit/auth-failures.js';
 
 declare module 'fastify' {
@@ -53,12 +54,24 @@ export function v1Authenticator(deps: { store: Store; rules: RulesHolder; authFa
   };
 }
 
-export function adminAuthenticator(adminToken: string, authFailures: AuthFailureGuard) {
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** The operator behind an admin request: a named credential's name, or the shared token's name. */
+    adminActor: string | null;
+  }
+}
+
+/**
+ * The admin API takes a named operator's personal token or the shared ADMIN_TOKEN; the audit log names
+ * whoever the credential belongs to (a request body can add a reason, never an identity).
+ */
+export function adminAuthenticator(deps: { store: Store; adminToken: string; adminTokenName: string; authFailures: AuthFailureGuard }) {
   return async function authenticateAdmin(request: FastifyRequest): Promise<void> {
-    await authFailures.refuseIfThrottled(request, 'admin');
+    await deps.authFailures.refuseIfThrottled(request, 'admin');
     const token = bearerToken(request);
-    if (token === null || !secretsEqual(token, adminToken)) {
-      if (token !== null) await authFailures.recordFailure(request, 'admin');
+    const actor = token === null ? null : await adminIdentity(deps.store, token, { token: deps.adminToken, name: deps.adminTokenName });
+    if (actor === null) {
+      if (token !== null) await deps.authFailures.recordFailure(request, 'admin');
       throw new AppError(
         'unauthorized',
         'The admin API takes Authorization: Bearer <admin token>; integration keys are not accepted.',
@@ -66,5 +79,6 @@ export function adminAuthenticator(adminToken: string, authFailures: AuthFailure
         challenge(token === null ? undefined : 'invalid_token'),
       );
     }
+    request.adminActor = actor;
   };
 }

@@ -42,7 +42,7 @@ describe('lead-gateway CLI', () => {
     expect(cli('import-key', handle, '--key', 'web-form-legacy-key-1', '--reason', 'onboarding').code).toBe(0);
     expect((await legacyPost('web-form-legacy-key-1', { first_name: 'Dilshod' })).status).toBe(201);
 
-    const issued = cli('--json', '--actor', 'bob', 'issue-key', handle);
+    const issued = cli('--json', 'issue-key', handle);
     expect(issued.code).toBe(0);
     const { key, state } = JSON.parse(issued.out) as { key: string; state: string };
     expect(state).toBe('migrating');
@@ -74,12 +74,37 @@ describe('lead-gateway CLI', () => {
     expect((await legacyPost('web-form-legacy-key-1', { first_name: 'Stopped' })).status).toBe(401);
 
     const audit = cli('audit', handle);
-    expect(audit.out).toMatch(/v1_key_issued\s+legacy -> migrating\s+bob/);
+    expect(audit.out).toMatch(/v1_key_issued\s+legacy -> migrating\s+cli:\S+/);
     expect(audit.out).toMatch(/switched_off_forced\s+migrating -> switched_off\s+cli:\S+\s+owner confirmed/);
     const keys = cli('keys', handle);
     expect(keys.out).not.toContain(key);
     // The imported key is short: its prefix shows nothing of it (keys.ts legacyKeyPrefix).
     expect(keys.out).toMatch(/^[0-9a-f-]{36}\s+-\s+legacy/m);
+  });
+
+  it('issues named admin tokens whose operator the audit log names, lists them, and revokes them at once', async () => {
+    const created = cli('--json', 'admin-token', 'create', 'dilnoza');
+    expect(created.code).toBe(0);
+    const { token } = JSON.parse(created.out) as { token: string };
+    gw.secrets.add(token);
+    expect(token).toMatch(/^lgadm_/);
+    const asDilnoza = (path: string, body?: object) =>
+      fetch(`${base}/admin/v1${path}`, {
+        method: body ? 'POST' : 'GET',
+        headers: { authorization: `Bearer ${token}`, ...(body ? { 'content-type': 'application/json' } : {}) },
+        ...(body ? { body: JSON.stringify(body) } : {}),
+      });
+    expect((await asDilnoza('/integrations/smile-dental:booking-form/keys', { reason: 'clinic starts' })).status).toBe(201);
+    const audit = (await (await asDilnoza('/integrations/smile-dental:booking-form/audit')).json()) as { entries: { actor: string; reason: string }[] };
+    expect(audit.entries[0]).toMatchObject({ actor: 'dilnoza', reason: 'clinic starts' });
+
+    const listed = cli('admin-token', 'list');
+    expect(listed.out).toMatch(/^dilnoza\s+lgadm_\S+\s+\S+\s+cli:\S+\s+-$/m);
+    expect(listed.out).not.toContain(token);
+    expect(cli('admin-token', 'create', 'automation').code).toBe(1);
+    expect(cli('admin-token', 'revoke', 'dilnoza').code).toBe(0);
+    expect((await asDilnoza('/integrations')).status).toBe(401);
+    expect(cli('admin-token', 'revoke', 'dilnoza').code).toBe(1);
   });
 
   it('refuses with exit 1 and a clear message: unknown integration, a state move not allowed', () => {

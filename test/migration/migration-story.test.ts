@@ -1,13 +1,18 @@
 // The whole migration story of one bot over real HTTP (seed 5, contract 6).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { countRows, startGateway, type Gateway } from '../helper.js';
+import { createAdminCredential, revokeAdminCredentials } from '../../src/admin/credentials.js';
 
 let gw: Gateway;
 let base: string;
+/** Alice's personal admin token: the audit log names her from it. */
+let alice: string;
 
 beforeAll(async () => {
   gw = await startGateway();
   base = await gw.app.listen({ port: 0, host: '127.0.0.1' });
+  alice = (await createAdminCredential(gw.store, 'alice', 'test')).token;
+  gw.secrets.add(alice);
 });
 afterAll(() => gw.close());
 
@@ -24,6 +29,7 @@ async function call(method: string, path: string, headers: Record<string, string
   return { status: res.status, headers: res.headers, body: text ? (JSON.parse(text) as Record<string, unknown>) : null };
 }
 const admin = (method: string, path: string, body?: unknown) => call(method, `/admin/v1${path}`, { authorization: 'Bearer test-admin-token-0123456789abcdef' }, body);
+const asAlice = (method: string, path: string, body?: unknown) => call(method, `/admin/v1${path}`, { authorization: `Bearer ${alice}` }, body);
 const legacy = (method: string, path: string, body?: unknown, key = LEGACY_KEY) => call(method, `/api/bots/api${path}`, { 'x-bot-api-key': key }, body);
 const v1 = (key: string, body: unknown) => call('POST', '/api/integrations/v1/leads/', { authorization: `Bearer ${key}` }, body);
 const state = async () => ((await admin('GET', '/integrations')).body!.integrations as { handle: string; state: string }[]).find((i) => i.handle === handle)!.state;
@@ -52,7 +58,7 @@ describe('migrating one bot', () => {
   it('runs from an imported legacy key to switch-off, rollback and renewal', async () => {
     // 1. The unchanged legacy bot works once its key is imported.
     expect((await legacy('POST', '/leads/', { first_name: 'Aziza' })).status).toBe(401);
-    const imported = await admin('POST', `/integrations/${handle}/keys/import`, { key: LEGACY_KEY, actor: 'alice', reason: 'bot moves to the gateway' });
+    const imported = await asAlice('POST', `/integrations/${handle}/keys/import`, { key: LEGACY_KEY, reason: 'bot moves to the gateway' });
     expect(imported.status).toBe(201);
     // A 22-character key is too short to show any of it (keys.ts legacyKeyPrefix).
     expect(imported.body).toMatchObject({ kind: 'legacy', prefix: '' });
@@ -67,7 +73,7 @@ describe('migrating one bot', () => {
     expect(await state()).toBe('legacy');
 
     // 2. The additional v1 key: both keys work; the state is migrating.
-    const issued = await admin('POST', `/integrations/${handle}/keys`, { actor: 'alice', reason: 'seed 5 step 1' });
+    const issued = await asAlice('POST', `/integrations/${handle}/keys`, { reason: 'seed 5 step 1' });
     expect(issued.status).toBe(201);
     expect(issued.body).toMatchObject({ state: 'migrating' });
     const v1Key = issued.body!.key as string;
@@ -78,11 +84,11 @@ describe('migrating one bot', () => {
     expect((await legacy('POST', '/leads/', { first_name: 'Bobur', extra_data: { telegram_id: 1002 } })).status).toBe(201);
 
     // 3. Switch-off is refused while the bot still calls the old API, then forced.
-    const refused = await admin('POST', `/integrations/${handle}/switch-off`, { reason: 'bot migrated', actor: 'alice' });
+    const refused = await asAlice('POST', `/integrations/${handle}/switch-off`, { reason: 'bot migrated' });
     expect(refused.status).toBe(409);
     expect(refused.body!.detail).toMatch(/quiet period/);
     expect(await state()).toBe('migrating');
-    const forced = await admin('POST', `/integrations/${handle}/switch-off`, { reason: 'owner confirmed', actor: 'alice', force: true });
+    const forced = await asAlice('POST', `/integrations/${handle}/switch-off`, { reason: 'owner confirmed', force: true });
     expect(forced.status).toBe(200);
     expect(forced.body).toMatchObject({ state: 'switched_off' });
 
@@ -107,7 +113,7 @@ describe('migrating one bot', () => {
     expect((await admin('POST', `/integrations/${handle}/rollback`, { reason: 'again' })).status).toBe(409);
 
     // 6. "Renew key" stops every old key at once and issues one new v1 key.
-    const renewed = await admin('POST', `/integrations/${handle}/keys/renew`, { actor: 'owner', reason: 'pressed renew' });
+    const renewed = await admin('POST', `/integrations/${handle}/keys/renew`, { reason: 'pressed renew' });
     expect(renewed.status).toBe(201);
     expect(renewed.body!.revoked_keys).toBe(2);
     expect((await legacy('POST', '/leads/', { first_name: 'Gone' })).status).toBe(401);
@@ -118,7 +124,20 @@ describe('migrating one bot', () => {
     const audit = (await admin('GET', `/integrations/${handle}/audit`)).body!.entries as { action: string; actor: string; reason: string | null; to_state: string }[];
     expect(audit.map((e) => e.action)).toEqual(['keys_renewed', 'rolled_back', 'switched_off_forced', 'v1_key_issued', 'legacy_key_imported']);
     expect(audit[2]).toMatchObject({ actor: 'alice', reason: 'owner confirmed', to_state: 'switched_off' });
-    expect(audit[1]).toMatchObject({ actor: 'admin-api', reason: 'bot broke in production', to_state: 'migrating' });
+    expect(audit[1]).toMatchObject({ actor: 'automation', reason: 'bot broke in production', to_state: 'migrating' });
+    expect(audit.at(-1)).toMatchObject({ actor: 'alice', reason: 'bot moves to the gateway' });
+  });
+
+  it('takes no identity from the body: an actor member is refused, and a revoked credential stops at once', async () => {
+    const refused = await asAlice('POST', `/integrations/smile-dental:booking-form/keys`, { actor: 'mallory', reason: 'r' });
+    expect(refused.status).toBe(422);
+    expect(refused.body!.errors).toEqual([{ path: '/actor', message: 'is not a field of this request' }]);
+    const bob = await createAdminCredential(gw.store, 'bob', 'test');
+    gw.secrets.add(bob.token);
+    const asBob = () => call('GET', '/admin/v1/integrations', { authorization: `Bearer ${bob.token}` });
+    expect((await asBob()).status).toBe(200);
+    await revokeAdminCredentials(gw.store, 'bob');
+    expect((await asBob()).status).toBe(401);
   });
 });
 

@@ -1,0 +1,47 @@
+// Who is calling the admin API: a named operator's personal token, or the shared ADMIN_TOKEN.
+import { randomBytes, timingSafeEqual } from 'node:crypto';
+import type { Store } from '../db/store.js';
+import { AppError } from '../errors.js';
+import { newId } from '../db/ids.js';
+import { hashKey, keyPrefix, secretsEqual } from '../migration/keys.js';
+import type { AdminCredential } from './credential-store.js';
+
+/** The audit name of the shared ADMIN_TOKEN when the configuration gives none. */
+export const DEFAULT_SHARED_TOKEN_NAME = 'automation';
+
+/** An operator's name: what the audit log shows for every change they make. */
+export const ADMIN_NAME = /^[a-z0-9][a-z0-9._@-]{0,63}$/;
+
+export interface IssuedCredential {
+  credential: AdminCredential;
+  /** Shown once, never stored. */
+  token: string;
+}
+
+/** Issues a personal admin token for `name` (192 random bits, stored as a hash). */
+export async function createAdminCredential(store: Store, name: string, createdBy: string): Promise<IssuedCredential> {
+  if (!ADMIN_NAME.test(name)) throw new AppError('validation-failed', 'A name is 1-64 of a-z 0-9 . _ @ -, starting with a letter or digit.');
+  if (name === DEFAULT_SHARED_TOKEN_NAME) throw new AppError('conflict', `"${name}" names the shared ADMIN_TOKEN in the audit log; choose another name.`);
+  const token = `lgadm_${randomBytes(24).toString('base64url')}`;
+  const credential: AdminCredential = { id: newId(), name, prefix: keyPrefix(token), hash: hashKey(token), createdAt: new Date().toISOString(), createdBy, revokedAt: null };
+  await store.transact((tx) => tx.adminCredentials.insert(credential));
+  return { credential, token };
+}
+
+export async function revokeAdminCredentials(store: Store, name: string): Promise<number> {
+  const revoked = await store.transact((tx) => tx.adminCredentials.revokeByName(name, new Date().toISOString()));
+  if (revoked === 0) throw new AppError('not-found', `No live admin credential named "${name}".`);
+  return revoked;
+}
+
+/**
+ * The operator a bearer token belongs to, or null. The shared token is compared in constant time; a
+ * personal one is found by its hash (an index probe that reveals nothing of the token's bytes).
+ */
+export async function adminIdentity(store: Store, token: string, shared: { token: string; name: string }): Promise<string | null> {
+  if (secretsEqual(token, shared.token)) return shared.name;
+  const hash = hashKey(token);
+  const found = await store.peek((r) => r.adminCredentials.findByHash(hash));
+  if (!found || found.revokedAt !== null) return null;
+  return timingSafeEqual(Buffer.from(found.hash, 'hex'), Buffer.from(hash, 'hex')) ? found.name : null;
+}
