@@ -31,18 +31,37 @@ interface Frame {
 
 const escapePointer = (key: string) => key.replaceAll('~', '~0').replaceAll('/', '~1');
 
-function pointerOf(text: string, stack: readonly Frame[]): string {
+/**
+ * Inexact numbers are looked for where the gateway reads numbers by key: members of the body (a
+ * payment's `amount`) and members of its objects (`answers`, `extra_data`). Deeper ones, ones under a
+ * key longer than MAX_KEY_TEXT, and any past the first MAX_INEXACT_NOTED, are not noted: the scan's
+ * cost stays linear in the body whatever its shape.
+ */
+const INEXACT_MAX_DEPTH = 2;
+const MAX_KEY_TEXT = 1_024;
+export const MAX_INEXACT_NOTED = 1_000;
+
+/** Keys longer than this (in the body's text) are cut in a pointer shown to the client. */
+const SHOWN_KEY_CHARS = 64;
+
+/**
+ * The JSON Pointer of the current position. `cut` shortens long keys (for a message); without it a
+ * key over MAX_KEY_TEXT makes the pointer null: no member the gateway reads has such a name, and
+ * parsing it again for every number below it would cost without bound.
+ */
+function pointerOf(text: string, stack: readonly Frame[], cut: boolean): string | null {
   let out = '';
   for (const frame of stack) {
     if (frame.array) out += `/${frame.index}`;
     else if (frame.keyStart >= 0) {
+      if (!cut && frame.keyEnd - frame.keyStart > MAX_KEY_TEXT) return null;
       let key: string;
       try {
-        key = JSON.parse(text.slice(frame.keyStart, frame.keyEnd)) as string;
+        key = JSON.parse(text.slice(frame.keyStart, Math.min(frame.keyEnd, frame.keyStart + MAX_KEY_TEXT + 2))) as string;
       } catch {
-        key = text.slice(frame.keyStart + 1, frame.keyEnd - 1);
+        key = text.slice(frame.keyStart + 1, Math.min(frame.keyEnd - 1, frame.keyStart + 1 + MAX_KEY_TEXT));
       }
-      out += `/${escapePointer(key)}`;
+      out += `/${escapePointer(cut && key.length > SHOWN_KEY_CHARS ? `${key.slice(0, SHOWN_KEY_CHARS)}…` : key)}`;
     }
   }
   return out || '/';
@@ -107,7 +126,7 @@ export function scanJson(text: string, maxDepth = JSON_MAX_DEPTH): JsonScan {
       i = end + 1;
     } else if (c === 123 /* { */ || c === 91 /* [ */) {
       stack.push({ array: c === 91, index: 0, keyStart: -1, keyEnd: -1, expectKey: c === 123 });
-      if (stack.length > maxDepth) return { tooDeepAt: pointerOf(text, stack.slice(0, -1)), inexactNumbers };
+      if (stack.length > maxDepth) return { tooDeepAt: pointerOf(text, stack.slice(0, -1), true), inexactNumbers };
       i++;
     } else if (c === 125 /* } */ || c === 93 /* ] */) {
       stack.pop();
@@ -124,7 +143,10 @@ export function scanJson(text: string, maxDepth = JSON_MAX_DEPTH): JsonScan {
     } else if (c === 45 || (c >= 48 && c <= 57)) {
       let end = i + 1;
       while (end < text.length && isNumberChar(text.charCodeAt(end))) end++;
-      if (!isExactNumber(text.slice(i, end))) inexactNumbers.push(pointerOf(text, stack));
+      if (stack.length <= INEXACT_MAX_DEPTH && inexactNumbers.length < MAX_INEXACT_NOTED && !isExactNumber(text.slice(i, end))) {
+        const pointer = pointerOf(text, stack, false);
+        if (pointer !== null) inexactNumbers.push(pointer);
+      }
       i = end;
     } else {
       i++;

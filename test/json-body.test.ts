@@ -1,6 +1,6 @@
 // The JSON parser: nesting depth refused before any recursive code runs, numbers JavaScript rounds noted.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { isExactNumber, JSON_MAX_DEPTH, scanJson } from '../src/json-body.js';
+import { isExactNumber, JSON_MAX_DEPTH, MAX_INEXACT_NOTED, scanJson } from '../src/json-body.js';
 import { ADMIN_TOKEN, countRows, startGateway, type Gateway } from './helper.js';
 
 const nest = (n: number, inner = '1') => '{"a":'.repeat(n) + inner + '}'.repeat(n);
@@ -31,6 +31,32 @@ beforeAll(async () => {
   await gw.admin('POST', '/admin/v1/integrations/brightpath:telegram-bot/keys/import', { key: LEGACY_KEY });
 });
 afterAll(() => gw.close());
+
+describe('the scan of a hostile body stays linear', () => {
+  // Regression: every inexact number had its whole path rebuilt by re-parsing each key above it, and
+  // kept; long keys over thousands of 1e999 took seconds and gigabytes, before any key was checked.
+  it('notes no number under a long key or deep down, and at most a bounded number of them', () => {
+    const longKey = 'k'.repeat(30_000);
+    let deep = `[${Array(300).fill('1e999').join(',')}]`;
+    for (let i = 0; i < 30; i++) deep = `{"${longKey}":${deep}}`;
+    expect(scanJson(deep).inexactNumbers).toEqual([]);
+    const underLongKey = `{"${longKey}":{"a":1e999,"b":1e999}}`;
+    expect(scanJson(underLongKey).inexactNumbers).toEqual([]);
+    const many = `{"answers":{${Array.from({ length: 5_000 }, (_, i) => `"k${i}":1e999`).join(',')}}}`;
+    const noted = scanJson(many).inexactNumbers;
+    expect(noted).toHaveLength(MAX_INEXACT_NOTED);
+    expect(noted[0]).toBe('/answers/k0');
+    expect(scanJson('{"a":{"b":{"c":1e999}}}').inexactNumbers).toEqual([]);
+  });
+
+  it('cuts a long key in the pointer of a too-deep body', () => {
+    let body = '1';
+    for (let i = 0; i < JSON_MAX_DEPTH + 1; i++) body = `{"${'x'.repeat(5_000)}":${body}}`;
+    const at = scanJson(body).tooDeepAt!;
+    expect(at.length).toBeLessThan(JSON_MAX_DEPTH * 80);
+    expect(at.startsWith(`/${'x'.repeat(64)}…/`)).toBe(true);
+  });
+});
 
 describe('a body nested deeper than the limit', () => {
   // Before the limit: depth 2,000 (a 12 KB body) was accepted and its resend with other data was a
