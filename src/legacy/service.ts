@@ -100,15 +100,20 @@ export async function createLegacyTag(deps: LegacyDeps, integration: Integration
 }
 
 /**
- * A lead of the bot's legacy view, not deleted, or a 404: one its integration created, or one a
- * submission of its integration joined (the bot was given that lead's id when its person was already
- * known). A lead of another workspace, or one the integration never touched, is never reached.
+ * What a bot may do with a lead: `view` (read it and its comments, comment, add tags or data) reaches
+ * the leads its integration created and those one of its submissions joined (the bot was given that
+ * lead's id when its person was already known); `manage` (move, delete, record a payment) reaches only
+ * the leads its integration created, since a joined lead belongs to another integration's intake.
  */
-export async function ownLead(store: Store, integration: Integration, leadId: string): Promise<Lead> {
+export type LeadReach = 'view' | 'manage';
+
+/** A lead within the bot's reach, not deleted, or a 404; another workspace's lead is never reached. */
+export async function ownLead(store: Store, integration: Integration, leadId: string, reach: LeadReach = 'view'): Promise<Lead> {
   const lead = await store.read(async (r) => {
     const found = await r.leads.get(leadId);
     if (!found || found.deletedAt !== null || found.workspaceId !== integration.workspace.id) return null;
-    return found.integrationId === integration.id || (await r.submissions.submittedTo(integration.id, found.id)) ? found : null;
+    if (found.integrationId === integration.id) return found;
+    return reach === 'view' && (await r.submissions.submittedTo(integration.id, found.id)) ? found : null;
   });
   if (!lead) throw new AppError('not-found', `No lead ${leadId} of this bot.`);
   return lead;

@@ -83,12 +83,12 @@ export async function getOwnLead(deps: Deps, integration: Integration, leadId: s
 }
 
 export async function moveOwnLead(deps: Deps, integration: Integration, leadId: string, stageId: string): Promise<LeadObject> {
-  await ownLead(deps.store, integration, leadId);
+  await ownLead(deps.store, integration, leadId, 'manage');
   return (await actOnLead(deps, leadId, { kind: 'move', stageId }))!;
 }
 
 export async function deleteOwnLead(deps: Deps, integration: Integration, leadId: string): Promise<void> {
-  await ownLead(deps.store, integration, leadId);
+  await ownLead(deps.store, integration, leadId, 'manage');
   await actOnLead(deps, leadId, { kind: 'delete' });
 }
 
@@ -128,7 +128,7 @@ export function toMinor(amount: string | number, inexact = false): bigint {
 
 export async function addPayment(deps: Deps, integration: Integration, leadId: string, amount: string | number, note: string | null, inexact = false) {
   const amountMinor = toMinor(amount, inexact);
-  const lead = await ownLead(deps.store, integration, leadId);
+  const lead = await ownLead(deps.store, integration, leadId, 'manage');
   const payment = { id: newId(), leadId: lead.id, amountMinor, note, createdAt: new Date().toISOString() };
   await deps.store.transact((tx) => tx.leads.addPayment(payment));
   return { id: payment.id, lead: lead.id, amount: formatMinor(payment.amountMinor), comment: note, created_at: payment.createdAt };

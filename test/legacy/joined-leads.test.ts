@@ -35,6 +35,15 @@ describe('the legacy view of an integration', () => {
     expect(patched.statusCode).toBe(200);
     expect((await legacy(TG_KEY, 'PUT', `/leads/${leadId}/`, { extra_data: { course: 'python' } })).statusCode).toBe(200);
     expect((await legacy(TG_KEY, 'GET', `/leads/${leadId}/comments/`)).statusCode).toBe(200);
+    expect((await legacy(TG_KEY, 'POST', `/leads/${leadId}/comments/`, { text: 'called back' })).statusCode).toBe(201);
+
+    // Moving, deleting and recording payments stay with the integration that created the lead.
+    const stage = (await legacy(TG_KEY, 'GET', '/boards/')).json()[0].stages[1].id as string;
+    expect((await legacy(TG_KEY, 'POST', `/leads/${leadId}/move/`, { stage })).statusCode).toBe(404);
+    expect((await legacy(TG_KEY, 'POST', `/leads/${leadId}/payments/`, { amount: '999999999999999.99' })).statusCode).toBe(404);
+    expect((await gw.app.inject({ method: 'DELETE', url: `/api/bots/api/leads/${leadId}/`, headers: { 'x-bot-api-key': TG_KEY } })).statusCode).toBe(404);
+    expect((await gw.admin('GET', `/admin/v1/leads/${leadId}`)).statusCode).toBe(200);
+    expect((await legacy(WEB_KEY, 'POST', `/leads/${leadId}/move/`, { stage })).statusCode).toBe(200);
 
     // Another workspace's bot never reaches it.
     expect((await legacy(DENTAL_KEY, 'GET', `/leads/${leadId}/`)).statusCode).toBe(404);
