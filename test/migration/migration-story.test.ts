@@ -67,9 +67,10 @@ describe('migrating one bot', () => {
     expect(created.headers.get('deprecation')).toMatch(/^@\d+$/);
     expect(created.headers.get('sunset')).toBe('Mon, 01 Mar 2027 00:00:00 GMT');
     expect(created.headers.get('link')).toBe('</docs/migration>; rel="deprecation"; type="text/html"');
+    // The Link's type is the truth: following it gives the guide as an HTML page.
     const guide = await fetch(`${base}/docs/migration`);
-    expect(guide.headers.get('content-type')).toMatch(/^text\/markdown/);
-    expect(await guide.text()).toContain('Runbook for the service team');
+    expect(guide.headers.get('content-type')).toBe('text/html; charset=utf-8');
+    expect(await guide.text()).toContain('<h1>Moving your bot to the v1 intake API</h1>');
     expect(await state()).toBe('legacy');
 
     // 2. The additional v1 key: both keys work; the state is migrating.

@@ -1,0 +1,145 @@
+// Every command of the README and docs/*.md runs against a real gateway, or is listed here with the
+// reason it cannot run in a test: a new command in the docs that is neither fails this test.
+import { execFile } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { afterAll, describe, expect, it, type ExpectStatic } from 'vitest';
+import { spawnGateway, type ChildGateway } from '../support/child-gateway.js';
+import { ROOT, commandsOf, differences, type DocCommand } from './doc-commands.js';
+
+const run = promisify(execFile);
+
+/** Commands shown in the docs that a test cannot run, by their text as bash reads it. */
+const NOT_RUN: Record<string, string> = {
+  'npm install': 'installs the dependencies this test already runs on',
+  'npm ci && npm run build': 'CI runs exactly these steps (.ci/run)',
+  'npm start': 'starts a gateway in demo mode, as this test does (spawnGateway); test/docs/npm-start.test.ts runs npm start itself',
+  'npm test': 'runs this test among the others',
+  'npm run dev': 'a watch mode that never ends',
+  'npm run typecheck': 'CI runs it (.ci/run)',
+  'npm run lint': 'CI runs it (.ci/run)',
+  'npm run build': 'CI runs it (.ci/run); npm-start.test.ts builds through npm start',
+  'npm run bench': 'minutes of load on the whole machine',
+  'npm run test:resilience': 'CI runs it (.ci/run); minutes long',
+  'bash .ci/run': 'CI itself',
+  'ADMIN_TOKEN=$(openssl rand -base64 32) DATABASE_PATH=/var/lib/lead-gateway/gateway.db npm run serve':
+    'a production start on a system path; test/process/*.test.ts start the gateway outside demo mode',
+  'docker build -t lead-gateway .': 'no Docker engine here; test/artefacts.test.ts checks the Dockerfile against CI',
+  'docker run -p 3000:3000 -e ADMIN_TOKEN=… -v lg-data:/data -v "$PWD/rules:/app/rules:ro" lead-gateway': 'no Docker engine here',
+  'kill -HUP "$(pgrep -f \'^node dist/main.js\')"': 'signals every gateway on the host; test/docs/npm-start.test.ts sends SIGHUP to the one npm start runs',
+};
+
+/** Files in reading order; the runbook shows each step both ways, so each way runs on its own gateway. */
+const READING_ORDER = ['README.md', 'docs/api.md', 'docs/migration.md', 'docs/legacy-api.md', 'docs/rules.md', 'docs/operations.md', 'docs/performance.md', 'docs/reliability.md'];
+const RUNBOOK = 'docs/runbook.md';
+const DEMO_HOST = 'http://127.0.0.1:3000';
+
+/** Diverts `npm run cli --` to the CLI on the test database and `npx` to the project's own bins; the real curl runs. */
+const PREAMBLE = `
+curl() { command curl --write-out '%{stderr}\\n@@http-status %{http_code}\\n' "$@"; }
+npm() {
+  if [ "$1" = run ] && [ "$2" = cli ] && [ "$3" = -- ]; then shift 3; node --import "$LG_TSX" "$LG_ROOT/src/cli/main.ts" "$@"
+  else echo "npm $* is not run by the docs test" >&2; return 99; fi
+}
+npx() { local bin="$1"; shift; "$LG_ROOT/node_modules/.bin/$bin" "$@"; }
+`;
+
+interface Environment {
+  gateway: ChildGateway;
+  env: Record<string, string>;
+  cwd: string;
+}
+
+const field = (text: string, name: string) => new RegExp(`${name}:\\s+(\\S+)`).exec(text)?.[1] ?? '';
+const started: Environment[] = [];
+
+/** A demo-mode gateway on a fresh database, with the keys its banner prints. */
+async function demoGateway(): Promise<Environment> {
+  const dir = mkdtempSync(join(tmpdir(), 'lead-gateway-docs-'));
+  const database = join(dir, 'demo.db');
+  const gateway = await spawnGateway({ env: { DEMO_MODE: 'true', ADMIN_TOKEN: '', DATABASE_PATH: database }, capture: true });
+  for (let i = 0; i < 100 && !/admin token:/.test(gateway.output()); i++) await new Promise((r) => setTimeout(r, 50));
+  const banner = gateway.output();
+  const environment = {
+    gateway,
+    cwd: dir,
+    env: {
+      PATH: process.env.PATH ?? '/usr/bin:/bin',
+      HOME: process.env.HOME ?? dir,
+      LG_ROOT: ROOT,
+      LG_TSX: import.meta.resolve('tsx'),
+      GATEWAY: gateway.address,
+      ADMIN_TOKEN: field(banner, 'admin token'),
+      KEY: field(banner, 'v1 key'),
+      OLD_BOT_KEY: `lgbot_docs-${randomBytes(12).toString('hex')}`,
+      DATABASE_PATH: database,
+      RULES_DIR: join(ROOT, 'rules'),
+    },
+  };
+  started.push(environment);
+  return environment;
+}
+
+afterAll(async () => {
+  for (const { gateway, cwd } of started) {
+    await gateway.stop();
+    rmSync(cwd, { recursive: true, force: true });
+  }
+});
+
+const where = (c: DocCommand) => `${c.file}:${c.line}: ${c.text.slice(0, 100)}`;
+
+/** Runs one command as bash would, on the test gateway; checks its exit, status and shown answer. */
+async function check(command: DocCommand, { gateway, env, cwd }: Environment, expect: ExpectStatic): Promise<void> {
+  const text = command.text.replaceAll(DEMO_HOST, gateway.address);
+  const result = await run('bash', ['-c', `${PREAMBLE}\n${text}`], { env, cwd, timeout: 15_000, maxBuffer: 16 << 20 }).then(
+    (r) => ({ code: 0, ...r }),
+    (e: { code?: number; stdout?: string; stderr?: string }) => ({ code: e.code ?? -1, stdout: e.stdout ?? '', stderr: e.stderr ?? '' }),
+  );
+  const context = `${where(command)}\nstdout: ${result.stdout.slice(0, 600)}\nstderr: ${result.stderr.slice(0, 600)}`;
+  expect(result.code, context).toBe(0);
+  if (command.kind !== 'curl') return;
+  const status = Number(/@@http-status (\d{3})/.exec(result.stderr)?.[1] ?? 0);
+  if (command.expectedStatus !== null) expect(status, context).toBe(command.expectedStatus);
+  else expect(status >= 200 && status < 400, `${context}\nstatus ${status}: a doc example that fails must say so with "# answers NNN"`).toBe(true);
+  if (command.expectedBody !== null) expect(differences(JSON.parse(result.stdout), command.expectedBody), context).toEqual([]);
+}
+
+async function runAll(commands: DocCommand[], environment: Environment, expect: ExpectStatic): Promise<void> {
+  for (const command of commands) await check(command, environment, expect);
+}
+
+const docFiles = ['README.md', ...readdirSync(join(ROOT, 'docs')).filter((f) => f.endsWith('.md')).map((f) => `docs/${f}`)];
+const all = docFiles.flatMap(commandsOf);
+const runnable = (c: DocCommand) => c.kind !== 'other';
+
+describe('the commands in the docs', () => {
+  it('are each run below, or listed with the reason they cannot run in a test', () => {
+    expect([...READING_ORDER, RUNBOOK].sort()).toEqual([...docFiles].sort());
+    const unlisted = all.filter((c) => !runnable(c) && !(c.text in NOT_RUN)).map(where);
+    expect(unlisted, 'run it in this test, or list it in NOT_RUN with the reason').toEqual([]);
+    const stale = Object.keys(NOT_RUN).filter((text) => !all.some((c) => c.text === text));
+    expect(stale, 'no longer in the docs: drop it from NOT_RUN').toEqual([]);
+  });
+
+  // The three gateways work at once: the files' commands are sequences, the files are not.
+  it.concurrent('run in reading order on one demo gateway: every example its own event_id, each answering as shown', { timeout: 60_000 }, async ({ expect }) => {
+    const environment = await demoGateway();
+    const commands = READING_ORDER.flatMap(commandsOf).filter(runnable);
+    expect(commands.length).toBeGreaterThan(10);
+    await runAll(commands, environment, expect);
+  });
+
+  it.concurrent('of the runbook run in order through the CLI, and through the admin API, each on its own gateway', { timeout: 60_000 }, async ({ expect }) => {
+    const runbook = commandsOf(RUNBOOK);
+    expect(runbook.filter((c) => !runnable(c)).map(where)).toEqual([]);
+    const [cli, api] = await Promise.all([demoGateway(), demoGateway()]);
+    await Promise.all([
+      runAll(runbook.filter((c) => c.kind === 'cli'), cli, expect),
+      runAll(runbook.filter((c) => c.kind === 'curl'), api, expect),
+    ]);
+  });
+});
