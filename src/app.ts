@@ -21,7 +21,7 @@ import { createUsageRecorder, type UsageRecorder } from './migration/usage.js';
 import { createMemoryLimiter } from './rate-limit/memory-limiter.js';
 import { createIntegrationQuota } from './rate-limit/quota.js';
 import { createAuthFailureGuard } from './rate-limit/auth-failures.js';
-import { guardConnections, markAnswered, serverOptions } from './http-server.js';
+import { guardConnections, serverOptions, setAnswered } from './http-server.js';
 import { DEFAULT_SHARED_TOKEN_NAME } from './admin/credentials.js';
 
 export interface AppDeps {
@@ -70,6 +70,8 @@ export async function buildApp(config: Pick<Config, 'adminToken'> & Partial<Pick
 
   app.addHook('onRequest', async (request, reply) => {
     reply.header('x-request-id', request.id);
+    // A new request on a kept-alive connection: the previous one's body has arrived in full.
+    setAnswered(request.raw.socket, false);
   });
   // A route that needs a body gets 415 for a request without a JSON one (Fastify would pass undefined on).
   app.addHook('preValidation', async (request) => {
@@ -93,7 +95,7 @@ export async function buildApp(config: Pick<Config, 'adminToken'> & Partial<Pick
   // then report a write error instead of the answer. Node reads and drops the rest of the body; a
   // client that trickles it is cut at the request timeout, without a second answer (http-server.ts).
   app.addHook('onResponse', async (request) => {
-    if (request.raw.complete === false) markAnswered(request.raw.socket);
+    if (request.raw.complete === false) setAnswered(request.raw.socket, true);
   });
   // A request that arrives on an open connection while draining is not started: it is told to retry.
   app.addHook('onRequest', async (_request, reply) => {

@@ -96,9 +96,12 @@ function classify(error: Error & { code?: string }, socket: Duplex, inFlight: bo
 
 const ANSWERED = Symbol('answered before its body arrived');
 
-/** The request on this socket was answered while its body was still arriving (app.ts). */
-export function markAnswered(socket: Duplex): void {
-  (socket as { [ANSWERED]?: boolean })[ANSWERED] = true;
+/**
+ * Whether the request now on this socket was answered while its body was still arriving (app.ts);
+ * cleared when the next request on the connection begins.
+ */
+export function setAnswered(socket: Duplex, answered: boolean): void {
+  (socket as { [ANSWERED]?: boolean })[ANSWERED] = answered;
 }
 
 /** Fastify's clientErrorHandler: a warn line, a problem when the socket can still take one, then close. */

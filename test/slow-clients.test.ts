@@ -93,7 +93,22 @@ describe('slow and idle clients', () => {
     expect(res.headers.connection).not.toBe('close');
     expect(raw.match(/HTTP\/1\.1 /g)).toHaveLength(1); // one response, no 408 after it
     expect(logLines()).toContainEqual(expect.objectContaining({ request_id: 'slow-anonymous-1', status: 401, msg: 'request completed' }));
-    expect(refusals('request-timeout').length).toBeGreaterThan(0);
+  });
+
+  it('a request answered before its body arrived does not silence the 408 of the next one on the connection', async () => {
+    const before = refusals('request-timeout').length;
+    const conn = await openRaw(port, `POST /api/integrations/v1/leads/ HTTP/1.1\r\nHost: gateway\r\nContent-Type: application/json\r\nContent-Length: 10\r\nX-Request-Id: early-1\r\n\r\n{"a":`, limits.requestTimeoutMs * 2 + SLACK_MS);
+    // The 401 comes once the headers are in, before the body is complete.
+    await new Promise((resolve) => conn.socket.once('data', resolve));
+    // The rest of the first body, then a second request that withholds its body.
+    conn.socket.write(`1234}`);
+    conn.socket.write(leadHeaders(`Authorization: Bearer ${key}\r\nX-Request-Id: withheld-2\r\n`));
+    const { raw, byServer } = await conn.closed;
+    expect(byServer).toBe(true);
+    expect(raw.match(/HTTP\/1\.1 /g)).toHaveLength(2);
+    expect(raw).toMatch(/^HTTP\/1\.1 401/);
+    expect(raw.slice(raw.indexOf('HTTP/1.1', 10))).toMatch(/^HTTP\/1\.1 408/);
+    expect(refusals('request-timeout').length).toBe(before + 1);
   });
 
   it('an idle kept-alive connection is closed after the keep-alive timeout', async () => {
