@@ -1,6 +1,7 @@
 // Translating a legacy lead into a v1 submission: person id, tags and data into answers, ignored members.
 import type { Integration } from '../rules/catalog.js';
 import type { LegacyLeadCreate } from './schemas.js';
+import { AppError } from '../errors.js';
 
 /** Members the gateway translates; any other member of a legacy lead is ignored and counted. */
 const TRANSLATED = new Set(['first_name', 'last_name', 'phone', 'email', 'notes', 'source', 'tag_ids', 'extra_data']);
@@ -54,9 +55,22 @@ export function answersFromLegacy(
   return { answers, inexactAnswers, ignored };
 }
 
+/**
+ * A member the person id is made of must arrive exactly: `telegram:{extra_data.telegram_id}` with a
+ * telegram_id of 12345678901234567891 would become ...900 and bind the lead to another person.
+ */
+function refuseInexactIdMembers(template: string, inexactData: ReadonlySet<string>): void {
+  for (const [, path] of template.matchAll(/\{extra_data\.([a-z_]+)\}/g)) {
+    if (!inexactData.has(path!)) continue;
+    const message = 'is a number JavaScript cannot carry exactly, and it makes the person id (legacy.external_contact_id); send it as a string';
+    throw new AppError('validation-failed', `/extra_data/${path}: ${message}`, { errors: [{ path: `/extra_data/${path}`, message }] });
+  }
+}
+
 export function translateLegacyLead(integration: Integration, body: LegacyLeadCreate, tagNames: readonly string[], inexactData?: ReadonlySet<string>): Translation {
   const extra = body.extra_data ?? {};
   const template = integration.legacy.externalContactId;
+  if (template !== null && inexactData) refuseInexactIdMembers(template, inexactData);
   const { answers, inexactAnswers, ignored } = answersFromLegacy(integration, tagNames, extra, inexactData);
   const metadata = { ...extra, ...(body.source ? { source_key: body.source } : {}) };
   return {

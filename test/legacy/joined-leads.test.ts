@@ -58,3 +58,19 @@ describe('the legacy view of an integration', () => {
     expect((await legacy(TG_KEY, 'GET', `/leads/${leadId}/`)).statusCode).toBe(200);
   });
 });
+
+describe('the person id of a legacy lead', () => {
+  it('refuses an extra_data number it is made of that JavaScript would round, and takes it as a string', async () => {
+    // Sent as text: a JavaScript literal would be rounded before it left the test.
+    const raw = await gw.app.inject({
+      method: 'POST',
+      url: '/api/bots/api/leads/',
+      headers: { 'x-bot-api-key': TG_KEY, 'content-type': 'application/json' },
+      payload: '{"first_name":"Big","extra_data":{"telegram_id":12345678901234567891}}',
+    });
+    expect(raw.statusCode).toBe(422);
+    expect(raw.json().errors).toEqual([{ path: '/extra_data/telegram_id', message: expect.stringMatching(/send it as a string/) }]);
+    const asString = await legacy(TG_KEY, 'POST', '/leads/', { first_name: 'Big', extra_data: { telegram_id: '12345678901234567891' } });
+    expect(asString.statusCode).toBe(201);
+  });
+});
