@@ -7,6 +7,7 @@ import { Client } from 'undici';
 import type { LightMyRequestResponse } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { EXAMPLE_RULES, countRows, startGateway, type Gateway } from './helper.js';
+import { FREE_OUTCOMES_FACTOR } from '../src/rate-limit/quota.js';
 
 const LEADS = '/api/integrations/v1/leads/';
 const ANSWERS = '/api/integrations/v1/leads/answers/';
@@ -89,6 +90,26 @@ describe('the quota of an integration', () => {
     const fresh: number[] = [];
     for (let i = 0; i < 7; i++) fresh.push((await post(key, LEADS, { event_id: `r-more-${i}`, first_name: 'N' })).statusCode);
     expect(fresh).toEqual([201, 201, 201, 201, 201, 201, 429]);
+  });
+
+  it('caps free outcomes at FREE_OUTCOMES_FACTOR times the quota: an endless 409 loop is refused', async () => {
+    const own = await startGateway({ rateLimitPerMinute: 3 });
+    try {
+      const key = await own.issueKey('smile-dental:booking-form');
+      const send = (body: object) => own.app.inject({ method: 'POST', url: LEADS, headers: { authorization: `Bearer ${key}` }, payload: body });
+      expect((await send({ event_id: 'loop', first_name: 'A' })).statusCode).toBe(201);
+      const ceiling = 3 * FREE_OUTCOMES_FACTOR;
+      const statuses: number[] = [];
+      for (let i = 0; i < ceiling + 2; i++) statuses.push((await send({ event_id: 'loop', first_name: `Other ${i}` })).statusCode);
+      expect(statuses.slice(0, ceiling).every((s) => s === 409)).toBe(true);
+      expect(statuses.slice(ceiling)).toEqual([429, 429]);
+      const refused = await send({ event_id: 'fresh', first_name: 'B' });
+      expect(refused.statusCode).toBe(429);
+      expect(refused.json().detail).toMatch(new RegExp(`More than ${ceiling} replayed or conflicting requests a minute`));
+      expect(Number(refused.headers['retry-after'])).toBeGreaterThan(0);
+    } finally {
+      await own.close();
+    }
   });
 
   it('is shared by the v1 and legacy keys of an integration; legacy replays are free, a switched-off key costs nothing', async () => {

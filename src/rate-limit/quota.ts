@@ -29,6 +29,15 @@ interface QuotaCharge {
  */
 const FREE_STATUSES = new Set([409, 500, 503]);
 
+/**
+ * Free outcomes still cost the gateway work (a 409 parses, fingerprints and compares a body of up to
+ * 1 MiB), so they have a ceiling of their own: this many times the quota a minute. Past it, the
+ * integration's requests are refused until the window ends; a bot resending its backlog after an
+ * outage stays far below it.
+ */
+export const FREE_OUTCOMES_FACTOR = 10;
+const freeKey = (integrationId: string) => `free:${integrationId}`;
+
 export interface IntegrationQuota {
   /** Adds the charge (onRequest, after the authentication hook) and the settlement (onSend) to a plugin. */
   register(app: FastifyInstance): void;
@@ -60,18 +69,19 @@ export function createIntegrationQuota(limiter: RateLimiter, defaultPerMinute: n
     const integration = request.integration;
     if (!integration) return;
     const limit = integration.rateLimitPerMinute ?? defaultPerMinute;
-    const usage = await limiter.hit(integration.id);
-    const refused = usage.used > limit;
+    const freeUsed = await limiter.peek(freeKey(integration.id));
+    const overFree = freeUsed.used >= limit * FREE_OUTCOMES_FACTOR;
+    const usage = overFree ? await limiter.peek(integration.id) : await limiter.hit(integration.id);
+    const refused = overFree || usage.used > limit;
     request.quota = { integrationId: integration.id, limit, usage, refused, free: false, settled: false };
     if (refused) {
-      const retryAfter = Math.max(secondsUntil(usage.resetAt), 1);
-      throw new AppError(
-        'rate-limited',
-        `More than ${limit} requests a minute for this integration. Retry after ${retryAfter} s; ` +
-          'this request was not read, so resend it unchanged (same event_id).',
-        {},
-        { 'retry-after': String(retryAfter) },
-      );
+      const retryAfter = Math.max(secondsUntil(overFree ? freeUsed.resetAt : usage.resetAt), 1);
+      const what = overFree
+        ? `More than ${limit * FREE_OUTCOMES_FACTOR} replayed or conflicting requests a minute for this integration`
+        : `More than ${limit} requests a minute for this integration`;
+      throw new AppError('rate-limited', `${what}. Retry after ${retryAfter} s; this request was not read, so resend it unchanged (same event_id).`, {}, {
+        'retry-after': String(retryAfter),
+      });
     }
   }
 
@@ -81,6 +91,7 @@ export function createIntegrationQuota(limiter: RateLimiter, defaultPerMinute: n
     charge.settled = true;
     if (!charge.refused && (charge.free || FREE_STATUSES.has(reply.statusCode))) {
       charge.usage = await limiter.giveBack(charge.integrationId, charge.usage);
+      await limiter.hit(freeKey(charge.integrationId));
     }
     reply.headers(rateLimitHeaders(charge));
     return payload;
