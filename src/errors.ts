@@ -28,6 +28,8 @@ export const problemCatalogue = {
 
 export type ProblemCode = keyof typeof problemCatalogue;
 
+export const PROBLEM_CODES = Object.keys(problemCatalogue) as [ProblemCode, ...ProblemCode[]];
+
 export const problemType = (code: ProblemCode): string => `urn:lead-gateway:problem:${code}`;
 
 export const FieldErrorSchema = z.object({
@@ -43,7 +45,7 @@ export const ProblemSchema = z
     status: z.number().int(),
     detail: z.string(),
     instance: z.string().optional(),
-    code: z.string(),
+    code: z.enum(PROBLEM_CODES).meta({ description: 'Stable code of the problem type; `type` is urn:lead-gateway:problem:<code>' }),
     request_id: z.string(),
     errors: z.array(FieldErrorSchema).optional(),
   })

@@ -25,7 +25,7 @@ describe('the OpenAPI document', () => {
     expect(doc.openapi).toBe('3.1.0');
     const lead = doc.paths['/api/integrations/v1/leads/'].post;
     expect(lead.security).toEqual([{ integrationBearer: [] }]);
-    expect(Object.keys(lead.responses)).toEqual(expect.arrayContaining(['200', '201', '4XX', '5XX']));
+    expect(Object.keys(lead.responses)).toEqual(['200', '201', '400', '401', '408', '409', '413', '415', '422', '429', '500', '503']);
     expect(doc.paths['/api/bots/api/leads/'].post).toMatchObject({ deprecated: true, security: [{ legacyBotKey: [] }] });
     expect(doc.paths['/admin/v1/integrations/{integration}/switch-off'].post.security).toEqual([{ adminBearer: [] }]);
     expect(doc.paths['/healthz'].get.security).toEqual([]);
@@ -33,8 +33,48 @@ describe('the OpenAPI document', () => {
     expect(new Set(ids).size).toBe(ids.length);
   });
 
+  it('declares each status an operation answers, errors as application/problem+json, never as a range', () => {
+    const ops = Object.values(doc.paths).flatMap((p) => Object.values(p as Record<string, { responses: Record<string, any> }>)); // eslint-disable-line @typescript-eslint/no-explicit-any
+    for (const op of ops) {
+      expect(Object.keys(op.responses).filter((s) => /X/.test(s))).toEqual([]);
+      for (const [status, response] of Object.entries(op.responses)) {
+        if (Number(status) < 400) continue;
+        expect(Object.keys(response.content)).toEqual(['application/problem+json']);
+        expect(response.content['application/problem+json'].schema).toEqual({ $ref: '#/components/schemas/Problem' });
+      }
+    }
+    const answers = doc.paths['/api/integrations/v1/leads/answers/'].post.responses;
+    expect(answers['404'].description).toMatch(/not-found/);
+    expect(answers['409'].description).toMatch(/event-id-conflict/);
+    expect(doc.paths['/api/bots/api/leads/{id}/'].delete.responses['403'].description).toMatch(/forbidden/);
+    expect(doc.paths['/admin/v1/integrations/{integration}/switch-off'].post.responses['409'].description).toMatch(/`conflict`/);
+    expect(doc.paths['/readyz'].get.responses['503']).toBeDefined();
+  });
+
+  it('names the catalogue codes of a problem, and the shape of the migration report', () => {
+    expect(doc.components.schemas.Problem.properties.code.enum).toEqual(expect.arrayContaining(['validation-failed', 'event-id-conflict', 'rate-limited']));
+    const report = doc.paths['/admin/v1/integrations/{integration}/report'].get.responses['200'].content['application/json'].schema;
+    expect(report).toEqual({ $ref: '#/components/schemas/MigrationReport' });
+    expect(doc.components.schemas.MigrationReport.required).toEqual(expect.arrayContaining(['legacy', 'v1', 'readiness', 'unlinked_legacy_leads']));
+  });
+
+  it('marks optional request bodies as not required', () => {
+    for (const path of ['keys', 'keys/renew', 'link', 'keys/{key}/revoke']) {
+      expect(doc.paths[`/admin/v1/integrations/{integration}/${path}`].post.requestBody.required).toBe(false);
+    }
+    expect(doc.paths['/api/integrations/v1/leads/'].post.requestBody.required).toBe(true);
+    expect(doc.paths['/admin/v1/integrations/{integration}/switch-off'].post.requestBody.required).toBe(true);
+  });
+
+  it('publishes each shape once: no unused component, no input twin equal to its output', () => {
+    const names = Object.keys(doc.components.schemas);
+    expect(names.filter((n) => n.endsWith('Input'))).toEqual([]);
+    const text = JSON.stringify(doc.paths) + JSON.stringify(doc.components.schemas);
+    for (const name of names) expect(text).toContain(`"#/components/schemas/${name}"`);
+  });
+
   it('describes the request with the same rules that validate it', () => {
-    const schema = doc.components.schemas.LeadSubmissionInput;
+    const schema = doc.components.schemas.LeadSubmission;
     expect(schema.required).toEqual(expect.arrayContaining(['event_id', 'first_name']));
     expect(schema.additionalProperties).toBe(false);
     expect(schema.properties.event_id).toMatchObject({ type: 'string', minLength: 1, maxLength: 255 });
@@ -62,7 +102,7 @@ describe('the OpenAPI document', () => {
 type Leads = paths['/api/integrations/v1/leads/']['post'];
 type LeadBody = Leads['requestBody'] extends { content: { 'application/json': infer B } } | undefined ? B : never;
 type Created = Leads['responses']['201']['content']['application/json'];
-type Problem = Leads['responses']['4XX']['content']['application/json'];
+type Problem = Leads['responses']['422']['content']['application/problem+json'];
 
 export async function submitLead(base: string, key: string, body: LeadBody): Promise<Created | Problem> {
   const res = await fetch(base + '/api/integrations/v1/leads/', {

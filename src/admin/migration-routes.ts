@@ -2,7 +2,6 @@
 import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import { ProblemSchema } from '../errors.js';
 import type { Store } from '../db/store.js';
 import type { RulesHolder } from '../rules/loader.js';
 import type { Integration } from '../rules/catalog.js';
@@ -11,7 +10,7 @@ import type { AuthFailureGuard } from '../rate-limit/auth-failures.js';
 import type { IssuedKey } from '../migration/keys.js';
 import type { UsageRecorder } from '../migration/usage.js';
 import { importLegacyKey, issueV1Key, relinkLegacyLeads, renewKeys, revokeKey, rollback, switchOff } from '../migration/service.js';
-import { migrationReport } from '../migration/report.js';
+import { migrationReport, MigrationReportSchema } from '../migration/report.js';
 import type { AuditEntry, MigrationState } from '../migration/state-store.js';
 import { integrationByRef } from './integration-ref.js';
 import {
@@ -31,7 +30,6 @@ import {
   SwitchOffBodySchema,
 } from './schemas.js';
 
-const problems = { '4XX': ProblemSchema, '5XX': ProblemSchema };
 const meta = { tags: ['admin'], security: [{ adminBearer: [] }] };
 const params = IntegrationParamsSchema;
 const DEFAULT_ACTOR = 'admin-api';
@@ -68,7 +66,7 @@ export function migrationRoutes(deps: { store: Store; rules: RulesHolder; usage:
 
     r.get(
       '/admin/v1/integrations',
-      { schema: { ...meta, summary: 'List integrations with their migration state', response: { 200: z.object({ integrations: z.array(IntegrationSummarySchema) }), ...problems } } },
+      { schema: { ...meta, summary: 'List integrations with their migration state', response: { 200: z.object({ integrations: z.array(IntegrationSummarySchema) }) } } },
       async () => {
         const list = [...deps.rules.current().integrations.values()];
         const states = await deps.store.read((rd) => Promise.all(list.map((i) => rd.states.get(i.id))));
@@ -86,7 +84,7 @@ export function migrationRoutes(deps: { store: Store; rules: RulesHolder; usage:
 
     r.post(
       '/admin/v1/integrations/:integration/keys',
-      { schema: { ...meta, summary: 'Issue the additional v1 key (shown once); legacy -> migrating; links legacy leads', params, body: ActorBodySchema, response: { 201: IssuedKeySchema, ...problems } } },
+      { schema: { ...meta, summary: 'Issue the additional v1 key (shown once); legacy -> migrating; links legacy leads', params, body: ActorBodySchema, response: { 201: IssuedKeySchema }, problems: ['not-found'] } },
       async (request, reply) => {
         const result = await issueV1Key({ ...deps }, find(request.params.integration), {
           actor: request.body?.actor ?? DEFAULT_ACTOR,
@@ -98,7 +96,7 @@ export function migrationRoutes(deps: { store: Store; rules: RulesHolder; usage:
 
     r.post(
       '/admin/v1/integrations/:integration/keys/import',
-      { schema: { ...meta, summary: 'Import an existing legacy key, by value or SHA-256', params, body: ImportKeyBodySchema, response: { 201: KeySummarySchema, ...problems } } },
+      { schema: { ...meta, summary: 'Import an existing legacy key, by value or SHA-256', params, body: ImportKeyBodySchema, response: { 201: KeySummarySchema }, problems: ['not-found', 'conflict'] } },
       async (request, reply) => {
         const key = await importLegacyKey(deps, find(request.params.integration), { ...request.body, actor: request.body.actor ?? DEFAULT_ACTOR });
         return reply.code(201).send({ id: key.id, kind: key.kind, prefix: key.prefix, created_at: key.createdAt, created_by: key.createdBy, revoked_at: null });
@@ -107,7 +105,7 @@ export function migrationRoutes(deps: { store: Store; rules: RulesHolder; usage:
 
     r.post(
       '/admin/v1/integrations/:integration/keys/renew',
-      { schema: { ...meta, summary: '"Renew key": revoke every key at once and issue one new v1 key', params, body: ActorBodySchema, response: { 201: IssuedKeySchema, ...problems } } },
+      { schema: { ...meta, summary: '"Renew key": revoke every key at once and issue one new v1 key', params, body: ActorBodySchema, response: { 201: IssuedKeySchema }, problems: ['not-found'] } },
       async (request, reply) => {
         const result = await renewKeys(deps, find(request.params.integration), { actor: request.body?.actor ?? DEFAULT_ACTOR, reason: request.body?.reason ?? null });
         return reply.code(201).send({ ...issuedBody(result, result.state), revoked_keys: result.revoked });
@@ -116,7 +114,7 @@ export function migrationRoutes(deps: { store: Store; rules: RulesHolder; usage:
 
     r.get(
       '/admin/v1/integrations/:integration/keys',
-      { schema: { ...meta, summary: 'List keys by prefix, never by value', params, response: { 200: z.object({ keys: z.array(KeySummarySchema) }), ...problems } } },
+      { schema: { ...meta, summary: 'List keys by prefix, never by value', params, response: { 200: z.object({ keys: z.array(KeySummarySchema) }) }, problems: ['not-found'] } },
       async (request) => {
         const integration = find(request.params.integration);
         const keys = await deps.store.read((rd) => rd.keys.listForIntegration(integration.id));
@@ -126,7 +124,7 @@ export function migrationRoutes(deps: { store: Store; rules: RulesHolder; usage:
 
     r.post(
       '/admin/v1/integrations/:integration/keys/:key/revoke',
-      { schema: { ...meta, summary: 'Revoke one key at once; the other keys go on working', params: KeyParamsSchema, body: ActorBodySchema, response: { 200: KeySummarySchema, ...problems } } },
+      { schema: { ...meta, summary: 'Revoke one key at once; the other keys go on working', params: KeyParamsSchema, body: ActorBodySchema, response: { 200: KeySummarySchema }, problems: ['not-found', 'conflict'] } },
       async (request) => {
         const k = await revokeKey(deps, find(request.params.integration), request.params.key, { actor: request.body?.actor ?? DEFAULT_ACTOR, reason: request.body?.reason ?? null });
         return { id: k.id, kind: k.kind, prefix: k.prefix, created_at: k.createdAt, created_by: k.createdBy, revoked_at: k.revokedAt };
@@ -135,7 +133,7 @@ export function migrationRoutes(deps: { store: Store; rules: RulesHolder; usage:
 
     r.post(
       '/admin/v1/integrations/:integration/link',
-      { schema: { ...meta, summary: 'Re-run the linking of legacy-created leads (after a rule fix), without a new key', params, body: ActorBodySchema, response: { 200: LinkReportSchema, ...problems } } },
+      { schema: { ...meta, summary: 'Re-run the linking of legacy-created leads (after a rule fix), without a new key', params, body: ActorBodySchema, response: { 200: LinkReportSchema }, problems: ['not-found'] } },
       async (request) => {
         const links = await relinkLegacyLeads(deps, find(request.params.integration), { actor: request.body?.actor ?? DEFAULT_ACTOR, reason: request.body?.reason ?? null });
         return { linked_leads: links.linked, unlinked_leads: links.unlinked };
@@ -144,7 +142,7 @@ export function migrationRoutes(deps: { store: Store; rules: RulesHolder; usage:
 
     r.post(
       '/admin/v1/integrations/:integration/switch-off',
-      { schema: { ...meta, summary: 'Switch the deprecated interface off (403 from then on)', params, body: SwitchOffBodySchema, response: { 200: StateSchema, ...problems } } },
+      { schema: { ...meta, summary: 'Switch the deprecated interface off (403 from then on)', params, body: SwitchOffBodySchema, response: { 200: StateSchema }, problems: ['not-found', 'conflict'] } },
       async (request) => {
         const integration = find(request.params.integration);
         const b = request.body;
@@ -155,7 +153,7 @@ export function migrationRoutes(deps: { store: Store; rules: RulesHolder; usage:
 
     r.post(
       '/admin/v1/integrations/:integration/rollback',
-      { schema: { ...meta, summary: 'Roll a switch-off back: the old key works again', params, body: RollbackBodySchema, response: { 200: StateSchema, ...problems } } },
+      { schema: { ...meta, summary: 'Roll a switch-off back: the old key works again', params, body: RollbackBodySchema, response: { 200: StateSchema }, problems: ['not-found', 'conflict'] } },
       async (request) => {
         const integration = find(request.params.integration);
         return stateBody(integration, await rollback(deps, integration, { actor: request.body.actor ?? DEFAULT_ACTOR, reason: request.body.reason }));
@@ -164,7 +162,7 @@ export function migrationRoutes(deps: { store: Store; rules: RulesHolder; usage:
 
     r.get(
       '/admin/v1/integrations/:integration/audit',
-      { schema: { ...meta, summary: 'Audit log of one integration, newest first', params, querystring: AuditQuerySchema, response: { 200: z.object({ entries: z.array(AuditEntrySchema) }), ...problems } } },
+      { schema: { ...meta, summary: 'Audit log of one integration, newest first', params, querystring: AuditQuerySchema, response: { 200: z.object({ entries: z.array(AuditEntrySchema) }) }, problems: ['not-found'] } },
       async (request) => {
         const integration = find(request.params.integration);
         return { entries: (await deps.store.read((rd) => rd.states.listAudit(integration.id, request.query.limit))).map(auditBody) };
@@ -173,13 +171,13 @@ export function migrationRoutes(deps: { store: Store; rules: RulesHolder; usage:
 
     r.get(
       '/admin/v1/audit',
-      { schema: { ...meta, summary: 'Audit log of every integration, newest first', querystring: AuditQuerySchema, response: { 200: z.object({ entries: z.array(AuditEntrySchema) }), ...problems } } },
+      { schema: { ...meta, summary: 'Audit log of every integration, newest first', querystring: AuditQuerySchema, response: { 200: z.object({ entries: z.array(AuditEntrySchema) }) } } },
       async (request) => ({ entries: (await deps.store.read((rd) => rd.states.listAudit(null, request.query.limit))).map(auditBody) }),
     );
 
     r.get(
       '/admin/v1/integrations/:integration/report',
-      { schema: { ...meta, summary: 'Migration report: legacy and v1 calls, ignored fields, unlinked leads, readiness', params, querystring: ReportQuerySchema } },
+      { schema: { ...meta, summary: 'Migration report: legacy and v1 calls, ignored fields, unlinked leads, readiness', params, querystring: ReportQuerySchema, response: { 200: MigrationReportSchema }, problems: ['not-found'] } },
       async (request) => migrationReport(deps, find(request.params.integration), request.query.quiet_period_hours),
     );
   };
