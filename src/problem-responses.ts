@@ -81,9 +81,13 @@ export function declareProblems(app: FastifyInstance): void {
     if (produces !== undefined && !Object.keys(response).some((s) => s.startsWith('2'))) {
       response[200] = { description: 'OK', content: Object.fromEntries(produces.map((type) => [type, { schema: z.string() }])) };
     }
+    const problems: Record<number, { description: string; content: Record<string, { schema: z.ZodType }> }> = problemResponses(routeProblems(route));
     if ((route.config as { forwarded?: boolean } | undefined)?.forwarded === true) {
-      response.default = { description: "The upstream legacy API's answer, passed on unchanged", content: { '*/*': { schema: z.unknown() } } };
+      // The upstream may answer any status, one of the gateway's own problems' included.
+      const upstream = { '*/*': { schema: z.unknown() } };
+      response.default = { description: "The upstream legacy API's answer, passed on unchanged", content: upstream };
+      for (const p of Object.values(problems)) Object.assign(p, { description: `${p.description}; or the upstream's own answer`, content: { ...p.content, ...upstream } });
     }
-    schema.response = { ...response, ...problemResponses(routeProblems(route)) };
+    schema.response = { ...response, ...problems };
   });
 }
