@@ -1,15 +1,11 @@
 // The contract check: responses and examples validated against the OpenAPI document by an
 // independent validator (Ajv, JSON Schema 2020-12, the dialect of OpenAPI 3.1), not by the zod
 // schemas the document was generated from.
-import { appendFileSync, mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { appendFileSync } from 'node:fs';
 import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
 import addFormatsModule from 'ajv-formats';
 import type { FastifyInstance } from 'fastify';
-import { buildApp } from '../../src/app.js';
-import { openSqliteStore } from '../../src/db/sqlite-store.js';
-import { createRulesHolder } from '../../src/rules/loader.js';
+import { gatewayOpenApi } from '../../scripts/openapi-document.js';
 
 /** One response of a test gateway, as the recorder wrote it. */
 export interface RecordedResponse {
@@ -113,20 +109,10 @@ export function checkRecorded(docs: { local: Doc; upstream?: Doc }, records: Rec
   return [...failures.values()];
 }
 
-/**
- * The document a gateway on the example rules serves: without an upstream (the published one), or
- * with one (its read and action routes are then forwarded, not served locally).
- */
+/** The document of a gateway on these rules, without an upstream (the published one) or with one. */
 export async function gatewayDocument(rulesDir: string, options: { upstream?: boolean } = {}): Promise<Doc> {
-  const dir = mkdtempSync(join(tmpdir(), 'lead-gateway-contract-'));
   const upstream = options.upstream ? { upstream: { url: 'http://127.0.0.1:9', connectTimeoutMs: 100, timeoutMs: 100 } } : {};
-  const config = { adminToken: 'contract-check-token-0000000000000', ...upstream };
-  const app = await buildApp(config, { store: openSqliteStore({ path: join(dir, 'g.db'), synchronous: 'OFF' }), rules: createRulesHolder(rulesDir) });
-  await app.ready();
-  const doc = app.swagger() as unknown as Doc;
-  await app.close();
-  rmSync(dir, { recursive: true, force: true });
-  return doc;
+  return (await gatewayOpenApi(rulesDir, upstream)) as unknown as Doc;
 }
 
 /**
