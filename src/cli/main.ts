@@ -12,6 +12,7 @@ import { createUsageRecorder, type UsageRecorder } from '../migration/usage.js';
 import { importLegacyKey, issueV1Key, relinkLegacyLeads, renewKeys, revokeKey, rollback, switchOff, type LinkReport } from '../migration/service.js';
 import { migrationReport } from '../migration/report.js';
 import { table } from './table.js';
+import { auditView, integrationView, issuedKeyView, keyView, linkView, listOf, stateView } from '../admin/views.js';
 
 /** Exit codes: 0 done, 1 refused (unknown integration, a state move not allowed), 2 usage, 3 environment. */
 const EXIT = { refused: 1, usage: 2, environment: 3 } as const;
@@ -107,8 +108,8 @@ function createProgram(): Command {
       run(async ({ rules, store }) => {
         const list = [...rules.current().integrations.values()];
         const states = await store.read((r) => Promise.all(list.map((i) => r.states.get(i.id))));
-        const data = list.map((i, n) => ({ handle: i.handle, state: states[n]!, name: i.name, id: i.id }));
-        print(table(['HANDLE', 'STATE', 'NAME', 'ID'], data.map((d) => [d.handle, d.state, d.name, d.id])), data);
+        const data = list.map((i, n) => integrationView(i, states[n]!));
+        print(table(['HANDLE', 'STATE', 'NAME', 'ID'], data.map((d) => [d.handle, d.state, d.name, d.id])), listOf(data));
       }),
     );
 
@@ -120,8 +121,8 @@ function createProgram(): Command {
       run(async ({ rules, store }) => {
         const integration = integrationByRef(rules, ref);
         const keys = await store.read((r) => r.keys.listForIntegration(integration.id));
-        const data = keys.map((k) => ({ id: k.id, prefix: k.prefix, kind: k.kind, created_at: k.createdAt, created_by: k.createdBy, revoked_at: k.revokedAt }));
-        print(table(['ID', 'PREFIX', 'KIND', 'CREATED', 'BY', 'REVOKED'], data.map((k) => [k.id, k.prefix || '-', k.kind, k.created_at, k.created_by, k.revoked_at])), data);
+        const data = keys.map(keyView);
+        print(table(['ID', 'PREFIX', 'KIND', 'CREATED', 'BY', 'REVOKED'], data.map((k) => [k.id, k.prefix || '-', k.kind, k.created_at, k.created_by, k.revoked_at])), listOf(data));
       }),
     );
 
@@ -137,7 +138,7 @@ function createProgram(): Command {
         if ((o.key === undefined) === (o.hash === undefined)) throw new UsageError('give exactly one of --key or --hash');
         if (o.hash !== undefined && !/^[0-9a-fA-F]{64}$/.test(o.hash)) throw new UsageError('--hash must be 64 hex digits (SHA-256)');
         const key = await importLegacyKey({ store, usage }, integrationByRef(rules, ref), { key: o.key, hash: o.hash, actor: globals().actor, reason: o.reason ?? null });
-        print(`Imported legacy key ${key.prefix ? `${key.prefix}… ` : ''}(id ${key.id}) for ${ref}.`, { id: key.id, prefix: key.prefix, kind: key.kind });
+        print(`Imported legacy key ${key.prefix ? `${key.prefix}… ` : ''}(id ${key.id}) for ${ref}.`, keyView(key));
       }),
     );
 
@@ -152,7 +153,7 @@ function createProgram(): Command {
         // The key comes last, set apart, so it is not lost above a long report.
         print(
           [`state: ${r.state}`, ...linkSummary(r.links), '', `v1 key for ${ref} (shown once, store it now):`, '', `  ${r.secret}`, ''].join('\n'),
-          { key: r.secret, prefix: r.key.prefix, state: r.state, linked_leads: r.links.linked, unlinked_leads: r.links.unlinked },
+          issuedKeyView(r, r.state, linkView(r.links)),
         );
       }),
     );
@@ -165,7 +166,7 @@ function createProgram(): Command {
     .action((ref: string, o: { reason?: string }) =>
       run(async ({ rules, store, usage }) => {
         const links = await relinkLegacyLeads({ store, usage }, integrationByRef(rules, ref), { actor: globals().actor, reason: o.reason ?? null });
-        print(linkSummary(links).join('\n'), { linked_leads: links.linked, unlinked_leads: links.unlinked });
+        print(linkSummary(links).join('\n'), linkView(links));
       }),
     );
 
@@ -178,7 +179,7 @@ function createProgram(): Command {
     .action((ref: string, keyId: string, o: { reason?: string }) =>
       run(async ({ rules, store, usage }) => {
         const key = await revokeKey({ store, usage }, integrationByRef(rules, ref), keyId, { actor: globals().actor, reason: o.reason ?? null });
-        print(`Revoked ${key.kind} key ${key.id}${key.prefix ? ` (${key.prefix}…)` : ''} of ${ref}.`, { id: key.id, kind: key.kind, prefix: key.prefix, revoked_at: key.revokedAt });
+        print(`Revoked ${key.kind} key ${key.id}${key.prefix ? ` (${key.prefix}…)` : ''} of ${ref}.`, keyView(key));
       }),
     );
 
@@ -190,7 +191,7 @@ function createProgram(): Command {
     .action((ref: string, o: { reason?: string }) =>
       run(async ({ rules, store, usage }) => {
         const r = await renewKeys({ store, usage }, integrationByRef(rules, ref), { actor: globals().actor, reason: o.reason ?? null });
-        print(`Revoked ${r.revoked} key(s). New v1 key for ${ref} (shown once):\n  ${r.secret}`, { key: r.secret, prefix: r.key.prefix, revoked: r.revoked, state: r.state });
+        print(`Revoked ${r.revoked} key(s). New v1 key for ${ref} (shown once):\n  ${r.secret}`, issuedKeyView(r, r.state, { revoked_keys: r.revoked }));
       }),
     );
 
@@ -203,13 +204,14 @@ function createProgram(): Command {
     .option('--quiet-hours <n>', 'quiet period in hours (default 24)', wholeNumber)
     .action((ref: string, o: { reason: string; force?: boolean; quietHours?: number }) =>
       run(async ({ rules, store, usage }) => {
-        const state = await switchOff({ store, usage }, integrationByRef(rules, ref), {
+        const integration = integrationByRef(rules, ref);
+        const state = await switchOff({ store, usage }, integration, {
           actor: globals().actor,
           reason: o.reason,
           force: o.force ?? false,
           quietPeriodHours: o.quietHours,
         });
-        print(`${ref} is now ${state}.`, { handle: ref, state });
+        print(`${ref} is now ${state}.`, stateView(integration, state));
       }),
     );
 
@@ -220,8 +222,9 @@ function createProgram(): Command {
     .requiredOption('--reason <text>', 'why, for the audit log')
     .action((ref: string, o: { reason: string }) =>
       run(async ({ rules, store, usage }) => {
-        const state = await rollback({ store, usage }, integrationByRef(rules, ref), { actor: globals().actor, reason: o.reason });
-        print(`${ref} is now ${state}.`, { handle: ref, state });
+        const integration = integrationByRef(rules, ref);
+        const state = await rollback({ store, usage }, integration, { actor: globals().actor, reason: o.reason });
+        print(`${ref} is now ${state}.`, stateView(integration, state));
       }),
     );
 
@@ -262,7 +265,7 @@ function createProgram(): Command {
         const handleOf = (integrationId: string) => rules.current().integrations.get(integrationId)?.handle ?? integrationId;
         print(
           table(['AT', 'INTEGRATION', 'ACTION', 'STATE', 'ACTOR', 'REASON'], entries.map((e) => [e.at, handleOf(e.integrationId), e.action, `${e.fromState} -> ${e.toState}`, e.actor, e.reason])),
-          entries,
+          listOf(entries.map(auditView)),
         );
       }),
     );
