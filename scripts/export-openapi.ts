@@ -1,19 +1,11 @@
 // Writes the OpenAPI document of the gateway (example rules, throw-away database) to a file.
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { buildApp } from '../src/app.js';
-import { openSqliteStore } from '../src/db/sqlite-store.js';
-import { createRulesHolder } from '../src/rules/loader.js';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { dirname } from 'node:path';
+import { gatewayOpenApi } from './openapi-document.js';
 
 const out = process.argv[2] ?? 'openapi.json';
-const dir = mkdtempSync(join(tmpdir(), 'lead-gateway-openapi-'));
-const app = await buildApp(
-  { adminToken: 'openapi-export-token-000000000000' },
-  { store: openSqliteStore({ path: join(dir, 'g.db'), synchronous: 'OFF' }), rules: createRulesHolder('rules') },
-);
-await app.ready();
-writeFileSync(out, `${JSON.stringify(app.swagger(), null, 2)}\n`);
-await app.close();
-rmSync(dir, { recursive: true, force: true });
+const doc = await gatewayOpenApi();
+// No build needed first: the folder (dist/ for lint:openapi) is made when missing.
+mkdirSync(dirname(out), { recursive: true });
+writeFileSync(out, `${JSON.stringify(doc, null, 2)}\n`);
 console.log(`OpenAPI document written to ${out}`);

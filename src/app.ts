@@ -16,6 +16,7 @@ import { migrationRoutes } from './admin/migration-routes.js';
 import { legacyRoutes } from './legacy/routes.js';
 import { docsRoutes } from './docs-routes.js';
 import { registerOpenApi } from './openapi.js';
+import { declareProblems } from './problem-responses.js';
 import { createMetrics, registerMetrics, type Metrics } from './metrics.js';
 import { createUsageRecorder, type UsageRecorder } from './migration/usage.js';
 import { createMemoryLimiter } from './rate-limit/memory-limiter.js';
@@ -117,6 +118,7 @@ export async function buildApp(config: Pick<Config, 'adminToken'> & Partial<Pick
   const quota = createIntegrationQuota(createMemoryLimiter('quota'), config.rateLimitPerMinute ?? DEFAULT_RATE_LIMIT_PER_MINUTE);
   const authFailures = createAuthFailureGuard(createMemoryLimiter('auth-failures'), config.authFailuresPerMinute ?? DEFAULT_AUTH_FAILURES_PER_MINUTE);
   const services = { store: deps.store, rules: deps.rules, usage, metrics, authFailures };
+  declareProblems(app);
   await registerOpenApi(app, VERSION);
   registerMetrics(app, metrics);
   await app.register(healthRoutes(services));

@@ -28,6 +28,8 @@ export const problemCatalogue = {
 
 export type ProblemCode = keyof typeof problemCatalogue;
 
+export const PROBLEM_CODES = Object.keys(problemCatalogue) as [ProblemCode, ...ProblemCode[]];
+
 export const problemType = (code: ProblemCode): string => `urn:lead-gateway:problem:${code}`;
 
 export const FieldErrorSchema = z.object({
@@ -43,11 +45,26 @@ export const ProblemSchema = z
     status: z.number().int(),
     detail: z.string(),
     instance: z.string().optional(),
-    code: z.string(),
+    code: z.enum(PROBLEM_CODES).meta({ description: 'Stable code of the problem type; `type` is urn:lead-gateway:problem:<code>' }),
     request_id: z.string(),
     errors: z.array(FieldErrorSchema).optional(),
   })
-  .meta({ id: 'Problem', description: 'RFC 9457 problem details' });
+  .meta({
+    id: 'Problem',
+    description: 'RFC 9457 problem details',
+    examples: [
+      {
+        type: 'urn:lead-gateway:problem:validation-failed',
+        title: 'Request body breaks the schema',
+        status: 422,
+        detail: '/stage: stage is not sent by the integration: it comes from the integration settings in the service',
+        instance: '/api/integrations/v1/leads/',
+        code: 'validation-failed',
+        request_id: '5f5c8618-ca6c-443a-9b0e-e3a8b1abe586',
+        errors: [{ path: '/stage', message: 'stage is not sent by the integration: it comes from the integration settings in the service' }],
+      },
+    ],
+  });
 export type Problem = z.infer<typeof ProblemSchema>;
 
 /** A typed error thrown by services and routes; the handler renders it. */

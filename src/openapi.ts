@@ -2,9 +2,14 @@
 import fastifySwagger from '@fastify/swagger';
 import fastifySwaggerUi from '@fastify/swagger-ui';
 import type { FastifyInstance } from 'fastify';
+import type { OpenAPIV3_1 } from 'openapi-types';
 import { jsonSchemaTransform, jsonSchemaTransformObject } from 'fastify-type-provider-zod';
+import { publishOnce } from './openapi-components.js';
 
 export const OPENAPI_PATH = '/openapi.json';
+
+/** Set by the route transform, read (and removed) by the document transform. */
+const OPTIONAL_BODY = 'x-lead-gateway-optional-body';
 export const REFERENCE_PATH = '/docs/api';
 
 /** `POST /admin/v1/leads/:id/move` -> `postAdminV1LeadsByIdMove` */
@@ -53,9 +58,22 @@ export async function registerOpenApi(app: FastifyInstance, version: string): Pr
       // Every operation gets a stable operationId (for generated clients), and public ones say so.
       schema.operationId ??= operationId(document.route.method, out.url);
       schema.security ??= [];
+      // @fastify/swagger marks every request body required; one the route's schema accepts absent is not.
+      const body = document.schema?.body as { safeParse?: (v: unknown) => { success: boolean } } | undefined;
+      if (body?.safeParse?.(undefined).success === true) schema[OPTIONAL_BODY] = true;
       return out;
     },
-    transformObject: jsonSchemaTransformObject,
+    transformObject: (document) => {
+      const out = jsonSchemaTransformObject(document) as OpenAPIV3_1.Document;
+      for (const item of Object.values(out.paths ?? {})) {
+        for (const op of Object.values(item ?? {}) as (OpenAPIV3_1.OperationObject & { [OPTIONAL_BODY]?: boolean })[]) {
+          if (op?.[OPTIONAL_BODY] !== true) continue;
+          delete op[OPTIONAL_BODY];
+          if (op.requestBody && !('$ref' in op.requestBody)) op.requestBody.required = false;
+        }
+      }
+      return publishOnce(out);
+    },
   });
   await app.register(fastifySwaggerUi, { routePrefix: REFERENCE_PATH, uiConfig: { docExpansion: 'list', deepLinking: true } });
   app.get(OPENAPI_PATH, { schema: { hide: true } }, async () => app.swagger());

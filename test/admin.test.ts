@@ -34,7 +34,7 @@ describe('keys', () => {
     expect(key).toMatch(/^lgv1_[A-Za-z0-9_-]{32}$/);
     expect(key.startsWith(prefix)).toBe(true);
     const listed = await gw.admin('GET', '/admin/v1/integrations/brightpath:website-form/keys');
-    expect(listed.json().keys).toContainEqual(expect.objectContaining({ id, prefix, kind: 'v1', revoked_at: null }));
+    expect(listed.json().items).toContainEqual(expect.objectContaining({ id, prefix, kind: 'v1', revoked_at: null }));
     expect(listed.body).not.toContain(key);
     const files = ['gateway.db', 'gateway.db-wal'].map((f) => {
       try {
@@ -56,7 +56,7 @@ describe('keys', () => {
 
   it('lists integrations with their ids and handles', async () => {
     const res = (await gw.admin('GET', '/admin/v1/integrations')).json();
-    expect(res.integrations.map((i: { handle: string }) => i.handle).sort()).toEqual([
+    expect(res.items.map((i: { handle: string }) => i.handle).sort()).toEqual([
       'brightpath:telegram-bot',
       'brightpath:website-form',
       'smile-dental:booking-form',

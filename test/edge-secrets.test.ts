@@ -81,7 +81,7 @@ describe('imported legacy key prefixes', () => {
     const long = await gw.admin('POST', '/admin/v1/integrations/brightpath:website-form/keys/import', { key: 'abcd-a-long-legacy-key-of-many-chars' });
     expect(long.json()).toMatchObject({ kind: 'legacy', prefix: 'abcd' });
     const listed = await gw.admin('GET', '/admin/v1/integrations/brightpath:website-form/keys');
-    const prefixes = listed.json<{ keys: { prefix: string }[] }>().keys.map((k) => k.prefix);
+    const prefixes = listed.json<{ items: { prefix: string }[] }>().items.map((k) => k.prefix);
     expect(prefixes.sort()).toEqual(['', 'abcd']);
     const audit = await gw.admin('GET', '/admin/v1/integrations/brightpath:website-form/audit');
     expect(audit.statusCode).toBe(200);

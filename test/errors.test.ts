@@ -4,7 +4,7 @@ import type { LightMyRequestResponse } from 'fastify';
 import { buildApp } from '../src/app.js';
 import { openSqliteStore } from '../src/db/sqlite-store.js';
 import { createRulesHolder } from '../src/rules/loader.js';
-import { ADMIN_TOKEN, EXAMPLE_RULES, countRows, startGateway, type Gateway } from './helper.js';
+import { ADMIN_TOKEN, EXAMPLE_RULES, countRows, recordForContract, startGateway, type Gateway } from './helper.js';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -98,6 +98,7 @@ describe('500 for a real fault', () => {
     const dir = mkdtempSync(join(tmpdir(), 'lead-gateway-fault-'));
     const store = openSqliteStore({ path: join(dir, 'g.db'), synchronous: 'FULL' });
     const app = await buildApp({ adminToken: ADMIN_TOKEN }, { store, rules: createRulesHolder(EXAMPLE_RULES) });
+    recordForContract(app);
     const issued = await app.inject({ method: 'POST', url: '/admin/v1/integrations/brightpath:telegram-bot/keys', headers: { authorization: `Bearer ${ADMIN_TOKEN}` } });
     const secret = issued.json().key;
     store.db.exec('DROP TABLE lead_comments; DROP TABLE lead_tags'); // the store now fails mid-unit

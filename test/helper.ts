@@ -1,7 +1,7 @@
 // Test helper: the real app on a fresh SQLite file, with keys issued through the admin API.
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, relative } from 'node:path';
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
 import { buildApp } from '../src/app.js';
 import { openSqliteStore, type SqliteStore } from '../src/db/sqlite-store.js';
@@ -9,7 +9,9 @@ import { createRulesHolder, type RulesHolder } from '../src/rules/loader.js';
 import { createLogger } from '../src/logging.js';
 import type { ConnectionLimits } from '../src/config.js';
 import pino from 'pino';
+import { expect, inject } from 'vitest';
 import { secretsFoundIn } from './support/secrets.js';
+import { recordResponses } from './support/contract.js';
 
 export const ADMIN_TOKEN = 'test-admin-token-0123456789abcdef';
 export const EXAMPLE_RULES = join(import.meta.dirname, '..', 'rules');
@@ -43,6 +45,7 @@ export async function startGateway(options: { rulesDir?: string; rateLimitPerMin
     ...(options.connections ? { connections: options.connections } : {}),
   };
   const app = await buildApp({ adminToken: ADMIN_TOKEN, ...limits }, { store, rules, logger });
+  recordForContract(app);
   const admin: Gateway['admin'] = async (method, url, body) => {
     const sent = (body as { key?: unknown } | undefined)?.key;
     if (typeof sent === 'string') secrets.add(sent);
@@ -72,6 +75,12 @@ export async function startGateway(options: { rulesDir?: string; rateLimitPerMin
       if (found.length > 0) throw new Error(`a raw secret was stored or logged: ${found.join('; ')}`);
     },
   };
+}
+
+/** Every response of `app` is checked against the OpenAPI document after the run (test/support/contract-setup.ts). */
+export function recordForContract(app: FastifyInstance, options: { upstream?: boolean } = {}): void {
+  const responsesDir = inject('contractResponsesDir');
+  if (responsesDir) recordResponses(app, join(responsesDir, `${process.pid}.jsonl`), { testFile: relative(process.cwd(), expect.getState().testPath ?? ''), ...options });
 }
 
 /** Counts rows of a table, optionally filtered, straight from the database file. */

@@ -9,7 +9,7 @@ import { buildApp } from '../src/app.js';
 import { openSqliteStore } from '../src/db/sqlite-store.js';
 import { createRulesHolder } from '../src/rules/loader.js';
 import { createLogger } from '../src/logging.js';
-import { ADMIN_TOKEN, EXAMPLE_RULES } from './helper.js';
+import { ADMIN_TOKEN, EXAMPLE_RULES, recordForContract } from './helper.js';
 
 const lines: string[] = [];
 const sink = new Writable({
@@ -26,6 +26,7 @@ beforeAll(async () => {
     { adminToken: ADMIN_TOKEN },
     { store: openSqliteStore({ path: join(dir, 'g.db'), synchronous: 'FULL' }), rules: createRulesHolder(EXAMPLE_RULES), logger: createLogger('info', sink) },
   );
+  recordForContract(app);
 });
 afterAll(() => app.close());
 

@@ -2,7 +2,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import { AppError, ProblemSchema } from '../errors.js';
+import { AppError } from '../errors.js';
 import type { Store } from '../db/store.js';
 import type { RulesHolder } from '../rules/loader.js';
 import { adminAuthenticator } from '../migration/authenticate.js';
@@ -25,7 +25,6 @@ import {
   LeadListQuerySchema,
 } from './schemas.js';
 
-const problems = { '4XX': ProblemSchema, '5XX': ProblemSchema };
 const meta = { tags: ['admin'], security: [{ adminBearer: [] }] };
 
 export function adminRoutes(deps: { store: Store; rules: RulesHolder; adminToken: string; adminTokenName: string; authFailures: AuthFailureGuard }) {
@@ -44,7 +43,8 @@ export function adminRoutes(deps: { store: Store; rules: RulesHolder; adminToken
           summary: 'Submissions that need review',
           params: IntegrationParamsSchema,
           querystring: ReviewQuerySchema,
-          response: { 200: z.object({ items: z.array(ReviewItemSchema) }), ...problems },
+          response: { 200: z.object({ items: z.array(ReviewItemSchema) }) },
+          problems: ['not-found'],
         },
       },
       async (request) => {
@@ -63,7 +63,7 @@ export function adminRoutes(deps: { store: Store; rules: RulesHolder; adminToken
       },
     );
 
-    const leadResponse = { 200: LeadObjectSchema, ...problems };
+    const leadResponse = { 200: LeadObjectSchema };
     r.get(
       '/admin/v1/leads',
       {
@@ -71,22 +71,23 @@ export function adminRoutes(deps: { store: Store; rules: RulesHolder; adminToken
           ...meta,
           summary: 'List leads, filtered by stage, integration and custom field values',
           querystring: LeadListQuerySchema,
-          response: { 200: z.object({ items: z.array(LeadObjectSchema), next_before: z.string().nullable() }), ...problems },
+          response: { 200: z.object({ items: z.array(LeadObjectSchema), next_before: z.string().nullable() }) },
+          problems: ['not-found'],
         },
       },
       (request) => listLeads(leadDeps, { ...request.query, fields: request.query.field }),
     );
-    r.get('/admin/v1/leads/:id', { schema: { ...meta, summary: 'A lead as operators see it', params: LeadParamsSchema, response: leadResponse } }, (request) =>
+    r.get('/admin/v1/leads/:id', { schema: { ...meta, summary: 'A lead as operators see it', params: LeadParamsSchema, response: leadResponse, problems: ['not-found'] } }, (request) =>
       getLead(leadDeps, request.params.id),
     );
     r.post(
       '/admin/v1/leads/:id/move',
-      { schema: { ...meta, summary: 'Move a lead to another stage', params: LeadParamsSchema, body: MoveLeadBodySchema, response: leadResponse } },
+      { schema: { ...meta, summary: 'Move a lead to another stage', params: LeadParamsSchema, body: MoveLeadBodySchema, response: leadResponse, problems: ['not-found'] } },
       async (request) => (await actOnLead(leadDeps, request.params.id, { kind: 'move', stageId: request.body.stage }))!,
     );
     r.post(
       '/admin/v1/leads/:id/close',
-      { schema: { ...meta, summary: 'Close a lead', params: LeadParamsSchema, body: CloseLeadBodySchema, response: leadResponse } },
+      { schema: { ...meta, summary: 'Close a lead', params: LeadParamsSchema, body: CloseLeadBodySchema, response: leadResponse, problems: ['not-found'] } },
       async (request) =>
         (await actOnLead(leadDeps, request.params.id, {
           kind: 'close',
@@ -97,12 +98,12 @@ export function adminRoutes(deps: { store: Store; rules: RulesHolder; adminToken
     );
     r.post(
       '/admin/v1/leads/:id/reopen',
-      { schema: { ...meta, summary: 'Reopen a closed lead', params: LeadParamsSchema, response: leadResponse } },
+      { schema: { ...meta, summary: 'Reopen a closed lead', params: LeadParamsSchema, response: leadResponse, problems: ['not-found'] } },
       async (request) => (await actOnLead(leadDeps, request.params.id, { kind: 'reopen' }))!,
     );
     r.delete(
       '/admin/v1/leads/:id',
-      { schema: { ...meta, summary: 'Delete a lead', params: LeadParamsSchema, response: { 204: z.null(), ...problems } } },
+      { schema: { ...meta, summary: 'Delete a lead', params: LeadParamsSchema, response: { 204: z.null() }, problems: ['not-found'] } },
       async (request, reply) => {
         await actOnLead(leadDeps, request.params.id, { kind: 'delete' });
         return reply.code(204).send(null);
@@ -117,7 +118,8 @@ export function adminRoutes(deps: { store: Store; rules: RulesHolder; adminToken
           summary: 'Set a custom field as an employee, an import or an automation',
           params: FieldParamsSchema,
           body: SetFieldBodySchema,
-          response: { 200: z.object({ outcome: z.enum(['written', 'unchanged']), lead: LeadObjectSchema }), ...problems },
+          response: { 200: z.object({ outcome: z.enum(['written', 'unchanged']), lead: LeadObjectSchema }) },
+          problems: ['not-found'],
         },
       },
       (request) =>
@@ -136,7 +138,8 @@ export function adminRoutes(deps: { store: Store; rules: RulesHolder; adminToken
           ...meta,
           summary: 'Apply stored unmapped answers whose key is mapped now',
           params: IntegrationParamsSchema,
-          response: { 200: AppliedUnmappedSchema, ...problems },
+          response: { 200: AppliedUnmappedSchema },
+          problems: ['not-found'],
         },
       },
       async (request) => {
@@ -147,7 +150,7 @@ export function adminRoutes(deps: { store: Store; rules: RulesHolder; adminToken
 
     r.post(
       '/admin/v1/rules/reload',
-      { schema: { ...meta, summary: 'Reload the rules files', response: { 200: z.object({ reloaded: z.literal(true) }), ...problems } } },
+      { schema: { ...meta, summary: 'Reload the rules files', response: { 200: z.object({ reloaded: z.literal(true) }) }, problems: ['validation-failed'] } },
       async () => {
         const result = deps.rules.reload();
         if (!result.ok) {

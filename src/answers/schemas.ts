@@ -8,7 +8,10 @@ export const AnswersSubmissionSchema = z
     external_contact_id: ExternalContactIdSchema,
     answers: AnswersInputSchema,
   })
-  .meta({ id: 'AnswersSubmission' });
+  .meta({
+    id: 'AnswersSubmission',
+    examples: [{ event_id: 'telegram:laptop:123456:1', external_contact_id: 'telegram:123456', answers: { laptop: 'yes', video_watched: true, days: 'mon, fri' } }],
+  });
 export type AnswersSubmission = z.infer<typeof AnswersSubmissionSchema>;
 
 export const AnswersResponseSchema = z

@@ -12,6 +12,7 @@ import { createUsageRecorder, type UsageRecorder } from '../migration/usage.js';
 import { importLegacyKey, issueV1Key, relinkLegacyLeads, renewKeys, revokeKey, rollback, switchOff, type LinkReport } from '../migration/service.js';
 import { migrationReport } from '../migration/report.js';
 import { table } from './table.js';
+import { auditView, integrationView, issuedKeyView, keyView, linkView, listOf, stateView } from '../admin/views.js';
 import { withEnvFile } from '../config.js';
 import { createAdminCredential, revokeAdminCredentials } from '../admin/credentials.js';
 
@@ -115,8 +116,8 @@ function createProgram(): Command {
       run(async ({ rules, store }) => {
         const list = [...rules.current().integrations.values()];
         const states = await store.read((r) => Promise.all(list.map((i) => r.states.get(i.id))));
-        const data = list.map((i, n) => ({ handle: i.handle, state: states[n]!, name: i.name, id: i.id }));
-        print(table(['HANDLE', 'STATE', 'NAME', 'ID'], data.map((d) => [d.handle, d.state, d.name, d.id])), data);
+        const data = list.map((i, n) => integrationView(i, states[n]!));
+        print(table(['HANDLE', 'STATE', 'NAME', 'ID'], data.map((d) => [d.handle, d.state, d.name, d.id])), listOf(data));
       }),
     );
 
@@ -128,8 +129,8 @@ function createProgram(): Command {
       run(async ({ rules, store }) => {
         const integration = integrationByRef(rules, ref);
         const keys = await store.read((r) => r.keys.listForIntegration(integration.id));
-        const data = keys.map((k) => ({ id: k.id, prefix: k.prefix, kind: k.kind, created_at: k.createdAt, created_by: k.createdBy, revoked_at: k.revokedAt }));
-        print(table(['ID', 'PREFIX', 'KIND', 'CREATED', 'BY', 'REVOKED'], data.map((k) => [k.id, k.prefix || '-', k.kind, k.created_at, k.created_by, k.revoked_at])), data);
+        const data = keys.map(keyView);
+        print(table(['ID', 'PREFIX', 'KIND', 'CREATED', 'BY', 'REVOKED'], data.map((k) => [k.id, k.prefix || '-', k.kind, k.created_at, k.created_by, k.revoked_at])), listOf(data));
       }),
     );
 
@@ -145,7 +146,7 @@ function createProgram(): Command {
         if ((o.key === undefined) === (o.hash === undefined)) throw new UsageError('give exactly one of --key or --hash');
         if (o.hash !== undefined && !/^[0-9a-fA-F]{64}$/.test(o.hash)) throw new UsageError('--hash must be 64 hex digits (SHA-256)');
         const key = await importLegacyKey({ store, usage }, integrationByRef(rules, ref), { key: o.key, hash: o.hash, actor: CLI_ACTOR, reason: o.reason ?? null });
-        print(`Imported legacy key ${key.prefix ? `${key.prefix}… ` : ''}(id ${key.id}) for ${ref}.`, { id: key.id, prefix: key.prefix, kind: key.kind });
+        print(`Imported legacy key ${key.prefix ? `${key.prefix}… ` : ''}(id ${key.id}) for ${ref}.`, keyView(key));
       }),
     );
 
@@ -160,7 +161,7 @@ function createProgram(): Command {
         // The key comes last, set apart, so it is not lost above a long report.
         print(
           [`state: ${r.state}`, ...linkSummary(r.links), '', `v1 key for ${ref} (shown once, store it now):`, '', `  ${r.secret}`, ''].join('\n'),
-          { key: r.secret, prefix: r.key.prefix, state: r.state, linked_leads: r.links.linked, unlinked_leads: r.links.unlinked },
+          issuedKeyView(r, r.state, linkView(r.links)),
         );
       }),
     );
@@ -173,7 +174,7 @@ function createProgram(): Command {
     .action((ref: string, o: { reason?: string }) =>
       run(async ({ rules, store, usage }) => {
         const links = await relinkLegacyLeads({ store, usage }, integrationByRef(rules, ref), { actor: CLI_ACTOR, reason: o.reason ?? null });
-        print(linkSummary(links).join('\n'), { linked_leads: links.linked, unlinked_leads: links.unlinked });
+        print(linkSummary(links).join('\n'), linkView(links));
       }),
     );
 
@@ -186,7 +187,7 @@ function createProgram(): Command {
     .action((ref: string, keyId: string, o: { reason?: string }) =>
       run(async ({ rules, store, usage }) => {
         const key = await revokeKey({ store, usage }, integrationByRef(rules, ref), keyId, { actor: CLI_ACTOR, reason: o.reason ?? null });
-        print(`Revoked ${key.kind} key ${key.id}${key.prefix ? ` (${key.prefix}…)` : ''} of ${ref}.`, { id: key.id, kind: key.kind, prefix: key.prefix, revoked_at: key.revokedAt });
+        print(`Revoked ${key.kind} key ${key.id}${key.prefix ? ` (${key.prefix}…)` : ''} of ${ref}.`, keyView(key));
       }),
     );
 
@@ -198,7 +199,7 @@ function createProgram(): Command {
     .action((ref: string, o: { reason?: string }) =>
       run(async ({ rules, store, usage }) => {
         const r = await renewKeys({ store, usage }, integrationByRef(rules, ref), { actor: CLI_ACTOR, reason: o.reason ?? null });
-        print(`Revoked ${r.revoked} key(s). New v1 key for ${ref} (shown once):\n  ${r.secret}`, { key: r.secret, prefix: r.key.prefix, revoked: r.revoked, state: r.state });
+        print(`Revoked ${r.revoked} key(s). New v1 key for ${ref} (shown once):\n  ${r.secret}`, issuedKeyView(r, r.state, { revoked_keys: r.revoked }));
       }),
     );
 
@@ -211,13 +212,14 @@ function createProgram(): Command {
     .option('--quiet-hours <n>', 'quiet period in hours (default 24)', wholeNumber)
     .action((ref: string, o: { reason: string; force?: boolean; quietHours?: number }) =>
       run(async ({ rules, store, usage }) => {
-        const state = await switchOff({ store, usage }, integrationByRef(rules, ref), {
+        const integration = integrationByRef(rules, ref);
+        const state = await switchOff({ store, usage }, integration, {
           actor: CLI_ACTOR,
           reason: o.reason,
           force: o.force ?? false,
           quietPeriodHours: o.quietHours,
         });
-        print(`${ref} is now ${state}.`, { handle: ref, state });
+        print(`${ref} is now ${state}.`, stateView(integration, state));
       }),
     );
 
@@ -228,8 +230,9 @@ function createProgram(): Command {
     .requiredOption('--reason <text>', 'why, for the audit log')
     .action((ref: string, o: { reason: string }) =>
       run(async ({ rules, store, usage }) => {
-        const state = await rollback({ store, usage }, integrationByRef(rules, ref), { actor: CLI_ACTOR, reason: o.reason });
-        print(`${ref} is now ${state}.`, { handle: ref, state });
+        const integration = integrationByRef(rules, ref);
+        const state = await rollback({ store, usage }, integration, { actor: CLI_ACTOR, reason: o.reason });
+        print(`${ref} is now ${state}.`, stateView(integration, state));
       }),
     );
 
@@ -270,7 +273,7 @@ function createProgram(): Command {
         const handleOf = (integrationId: string) => rules.current().integrations.get(integrationId)?.handle ?? integrationId;
         print(
           table(['AT', 'INTEGRATION', 'ACTION', 'STATE', 'ACTOR', 'REASON'], entries.map((e) => [e.at, handleOf(e.integrationId), e.action, `${e.fromState} -> ${e.toState}`, e.actor, e.reason])),
-          entries,
+          listOf(entries.map(auditView)),
         );
       }),
     );
@@ -293,7 +296,7 @@ function createProgram(): Command {
       run(async ({ store }) => {
         const list = await store.read((r) => r.adminCredentials.list());
         const items = list.map((c) => ({ id: c.id, name: c.name, prefix: c.prefix, created_at: c.createdAt, created_by: c.createdBy, revoked_at: c.revokedAt }));
-        print(table(['NAME', 'PREFIX', 'CREATED', 'BY', 'REVOKED'], items.map((c) => [c.name, c.prefix, c.created_at, c.created_by, c.revoked_at])), items);
+        print(table(['NAME', 'PREFIX', 'CREATED', 'BY', 'REVOKED'], items.map((c) => [c.name, c.prefix, c.created_at, c.created_by, c.revoked_at])), listOf(items));
       }),
     );
   adminToken

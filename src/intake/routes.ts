@@ -1,7 +1,6 @@
 // v1 intake routes: parse (schema), call one service function, shape the reply.
 import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
-import { ProblemSchema } from '../errors.js';
 import type { Store } from '../db/store.js';
 import type { RulesHolder } from '../rules/loader.js';
 import { v1Authenticator } from '../migration/authenticate.js';
@@ -46,9 +45,8 @@ export function intakeRoutes(deps: { store: Store; rules: RulesHolder; usage: Us
           response: {
             200: LeadSubmissionResponseSchema.describe('The inquiry joined an existing lead, or the request is a replay'),
             201: LeadSubmissionResponseSchema.describe('A new lead was created'),
-            '4XX': ProblemSchema,
-            '5XX': ProblemSchema,
           },
+          problems: ['event-id-conflict'],
         },
       },
       async (request, reply) => {
@@ -74,7 +72,8 @@ export function intakeRoutes(deps: { store: Store; rules: RulesHolder; usage: Us
           tags: ['v1'],
           security: [{ integrationBearer: [] }],
           body: AnswersSubmissionSchema,
-          response: { 200: AnswersResponseSchema, '4XX': ProblemSchema, '5XX': ProblemSchema },
+          response: { 200: AnswersResponseSchema },
+          problems: ['not-found', 'event-id-conflict'],
         },
       },
       async (request, reply) => {

@@ -81,7 +81,22 @@ export const LeadSubmissionSchema = z
     answers: AnswersInputSchema.nullish(),
     ...Object.fromEntries(FORBIDDEN_FIELDS.map((f) => [f, forbidden(f)])),
   })
-  .meta({ id: 'LeadSubmission' });
+  .meta({
+    id: 'LeadSubmission',
+    examples: [
+      {
+        event_id: 'tg:lead:123456:1',
+        external_contact_id: 'telegram:123456',
+        first_name: 'Aziza',
+        last_name: 'Karimova',
+        phone: '+998 90 123-45-67',
+        email: 'aziza@example.com',
+        notes: 'Asked about the evening frontend course',
+        metadata: { source_key: 'ref_jasur_01', utm_campaign: 'spring' },
+        answers: { laptop: 'yes' },
+      },
+    ],
+  });
 export type LeadSubmission = z.infer<typeof LeadSubmissionSchema>;
 
 // --- Response objects (seed 2.4): every member present, null where there is no value. ---

@@ -7,7 +7,7 @@ import type { RulesHolder } from '../rules/loader.js';
 import type { UsageRecorder } from '../migration/usage.js';
 import { LeadObjectSchema } from '../intake/schemas.js';
 import { legacyGate } from './authenticate.js';
-import { legacyMeta, legacyProblems, LegacyLeadCreateSchema, LegacyLeadParamsSchema, LegacyLeadUpdateSchema, LegacyTagCreateSchema, LegacyTagSchema } from './schemas.js';
+import { legacyMeta, LegacyLeadCreateSchema, LegacyLeadParamsSchema, LegacyLeadUpdateSchema, LegacyTagCreateSchema, LegacyTagSchema } from './schemas.js';
 import { localRoutes } from './local-routes.js';
 import { forward, registerUpstream } from './pass-through.js';
 import { markFreeOfQuota, type IntegrationQuota } from '../rate-limit/quota.js';
@@ -25,7 +25,6 @@ declare module 'fastify' {
 import { createLegacyLead, createLegacyTag, updateLegacyLead } from './service.js';
 
 const meta = legacyMeta;
-const problems = legacyProblems;
 
 const idempotencyKey = (header: string | string[] | undefined) => (typeof header === 'string' && header !== '' ? header : undefined);
 
@@ -69,7 +68,7 @@ export function legacyRoutes(deps: {
 
     r.post(
       '/api/bots/api/leads/',
-      { schema: { ...meta, summary: 'Create a lead (translated into a v1 submission)', body: LegacyLeadCreateSchema, response: { 201: LeadObjectSchema, ...problems } } },
+      { schema: { ...meta, summary: 'Create a lead (translated into a v1 submission)', body: LegacyLeadCreateSchema, response: { 201: LeadObjectSchema }, problems: ['not-found', 'event-id-conflict'] } },
       async (request, reply) => {
         const { lead, replayed } = await createLegacyLead(deps, request.integration!, request.body, idempotencyKey(request.headers['idempotency-key']), inexactKeysUnder(request, '/extra_data'));
         if (replayed) markFreeOfQuota(request);
@@ -82,7 +81,7 @@ export function legacyRoutes(deps: {
       r.route({
         method,
         url: '/api/bots/api/leads/:id/',
-        schema: { ...meta, summary: 'Add a tag or data to a lead (translated into answers)', params: LegacyLeadParamsSchema, body: LegacyLeadUpdateSchema, response: { 200: LeadObjectSchema, ...problems } },
+        schema: { ...meta, summary: 'Add a tag or data to a lead (translated into answers)', params: LegacyLeadParamsSchema, body: LegacyLeadUpdateSchema, response: { 200: LeadObjectSchema }, problems: ['not-found', 'event-id-conflict'] },
         handler: async (request) => {
           const { lead, replayed } = await updateLegacyLead(deps, request.integration!, request.params.id, request.body, idempotencyKey(request.headers['idempotency-key']), inexactKeysUnder(request, '/extra_data'));
           if (replayed) markFreeOfQuota(request);
@@ -93,7 +92,7 @@ export function legacyRoutes(deps: {
 
     r.post(
       '/api/bots/api/tags/create/',
-      { schema: { ...meta, summary: 'Create a tag (a stable id per name)', body: LegacyTagCreateSchema, response: { 201: LegacyTagSchema, ...problems } } },
+      { schema: { ...meta, summary: 'Create a tag (a stable id per name)', body: LegacyTagCreateSchema, response: { 201: LegacyTagSchema } } },
       async (request, reply) => {
         const tag = await createLegacyTag(deps, request.integration!, request.body.name, request.body.color ?? null);
         return reply.code(201).send({ id: tag.id, name: tag.name, color: tag.color, is_active: true, archived_at: null });

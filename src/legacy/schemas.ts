@@ -1,11 +1,9 @@
 // Shapes of the deprecated bot interface as legacy bots send them (documented in docs/legacy-api.md).
 import { z } from 'zod';
-import { ProblemSchema } from '../errors.js';
 import type { PageKey } from './lead-page-store.js';
 import { ANSWERS_MAX, GroupDetailSchema, LeadObjectSchema, StatusDetailSchema } from '../intake/schemas.js';
 
 export const legacyMeta = { tags: ['legacy (deprecated)'], deprecated: true, security: [{ legacyBotKey: [] }] };
-export const legacyProblems = { '4XX': ProblemSchema, '5XX': ProblemSchema };
 
 /** Tags or data keys one legacy write may carry: each may become an answer (intake ANSWERS_MAX). */
 export const LEGACY_ITEMS_MAX = ANSWERS_MAX;

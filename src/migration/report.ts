@@ -1,38 +1,37 @@
 // The migration report per integration (contract 6): who still calls the old API, and is it ready.
+import { z } from 'zod';
 import type { Integration } from '../rules/catalog.js';
 import { DEFAULT_QUIET_PERIOD_HOURS, type MigrationDeps } from './service.js';
-import type { MigrationState, UsageRow } from './state-store.js';
+import type { UsageRow } from './state-store.js';
 
-export interface RouteUsage {
-  route: string;
-  calls_24h: number;
-  calls_7d: number;
-  last_seen: string | null;
-  /** Calls answered with a 2xx in the last 7 days, and the last of them ever. */
-  successful_7d: number;
-  last_success: string | null;
-}
+const callCounts = {
+  calls_24h: z.number().int().meta({ description: 'Calls in the current hour and the 24 before it' }),
+  calls_7d: z.number().int(),
+  last_seen: z.iso.datetime().nullable(),
+  successful_7d: z.number().int().meta({ description: 'Calls answered with a 2xx in the last 7 days' }),
+  last_success: z.iso.datetime().nullable().meta({ description: 'The last call ever answered with a 2xx' }),
+};
 
-export interface MigrationReport {
-  integration: { id: string; handle: string; name: string };
-  state: MigrationState;
-  generated_at: string;
-  legacy: InterfaceUsage;
-  v1: InterfaceUsage;
-  ignored_legacy_fields: { field: string; calls: number; last_seen: string }[];
-  unlinked_legacy_leads: { lead_id: string; first_name: string; created_at: string }[];
-  keys: { v1: number; legacy: number };
-  readiness: { verdict: 'ready' | 'not_ready' | 'switched_off'; reasons: string[] };
-}
+export const RouteUsageSchema = z.object({ route: z.string().meta({ description: 'METHOD /path, e.g. POST /api/bots/api/leads/' }), ...callCounts }).meta({ id: 'RouteUsage' });
+export type RouteUsage = z.infer<typeof RouteUsageSchema>;
 
-interface InterfaceUsage {
-  routes: RouteUsage[];
-  calls_24h: number;
-  calls_7d: number;
-  last_seen: string | null;
-  successful_7d: number;
-  last_success: string | null;
-}
+const InterfaceUsageSchema = z.object({ routes: z.array(RouteUsageSchema), ...callCounts }).meta({ id: 'InterfaceUsage' });
+type InterfaceUsage = z.infer<typeof InterfaceUsageSchema>;
+
+export const MigrationReportSchema = z
+  .object({
+    integration: z.object({ id: z.uuid(), handle: z.string(), name: z.string() }),
+    state: z.enum(['legacy', 'migrating', 'switched_off']),
+    generated_at: z.iso.datetime(),
+    legacy: InterfaceUsageSchema,
+    v1: InterfaceUsageSchema,
+    ignored_legacy_fields: z.array(z.object({ field: z.string(), calls: z.number().int(), last_seen: z.iso.datetime() })),
+    unlinked_legacy_leads: z.array(z.object({ lead_id: z.uuid(), first_name: z.string(), created_at: z.iso.datetime() })),
+    keys: z.object({ v1: z.number().int(), legacy: z.number().int() }).meta({ description: 'Live (not revoked) keys' }),
+    readiness: z.object({ verdict: z.enum(['ready', 'not_ready', 'switched_off']), reasons: z.array(z.string()) }),
+  })
+  .meta({ id: 'MigrationReport' });
+export type MigrationReport = z.infer<typeof MigrationReportSchema>;
 
 const latest = (values: (string | null)[]) => values.reduce<string | null>((max, v) => (v !== null && (max === null || v > max) ? v : max), null);
 

@@ -33,8 +33,27 @@ describe('lead-gateway CLI', () => {
     expect(human.code).toBe(0);
     expect(human.out).toMatch(/^HANDLE\s+STATE\s+NAME\s+ID$/m);
     expect(human.out).toMatch(/^brightpath:telegram-bot\s+legacy\s+Admissions Telegram bot/m);
-    const json = JSON.parse(cli('--json', 'integrations').out) as { handle: string; state: string }[];
-    expect(json.map((i) => i.handle)).toContain('smile-dental:booking-form');
+    const json = JSON.parse(cli('--json', 'integrations').out) as { items: { handle: string; state: string }[] };
+    expect(json.items.map((i) => i.handle)).toContain('smile-dental:booking-form');
+  });
+
+  it('prints with --json what the admin API answers: snake_case members, every list as {"items": [...]}', async () => {
+    const handle = 'smile-dental:booking-form';
+    expect(cli('issue-key', handle, '--reason', 'conventions').code).toBe(0);
+    for (const [args, path] of [
+      [['integrations'], '/admin/v1/integrations'],
+      [['keys', handle], `/admin/v1/integrations/${handle}/keys`],
+      [['audit', handle], `/admin/v1/integrations/${handle}/audit`],
+    ] as const) {
+      const printed = JSON.parse(cli('--json', ...args).out) as { items: unknown[] };
+      expect(Object.keys(printed)).toEqual(['items']);
+      expect(printed).toEqual((await gw.admin('GET', path)).json());
+    }
+    const audit = JSON.parse(cli('--json', 'audit', handle).out) as { items: Record<string, unknown>[] };
+    expect(audit.items[0]).toMatchObject({ integration_id: expect.any(String), action: 'v1_key_issued', from_state: 'legacy', to_state: 'migrating', actor: expect.stringMatching(/^cli:/) });
+    const snakeCase = (value: unknown): boolean =>
+      Array.isArray(value) ? value.every(snakeCase) : value !== null && typeof value === 'object' ? Object.entries(value).every(([k, v]) => /^[a-z0-9_]+$/.test(k) && snakeCase(v)) : true;
+    for (const args of [['integrations'], ['keys', handle], ['audit'], ['report', handle]]) expect(snakeCase(JSON.parse(cli('--json', ...args).out))).toBe(true);
   });
 
   it('drives a migration the running gateway obeys at once', async () => {
@@ -95,8 +114,8 @@ describe('lead-gateway CLI', () => {
         ...(body ? { body: JSON.stringify(body) } : {}),
       });
     expect((await asDilnoza('/integrations/smile-dental:booking-form/keys', { reason: 'clinic starts' })).status).toBe(201);
-    const audit = (await (await asDilnoza('/integrations/smile-dental:booking-form/audit')).json()) as { entries: { actor: string; reason: string }[] };
-    expect(audit.entries[0]).toMatchObject({ actor: 'dilnoza', reason: 'clinic starts' });
+    const audit = (await (await asDilnoza('/integrations/smile-dental:booking-form/audit')).json()) as { items: { actor: string; reason: string }[] };
+    expect(audit.items[0]).toMatchObject({ actor: 'dilnoza', reason: 'clinic starts' });
 
     const listed = cli('admin-token', 'list');
     expect(listed.out).toMatch(/^dilnoza\s+lgadm_\S+\s+\S+\s+cli:\S+\s+-$/m);

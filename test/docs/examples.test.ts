@@ -25,6 +25,10 @@ const NOT_RUN: Record<string, string> = {
   'npm run bench': 'minutes of load on the whole machine',
   'npm run test:resilience': 'CI runs it (.ci/run); minutes long',
   'bash .ci/run': 'CI itself',
+  'npm run lint:openapi': 'CI runs it (.ci/run)',
+  'npm run client:types': 'test/openapi.test.ts runs the script and compiles the docs recipe against what it writes',
+  'npm run client:types -- --from http://127.0.0.1:3000/openapi.json --out src/lead-gateway.d.ts':
+    'writes into a client project; test/openapi.test.ts runs the same script',
   'ADMIN_TOKEN=$(openssl rand -base64 32) DATABASE_PATH=/var/lib/lead-gateway/gateway.db npm run serve':
     'a production start on a system path; test/process/*.test.ts start the gateway outside demo mode',
   'docker build -t lead-gateway .': 'no Docker engine here; test/artefacts.test.ts checks the Dockerfile against CI',

@@ -9,7 +9,7 @@ import type { FastifyInstance } from 'fastify';
 import { buildApp } from '../../src/app.js';
 import { openSqliteStore } from '../../src/db/sqlite-store.js';
 import { createRulesHolder } from '../../src/rules/loader.js';
-import { ADMIN_TOKEN, EXAMPLE_RULES } from '../helper.js';
+import { ADMIN_TOKEN, EXAMPLE_RULES, recordForContract } from '../helper.js';
 
 interface Seen {
   method: string;
@@ -46,6 +46,7 @@ beforeAll(async () => {
     { adminToken: ADMIN_TOKEN, upstream: { url: upstreamUrl, connectTimeoutMs: 500, timeoutMs: 400 } },
     { store, rules: createRulesHolder(EXAMPLE_RULES) },
   );
+  recordForContract(app, { upstream: true });
   base = await app.listen({ port: 0, host: '127.0.0.1' });
   await admin('POST', '/admin/v1/integrations/brightpath:telegram-bot/keys/import', { key: KEY });
 });
@@ -142,6 +143,7 @@ describe('an upstream that fails', () => {
       { adminToken: ADMIN_TOKEN, upstream: { url: `http://127.0.0.1:${port}`, connectTimeoutMs: 500, timeoutMs: 400 } },
       { store: openSqliteStore({ path: join(dir, 'g.db'), synchronous: 'FULL' }), rules: createRulesHolder(EXAMPLE_RULES) },
     );
+    recordForContract(other, { upstream: true });
     await other.inject({ method: 'POST', url: '/admin/v1/integrations/brightpath:telegram-bot/keys/import', headers: { authorization: `Bearer ${ADMIN_TOKEN}` }, payload: { key: KEY } });
     const res = await other.inject({ method: 'GET', url: '/api/bots/api/statuses/', headers: { 'x-bot-api-key': KEY } });
     expect(res.statusCode).toBe(502);

@@ -32,7 +32,7 @@ const admin = (method: string, path: string, body?: unknown) => call(method, `/a
 const asAlice = (method: string, path: string, body?: unknown) => call(method, `/admin/v1${path}`, { authorization: `Bearer ${alice}` }, body);
 const legacy = (method: string, path: string, body?: unknown, key = LEGACY_KEY) => call(method, `/api/bots/api${path}`, { 'x-bot-api-key': key }, body);
 const v1 = (key: string, body: unknown) => call('POST', '/api/integrations/v1/leads/', { authorization: `Bearer ${key}` }, body);
-const state = async () => ((await admin('GET', '/integrations')).body!.integrations as { handle: string; state: string }[]).find((i) => i.handle === handle)!.state;
+const state = async () => ((await admin('GET', '/integrations')).body!.items as { handle: string; state: string }[]).find((i) => i.handle === handle)!.state;
 
 /** Every legacy route and method of the seed's table, plus one the gateway does not know. */
 const EVERY_LEGACY_CALL: [string, string][] = [
@@ -122,7 +122,7 @@ describe('migrating one bot', () => {
     expect((await v1(renewed.body!.key as string, { event_id: 'story-3', first_name: 'New key' })).status).toBe(201);
 
     // The audit log tells the story, newest first, with who and why.
-    const audit = (await admin('GET', `/integrations/${handle}/audit`)).body!.entries as { action: string; actor: string; reason: string | null; to_state: string }[];
+    const audit = (await admin('GET', `/integrations/${handle}/audit`)).body!.items as { action: string; actor: string; reason: string | null; to_state: string }[];
     expect(audit.map((e) => e.action)).toEqual(['keys_renewed', 'rolled_back', 'switched_off_forced', 'v1_key_issued', 'legacy_key_imported']);
     expect(audit[2]).toMatchObject({ actor: 'alice', reason: 'owner confirmed', to_state: 'switched_off' });
     expect(audit[1]).toMatchObject({ actor: 'automation', reason: 'bot broke in production', to_state: 'migrating' });

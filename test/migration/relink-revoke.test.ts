@@ -56,14 +56,14 @@ describe('re-running the linking of legacy leads', () => {
     // The rule is fixed; linking runs again through the admin API, no key is issued.
     writeFileSync(rulesFile, readFileSync(rulesFile, 'utf8').replace('    legacy:\n', '    legacy:\n      external_contact_id: "telegram:{extra_data.telegram_id}"\n'));
     expect((await gw.admin('POST', '/admin/v1/rules/reload')).statusCode).toBe(200);
-    const keysBefore = (await gw.admin('GET', `/admin/v1/integrations/${handle}/keys`)).json().keys.length;
+    const keysBefore = (await gw.admin('GET', `/admin/v1/integrations/${handle}/keys`)).json().items.length;
     const linked = await gw.admin('POST', `/admin/v1/integrations/${handle}/link`, { reason: 'legacy rule fixed' });
     expect(linked.statusCode).toBe(200);
     expect(linked.json()).toEqual({ linked_leads: 7, unlinked_leads: [{ lead_id: anonymous, code: 'missing_member', reason: expect.stringContaining('lacks a member') }] });
-    expect((await gw.admin('GET', `/admin/v1/integrations/${handle}/keys`)).json().keys).toHaveLength(keysBefore);
+    expect((await gw.admin('GET', `/admin/v1/integrations/${handle}/keys`)).json().items).toHaveLength(keysBefore);
     const report = (await gw.admin('GET', `/admin/v1/integrations/${handle}/report`)).json();
     expect(report.unlinked_legacy_leads.map((l: { lead_id: string }) => l.lead_id)).toEqual([anonymous]);
-    const audit = (await gw.admin('GET', `/admin/v1/integrations/${handle}/audit`)).json().entries;
+    const audit = (await gw.admin('GET', `/admin/v1/integrations/${handle}/audit`)).json().items;
     expect(audit[0]).toMatchObject({ action: 'legacy_leads_linked', reason: 'legacy rule fixed', details: { linked_leads: 7, unlinked_leads: 1 } });
 
     // Again from the CLI: nothing left to link but the anonymous lead; --json lists it.
@@ -78,7 +78,7 @@ describe('revoking one key', () => {
   it('stops that key at once, keeps the others, is audited, and refuses a second revoke or a foreign key', async () => {
     const first = await gw.issueKey('brightpath:website-form');
     const second = await gw.issueKey('brightpath:website-form');
-    const keys = (await gw.admin('GET', '/admin/v1/integrations/brightpath:website-form/keys')).json().keys as { id: string; prefix: string }[];
+    const keys = (await gw.admin('GET', '/admin/v1/integrations/brightpath:website-form/keys')).json().items as { id: string; prefix: string }[];
     const firstId = keys.find((k) => first.startsWith(k.prefix))!.id;
     const submit = (key: string, n: number) => gw.submit(key, { event_id: `revoke-${n}`, first_name: 'Rustam' });
     expect((await submit(first, 1)).statusCode).toBe(201);
@@ -88,7 +88,7 @@ describe('revoking one key', () => {
     expect(revoked.json()).toMatchObject({ id: firstId, revoked_at: expect.any(String) });
     expect((await submit(first, 2)).statusCode).toBe(401);
     expect((await submit(second, 3)).statusCode).toBe(201);
-    const audit = (await gw.admin('GET', '/admin/v1/integrations/brightpath:website-form/audit')).json().entries;
+    const audit = (await gw.admin('GET', '/admin/v1/integrations/brightpath:website-form/audit')).json().items;
     expect(audit[0]).toMatchObject({ action: 'key_revoked', reason: 'leaked in a screenshot', details: { key_id: firstId, kind: 'v1' } });
 
     expect((await gw.admin('POST', `/admin/v1/integrations/brightpath:website-form/keys/${firstId}/revoke`)).statusCode).toBe(409);
@@ -96,7 +96,7 @@ describe('revoking one key', () => {
     expect((await gw.admin('POST', '/admin/v1/integrations/brightpath:website-form/keys/not-a-uuid/revoke')).statusCode).toBe(422);
 
     // The CLI revokes by id too.
-    const secondId = (await gw.admin('GET', '/admin/v1/integrations/brightpath:website-form/keys')).json().keys.find((k: { id: string; revoked_at: string | null }) => k.revoked_at === null).id;
+    const secondId = (await gw.admin('GET', '/admin/v1/integrations/brightpath:website-form/keys')).json().items.find((k: { id: string; revoked_at: string | null }) => k.revoked_at === null).id;
     const cliRevoke = cli('revoke-key', 'brightpath:website-form', secondId, '--reason', 'rotation');
     expect(cliRevoke.code).toBe(0);
     expect(cliRevoke.out).toMatch(new RegExp(`^Revoked v1 key ${secondId} \\(lgv1_\\S+…\\) of brightpath:website-form\\.`));

@@ -1,0 +1,57 @@
+// The admin API's objects, built in one place: the admin routes answer them and the CLI prints them
+// with --json, so a script sees the same members, in snake_case, whichever it calls.
+import type { z } from 'zod';
+import type { ApiKey } from '../migration/key-store.js';
+import type { IssuedKey } from '../migration/keys.js';
+import type { LinkReport } from '../migration/service.js';
+import type { AuditEntry, MigrationState } from '../migration/state-store.js';
+import type { Integration } from '../rules/catalog.js';
+import type { AuditEntrySchema, IntegrationSummarySchema, IssuedKeySchema, KeySummarySchema, LinkReportSchema, StateSchema } from './schemas.js';
+
+/** Every list the admin API answers and the CLI prints is `{ "items": [...] }` (docs/api.md, Conventions). */
+export const listOf = <T>(items: T[]): { items: T[] } => ({ items });
+
+export const integrationView = (i: Integration, state: MigrationState): z.infer<typeof IntegrationSummarySchema> => ({
+  id: i.id,
+  handle: i.handle,
+  name: i.name,
+  workspace: { id: i.workspace.id, slug: i.workspace.slug, name: i.workspace.name },
+  state,
+});
+
+export const stateView = (i: Integration, state: MigrationState): z.infer<typeof StateSchema> => ({ integration_id: i.id, handle: i.handle, state });
+
+export const keyView = (k: ApiKey): z.infer<typeof KeySummarySchema> => ({
+  id: k.id,
+  kind: k.kind,
+  prefix: k.prefix,
+  created_at: k.createdAt,
+  created_by: k.createdBy,
+  revoked_at: k.revokedAt,
+});
+
+export const linkView = (links: LinkReport): z.infer<typeof LinkReportSchema> => ({ linked_leads: links.linked, unlinked_leads: links.unlinked });
+
+/** A key just issued: the secret is in it, shown this once. */
+export const issuedKeyView = ({ key, secret }: IssuedKey, state: MigrationState, extra: Partial<z.infer<typeof IssuedKeySchema>> = {}): z.infer<typeof IssuedKeySchema> => ({
+  id: key.id,
+  integration_id: key.integrationId,
+  kind: key.kind,
+  prefix: key.prefix,
+  key: secret,
+  created_at: key.createdAt,
+  state,
+  ...extra,
+});
+
+export const auditView = (e: AuditEntry): z.infer<typeof AuditEntrySchema> => ({
+  id: e.id,
+  integration_id: e.integrationId,
+  action: e.action,
+  from_state: e.fromState,
+  to_state: e.toState,
+  actor: e.actor,
+  reason: e.reason,
+  details: e.details,
+  at: e.at,
+});
