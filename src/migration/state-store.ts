@@ -47,7 +47,11 @@ export interface StateRepo {
   /** Calls per route since `sinceHour` (inclusive), with the last time each was seen (ever). */
   usageSince(integrationId: string, sinceHour: string): Promise<UsageRow[]>;
   lastSeen(integrationId: string, iface: Interface): Promise<string | null>;
-  countIgnored(integrationId: string, fields: readonly string[], at: string): Promise<void>;
+  /**
+   * Counts ignored member names; a name not counted before is added only while the integration has
+   * fewer than `maxNames` (the report names members, it is not a store of whatever bots send).
+   */
+  countIgnored(integrationId: string, fields: readonly string[], at: string, maxNames: number): Promise<void>;
   ignoredFields(integrationId: string): Promise<{ field: string; calls: number; lastSeen: string }[]>;
 }
 
@@ -102,9 +106,10 @@ export function sqliteStateRepo(db: Db): StateRepo {
   const lastSeen = db.prepare<[string, string], { last: string | null }>(
     'SELECT max(last_seen) AS last FROM api_usage WHERE integration_id = ? AND interface = ?',
   );
-  const countIgnored = db.prepare(
-    `INSERT INTO ignored_fields (integration_id, field, calls, last_seen) VALUES (?, ?, 1, ?)
-     ON CONFLICT (integration_id, field) DO UPDATE SET calls = calls + 1, last_seen = excluded.last_seen`,
+  const bumpIgnored = db.prepare('UPDATE ignored_fields SET calls = calls + 1, last_seen = ? WHERE integration_id = ? AND field = ?');
+  const addIgnored = db.prepare(
+    `INSERT INTO ignored_fields (integration_id, field, calls, last_seen)
+     SELECT @integrationId, @field, 1, @at WHERE (SELECT count(*) FROM ignored_fields WHERE integration_id = @integrationId) < @maxNames`,
   );
   const ignored = db.prepare<[string], { field: string; calls: number; last_seen: string }>(
     'SELECT field, calls, last_seen FROM ignored_fields WHERE integration_id = ? ORDER BY field',
@@ -122,8 +127,10 @@ export function sqliteStateRepo(db: Db): StateRepo {
         .all(sinceHour, sinceHour, integrationId)
         .map((r) => ({ route: r.route, interface: r.interface, calls: r.calls, lastSeen: r.last_seen, okCalls: r.ok_calls, lastOk: r.last_ok })),
     lastSeen: async (integrationId, iface) => lastSeen.get(integrationId, iface)?.last ?? null,
-    countIgnored: async (integrationId, fields, at) => {
-      for (const field of fields) countIgnored.run(integrationId, field, at);
+    countIgnored: async (integrationId, fields, at, maxNames) => {
+      for (const field of fields) {
+        if (bumpIgnored.run(at, integrationId, field).changes === 0) addIgnored.run({ integrationId, field, at, maxNames });
+      }
     },
     ignoredFields: async (integrationId) => ignored.all(integrationId).map((r) => ({ field: r.field, calls: r.calls, lastSeen: r.last_seen })),
   };

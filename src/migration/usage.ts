@@ -4,6 +4,8 @@ import type { Interface, UsageIncrement } from './state-store.js';
 
 /** Distinct ignored member names counted per request: a body of 100,000 unknown members counts 50. */
 export const IGNORED_NAMES_MAX_PER_REQUEST = 50;
+/** Distinct ignored member names kept per integration; later new names are not counted (docs/legacy-api.md). */
+export const IGNORED_NAMES_MAX_PER_INTEGRATION = 1_000;
 /** Longer names are counted cut to this length (the report names members, it does not store bodies). */
 export const IGNORED_NAME_MAX_CHARS = 64;
 
@@ -46,7 +48,7 @@ export function createUsageRecorder(store: Store, intervalMs = 1000): UsageRecor
     ignored = [];
     await store.transact(async (tx) => {
       await tx.states.addUsage(batch);
-      for (const f of fields) await tx.states.countIgnored(f.integrationId, f.fields, f.at);
+      for (const f of fields) await tx.states.countIgnored(f.integrationId, f.fields, f.at, IGNORED_NAMES_MAX_PER_INTEGRATION);
     });
   };
   const timer = setInterval(() => void flush().catch(() => undefined), intervalMs);

@@ -1,7 +1,7 @@
 // Bounded answers: at most 200 per request, keys that do not fit reported one by one, numbers never rounded.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ANSWER_KEY_MAX_CHARS, ANSWERS_MAX } from '../../src/intake/schemas.js';
-import { IGNORED_NAME_MAX_CHARS, IGNORED_NAMES_MAX_PER_REQUEST } from '../../src/migration/usage.js';
+import { IGNORED_NAME_MAX_CHARS, IGNORED_NAMES_MAX_PER_INTEGRATION, IGNORED_NAMES_MAX_PER_REQUEST } from '../../src/migration/usage.js';
 import { countRows, startGateway, type Gateway } from '../helper.js';
 
 let gw: Gateway;
@@ -114,5 +114,22 @@ describe('ignored legacy members counted for the migration report', () => {
     const fields = await report();
     expect(fields.length - before).toBe(IGNORED_NAMES_MAX_PER_REQUEST);
     expect(Math.max(...fields.map((f) => f.field.length))).toBe(IGNORED_NAME_MAX_CHARS);
+  });
+
+  it('keep at most a fixed number of names per integration; known names go on counting', async () => {
+    const distinct = (n: number) => {
+      const b: Record<string, unknown> = { first_name: 'Many', phone: `+99890${String(600000 + n).padStart(7, '0')}` };
+      for (let i = 0; i < IGNORED_NAMES_MAX_PER_REQUEST; i++) b[`batch_${n}_${i}`] = 1;
+      return b;
+    };
+    const requests = Math.ceil(IGNORED_NAMES_MAX_PER_INTEGRATION / IGNORED_NAMES_MAX_PER_REQUEST) + 2;
+    for (let n = 0; n < requests; n++) expect((await post('/api/bots/api/leads/', distinct(n), legacy)).statusCode).toBe(201);
+    const fields = (await gw.admin('GET', '/admin/v1/integrations/brightpath:telegram-bot/report')).json().ignored_legacy_fields as { field: string; calls: number }[];
+    expect(fields).toHaveLength(IGNORED_NAMES_MAX_PER_INTEGRATION);
+    const known = fields.find((f) => f.field === 'batch_0_0')!;
+    expect((await post('/api/bots/api/leads/', { ...distinct(0), phone: '+998906999999' }, legacy)).statusCode).toBe(201);
+    const again = (await gw.admin('GET', '/admin/v1/integrations/brightpath:telegram-bot/report')).json().ignored_legacy_fields as { field: string; calls: number }[];
+    expect(again.find((f) => f.field === 'batch_0_0')!.calls).toBe(known.calls + 1);
+    expect(again).toHaveLength(IGNORED_NAMES_MAX_PER_INTEGRATION);
   });
 });
