@@ -285,7 +285,7 @@ function createProgram(): Command {
     .argument('<name>', 'the operator, as the audit log names them (a-z 0-9 . _ @ -)')
     .action((name: string) =>
       run(async ({ store }) => {
-        const { credential, token } = await createAdminCredential(store, name, CLI_ACTOR);
+        const { credential, token } = await createAdminCredential(store, name, CLI_ACTOR, env.ADMIN_TOKEN_NAME || undefined);
         print(`Admin token for ${name} (shown once, hand it over safely):\n\n  ${token}\n`, { id: credential.id, name, prefix: credential.prefix, token });
       }),
     );

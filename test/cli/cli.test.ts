@@ -120,7 +120,7 @@ describe('lead-gateway CLI', () => {
     const listed = cli('admin-token', 'list');
     expect(listed.out).toMatch(/^dilnoza\s+lgadm_\S+\s+\S+\s+cli:\S+\s+-$/m);
     expect(listed.out).not.toContain(token);
-    expect(cli('admin-token', 'create', 'automation').code).toBe(1);
+    for (const taken of ['automation', 'startup', 'demo-mode']) expect(cli('admin-token', 'create', taken).code).toBe(1);
     expect(cli('admin-token', 'revoke', 'dilnoza').code).toBe(0);
     expect((await asDilnoza('/integrations')).status).toBe(401);
     expect(cli('admin-token', 'revoke', 'dilnoza').code).toBe(1);
