@@ -24,6 +24,7 @@ import { createIntegrationQuota } from './rate-limit/quota.js';
 import { createAuthFailureGuard } from './rate-limit/auth-failures.js';
 import { guardConnections, serverOptions, setAnswered } from './http-server.js';
 import { DEFAULT_SHARED_TOKEN_NAME } from './admin/credentials.js';
+import { DEMO_KEY_HASHES } from './demo.js';
 
 export interface AppDeps {
   store: Store;
@@ -50,7 +51,7 @@ const VERSION = '0.1.0';
 /** Seconds a client told "shutting down" should wait before it retries (another replica, or this one restarted). */
 const SHUTDOWN_RETRY_AFTER_S = 5;
 
-export async function buildApp(config: Pick<Config, 'adminToken'> & Partial<Pick<Config, 'upstream' | 'rateLimitPerMinute' | 'authFailuresPerMinute' | 'checkResponses' | 'connections' | 'adminTokenName'>>, deps: AppDeps): Promise<FastifyInstance> {
+export async function buildApp(config: Pick<Config, 'adminToken'> & Partial<Pick<Config, 'upstream' | 'rateLimitPerMinute' | 'authFailuresPerMinute' | 'checkResponses' | 'connections' | 'adminTokenName' | 'demo'>>, deps: AppDeps): Promise<FastifyInstance> {
   const connections = config.connections ?? CONNECTION_DEFAULTS;
   const app = Fastify({
     // Timeouts, the connection cap and problems for what Node refuses on the socket (http-server.ts).
@@ -123,8 +124,10 @@ export async function buildApp(config: Pick<Config, 'adminToken'> & Partial<Pick
   registerMetrics(app, metrics);
   await app.register(healthRoutes(services));
   await app.register(docsRoutes);
-  await app.register(intakeRoutes({ ...services, quota }));
-  await app.register(legacyRoutes({ ...services, upstream: config.upstream ?? null, quota }));
+  // Outside demo mode the published demo keys are refused even if a database holds them live.
+  const refusedKeyHashes = config.demo ? new Set<string>() : DEMO_KEY_HASHES;
+  await app.register(intakeRoutes({ ...services, quota, refusedKeyHashes }));
+  await app.register(legacyRoutes({ ...services, upstream: config.upstream ?? null, quota, refusedKeyHashes }));
   if (config.adminToken !== undefined) {
     const admin = { adminToken: config.adminToken, adminTokenName: config.adminTokenName ?? DEFAULT_SHARED_TOKEN_NAME };
     await app.register(adminRoutes({ ...services, ...admin }));

@@ -10,6 +10,8 @@ import type { UsageRecorder } from './migration/usage.js';
 
 export const DEMO_V1_KEY = 'lgv1_demo-v1-key-not-for-production';
 export const DEMO_LEGACY_KEY = 'lgbot_demo-legacy-key-not-for-production';
+/** The published keys' hashes: refused by the authenticators outside demo mode (app.ts). */
+export const DEMO_KEY_HASHES: ReadonlySet<string> = new Set([hashKey(DEMO_V1_KEY), hashKey(DEMO_LEGACY_KEY)]);
 const DEMO_ACTOR = { actor: 'demo-mode', reason: 'demo mode: published keys for a first call' };
 
 /** What the banner prints of one demo key: the key while it works, else what became of it. */

@@ -3,6 +3,8 @@ import { connect } from 'node:net';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startGateway, type Gateway } from './helper.js';
+import { DEMO_LEGACY_KEY, DEMO_V1_KEY, ensureDemoKeys } from '../src/demo.js';
+import { createUsageRecorder } from '../src/migration/usage.js';
 
 let gw: Gateway;
 let port: number;
@@ -87,5 +89,21 @@ describe('imported legacy key prefixes', () => {
     expect(audit.statusCode).toBe(200);
     expect(audit.body).toContain('legacy_key_imported');
     expect(audit.body).not.toContain('k8char');
+  });
+});
+
+describe('demo keys in a production database', () => {
+  it('are refused by a running gateway outside demo mode even while the database holds them live', async () => {
+    const own = await startGateway();
+    try {
+      const demo = await ensureDemoKeys(own.store, createUsageRecorder(own.store), own.rules.current());
+      expect(demo?.v1.live).toBe(true);
+      const res = await own.submit(DEMO_V1_KEY, { event_id: 'demo-in-prod', first_name: 'Eve' });
+      expect(res.statusCode).toBe(401);
+      const legacy = await own.app.inject({ method: 'GET', url: '/api/bots/api/boards/', headers: { 'x-bot-api-key': DEMO_LEGACY_KEY } });
+      expect(legacy.statusCode).toBe(401);
+    } finally {
+      await own.close();
+    }
   });
 });

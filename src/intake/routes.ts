@@ -22,7 +22,7 @@ const answerCounts = (a: AnswersResult) => ({
   invalid: a.invalid.length,
 });
 
-export function intakeRoutes(deps: { store: Store; rules: RulesHolder; usage: UsageRecorder; quota: IntegrationQuota; authFailures: AuthFailureGuard }) {
+export function intakeRoutes(deps: { store: Store; rules: RulesHolder; usage: UsageRecorder; quota: IntegrationQuota; authFailures: AuthFailureGuard; refusedKeyHashes: ReadonlySet<string> }) {
   return async function register(app: FastifyInstance): Promise<void> {
     const r = app.withTypeProvider<ZodTypeProvider>();
     r.addHook('onRequest', v1Authenticator(deps));

@@ -21,7 +21,7 @@ const httpDate = (isoDate: string) => new Date(`${isoDate}T00:00:00Z`).toUTCStri
  * Runs before the integration's quota is charged (routes.ts), so the 403 of a switched-off key costs
  * none: a forgotten bot that keeps calling after switch-off must not use up the v1 key's budget.
  */
-export function legacyGate(deps: { store: Store; rules: RulesHolder; usage: UsageRecorder; authFailures: AuthFailureGuard }) {
+export function legacyGate(deps: { store: Store; rules: RulesHolder; usage: UsageRecorder; authFailures: AuthFailureGuard; refusedKeyHashes?: ReadonlySet<string> }) {
   return async function gate(request: FastifyRequest, reply: FastifyReply): Promise<void> {
     reply.header('deprecation', `@${DEPRECATED_SINCE}`);
     reply.header('link', `<${MIGRATION_GUIDE}>; rel="deprecation"; type="text/html"`);
@@ -31,7 +31,7 @@ export function legacyGate(deps: { store: Store; rules: RulesHolder; usage: Usag
     if (typeof secret !== 'string' || secret === '') {
       throw new AppError('unauthorized', 'Send the bot key in the X-Bot-API-Key header.', {}, { 'www-authenticate': 'X-Bot-API-Key realm="lead-gateway"' });
     }
-    const key = await findLiveKey(deps.store, secret, 'legacy');
+    const key = await findLiveKey(deps.store, secret, 'legacy', deps.refusedKeyHashes);
     const integration = key ? deps.rules.current().integrations.get(key.integrationId) : undefined;
     if (!integration) {
       await deps.authFailures.recordFailure(request, 'legacy');

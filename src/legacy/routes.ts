@@ -52,6 +52,7 @@ export function legacyRoutes(deps: {
   upstream: UpstreamConfig | null;
   quota: IntegrationQuota;
   authFailures: AuthFailureGuard;
+  refusedKeyHashes: ReadonlySet<string>;
 }) {
   return async function register(app: FastifyInstance): Promise<void> {
     const r = app.withTypeProvider<ZodTypeProvider>();

@@ -28,7 +28,7 @@ const challenge = (error?: 'invalid_token') => ({
   'www-authenticate': error ? `Bearer realm="lead-gateway", error="${error}"` : 'Bearer realm="lead-gateway"',
 });
 
-export function v1Authenticator(deps: { store: Store; rules: RulesHolder; authFailures: AuthFailureGuard }) {
+export function v1Authenticator(deps: { store: Store; rules: RulesHolder; authFailures: AuthFailureGuard; refusedKeyHashes?: ReadonlySet<string> }) {
   return async function authenticateV1(request: FastifyRequest, _reply: FastifyReply): Promise<void> {
     await deps.authFailures.refuseIfThrottled(request, 'v1');
     const header = request.headers.authorization;
@@ -43,7 +43,7 @@ export function v1Authenticator(deps: { store: Store; rules: RulesHolder; authFa
         challenge(header === undefined ? undefined : 'invalid_token'),
       );
     }
-    const key = await findLiveKey(deps.store, token, 'v1');
+    const key = await findLiveKey(deps.store, token, 'v1', deps.refusedKeyHashes);
     const integration = key ? deps.rules.current().integrations.get(key.integrationId) : undefined;
     if (!integration) {
       await deps.authFailures.recordFailure(request, 'v1');

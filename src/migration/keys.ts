@@ -65,8 +65,10 @@ export async function storeKey(
  * Finds the live key of the given kind. The lookup is by hash (an index probe that reveals nothing
  * about the secret's bytes), then the hashes are compared in constant time.
  */
-export async function findLiveKey(store: Store, secret: string, kind: KeyKind): Promise<ApiKey | null> {
+export async function findLiveKey(store: Store, secret: string, kind: KeyKind, refusedHashes?: ReadonlySet<string>): Promise<ApiKey | null> {
   const hash = hashKey(secret);
+  // Published keys (demo mode's) never open a door outside demo mode, whatever the database holds.
+  if (refusedHashes?.has(hash)) return null;
   // Only keys that exist are remembered, so guessing fills nothing (db/hot-reads.ts).
   const key = await hotRead(store, `key:${hash}`, () => store.peek((r) => r.keys.findByHash(hash)), (k) => k !== null);
   if (!key || key.kind !== kind || key.revokedAt !== null) return null;
