@@ -51,7 +51,7 @@ const VERSION = '0.1.0';
 /** Seconds a client told "shutting down" should wait before it retries (another replica, or this one restarted). */
 const SHUTDOWN_RETRY_AFTER_S = 5;
 
-export async function buildApp(config: Pick<Config, 'adminToken'> & Partial<Pick<Config, 'upstream' | 'rateLimitPerMinute' | 'authFailuresPerMinute' | 'checkResponses' | 'connections' | 'adminTokenName' | 'demo'>>, deps: AppDeps): Promise<FastifyInstance> {
+export async function buildApp(config: Pick<Config, 'adminToken'> & Partial<Pick<Config, 'upstream' | 'rateLimitPerMinute' | 'authFailuresPerMinute' | 'checkResponses' | 'connections' | 'adminTokenName' | 'demo' | 'trustProxy'>>, deps: AppDeps): Promise<FastifyInstance> {
   const connections = config.connections ?? CONNECTION_DEFAULTS;
   const app = Fastify({
     // Timeouts, the connection cap and problems for what Node refuses on the socket (http-server.ts).
@@ -61,6 +61,9 @@ export async function buildApp(config: Pick<Config, 'adminToken'> & Partial<Pick
     logController: new LogController({ disableRequestLogging: true, requestIdLogLabel: 'request_id' }),
     bodyLimit: BODY_LIMIT_BYTES,
     routerOptions: { ignoreTrailingSlash: true },
+    // Only the named proxies are believed: X-Forwarded-For from anyone else is ignored (request.ip is
+    // the socket address), so a client cannot choose the address its failures are counted under.
+    ...(config.trustProxy ? { trustProxy: config.trustProxy } : {}),
   });
   guardConnections(app, connections);
   // JSON only: Fastify's built-in text/plain parser would hand a string to the schema (422, not 415).

@@ -1,5 +1,6 @@
 // Configuration: the environment parsed once into a typed Config; every bad value is named at once.
 import { existsSync, readFileSync } from 'node:fs';
+import { isIP } from 'node:net';
 import { parseEnv } from 'node:util';
 import { z } from 'zod';
 
@@ -21,6 +22,15 @@ function isVaried(token: string): boolean {
 /** Words are read case-insensitively (`DEMO_MODE=TRUE`, `LOG_LEVEL=INFO`, `SQLITE_SYNCHRONOUS=full`). */
 const lowerCase = (value: unknown) => (typeof value === 'string' ? value.trim().toLowerCase() : value);
 const upperCase = (value: unknown) => (typeof value === 'string' ? value.trim().toUpperCase() : value);
+
+/** `10.0.0.5`, `10.1.0.0/16`, `fd00::/8`: what Fastify's trustProxy takes. */
+function isAddressOrCidr(value: string): boolean {
+  const [address = '', prefix, ...rest] = value.split('/');
+  const family = isIP(address);
+  if (family === 0 || rest.length > 0) return false;
+  if (prefix === undefined) return true;
+  return /^\d{1,3}$/.test(prefix) && Number(prefix) <= (family === 4 ? 32 : 128);
+}
 
 const booleanFromEnv = z.preprocess(
   lowerCase,
@@ -76,6 +86,12 @@ export const ConfigSchema = z
       .regex(/^[a-z0-9][a-z0-9._@-]{0,63}$/, 'must be 1-64 of a-z 0-9 . _ @ -, starting with a letter or digit')
       .default('automation')
       .meta({ description: 'The name the audit log gives changes made with the shared ADMIN_TOKEN' }),
+    TRUST_PROXY: z
+      .string()
+      .transform((value) => value.split(',').map((part) => part.trim()).filter(Boolean))
+      .refine((list) => list.every(isAddressOrCidr), 'must be a comma-separated list of IP addresses or CIDR ranges, e.g. 10.0.0.5,10.1.0.0/16')
+      .optional()
+      .meta({ description: 'The reverse proxies in front: their X-Forwarded-For gives the client address' }),
     LOG_LEVEL: z
       .preprocess(
         lowerCase,
@@ -132,6 +148,8 @@ export interface Config {
   databasePath: string;
   rulesDir: string;
   adminToken: string | undefined;
+  /** Reverse proxies whose X-Forwarded-For names the client (addresses or CIDRs); null: none. */
+  trustProxy: string[] | null;
   /** The audit log's name for changes made with the shared token (named operators have their own). */
   adminTokenName: string;
   logLevel: z.infer<typeof ConfigSchema>['LOG_LEVEL'];
@@ -220,6 +238,7 @@ export function parseConfig(env: Record<string, string | undefined>, source?: Pi
     rulesDir: c.RULES_DIR,
     adminToken: c.ADMIN_TOKEN ?? (c.DEMO_MODE ? DEMO_ADMIN_TOKEN : undefined),
     adminTokenName: c.ADMIN_TOKEN_NAME,
+    trustProxy: c.TRUST_PROXY ?? null,
     logLevel: c.LOG_LEVEL,
     demo: c.DEMO_MODE,
     sqliteSynchronous: c.SQLITE_SYNCHRONOUS,

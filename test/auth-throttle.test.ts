@@ -71,3 +71,38 @@ describe('failed authentications per address', () => {
     expect((await legacy('lgbot_mix-after', from)).statusCode).toBe(429);
   });
 });
+
+describe('the address failures are counted under', () => {
+  it('is the socket address, whatever X-Forwarded-For says, unless TRUST_PROXY names the proxy', async () => {
+    const spoofed = (secret: string, forwardedFor: string) =>
+      gw.app.inject({ method: 'GET', url: '/api/bots/api/boards/', remoteAddress: '10.9.9.9', headers: { 'x-bot-api-key': secret, 'x-forwarded-for': forwardedFor } });
+    const statuses: number[] = [];
+    for (let i = 0; i < 31; i++) statuses.push((await spoofed(`lgbot_spoof${i}`, `198.51.100.${i}`)).statusCode);
+    // A new forwarded address on every guess bought nothing: the socket's budget ran out.
+    expect(statuses.at(-1)).toBe(429);
+
+    const behindProxy = await startGateway({ trustProxy: ['10.8.0.0/16'] });
+    try {
+      await behindProxy.admin('POST', '/admin/v1/integrations/brightpath:telegram-bot/keys/import', { key: 'proxied-legacy-key-0001' });
+      const viaProxy = (secret: string, client: string) =>
+        behindProxy.app.inject({ method: 'GET', url: '/api/bots/api/boards/', remoteAddress: '10.8.0.2', headers: { 'x-bot-api-key': secret, 'x-forwarded-for': client } });
+      const guesser: number[] = [];
+      for (let i = 0; i < 31; i++) guesser.push((await viaProxy(`lgbot_guess${i}`, '203.0.113.7')).statusCode);
+      expect(guesser.at(-1)).toBe(429);
+      // Another client behind the same proxy is not locked out by the guesser.
+      expect((await viaProxy('proxied-legacy-key-0001', '203.0.113.8')).statusCode).toBe(200);
+    } finally {
+      await behindProxy.close();
+    }
+  });
+
+  it('groups IPv6 addresses by their /64', async () => {
+    const from = (secret: string, address: string) => gw.app.inject({ method: 'GET', url: '/api/bots/api/boards/', remoteAddress: address, headers: { 'x-bot-api-key': secret } });
+    const statuses: number[] = [];
+    for (let i = 0; i < 31; i++) statuses.push((await from(`lgbot_v6_${i}`, `2001:db8:5:6::${(i + 1).toString(16)}`)).statusCode);
+    expect(statuses.at(-1)).toBe(429);
+    expect((await from('telegram-bot-legacy-key', '2001:db8:5:6:ffff::1')).statusCode).toBe(429);
+    expect((await from('telegram-bot-legacy-key', '2001:db8:5:7::1')).statusCode).toBe(200);
+  });
+});
+

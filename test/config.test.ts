@@ -13,6 +13,7 @@ describe('parseConfig', () => {
       rulesDir: 'rules',
       adminToken: token,
       adminTokenName: 'automation',
+      trustProxy: null,
       logLevel: 'info',
       demo: false,
       sqliteSynchronous: 'FULL',
@@ -95,5 +96,12 @@ describe('parseConfig', () => {
     const c = parseConfig({ ADMIN_TOKEN: token, DEMO_MODE: 'TRUE', LOG_LEVEL: 'WARN', SQLITE_SYNCHRONOUS: 'full', RESPONSE_CHECKS: 'On' });
     expect(c).toMatchObject({ demo: true, logLevel: 'warn', sqliteSynchronous: 'FULL', checkResponses: true });
     expect(parseConfig({ ADMIN_TOKEN: token, DEMO_MODE: ' No ' }).demo).toBe(false);
+  });
+
+  it('reads the trusted proxies as addresses and CIDR ranges', () => {
+    expect(parseConfig({ ADMIN_TOKEN: token, TRUST_PROXY: '10.0.0.5, 10.1.0.0/16,fd00::/8' }).trustProxy).toEqual(['10.0.0.5', '10.1.0.0/16', 'fd00::/8']);
+    for (const bad of ['10.0.0.300', '10.0.0.0/33', 'proxy.local', '10.0.0.0/8/8']) {
+      expect(() => parseConfig({ ADMIN_TOKEN: token, TRUST_PROXY: bad }), bad).toThrow(/TRUST_PROXY must be a comma-separated list of IP addresses or CIDR ranges/);
+    }
   });
 });

@@ -31,7 +31,7 @@ export interface Gateway {
   close(): Promise<void>;
 }
 
-export async function startGateway(options: { rulesDir?: string; rateLimitPerMinute?: number; authFailuresPerMinute?: number; connections?: ConnectionLimits } = {}): Promise<Gateway> {
+export async function startGateway(options: { rulesDir?: string; rateLimitPerMinute?: number; authFailuresPerMinute?: number; connections?: ConnectionLimits; trustProxy?: string[] } = {}): Promise<Gateway> {
   const dir = mkdtempSync(join(tmpdir(), 'lead-gateway-test-'));
   const store = openSqliteStore({ path: join(dir, 'gateway.db'), synchronous: 'FULL' });
   const rules = createRulesHolder(options.rulesDir ?? EXAMPLE_RULES);
@@ -43,6 +43,7 @@ export async function startGateway(options: { rulesDir?: string; rateLimitPerMin
     ...(options.rateLimitPerMinute ? { rateLimitPerMinute: options.rateLimitPerMinute } : {}),
     ...(options.authFailuresPerMinute ? { authFailuresPerMinute: options.authFailuresPerMinute } : {}),
     ...(options.connections ? { connections: options.connections } : {}),
+    ...(options.trustProxy ? { trustProxy: options.trustProxy } : {}),
   };
   const app = await buildApp({ adminToken: ADMIN_TOKEN, ...limits }, { store, rules, logger });
   recordForContract(app);

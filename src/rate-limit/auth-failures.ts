@@ -1,4 +1,5 @@
 // Failed authentications counted per client address: a key or token guessing loop is cut off early.
+import { isIP } from 'node:net';
 import type { FastifyRequest } from 'fastify';
 import { AppError } from '../errors.js';
 import type { RateLimiter } from './limiter.js';
@@ -14,16 +15,31 @@ export interface AuthFailureGuard {
 }
 
 /**
+ * The budget's key for a client address: an IPv4 address itself, an IPv6 address by its /64 (one
+ * host or one customer's network holds a whole /64, so counting single IPv6 addresses would let a
+ * guesser rotate through 2^64 of them). IPv4-mapped IPv6 addresses count as their IPv4 address.
+ */
+export function clientBucket(ip: string): string {
+  if (!isIP(ip) || isIP(ip) === 4) return ip;
+  if (/^::ffff:\d+\.\d+\.\d+\.\d+$/i.test(ip)) return ip.slice(7);
+  const [head = '', tail = ''] = ip.toLowerCase().split('::');
+  const left = head ? head.split(':') : [];
+  const right = tail ? tail.split(':') : [];
+  const groups = ip.includes('::') ? [...left, ...Array<string>(8 - left.length - right.length).fill('0'), ...right] : left;
+  return `${groups.slice(0, 4).map((g) => g.replace(/^0+(?=.)/, '')).join(':')}::/64`;
+}
+
+/**
  * One budget per address for all three interfaces, so switching interface gains nothing. Only
  * credentials that were presented and did not match count (a missing header costs no lookup), and
  * nothing resets the count before its window ends: a success from the same address would let a
  * guesser holding one good key interleave it to keep guessing. `request.ip` is the socket address
- * (trustProxy is not set): behind a reverse proxy every client shares the proxy's budget.
+ * unless TRUST_PROXY names the proxies in front, whose X-Forwarded-For then gives the client's.
  */
 export function createAuthFailureGuard(limiter: RateLimiter, maxPerMinute: number): AuthFailureGuard {
   return {
     async refuseIfThrottled(request) {
-      const usage = await limiter.peek(request.ip);
+      const usage = await limiter.peek(clientBucket(request.ip));
       if (usage.used < maxPerMinute) return;
       const retryAfter = Math.max(Math.ceil((usage.resetAt - Date.now()) / 1000), 1);
       throw new AppError(
@@ -34,7 +50,7 @@ export function createAuthFailureGuard(limiter: RateLimiter, maxPerMinute: numbe
       );
     },
     async recordFailure(request, iface) {
-      const usage = await limiter.hit(request.ip);
+      const usage = await limiter.hit(clientBucket(request.ip));
       if (usage.used === maxPerMinute) {
         request.log.warn(
           { client_address: request.ip, interface: iface, failures: usage.used, throttled_for_s: Math.ceil((usage.resetAt - Date.now()) / 1000) },
