@@ -92,6 +92,13 @@ describe('numbers a JavaScript number cannot carry exactly', () => {
     expect(fields).not.toContain('9007199254740992');
     expect(countRows(gw.store, 'answers', "lead_id = ? AND answer_key = 'age' AND outcome = 'invalid' AND error LIKE '%send it as a string%'", created.json().id)).toBe(1);
   });
+
+  it('are invalid through a legacy data key when only the text shows it (a fraction a double rounds)', async () => {
+    // 20.0000000000000000001 parses to exactly 20: only the parser's note of the text can tell.
+    const created = await post('/api/bots/api/leads/', '{"first_name":"Kamola","phone":"+998907772222","extra_data":{"telegram_id":78,"age":20.0000000000000000001}}', legacy);
+    expect(created.statusCode).toBe(201);
+    expect(countRows(gw.store, 'answers', "lead_id = ? AND answer_key = 'age' AND outcome = 'invalid' AND error LIKE '%send it as a string%'", created.json().id)).toBe(1);
+  });
 });
 
 describe('ignored legacy members counted for the migration report', () => {
