@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { buildApp } from '../src/app.js';
 import type { UpstreamConfig } from '../src/config.js';
-import { openSqliteStore } from '../src/db/sqlite-store.js';
+import { openSqliteStore } from '../src/store/sqlite/sqlite-store.js';
 import { createRulesHolder } from '../src/rules/loader.js';
 
 /** Without an upstream (the published document), or with one: its legacy reads and actions are then forwarded. */

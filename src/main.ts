@@ -2,8 +2,8 @@
 import { parseArgs } from 'node:util';
 import { buildApp } from './app.js';
 import { ConfigError, parseConfig, withEnvFile } from './config.js';
-import { openSqliteStore } from './db/sqlite-store.js';
-import { DatabaseOpenError } from './db/connection.js';
+import { openSqliteStore } from './store/sqlite/sqlite-store.js';
+import { DatabaseOpenError } from './store/sqlite/connection.js';
 import { ensureDemoKeys, revokeDemoKeys, type DemoCredentials, type DemoKeyStatus } from './demo.js';
 import { createUsageRecorder } from './migration/usage.js';
 import { createLogger } from './logging.js';

@@ -2,7 +2,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { LightMyRequestResponse } from 'fastify';
 import { buildApp } from '../src/app.js';
-import { openSqliteStore } from '../src/db/sqlite-store.js';
+import { openSqliteStore } from '../src/store/sqlite/sqlite-store.js';
 import { createRulesHolder } from '../src/rules/loader.js';
 import { ADMIN_TOKEN, EXAMPLE_RULES, countRows, recordForContract, startGateway, type Gateway } from './helper.js';
 import { mkdtempSync } from 'node:fs';

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
 import { buildApp } from '../src/app.js';
-import { openSqliteStore, type SqliteStore } from '../src/db/sqlite-store.js';
+import { openSqliteStore, type SqliteStore } from '../src/store/sqlite/sqlite-store.js';
 import { createRulesHolder, type RulesHolder } from '../src/rules/loader.js';
 import { createLogger } from '../src/logging.js';
 import type { ConnectionLimits } from '../src/config.js';

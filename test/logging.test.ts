@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { FastifyInstance } from 'fastify';
 import { buildApp } from '../src/app.js';
-import { openSqliteStore } from '../src/db/sqlite-store.js';
+import { openSqliteStore } from '../src/store/sqlite/sqlite-store.js';
 import { createRulesHolder } from '../src/rules/loader.js';
 import { createLogger } from '../src/logging.js';
 import { ADMIN_TOKEN, EXAMPLE_RULES, recordForContract } from './helper.js';

@@ -1,11 +1,11 @@
 // The answers engine (seed 2.3, contract 5): mapping, coercion, provenance and the conflict rule.
-import type { Repos } from '../db/store.js';
+import type { Repos } from '../store/store.js';
 import type { Integration } from '../rules/catalog.js';
 import { ANSWER_KEY_MAX_CHARS, type AnswersResult } from '../intake/schemas.js';
-import type { AnswerOutcome } from './answer-store.js';
+import type { AnswerOutcome } from '../store/repos/answers.js';
 import { coerce, inexactNumberError, sameData } from './coerce.js';
-import type { FieldData, Writer } from './field-value-store.js';
-import { newId } from '../db/ids.js';
+import type { FieldData, Writer } from '../store/repos/field-values.js';
+import { newId } from '../store/ids.js';
 
 export const emptyAnswersResult = (): AnswersResult => ({
   written: [],

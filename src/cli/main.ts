@@ -3,8 +3,8 @@
 import { userInfo } from 'node:os';
 import { Command, CommanderError, InvalidArgumentError } from 'commander';
 import { AppError } from '../errors.js';
-import { openSqliteStore, type SqliteStore } from '../db/sqlite-store.js';
-import { DatabaseOpenError } from '../db/connection.js';
+import { openSqliteStore, type SqliteStore } from '../store/sqlite/sqlite-store.js';
+import { DatabaseOpenError } from '../store/sqlite/connection.js';
 import { resolve } from 'node:path';
 import { RulesError, createRulesHolder, type RulesHolder } from '../rules/loader.js';
 import { integrationByRef } from '../admin/integration-ref.js';

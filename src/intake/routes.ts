@@ -1,7 +1,7 @@
 // v1 intake routes: parse (schema), call one service function, shape the reply.
 import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
-import type { Store } from '../db/store.js';
+import type { Store } from '../store/store.js';
 import type { RulesHolder } from '../rules/loader.js';
 import { v1Authenticator } from '../migration/authenticate.js';
 import type { UsageRecorder } from '../migration/usage.js';

@@ -1,6 +1,6 @@
 // Shapes of the deprecated bot interface as legacy bots send them (documented in docs/legacy-api.md).
 import { z } from 'zod';
-import type { PageKey } from './lead-page-store.js';
+import type { PageKey } from '../store/repos/lead-pages.js';
 import { ANSWERS_MAX, GroupDetailSchema, LeadObjectSchema, StatusDetailSchema } from '../intake/schemas.js';
 
 export const legacyMeta = { tags: ['legacy (deprecated)'], deprecated: true, security: [{ legacyBotKey: [] }] };

@@ -6,8 +6,8 @@ import { formatMinor, renderLead } from '../intake/lead-view.js';
 import type { LeadObject } from '../intake/schemas.js';
 import type { Rules } from '../rules/catalog.js';
 import { ownLead, type LegacyDeps } from './service.js';
-import { newId } from '../db/ids.js';
-import type { PagePosition } from './lead-page-store.js';
+import { newId } from '../store/ids.js';
+import type { PagePosition } from '../store/repos/lead-pages.js';
 import { encodeCursor, LEGACY_PAGE_DEPTH_MAX, type LegacyPageQuery } from './schemas.js';
 
 type Deps = LegacyDeps & { rules: () => Rules };

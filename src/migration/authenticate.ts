@@ -1,7 +1,7 @@
 // Authentication hooks: integration keys for v1 (Bearer) and the admin token for /admin/v1.
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { AppError } from '../errors.js';
-import type { Store } from '../db/store.js';
+import type { Store } from '../store/store.js';
 import type { Integration } from '../rules/catalog.js';
 import type { RulesHolder } from '../rules/loader.js';
 import { findLiveKey } from './keys.js';

@@ -1,5 +1,5 @@
 // A fingerprint of every row a request can write: any insert, update or delete changes it.
-import type { SqliteStore } from '../../src/db/sqlite-store.js';
+import type { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
 
 // The call counters (api_usage, ignored_fields) are left out: they count refused calls too, on
 // purpose, for the migration report.

@@ -1,14 +1,14 @@
 // The asynchronous store interface the domain code sees; SQLite implements it today, PostgreSQL later.
-import type { ContactRepo } from '../intake/contact-store.js';
-import type { LeadRepo } from '../intake/lead-store.js';
-import type { SubmissionRepo } from '../idempotency/submission-store.js';
-import type { KeyRepo } from '../migration/key-store.js';
-import type { FieldValueRepo } from '../answers/field-value-store.js';
-import type { AnswerRepo } from '../answers/answer-store.js';
-import type { StateRepo } from '../migration/state-store.js';
-import type { LegacyTagRepo } from '../legacy/tag-store.js';
-import type { AdminCredentialRepo } from '../admin/credential-store.js';
-import type { LeadPageRepo } from '../legacy/lead-page-store.js';
+import type { ContactRepo } from './repos/contacts.js';
+import type { LeadRepo } from './repos/leads.js';
+import type { SubmissionRepo } from './repos/submissions.js';
+import type { KeyRepo } from './repos/keys.js';
+import type { FieldValueRepo } from './repos/field-values.js';
+import type { AnswerRepo } from './repos/answers.js';
+import type { StateRepo } from './repos/states.js';
+import type { LegacyTagRepo } from './repos/legacy-tags.js';
+import type { AdminCredentialRepo } from './repos/admin-credentials.js';
+import type { LeadPageRepo } from './repos/lead-pages.js';
 
 /** The repositories reachable inside a read or a unit of work. */
 export interface Repos {
@@ -57,5 +57,13 @@ export class NotReadyError extends Error {
   ) {
     super(detail, options);
     this.name = 'NotReadyError';
+  }
+}
+
+/** Thrown when another writer recorded the same event first; the caller answers with a replay. */
+export class DuplicateEventError extends Error {
+  constructor() {
+    super('event_id already recorded');
+    this.name = 'DuplicateEventError';
   }
 }

@@ -4,17 +4,17 @@ import { dirname } from 'node:path';
 import { setImmediate as nextTurn } from 'node:timers';
 import { explainOpenFailure, openDatabase, type Db, type Synchronous } from './connection.js';
 import { migrate } from './migrations.js';
-import { NotReadyError, type Repos, type Store } from './store.js';
-import { sqliteContactRepo } from '../intake/contact-store.js';
-import { sqliteLeadRepo } from '../intake/lead-store.js';
-import { sqliteSubmissionRepo } from '../idempotency/submission-store.js';
-import { sqliteKeyRepo } from '../migration/key-store.js';
-import { sqliteFieldValueRepo } from '../answers/field-value-store.js';
-import { sqliteAnswerRepo } from '../answers/answer-store.js';
-import { sqliteStateRepo } from '../migration/state-store.js';
-import { sqliteLeadPageRepo } from '../legacy/lead-page-store.js';
-import { sqliteLegacyTagRepo } from '../legacy/tag-store.js';
-import { sqliteAdminCredentialRepo } from '../admin/credential-store.js';
+import { NotReadyError, type Repos, type Store } from '../store.js';
+import { sqliteContactRepo } from './repos/contacts.js';
+import { sqliteLeadRepo } from './repos/leads.js';
+import { sqliteSubmissionRepo } from './repos/submissions.js';
+import { sqliteKeyRepo } from './repos/keys.js';
+import { sqliteFieldValueRepo } from './repos/field-values.js';
+import { sqliteAnswerRepo } from './repos/answers.js';
+import { sqliteStateRepo } from './repos/states.js';
+import { sqliteLeadPageRepo } from './repos/lead-pages.js';
+import { sqliteLegacyTagRepo } from './repos/legacy-tags.js';
+import { sqliteAdminCredentialRepo } from './repos/admin-credentials.js';
 
 export interface SqliteStoreOptions {
   path: string;
