@@ -1,4 +1,6 @@
-// The asynchronous store interface the domain code sees; SQLite implements it today, PostgreSQL later.
+// The asynchronous store interface the domain code sees, and the store's own errors. Each engine
+// (src/store/sqlite/ today) implements it and translates its failures into these errors; nothing
+// outside src/store knows which engine runs.
 import type { ContactRepo } from './repos/contacts.js';
 import type { LeadRepo } from './repos/leads.js';
 import type { SubmissionRepo } from './repos/submissions.js';
@@ -24,7 +26,11 @@ export interface Repos {
   leadPages: LeadPageRepo;
 }
 
+/** The engines a store can run on; `openStore` (open-store.ts) picks one from the configuration. */
+export type StoreEngine = 'sqlite';
+
 export interface Store {
+  readonly engine: StoreEngine;
   /**
    * Runs a unit of work in a write transaction and resolves only after its commit is durable.
    * If `fn` throws, its writes are undone and nothing else is affected. A unit must not wait on
@@ -60,7 +66,39 @@ export class NotReadyError extends Error {
   }
 }
 
-/** Thrown when another writer recorded the same event first; the caller answers with a replay. */
+/**
+ * The engine could not commit or read (disk or I/O error, disk full, a lock held too long, a lost
+ * connection): the unit was rolled back and nothing of it stands, so the client may resend it.
+ */
+export class StoreUnavailableError extends Error {
+  constructor(
+    detail: string,
+    /** The engine's own code of the failure (SQLITE_FULL, ...), for the log. */
+    readonly engineCode: string | null,
+    options?: { cause?: unknown },
+  ) {
+    super(detail, options);
+    this.name = 'StoreUnavailableError';
+  }
+}
+
+/** The database cannot be opened at all; `problem` says what to fix, in words for an operator. */
+export class StoreOpenError extends Error {
+  constructor(
+    /** Where the database is (a file's absolute path), never a password. */
+    readonly location: string,
+    readonly problem: string,
+    options?: { cause?: unknown },
+  ) {
+    super(`cannot open the database ${location}: ${problem}`, options);
+    this.name = 'StoreOpenError';
+  }
+}
+
+/**
+ * Thrown by `submissions.insert` when another writer recorded the same event first (the uniqueness
+ * of integration, endpoint and event_id, kept by the database): the caller answers with a replay.
+ */
 export class DuplicateEventError extends Error {
   constructor() {
     super('event_id already recorded');

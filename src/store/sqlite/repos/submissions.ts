@@ -2,6 +2,7 @@
 import type { Db } from '../connection.js';
 import type { Endpoint, Submission, SubmissionRepo } from '../../repos/submissions.js';
 import { DuplicateEventError } from '../../store.js';
+import { isUniqueViolation } from '../errors.js';
 
 interface SubmissionRow {
   id: string;
@@ -64,7 +65,7 @@ export function sqliteSubmissionRepo(db: Db): SubmissionRepo {
           needsReview: s.needsReview ? 1 : 0,
         });
       } catch (error) {
-        if ((error as { code?: string }).code === 'SQLITE_CONSTRAINT_UNIQUE') throw new DuplicateEventError();
+        if (isUniqueViolation(error)) throw new DuplicateEventError();
         throw error;
       }
     },
