@@ -3,7 +3,7 @@ import { AppError } from '../errors.js';
 import type { Store } from '../store/store.js';
 import type { Integration } from '../rules/catalog.js';
 import { runOnce } from '../idempotency/replay.js';
-import type { AnswersResult } from '../intake/schemas.js';
+import type { AnswersResult } from './schemas.js';
 import { applyAnswers } from './engine.js';
 import type { AnswersResponse, AnswersSubmission } from './schemas.js';
 import { newId } from '../store/ids.js';

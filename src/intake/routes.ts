@@ -7,9 +7,9 @@ import { v1Authenticator } from '../migration/authenticate.js';
 import type { UsageRecorder } from '../migration/usage.js';
 import { markFreeOfQuota, type IntegrationQuota } from '../rate-limit/quota.js';
 import type { AuthFailureGuard } from '../rate-limit/auth-failures.js';
-import { LeadSubmissionResponseSchema, LeadSubmissionSchema, type AnswersResult } from './schemas.js';
+import { LeadSubmissionResponseSchema, LeadSubmissionSchema } from './schemas.js';
 import { submitLead } from './service.js';
-import { AnswersResponseSchema, AnswersSubmissionSchema } from '../answers/schemas.js';
+import { AnswersResponseSchema, AnswersSubmissionSchema, type AnswersResult } from '../answers/schemas.js';
 import { submitAnswers } from '../answers/service.js';
 import { inexactKeysUnder } from '../json-body.js';
 

@@ -6,9 +6,10 @@ import { runOnce, type EventRecord } from '../idempotency/replay.js';
 import { applyAnswers, emptyAnswersResult } from '../answers/engine.js';
 import type { Contact } from '../store/repos/contacts.js';
 import type { Lead, LeadPatch } from '../store/repos/leads.js';
-import { renderLead } from './lead-view.js';
+import { renderLead } from '../lead/view.js';
 import { normalizeEmail, normalizePhone, sameName, textOrNull } from './person.js';
-import type { AnswersResult, LeadSubmission, LeadSubmissionResponse } from './schemas.js';
+import type { LeadSubmission, LeadSubmissionResponse } from './schemas.js';
+import type { AnswersResult } from '../answers/schemas.js';
 import { newId } from '../store/ids.js';
 
 type MatchedBy = LeadSubmissionResponse['matched_by'];

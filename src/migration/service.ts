@@ -2,13 +2,12 @@
 import type { Repos, Store } from '../store/store.js';
 import { AppError } from '../errors.js';
 import type { Integration } from '../rules/catalog.js';
-import type { Lead } from '../store/repos/leads.js';
 import type { ApiKey } from '../store/repos/keys.js';
 import { hashKey, legacyKeyPrefix, storeKey, type IssuedKey } from './keys.js';
 import { forgetHotReads } from '../store/hot-reads.js';
 import type { MigrationState } from '../store/repos/states.js';
 import type { UsageRecorder } from './usage.js';
-import { renderTemplate } from '../legacy/translate.js';
+import { renderExternalId } from '../lead/external-id.js';
 import { newId } from '../store/ids.js';
 
 /**
@@ -59,18 +58,6 @@ async function move(
     at,
   });
   return to ?? from;
-}
-
-/** The person id of a stored legacy lead by the integration's template; null when a member is missing. */
-export function renderExternalId(template: string, lead: Lead): string | null {
-  return renderTemplate(template, {
-    id: lead.id,
-    first_name: lead.firstName,
-    last_name: lead.lastName,
-    phone: lead.phone,
-    email: lead.email,
-    extra_data: lead.extraData ?? {},
-  });
 }
 
 /** Why a legacy lead could not be linked, as a code to count by and words to act on. */

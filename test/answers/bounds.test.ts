@@ -1,6 +1,6 @@
 // Bounded answers: at most 200 per request, keys that do not fit reported one by one, numbers never rounded.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ANSWER_KEY_MAX_CHARS, ANSWERS_MAX } from '../../src/intake/schemas.js';
+import { ANSWER_KEY_MAX_CHARS, ANSWERS_MAX } from '../../src/answers/schemas.js';
 import { IGNORED_NAME_MAX_CHARS, IGNORED_NAMES_MAX_PER_INTEGRATION, IGNORED_NAMES_MAX_PER_REQUEST } from '../../src/migration/usage.js';
 import { countRows, startGateway, type Gateway } from '../helper.js';
 

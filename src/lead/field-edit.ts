@@ -2,10 +2,10 @@
 import type { Store } from '../store/store.js';
 import { AppError } from '../errors.js';
 import type { Rules } from '../rules/catalog.js';
-import { renderLead } from '../intake/lead-view.js';
-import type { LeadObject } from '../intake/schemas.js';
+import { renderLead } from './view.js';
+import type { LeadObject } from './schemas.js';
 import { coerce } from './coerce.js';
-import { writeField } from './engine.js';
+import { writeField } from './field-write.js';
 import type { Writer } from '../store/repos/field-values.js';
 
 export interface FieldEdit {

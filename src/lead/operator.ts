@@ -3,8 +3,8 @@ import type { Store } from '../store/store.js';
 import { AppError } from '../errors.js';
 import type { Rules, Workspace } from '../rules/catalog.js';
 import type { FieldCondition, Lead, LeadPatch } from '../store/repos/leads.js';
-import { coerce } from '../answers/coerce.js';
-import { renderLead } from './lead-view.js';
+import { coerce } from './coerce.js';
+import { renderLead } from './view.js';
 import type { LeadObject } from './schemas.js';
 
 export type OperatorAction =
