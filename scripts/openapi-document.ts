@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { buildApp } from '../src/app.js';
 import type { UpstreamConfig } from '../src/config.js';
-import { openSqliteStore } from '../src/db/sqlite-store.js';
+import { openStore } from '../src/store/open-store.js';
 import { createRulesHolder } from '../src/rules/loader.js';
 
 /** Without an upstream (the published document), or with one: its legacy reads and actions are then forwarded. */
@@ -14,7 +14,7 @@ export async function gatewayOpenApi(rulesDir = 'rules', options: { upstream?: U
   try {
     const app = await buildApp(
       { adminToken: 'openapi-export-token-000000000000', ...options },
-      { store: openSqliteStore({ path: join(dir, 'g.db'), synchronous: 'OFF' }), rules: createRulesHolder(rulesDir) },
+      { store: openStore({ engine: 'sqlite', path: join(dir, 'g.db'), synchronous: 'OFF' }), rules: createRulesHolder(rulesDir) },
     );
     await app.ready();
     const doc = app.swagger() as unknown as Record<string, unknown>;

@@ -3,7 +3,7 @@ import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } 
 import { validatorCompiler } from 'fastify-type-provider-zod';
 import { responseSerializer } from './serializer.js';
 import { CONNECTION_DEFAULTS, type Config } from './config.js';
-import type { Store } from './db/store.js';
+import type { Store } from './store/store.js';
 import { AppError, registerErrorHandling, sendProblem } from './errors.js';
 import type { RulesHolder } from './rules/loader.js';
 import { registerRequestLogging } from './logging.js';

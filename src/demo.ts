@@ -1,11 +1,11 @@
 // Demo mode: well-known keys for the first example integration, so a newcomer can call both APIs at
 // once; outside demo mode the same keys are revoked at start, so a demo database never opens a door.
-import type { Store } from './db/store.js';
+import type { Store } from './store/store.js';
 import type { Integration, Rules } from './rules/catalog.js';
 import { hashKey } from './migration/keys.js';
-import type { ApiKey } from './migration/key-store.js';
+import type { ApiKey } from './store/repos/keys.js';
 import { importLegacyKey, issueV1Key, revokeKey } from './migration/service.js';
-import type { MigrationState } from './migration/state-store.js';
+import type { MigrationState } from './store/repos/states.js';
 import type { UsageRecorder } from './migration/usage.js';
 
 export const DEMO_V1_KEY = 'lgv1_demo-v1-key-not-for-production';

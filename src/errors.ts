@@ -2,6 +2,7 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { hasZodFastifySchemaValidationErrors } from 'fastify-type-provider-zod';
 import { z } from 'zod';
+import { StoreUnavailableError } from './store/store.js';
 
 /** Stable problem codes: the `type` of a problem is `urn:lead-gateway:problem:<code>`. */
 export const problemCatalogue = {
@@ -183,13 +184,6 @@ export function sendUpstreamProblem(reply: FastifyReply, error: Error & { code?:
     : sendProblem(reply, 'bad-gateway', 'The upstream legacy API could not be reached. Retry later.');
 }
 
-/** SQLite's own failures to read or write the file, as opposed to a bug in a statement. */
-const STORAGE_FAILURES = /^SQLITE_(IOERR|FULL|BUSY|LOCKED|CANTOPEN|READONLY|PROTOCOL)/;
-const isStorageFailure = (error: unknown): boolean => {
-  const code = (error as { code?: unknown } | null)?.code;
-  return typeof code === 'string' && STORAGE_FAILURES.test(code);
-};
-
 export function registerErrorHandling(app: FastifyInstance): void {
   app.setErrorHandler((error: FastifyError, request, reply) => {
     if (error instanceof AppError) {
@@ -201,10 +195,10 @@ export function registerErrorHandling(app: FastifyInstance): void {
       const detail = errors.map((e) => `${e.path}: ${e.message}`).join('; ');
       return sendProblem(reply, 'validation-failed', detail, { errors });
     }
-    if (isStorageFailure(error)) {
-      // The commit failed and was rolled back (disk error, disk full, lock held too long): nothing of
-      // the request stands, so the client may resend it safely with the same event_id.
-      request.log.error({ err: error }, 'storage failure');
+    if (error instanceof StoreUnavailableError) {
+      // The commit failed and was rolled back (disk error, disk full, lock held too long, connection
+      // lost): nothing of the request stands, so the client may resend it safely with the same event_id.
+      request.log.error({ err: error, engine_code: error.engineCode }, 'storage failure');
       return sendProblem(reply, 'service-unavailable', 'The store could not save this request; nothing of it was kept. Resend it with the same event_id.', {}, { 'retry-after': '1' });
     }
     const code = fastifyErrorCode(error);

@@ -1,6 +1,6 @@
 // Liveness and readiness for orchestrators: alive, and database writable with rules loaded.
 import type { FastifyInstance } from 'fastify';
-import { NotReadyError, type Store } from './db/store.js';
+import { NotReadyError, type Store } from './store/store.js';
 import type { RulesHolder } from './rules/loader.js';
 import { z } from 'zod';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';

@@ -2,8 +2,8 @@
 import { parseArgs } from 'node:util';
 import { buildApp } from './app.js';
 import { ConfigError, parseConfig, withEnvFile } from './config.js';
-import { openSqliteStore } from './db/sqlite-store.js';
-import { DatabaseOpenError } from './db/connection.js';
+import { openStore, storeOptionsFrom } from './store/open-store.js';
+import { StoreOpenError } from './store/store.js';
 import { ensureDemoKeys, revokeDemoKeys, type DemoCredentials, type DemoKeyStatus } from './demo.js';
 import { createUsageRecorder } from './migration/usage.js';
 import { createLogger } from './logging.js';
@@ -21,7 +21,7 @@ async function main(): Promise<void> {
   if (file) logger.info({ file, variables: [...fromFile].sort() }, 'read variables the environment does not set from the env file');
 
   const rules = createRulesHolder(config.rulesDir);
-  const store = openSqliteStore({ path: config.databasePath, synchronous: config.sqliteSynchronous, minFreeBytes: config.readyMinFreeBytes });
+  const store = openStore(storeOptionsFrom(config));
   const usage = createUsageRecorder(store);
   const demo = config.demo ? await ensureDemoKeys(store, usage, rules.current()) : null;
   if (!config.demo) {
@@ -92,7 +92,7 @@ function demoBanner(address: string, demo: DemoCredentials, adminToken: string):
 main().catch((error: unknown) => {
   if (error instanceof ConfigError || error instanceof RulesError) {
     console.error(error.message);
-  } else if (error instanceof DatabaseOpenError) {
+  } else if (error instanceof StoreOpenError) {
     console.error(`DATABASE_PATH: ${error.message}.`);
   } else if ((error as NodeJS.ErrnoException).code === 'EADDRINUSE') {
     console.error(`Cannot listen: ${(error as Error).message}. Stop the other process or set PORT.`);

@@ -2,9 +2,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { LightMyRequestResponse } from 'fastify';
 import { buildApp } from '../src/app.js';
-import { openSqliteStore } from '../src/db/sqlite-store.js';
+import { inspect } from './support/inspect.js';
+import { openTestStore } from './support/store.js';
 import { createRulesHolder } from '../src/rules/loader.js';
-import { ADMIN_TOKEN, EXAMPLE_RULES, countRows, recordForContract, startGateway, type Gateway } from './helper.js';
+import { ADMIN_TOKEN, EXAMPLE_RULES, recordForContract, startGateway, type Gateway } from './helper.js';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -65,10 +66,10 @@ describe('problem responses', () => {
   });
 
   it('413 for a body over 1 MiB, without storing anything', async () => {
-    const before = countRows(gw.store, 'submissions');
+    const before = await gw.inspect.submissions.count();
     const res = await gw.app.inject({ method: 'POST', url, headers: auth(), payload: { event_id: 'big', first_name: 'A', notes: 'x'.repeat(1_048_576) } });
     expectProblem(res, 413, 'payload-too-large');
-    expect(countRows(gw.store, 'submissions')).toBe(before);
+    expect(await gw.inspect.submissions.count()).toBe(before);
   });
 
   it('415 for a body that is not JSON, and for no body at all', async () => {
@@ -96,17 +97,17 @@ describe('problem responses', () => {
 describe('500 for a real fault', () => {
   it('masks the cause and gives the request id', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'lead-gateway-fault-'));
-    const store = openSqliteStore({ path: join(dir, 'g.db'), synchronous: 'FULL' });
+    const store = openTestStore(dir, 'g.db');
     const app = await buildApp({ adminToken: ADMIN_TOKEN }, { store, rules: createRulesHolder(EXAMPLE_RULES) });
     recordForContract(app);
     const issued = await app.inject({ method: 'POST', url: '/admin/v1/integrations/brightpath:telegram-bot/keys', headers: { authorization: `Bearer ${ADMIN_TOKEN}` } });
     const secret = issued.json().key;
-    store.db.exec('DROP TABLE lead_comments; DROP TABLE lead_tags'); // the store now fails mid-unit
+    await inspect(store).dropTables('lead_comments', 'lead_tags'); // the store now fails mid-unit
     const res = await app.inject({ method: 'POST', url, headers: { authorization: `Bearer ${secret}` }, payload: { event_id: 'f', first_name: 'A' } });
     const problem = expectProblem(res, 500, 'internal');
     expect(problem.detail).not.toMatch(/lead_tags|SQLITE|no such table/i);
     expect(problem.detail).toContain(problem.request_id);
-    expect(store.db.prepare('SELECT count(*) AS n FROM submissions').get()).toEqual({ n: 0 });
+    expect(await inspect(store).submissions.count()).toBe(0);
     await app.close();
   });
 });

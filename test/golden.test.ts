@@ -14,7 +14,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { startGateway, type Gateway } from './helper.js';
 import { stableId } from '../src/rules/ids.js';
 import type { Integration, Workspace } from '../src/rules/catalog.js';
-import type { LeadObject } from '../src/intake/schemas.js';
+import type { LeadObject } from '../src/lead/schemas.js';
 
 const GOLDEN_DIR = join(import.meta.dirname, 'golden');
 const LEGACY_KEY = 'golden-legacy-bot-key-0123456789';

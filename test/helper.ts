@@ -1,10 +1,10 @@
-// Test helper: the real app on a fresh SQLite file, with keys issued through the admin API.
+// Test helper: the real app on a fresh store, with keys issued through the admin API.
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
 import { buildApp } from '../src/app.js';
-import { openSqliteStore, type SqliteStore } from '../src/db/sqlite-store.js';
+import type { Store } from '../src/store/store.js';
 import { createRulesHolder, type RulesHolder } from '../src/rules/loader.js';
 import { createLogger } from '../src/logging.js';
 import type { ConnectionLimits } from '../src/config.js';
@@ -12,13 +12,17 @@ import pino from 'pino';
 import { expect, inject } from 'vitest';
 import { secretsFoundIn } from './support/secrets.js';
 import { recordResponses } from './support/contract.js';
+import { inspect, type Inspector } from './support/inspect.js';
+import { openTestStore } from './support/store.js';
 
 export const ADMIN_TOKEN = 'test-admin-token-0123456789abcdef';
 export const EXAMPLE_RULES = join(import.meta.dirname, '..', 'rules');
 
 export interface Gateway {
   app: FastifyInstance;
-  store: SqliteStore;
+  store: Store;
+  /** What the database holds, asked through the store's engine (tests only). */
+  inspect: Inspector;
   rules: RulesHolder;
   dir: string;
   /** Raw secrets close() searches the log and the database for; add any a test makes itself. */
@@ -33,7 +37,7 @@ export interface Gateway {
 
 export async function startGateway(options: { rulesDir?: string; rateLimitPerMinute?: number; authFailuresPerMinute?: number; connections?: ConnectionLimits; trustProxy?: string[] } = {}): Promise<Gateway> {
   const dir = mkdtempSync(join(tmpdir(), 'lead-gateway-test-'));
-  const store = openSqliteStore({ path: join(dir, 'gateway.db'), synchronous: 'FULL' });
+  const store = openTestStore(dir);
   const rules = createRulesHolder(options.rulesDir ?? EXAMPLE_RULES);
   // Every test gateway logs to a file that close() searches, with the database, for the secrets it saw.
   const logFile = join(dir, 'gateway.log');
@@ -58,6 +62,7 @@ export async function startGateway(options: { rulesDir?: string; rateLimitPerMin
   return {
     app,
     store,
+    inspect: inspect(store),
     rules,
     dir,
     secrets,
@@ -82,9 +87,4 @@ export async function startGateway(options: { rulesDir?: string; rateLimitPerMin
 export function recordForContract(app: FastifyInstance, options: { upstream?: boolean } = {}): void {
   const responsesDir = inject('contractResponsesDir');
   if (responsesDir) recordResponses(app, join(responsesDir, `${process.pid}.jsonl`), { testFile: relative(process.cwd(), expect.getState().testPath ?? ''), ...options });
-}
-
-/** Counts rows of a table, optionally filtered, straight from the database file. */
-export function countRows(store: SqliteStore, table: string, where = '1 = 1', ...params: unknown[]): number {
-  return (store.db.prepare(`SELECT count(*) AS n FROM ${table} WHERE ${where}`).get(...params) as { n: number }).n;
 }

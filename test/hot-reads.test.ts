@@ -1,4 +1,4 @@
-// Keys and migration states are remembered per store (db/hot-reads.ts), yet every change applies to
+// Keys and migration states are remembered per store (store/hot-reads.ts), yet every change applies to
 // the next request: made through the gateway, or committed by another process such as the CLI.
 import { join } from 'node:path';
 import Database from 'better-sqlite3';

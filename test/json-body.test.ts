@@ -1,7 +1,7 @@
 // The JSON parser: nesting depth refused before any recursive code runs, numbers JavaScript rounds noted.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { isExactNumber, JSON_MAX_DEPTH, MAX_INEXACT_NOTED, scanJson } from '../src/json-body.js';
-import { ADMIN_TOKEN, countRows, startGateway, type Gateway } from './helper.js';
+import { ADMIN_TOKEN, startGateway, type Gateway } from './helper.js';
 
 const nest = (n: number, inner = '1') => '{"a":'.repeat(n) + inner + '}'.repeat(n);
 
@@ -70,7 +70,7 @@ describe('a body nested deeper than the limit', () => {
   ];
 
   it.each(routes)('%s %s answers 422 naming the limit, and nothing is stored', async (method, url, headers) => {
-    const before = countRows(gw.store, 'submissions') + countRows(gw.store, 'leads');
+    const before = (await gw.inspect.submissions.count()) + (await gw.inspect.leads.count());
     const res = await gw.app.inject({
       method: method as 'POST',
       url,
@@ -83,7 +83,7 @@ describe('a body nested deeper than the limit', () => {
     expect(problem).toMatchObject({ code: 'nesting-too-deep', max_depth: JSON_MAX_DEPTH });
     expect(problem.detail).toContain(`${JSON_MAX_DEPTH} levels`);
     expect(problem.errors[0].path).toMatch(/^\/metadata\/x\/a\/a/);
-    expect(countRows(gw.store, 'submissions') + countRows(gw.store, 'leads')).toBe(before);
+    expect((await gw.inspect.submissions.count()) + (await gw.inspect.leads.count())).toBe(before);
   });
 
   it('a body at the limit is accepted, and a resend with other data is a 409 listing the paths', async () => {

@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { FastifyInstance } from 'fastify';
 import { buildApp } from '../src/app.js';
-import { openSqliteStore } from '../src/db/sqlite-store.js';
+import { openTestStore } from './support/store.js';
 import { createRulesHolder } from '../src/rules/loader.js';
 import { createLogger } from '../src/logging.js';
 import { ADMIN_TOKEN, EXAMPLE_RULES, recordForContract } from './helper.js';
@@ -24,7 +24,7 @@ beforeAll(async () => {
   const dir = mkdtempSync(join(tmpdir(), 'lead-gateway-logs-'));
   app = await buildApp(
     { adminToken: ADMIN_TOKEN },
-    { store: openSqliteStore({ path: join(dir, 'g.db'), synchronous: 'FULL' }), rules: createRulesHolder(EXAMPLE_RULES), logger: createLogger('info', sink) },
+    { store: openTestStore(dir, 'g.db'), rules: createRulesHolder(EXAMPLE_RULES), logger: createLogger('info', sink) },
   );
   recordForContract(app);
 });

@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { Client } from 'undici';
 import type { LightMyRequestResponse } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { EXAMPLE_RULES, countRows, startGateway, type Gateway } from './helper.js';
+import { EXAMPLE_RULES, startGateway, type Gateway } from './helper.js';
 import { FREE_OUTCOMES_FACTOR } from '../src/rate-limit/quota.js';
 
 const LEADS = '/api/integrations/v1/leads/';
@@ -59,7 +59,7 @@ describe('the quota of an integration', () => {
     expect(quotaOf(limited)).toMatchObject({ limit: 6, remaining: 0 });
 
     expect((await post(key, LEADS, { event_id: 'q-7', first_name: 'B' })).statusCode).toBe(429);
-    expect(countRows(gw.store, 'submissions', "event_id = 'q-7'")).toBe(0);
+    expect(await gw.inspect.submissions.count({ eventId: 'q-7' })).toBe(0);
     // While the quota is used up even a replay is refused (docs/api.md): it is answered after the reset.
     expect((await post(key, LEADS, { event_id: 'q-1', first_name: 'A' })).statusCode).toBe(429);
   });
@@ -159,17 +159,17 @@ describe('a storage failure', () => {
       const key = await own.issueKey('brightpath:telegram-bot');
       const submit = (eventId: string) => own.submit(key, { event_id: eventId, first_name: 'Disk' });
       expect(quotaOf(await submit('d-1')).remaining).toBe(4);
-      // The writer refuses every write (SQLITE_READONLY), as a disk that stopped taking them would.
-      own.store.db.pragma('query_only = ON');
+      // The database refuses every write, as a disk that stopped taking them would.
+      await own.inspect.refuseWrites(true);
       for (const eventId of ['d-2', 'd-3', 'd-4']) {
         const failed = await submit(eventId);
         expect(failed.statusCode).toBe(503);
         expect(quotaOf(failed)).toMatchObject({ limit: 5, remaining: 4 });
       }
-      own.store.db.pragma('query_only = OFF');
+      await own.inspect.refuseWrites(false);
       expect(quotaOf(await submit('d-2')).remaining).toBe(3);
     } finally {
-      own.store.db.pragma('query_only = OFF');
+      await own.inspect.refuseWrites(false);
       await own.close();
     }
   });

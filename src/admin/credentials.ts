@@ -1,10 +1,10 @@
 // Who is calling the admin API: a named operator's personal token, or the shared ADMIN_TOKEN.
 import { randomBytes, timingSafeEqual } from 'node:crypto';
-import type { Store } from '../db/store.js';
+import type { Store } from '../store/store.js';
 import { AppError } from '../errors.js';
-import { newId } from '../db/ids.js';
+import { newId } from '../store/ids.js';
 import { hashKey, keyPrefix, secretsEqual } from '../migration/keys.js';
-import type { AdminCredential } from './credential-store.js';
+import type { AdminCredential } from '../store/repos/admin-credentials.js';
 
 /** The audit name of the shared ADMIN_TOKEN when the configuration gives none. */
 export const DEFAULT_SHARED_TOKEN_NAME = 'automation';

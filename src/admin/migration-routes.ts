@@ -2,9 +2,9 @@
 import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import type { Store } from '../db/store.js';
+import type { Store } from '../store/store.js';
 import type { RulesHolder } from '../rules/loader.js';
-import { adminAuthenticator } from '../migration/authenticate.js';
+import { adminAuthenticator } from './authenticate.js';
 import type { AuthFailureGuard } from '../rate-limit/auth-failures.js';
 import type { UsageRecorder } from '../migration/usage.js';
 import { importLegacyKey, issueV1Key, relinkLegacyLeads, renewKeys, revokeKey, rollback, switchOff } from '../migration/service.js';

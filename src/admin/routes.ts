@@ -3,14 +3,14 @@ import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { AppError } from '../errors.js';
-import type { Store } from '../db/store.js';
+import type { Store } from '../store/store.js';
 import type { RulesHolder } from '../rules/loader.js';
-import { adminAuthenticator } from '../migration/authenticate.js';
+import { adminAuthenticator } from './authenticate.js';
 import type { AuthFailureGuard } from '../rate-limit/auth-failures.js';
 import { integrationByRef } from './integration-ref.js';
-import { actOnLead, getLead, listLeads } from '../intake/operator.js';
-import { LeadObjectSchema } from '../intake/schemas.js';
-import { setFieldValue } from '../answers/field-edit.js';
+import { actOnLead, getLead, listLeads } from '../lead/operator.js';
+import { LeadObjectSchema } from '../lead/schemas.js';
+import { setFieldValue } from '../lead/field-edit.js';
 import { applyStoredUnmapped } from '../answers/engine.js';
 import {
   CloseLeadBodySchema,

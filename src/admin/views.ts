@@ -1,10 +1,10 @@
 // The admin API's objects, built in one place: the admin routes answer them and the CLI prints them
 // with --json, so a script sees the same members, in snake_case, whichever it calls.
 import type { z } from 'zod';
-import type { ApiKey } from '../migration/key-store.js';
+import type { ApiKey } from '../store/repos/keys.js';
 import type { IssuedKey } from '../migration/keys.js';
 import type { LinkReport } from '../migration/service.js';
-import type { AuditEntry, MigrationState } from '../migration/state-store.js';
+import type { AuditEntry, MigrationState } from '../store/repos/states.js';
 import type { Integration } from '../rules/catalog.js';
 import type { AuditEntrySchema, IntegrationSummarySchema, IssuedKeySchema, KeySummarySchema, LinkReportSchema, StateSchema } from './schemas.js';
 

@@ -1,11 +1,12 @@
 // The answers engine (seed 2.3, contract 5): mapping, coercion, provenance and the conflict rule.
-import type { Repos } from '../db/store.js';
+import type { Repos } from '../store/store.js';
 import type { Integration } from '../rules/catalog.js';
-import { ANSWER_KEY_MAX_CHARS, type AnswersResult } from '../intake/schemas.js';
-import type { AnswerOutcome } from './answer-store.js';
-import { coerce, inexactNumberError, sameData } from './coerce.js';
-import type { FieldData, Writer } from './field-value-store.js';
-import { newId } from '../db/ids.js';
+import { ANSWER_KEY_MAX_CHARS, type AnswersResult } from './schemas.js';
+import type { AnswerOutcome } from '../store/repos/answers.js';
+import { coerce, inexactNumberError } from '../lead/coerce.js';
+import { writeField } from '../lead/field-write.js';
+import type { Writer } from '../store/repos/field-values.js';
+import { newId } from '../store/ids.js';
 
 export const emptyAnswersResult = (): AnswersResult => ({
   written: [],
@@ -14,37 +15,6 @@ export const emptyAnswersResult = (): AnswersResult => ({
   unmapped: [],
   invalid: [],
 });
-
-type WriteOutcome = 'written' | 'unchanged' | 'kept_existing';
-
-const sameWriter = (a: Writer, b: Writer) => a.kind === b.kind && a.ref === b.ref;
-
-/**
- * The one conflict rule. The same value is `unchanged` whoever wrote it. A value written by anyone
- * else (employee, import, automation, another integration) is kept unless `overwriteOthers` (the
- * field's `integration_wins` policy, or an employee's own edit). Otherwise the value is written and
- * remembers its writer.
- */
-export async function writeField(
-  tx: Repos,
-  target: { leadId: string; fieldId: string; at: string },
-  data: FieldData,
-  writer: Writer,
-  overwriteOthers: boolean,
-): Promise<WriteOutcome> {
-  const existing = await tx.fieldValues.get(target.leadId, target.fieldId);
-  if (existing && sameData(existing, data)) return 'unchanged';
-  if (existing && !sameWriter(existing.writtenBy, writer) && !overwriteOthers) return 'kept_existing';
-  await tx.fieldValues.put({
-    id: existing?.id ?? newId(),
-    leadId: target.leadId,
-    fieldId: target.fieldId,
-    ...data,
-    writtenBy: writer,
-    updatedAt: target.at,
-  });
-  return 'written';
-}
 
 interface Applied {
   outcome: AnswerOutcome;

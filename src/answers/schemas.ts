@@ -1,6 +1,36 @@
-// v1 answers submission: request and response shapes (seed 2.5, 4.2; contract 5).
+// Answers: the answers a request carries and what became of them, whatever the route, and the v1
+// answers submission's request and response (seed 2.5, 4.2; contract 5).
 import { z } from 'zod';
-import { AnswersInputSchema, AnswersResultSchema, EventIdSchema, ExternalContactIdSchema } from '../intake/schemas.js';
+import { EventIdSchema } from '../idempotency/schemas.js';
+import { ExternalContactIdSchema } from '../lead/schemas.js';
+
+/** Answers in one request, whatever the route (v1 answers, a lead submission, a legacy translation). */
+export const ANSWERS_MAX = 200;
+/** Longer (or empty) keys are reported `invalid`, one by one, never failing the other answers. */
+export const ANSWER_KEY_MAX_CHARS = 255;
+
+export const AnswersInputSchema = z
+  .record(z.string(), z.unknown())
+  .superRefine((value, ctx) => {
+    const count = Object.keys(value).length;
+    if (count > ANSWERS_MAX) ctx.addIssue({ code: 'custom', message: `must hold at most ${ANSWERS_MAX} answers (got ${count})` });
+  })
+  .meta({
+    description: `Answers keyed by the integration's own names (1 to ${ANSWER_KEY_MAX_CHARS} characters; another key is reported invalid), at most ${ANSWERS_MAX}; values are strings, booleans or numbers`,
+    maxProperties: ANSWERS_MAX,
+  });
+
+export const AnswersResultSchema = z
+  .object({
+    written: z.array(z.string()),
+    unchanged: z.array(z.string()),
+    kept_existing: z.array(z.string()),
+    unmapped: z.array(z.string()),
+    invalid: z.array(z.object({ key: z.string(), error: z.string() })),
+  })
+  .meta({ id: 'AnswersResult' });
+export type AnswersResult = z.infer<typeof AnswersResultSchema>;
+
 
 export const AnswersSubmissionSchema = z
   .strictObject({

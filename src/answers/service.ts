@@ -1,12 +1,12 @@
 // Answers submission (seed 4.2): find the person's lead through this integration, apply, record once.
 import { AppError } from '../errors.js';
-import type { Store } from '../db/store.js';
+import type { Store } from '../store/store.js';
 import type { Integration } from '../rules/catalog.js';
 import { runOnce } from '../idempotency/replay.js';
-import type { AnswersResult } from '../intake/schemas.js';
+import type { AnswersResult } from './schemas.js';
 import { applyAnswers } from './engine.js';
 import type { AnswersResponse, AnswersSubmission } from './schemas.js';
-import { newId } from '../db/ids.js';
+import { newId } from '../store/ids.js';
 
 /** Recorded the first time; a replay returns it with `deleted` as the lead is now. */
 interface AnswersOutcomeRecord {

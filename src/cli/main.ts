@@ -3,8 +3,8 @@
 import { userInfo } from 'node:os';
 import { Command, CommanderError, InvalidArgumentError } from 'commander';
 import { AppError } from '../errors.js';
-import { openSqliteStore, type SqliteStore } from '../db/sqlite-store.js';
-import { DatabaseOpenError } from '../db/connection.js';
+import { openStore } from '../store/open-store.js';
+import { StoreOpenError, type Store } from '../store/store.js';
 import { resolve } from 'node:path';
 import { RulesError, createRulesHolder, type RulesHolder } from '../rules/loader.js';
 import { integrationByRef } from '../admin/integration-ref.js';
@@ -25,7 +25,7 @@ class EnvironmentError extends Error {}
 
 interface Context {
   rules: RulesHolder;
-  store: SqliteStore;
+  store: Store;
   usage: UsageRecorder;
 }
 
@@ -86,12 +86,12 @@ function createProgram(): Command {
   async function run<T>(fn: (ctx: Context) => Promise<T>): Promise<T> {
     const o = globals();
     let rules: RulesHolder;
-    let store: SqliteStore;
+    let store: Store;
     try {
       rules = createRulesHolder(o.rules);
-      store = openSqliteStore({ path: o.database, synchronous: 'FULL', mustExist: !o.create });
+      store = openStore({ engine: 'sqlite', path: o.database, synchronous: 'FULL', mustExist: !o.create });
     } catch (error) {
-      if (error instanceof DatabaseOpenError) {
+      if (error instanceof StoreOpenError) {
         const hint = error.problem === 'no such file' ? ' (the gateway creates it on its first start; pass --create to make an empty one here)' : '';
         throw new EnvironmentError(`--database / DATABASE_PATH: ${error.message}${hint}.`);
       }

@@ -1,7 +1,7 @@
 // Deciding whether an event was seen: a replay of the same data, or a 409 naming the differing paths.
 import { AppError } from '../errors.js';
-import type { Repos, Store } from '../db/store.js';
-import { DuplicateEventError, type Endpoint, type Submission } from './submission-store.js';
+import { DuplicateEventError, type Repos, type Store } from '../store/store.js';
+import type { Endpoint, Submission } from '../store/repos/submissions.js';
 import { differingPaths, fingerprint } from './fingerprint.js';
 
 /** What a first-time handler records in the event ledger beside its reply. */

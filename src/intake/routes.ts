@@ -1,15 +1,15 @@
 // v1 intake routes: parse (schema), call one service function, shape the reply.
 import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
-import type { Store } from '../db/store.js';
+import type { Store } from '../store/store.js';
 import type { RulesHolder } from '../rules/loader.js';
 import { v1Authenticator } from '../migration/authenticate.js';
 import type { UsageRecorder } from '../migration/usage.js';
 import { markFreeOfQuota, type IntegrationQuota } from '../rate-limit/quota.js';
 import type { AuthFailureGuard } from '../rate-limit/auth-failures.js';
-import { LeadSubmissionResponseSchema, LeadSubmissionSchema, type AnswersResult } from './schemas.js';
+import { LeadSubmissionResponseSchema, LeadSubmissionSchema } from './schemas.js';
 import { submitLead } from './service.js';
-import { AnswersResponseSchema, AnswersSubmissionSchema } from '../answers/schemas.js';
+import { AnswersResponseSchema, AnswersSubmissionSchema, type AnswersResult } from '../answers/schemas.js';
 import { submitAnswers } from '../answers/service.js';
 import { inexactKeysUnder } from '../json-body.js';
 

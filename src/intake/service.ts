@@ -1,15 +1,16 @@
 // Lead submission (seed 4.1, contract 4): person matching, created/attached/reactivated, replay.
-import type { Repos, Store } from '../db/store.js';
+import type { Repos, Store } from '../store/store.js';
 import type { Integration } from '../rules/catalog.js';
-import type { Submission } from '../idempotency/submission-store.js';
+import type { Submission } from '../store/repos/submissions.js';
 import { runOnce, type EventRecord } from '../idempotency/replay.js';
 import { applyAnswers, emptyAnswersResult } from '../answers/engine.js';
-import type { Contact } from './contact-store.js';
-import type { Lead, LeadPatch } from './lead-store.js';
-import { renderLead } from './lead-view.js';
+import type { Contact } from '../store/repos/contacts.js';
+import type { Lead, LeadPatch } from '../store/repos/leads.js';
+import { renderLead } from '../lead/view.js';
 import { normalizeEmail, normalizePhone, sameName, textOrNull } from './person.js';
-import type { AnswersResult, LeadSubmission, LeadSubmissionResponse } from './schemas.js';
-import { newId } from '../db/ids.js';
+import type { LeadSubmission, LeadSubmissionResponse } from './schemas.js';
+import type { AnswersResult } from '../answers/schemas.js';
+import { newId } from '../store/ids.js';
 
 type MatchedBy = LeadSubmissionResponse['matched_by'];
 type IntakeOutcome = LeadSubmissionResponse['intake_outcome'];

@@ -1,10 +1,10 @@
 // The deprecated interface's gate: X-Bot-API-Key, the switch-off 403, usage counting, deprecation headers.
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { AppError } from '../errors.js';
-import type { Store } from '../db/store.js';
+import type { Store } from '../store/store.js';
 import type { RulesHolder } from '../rules/loader.js';
 import { findLiveKey } from '../migration/keys.js';
-import { hotRead } from '../db/hot-reads.js';
+import { hotRead } from '../store/hot-reads.js';
 import type { UsageRecorder } from '../migration/usage.js';
 import { replacementFor } from './replacements.js';
 import type { AuthFailureGuard } from '../rate-limit/auth-failures.js';

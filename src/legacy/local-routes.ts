@@ -1,7 +1,7 @@
 // Legacy reads and actions served from the gateway's own store (no upstream configured).
 import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
-import { LeadObjectSchema } from '../intake/schemas.js';
+import { LeadObjectSchema } from '../lead/schemas.js';
 import { z } from 'zod';
 import {
   LegacyBoardSchema,

@@ -2,10 +2,10 @@
 import type { FastifyInstance, HTTPMethods } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { AppError } from '../errors.js';
-import type { Store } from '../db/store.js';
+import type { Store } from '../store/store.js';
 import type { RulesHolder } from '../rules/loader.js';
 import type { UsageRecorder } from '../migration/usage.js';
-import { LeadObjectSchema } from '../intake/schemas.js';
+import { LeadObjectSchema } from '../lead/schemas.js';
 import { legacyGate } from './authenticate.js';
 import { legacyMeta, LegacyLeadCreateSchema, LegacyLeadParamsSchema, LegacyLeadUpdateSchema, LegacyTagCreateSchema, LegacyTagSchema } from './schemas.js';
 import { localRoutes } from './local-routes.js';

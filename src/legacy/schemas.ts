@@ -1,7 +1,8 @@
 // Shapes of the deprecated bot interface as legacy bots send them (documented in docs/legacy-api.md).
 import { z } from 'zod';
-import type { PageKey } from './lead-page-store.js';
-import { ANSWERS_MAX, GroupDetailSchema, LeadObjectSchema, StatusDetailSchema } from '../intake/schemas.js';
+import type { PageKey } from '../store/repos/lead-pages.js';
+import { ANSWERS_MAX } from '../answers/schemas.js';
+import { GroupDetailSchema, LeadObjectSchema, StatusDetailSchema } from '../lead/schemas.js';
 
 export const legacyMeta = { tags: ['legacy (deprecated)'], deprecated: true, security: [{ legacyBotKey: [] }] };
 

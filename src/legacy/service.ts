@@ -1,21 +1,22 @@
 // The deprecated interface's writes, translated onto the v1 services (contract 7).
 import { createHash } from 'node:crypto';
-import type { Store } from '../db/store.js';
+import type { Store } from '../store/store.js';
 import { AppError } from '../errors.js';
 import type { Integration } from '../rules/catalog.js';
 import { stableId } from '../rules/ids.js';
 import { canonicalJson } from '../idempotency/fingerprint.js';
 import { submitLead } from '../intake/service.js';
-import { LeadSubmissionSchema, type LeadObject } from '../intake/schemas.js';
+import { LeadSubmissionSchema } from '../intake/schemas.js';
+import type { LeadObject } from '../lead/schemas.js';
 import type { UsageRecorder } from '../migration/usage.js';
 import type { LegacyLeadCreate, LegacyLeadUpdate } from './schemas.js';
-import type { Lead } from '../intake/lead-store.js';
-import { renderLead } from '../intake/lead-view.js';
+import type { Lead } from '../store/repos/leads.js';
+import { renderLead } from '../lead/view.js';
 import { runOnce } from '../idempotency/replay.js';
 import { applyAnswers } from '../answers/engine.js';
-import type { LegacyTag } from './tag-store.js';
+import type { LegacyTag } from '../store/repos/legacy-tags.js';
 import { answersFromLegacy, translateLegacyLead } from './translate.js';
-import { newId } from '../db/ids.js';
+import { newId } from '../store/ids.js';
 
 export interface LegacyDeps {
   store: Store;

@@ -1,13 +1,13 @@
 // Legacy reads and actions with no v1 translation, served from the gateway's own store (contract 7).
 import { AppError } from '../errors.js';
 import type { Integration, Workspace } from '../rules/catalog.js';
-import { actOnLead } from '../intake/operator.js';
-import { formatMinor, renderLead } from '../intake/lead-view.js';
-import type { LeadObject } from '../intake/schemas.js';
+import { actOnLead } from '../lead/operator.js';
+import { formatMinor, renderLead } from '../lead/view.js';
+import type { LeadObject } from '../lead/schemas.js';
 import type { Rules } from '../rules/catalog.js';
 import { ownLead, type LegacyDeps } from './service.js';
-import { newId } from '../db/ids.js';
-import type { PagePosition } from './lead-page-store.js';
+import { newId } from '../store/ids.js';
+import type { PagePosition } from '../store/repos/lead-pages.js';
 import { encodeCursor, LEGACY_PAGE_DEPTH_MAX, type LegacyPageQuery } from './schemas.js';
 
 type Deps = LegacyDeps & { rules: () => Rules };

@@ -2,6 +2,7 @@
 import type { Integration } from '../rules/catalog.js';
 import type { LegacyLeadCreate } from './schemas.js';
 import { AppError } from '../errors.js';
+import { renderTemplate } from '../lead/external-id.js';
 
 /** Members the gateway translates; any other member of a legacy lead is ignored and counted. */
 const TRANSLATED = new Set(['first_name', 'last_name', 'phone', 'email', 'notes', 'source', 'tag_ids', 'extra_data']);
@@ -14,20 +15,6 @@ export interface Translation {
   inexactAnswers: Set<string>;
   /** Member names ignored (stage, assigned_to, unknown ones), and `tag:<name>` for tags without a rule. */
   ignored: string[];
-}
-
-/** `{first_name}`, `{phone}`, `{extra_data.telegram_id}` over a legacy body; null if a member is missing. */
-export function renderTemplate(template: string, source: Record<string, unknown>): string | null {
-  let missing = false;
-  const out = template.replace(/\{([a-z_.]+)\}/g, (_, path: string) => {
-    const value = path.split('.').reduce<unknown>((v, part) => (v !== null && typeof v === 'object' ? (v as Record<string, unknown>)[part] : undefined), source);
-    if ((typeof value !== 'string' && typeof value !== 'number') || String(value).trim() === '') {
-      missing = true;
-      return '';
-    }
-    return String(value).trim();
-  });
-  return missing ? null : out;
 }
 
 /** Tags and data keys become answers through the integration's legacy rules (contract 2 and 7). */

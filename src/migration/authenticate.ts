@@ -1,11 +1,10 @@
-// Authentication hooks: integration keys for v1 (Bearer) and the admin token for /admin/v1.
+// Authentication hook of v1: integration keys (Bearer), and the Bearer parsing the admin API shares.
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { AppError } from '../errors.js';
-import type { Store } from '../db/store.js';
+import type { Store } from '../store/store.js';
 import type { Integration } from '../rules/catalog.js';
 import type { RulesHolder } from '../rules/loader.js';
 import { findLiveKey } from './keys.js';
-import { adminIdentity } from '../admin/credentials.js';
 import type { AuthFailureGuard } from '../rate-limit/auth-failures.js';
 
 declare module 'fastify' {
@@ -17,14 +16,14 @@ declare module 'fastify' {
 
 const BEARER = /^Bearer\s+(\S+)\s*$/i;
 
-function bearerToken(request: FastifyRequest): string | null {
+export function bearerToken(request: FastifyRequest): string | null {
   const header = request.headers.authorization;
   if (header === undefined) return null;
   return BEARER.exec(header)?.[1] ?? null;
 }
 
 /** RFC 6750: a request without credentials gets a bare challenge, a bad token gets error="invalid_token". */
-const challenge = (error?: 'invalid_token') => ({
+export const challenge = (error?: 'invalid_token') => ({
   'www-authenticate': error ? `Bearer realm="lead-gateway", error="${error}"` : 'Bearer realm="lead-gateway"',
 });
 
@@ -51,34 +50,5 @@ export function v1Authenticator(deps: { store: Store; rules: RulesHolder; authFa
     }
     request.integration = integration;
     request.apiKeyId = key!.id;
-  };
-}
-
-declare module 'fastify' {
-  interface FastifyRequest {
-    /** The operator behind an admin request: a named credential's name, or the shared token's name. */
-    adminActor: string | null;
-  }
-}
-
-/**
- * The admin API takes a named operator's personal token or the shared ADMIN_TOKEN; the audit log names
- * whoever the credential belongs to (a request body can add a reason, never an identity).
- */
-export function adminAuthenticator(deps: { store: Store; adminToken: string; adminTokenName: string; authFailures: AuthFailureGuard }) {
-  return async function authenticateAdmin(request: FastifyRequest): Promise<void> {
-    await deps.authFailures.refuseIfThrottled(request, 'admin');
-    const token = bearerToken(request);
-    const actor = token === null ? null : await adminIdentity(deps.store, token, { token: deps.adminToken, name: deps.adminTokenName });
-    if (actor === null) {
-      if (token !== null) await deps.authFailures.recordFailure(request, 'admin');
-      throw new AppError(
-        'unauthorized',
-        'The admin API takes Authorization: Bearer <admin token>; integration keys are not accepted.',
-        {},
-        challenge(token === null ? undefined : 'invalid_token'),
-      );
-    }
-    request.adminActor = actor;
   };
 }

@@ -1,9 +1,9 @@
 // API keys: random (192 bits), a short readable prefix, shown once, stored only as a SHA-256 hash.
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
-import type { Repos, Store } from '../db/store.js';
-import { hotRead } from '../db/hot-reads.js';
-import type { ApiKey, KeyKind } from './key-store.js';
-import { newId } from '../db/ids.js';
+import type { Repos, Store } from '../store/store.js';
+import { hotRead } from '../store/hot-reads.js';
+import type { ApiKey, KeyKind } from '../store/repos/keys.js';
+import { newId } from '../store/ids.js';
 
 const KEY_PREFIX: Record<KeyKind, string> = { v1: 'lgv1_', legacy: 'lgbot_' };
 /** How much of a key is kept in clear to tell keys apart in listings and logs. */
@@ -69,7 +69,7 @@ export async function findLiveKey(store: Store, secret: string, kind: KeyKind, r
   const hash = hashKey(secret);
   // Published keys (demo mode's) never open a door outside demo mode, whatever the database holds.
   if (refusedHashes?.has(hash)) return null;
-  // Only keys that exist are remembered, so guessing fills nothing (db/hot-reads.ts).
+  // Only keys that exist are remembered, so guessing fills nothing (store/hot-reads.ts).
   const key = await hotRead(store, `key:${hash}`, () => store.peek((r) => r.keys.findByHash(hash)), (k) => k !== null);
   if (!key || key.kind !== kind || key.revokedAt !== null) return null;
   return timingSafeEqual(Buffer.from(key.hash, 'hex'), Buffer.from(hash, 'hex')) ? key : null;

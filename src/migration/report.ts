@@ -2,7 +2,7 @@
 import { z } from 'zod';
 import type { Integration } from '../rules/catalog.js';
 import { DEFAULT_QUIET_PERIOD_HOURS, type MigrationDeps } from './service.js';
-import type { UsageRow } from './state-store.js';
+import type { UsageRow } from '../store/repos/states.js';
 
 const callCounts = {
   calls_24h: z.number().int().meta({ description: 'Calls in the current hour and the 24 before it' }),

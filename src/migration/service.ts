@@ -1,18 +1,17 @@
 // The service team's controls (contract 6): keys, migration state, switch-off and rollback, audit.
-import type { Repos, Store } from '../db/store.js';
+import type { Repos, Store } from '../store/store.js';
 import { AppError } from '../errors.js';
 import type { Integration } from '../rules/catalog.js';
-import type { Lead } from '../intake/lead-store.js';
-import type { ApiKey } from './key-store.js';
+import type { ApiKey } from '../store/repos/keys.js';
 import { hashKey, legacyKeyPrefix, storeKey, type IssuedKey } from './keys.js';
-import { forgetHotReads } from '../db/hot-reads.js';
-import type { MigrationState } from './state-store.js';
+import { forgetHotReads } from '../store/hot-reads.js';
+import type { MigrationState } from '../store/repos/states.js';
 import type { UsageRecorder } from './usage.js';
-import { renderTemplate } from '../legacy/translate.js';
-import { newId } from '../db/ids.js';
+import { renderExternalId } from '../lead/external-id.js';
+import { newId } from '../store/ids.js';
 
 /**
- * Runs a change to keys or migration states. Requests remember both (db/hot-reads.ts); they are
+ * Runs a change to keys or migration states. Requests remember both (store/hot-reads.ts); they are
  * forgotten once the change has committed, so the next request sees it.
  */
 async function commitChange<T>(store: Store, fn: (tx: Repos) => Promise<T>): Promise<T> {
@@ -59,18 +58,6 @@ async function move(
     at,
   });
   return to ?? from;
-}
-
-/** The person id of a stored legacy lead by the integration's template; null when a member is missing. */
-export function renderExternalId(template: string, lead: Lead): string | null {
-  return renderTemplate(template, {
-    id: lead.id,
-    first_name: lead.firstName,
-    last_name: lead.lastName,
-    phone: lead.phone,
-    email: lead.email,
-    extra_data: lead.extraData ?? {},
-  });
 }
 
 /** Why a legacy lead could not be linked, as a code to count by and words to act on. */

@@ -1,6 +1,6 @@
 // Counts calls per integration, interface and route; flushed to the store in one unit of work.
-import type { Store } from '../db/store.js';
-import type { Interface, UsageIncrement } from './state-store.js';
+import type { Store } from '../store/store.js';
+import type { Interface, UsageIncrement } from '../store/repos/states.js';
 
 /** Distinct ignored member names counted per request: a body of 100,000 unknown members counts 50. */
 export const IGNORED_NAMES_MAX_PER_REQUEST = 50;

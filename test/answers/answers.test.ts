@@ -3,7 +3,7 @@ import { cpSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { EXAMPLE_RULES, countRows, startGateway, type Gateway } from '../helper.js';
+import { EXAMPLE_RULES, startGateway, type Gateway } from '../helper.js';
 import { stableId } from '../../src/rules/ids.js';
 
 let gw: Gateway;
@@ -80,7 +80,7 @@ describe('result arrays', () => {
     const p = await newPerson();
     const res = await answer(bot, { event_id: next('a'), external_contact_id: p.ext, answers: { shoe_size: 42, laptop: 'yes' } });
     expect(res.json().answers).toMatchObject({ unmapped: ['shoe_size'], written: ['laptop'] });
-    expect(countRows(gw.store, 'answers', "lead_id = ? AND answer_key = 'shoe_size' AND outcome = 'unmapped' AND raw_value = '42'", p.lead.id)).toBe(1);
+    expect(await gw.inspect.answers.count({ leadId: p.lead.id, key: 'shoe_size', outcome: 'unmapped', raw: 42 })).toBe(1);
   });
 
   it('invalid: a value that does not fit is reported with a readable error, stored, and the rest still written', async () => {
@@ -91,7 +91,7 @@ describe('result arrays', () => {
       written: ['goal'],
       invalid: [{ key: 'laptop', error: "'maybe' is not an option of Laptop; options: Present, Absent" }],
     });
-    expect(countRows(gw.store, 'answers', "lead_id = ? AND answer_key = 'laptop' AND outcome = 'invalid' AND raw_value = '\"maybe\"'", p.lead.id)).toBe(1);
+    expect(await gw.inspect.answers.count({ leadId: p.lead.id, key: 'laptop', outcome: 'invalid', raw: 'maybe' })).toBe(1);
   });
 });
 
@@ -123,12 +123,10 @@ describe('provenance and conflict policy', () => {
     const p = await newPerson();
     await answer(bot, { event_id: next('a'), external_contact_id: p.ext, answers: { laptop: 'yes' } });
     await gw.admin('PUT', `/admin/v1/leads/${p.lead.id}/fields/goal`, { value: 'x', written_by: { kind: 'import', ref: 'spring-fair.csv' } });
-    const rows = gw.store.db
-      .prepare('SELECT field_id, written_by_kind AS kind, written_by_ref AS ref FROM custom_field_values WHERE lead_id = ? ORDER BY written_by_kind')
-      .all(p.lead.id);
+    const rows = await gw.inspect.fieldValues.list({ leadId: p.lead.id }, ['writtenByKind', 'writtenByRef', 'fieldId']);
     expect(rows).toEqual([
-      { field_id: field('goal'), kind: 'import', ref: 'spring-fair.csv' },
-      { field_id: field('laptop'), kind: 'integration', ref: stableId('brightpath', 'integration', 'telegram-bot') },
+      { fieldId: field('goal'), writtenByKind: 'import', writtenByRef: 'spring-fair.csv' },
+      { fieldId: field('laptop'), writtenByKind: 'integration', writtenByRef: stableId('brightpath', 'integration', 'telegram-bot') },
     ]);
   });
 
@@ -211,7 +209,7 @@ describe('idempotency and the 404 flow', () => {
     const other = await answer(bot, { ...body, answers: { laptop: 'no' } });
     expect(other.statusCode).toBe(409);
     expect(other.json().paths).toEqual(['/answers/laptop']);
-    expect(countRows(gw.store, 'answers', 'submission_id = ?', first.submission_id)).toBe(1);
+    expect(await gw.inspect.answers.count({ submissionId: first.submission_id })).toBe(1);
   });
 
   it('says deleted on a replay after the lead was deleted', async () => {
@@ -245,7 +243,7 @@ describe('idempotency and the 404 flow', () => {
     expect(missing.status).toBe(404);
     const problem = (await missing.json()) as { detail: string };
     expect(problem.detail).toContain('Submit the lead first');
-    expect(countRows(gw.store, 'submissions', "event_id = 'telegram:laptop:9001:1'")).toBe(0);
+    expect(await gw.inspect.submissions.count({ eventId: 'telegram:laptop:9001:1' })).toBe(0);
 
     const created = await post('/api/integrations/v1/leads/', { event_id: 'telegram:lead:9001', external_contact_id: 'telegram:9001', first_name: 'Umar' });
     expect(created.status).toBe(201);

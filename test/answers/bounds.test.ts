@@ -1,8 +1,8 @@
 // Bounded answers: at most 200 per request, keys that do not fit reported one by one, numbers never rounded.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ANSWER_KEY_MAX_CHARS, ANSWERS_MAX } from '../../src/intake/schemas.js';
+import { ANSWER_KEY_MAX_CHARS, ANSWERS_MAX } from '../../src/answers/schemas.js';
 import { IGNORED_NAME_MAX_CHARS, IGNORED_NAMES_MAX_PER_INTEGRATION, IGNORED_NAMES_MAX_PER_REQUEST } from '../../src/migration/usage.js';
-import { countRows, startGateway, type Gateway } from '../helper.js';
+import { startGateway, type Gateway } from '../helper.js';
 
 let gw: Gateway;
 let key: string;
@@ -26,11 +26,11 @@ const many = (n: number) => Object.fromEntries(Array.from({ length: n }, (_, i) 
 describe('the number of answers in one request', () => {
   it(`answers: ${ANSWERS_MAX} pass, ${ANSWERS_MAX + 1} are a 422 naming the path and the limit`, async () => {
     expect((await post(answersUrl, { event_id: 'n-ok', external_contact_id: 'telegram:1', answers: many(ANSWERS_MAX) })).statusCode).toBe(200);
-    const before = countRows(gw.store, 'answers');
+    const before = await gw.inspect.answers.count();
     const res = await post(answersUrl, { event_id: 'n-over', external_contact_id: 'telegram:1', answers: many(ANSWERS_MAX + 1) });
     expect(res.statusCode).toBe(422);
     expect(res.json().errors).toEqual([{ path: '/answers', message: `must hold at most ${ANSWERS_MAX} answers (got ${ANSWERS_MAX + 1})` }]);
-    expect(countRows(gw.store, 'answers')).toBe(before);
+    expect(await gw.inspect.answers.count()).toBe(before);
   });
 
   it('a lead submission with too many answers is a 422 at /answers', async () => {
@@ -62,7 +62,7 @@ describe('answer keys that do not fit', () => {
       { key: '', error: 'an answer key must not be empty' },
       { key: long, error: `an answer key takes at most ${ANSWER_KEY_MAX_CHARS} characters (this one has ${long.length})` },
     ]);
-    expect(countRows(gw.store, 'answers', "outcome = 'invalid' AND answer_key IN ('', ?)", long)).toBe(2);
+    expect(await gw.inspect.answers.count({ outcome: 'invalid', key: { in: ['', long] } })).toBe(2);
   });
 
   it('are invalid in a lead submission, which succeeds', async () => {
@@ -90,14 +90,14 @@ describe('numbers a JavaScript number cannot carry exactly', () => {
     expect(created.statusCode).toBe(201);
     const fields = created.json().custom_field_values.map((v: { decimal_value: string | null }) => v.decimal_value);
     expect(fields).not.toContain('9007199254740992');
-    expect(countRows(gw.store, 'answers', "lead_id = ? AND answer_key = 'age' AND outcome = 'invalid' AND error LIKE '%send it as a string%'", created.json().id)).toBe(1);
+    expect(await gw.inspect.answers.count({ leadId: created.json().id, key: 'age', outcome: 'invalid', error: { like: '%send it as a string%' } })).toBe(1);
   });
 
   it('are invalid through a legacy data key when only the text shows it (a fraction a double rounds)', async () => {
     // 20.0000000000000000001 parses to exactly 20: only the parser's note of the text can tell.
     const created = await post('/api/bots/api/leads/', '{"first_name":"Kamola","phone":"+998907772222","extra_data":{"telegram_id":78,"age":20.0000000000000000001}}', legacy);
     expect(created.statusCode).toBe(201);
-    expect(countRows(gw.store, 'answers', "lead_id = ? AND answer_key = 'age' AND outcome = 'invalid' AND error LIKE '%send it as a string%'", created.json().id)).toBe(1);
+    expect(await gw.inspect.answers.count({ leadId: created.json().id, key: 'age', outcome: 'invalid', error: { like: '%send it as a string%' } })).toBe(1);
   });
 });
 

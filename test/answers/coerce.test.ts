@@ -1,6 +1,6 @@
 // Coercion per field type: what fits, what does not, and the message a bot author reads.
 import { describe, expect, it } from 'vitest';
-import { coerce } from '../../src/answers/coerce.js';
+import { coerce } from '../../src/lead/coerce.js';
 import { loadRules } from '../../src/rules/loader.js';
 import { EXAMPLE_RULES } from '../helper.js';
 

@@ -1,6 +1,6 @@
 // Concurrent duplicates over a real listening server: exactly one lead and one submission, never a 5xx.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { countRows, startGateway, type Gateway } from '../helper.js';
+import { startGateway, type Gateway } from '../helper.js';
 
 interface LeadReply {
   replayed: boolean;
@@ -38,8 +38,8 @@ describe('concurrent requests with one event_id', () => {
     expect(bodies.filter((b) => b.replayed === true)).toHaveLength(49);
     expect(new Set(bodies.map((b) => b.lead.id)).size).toBe(1);
     expect(new Set(bodies.map((b) => b.submission_id)).size).toBe(1);
-    expect(countRows(gw.store, 'submissions', 'event_id = ?', 'burst-1')).toBe(1);
-    expect(countRows(gw.store, 'leads', 'contact_id = ?', bodies[0]!.contact_id)).toBe(1);
+    expect(await gw.inspect.submissions.count({ eventId: 'burst-1' })).toBe(1);
+    expect(await gw.inspect.leads.count({ contactId: bodies[0]!.contact_id })).toBe(1);
   });
 
   it('with different data at once: one wins, the rest are replays or 409s, never a 5xx', async () => {
@@ -50,8 +50,8 @@ describe('concurrent requests with one event_id', () => {
     expect(statuses.every((s) => s === 200 || s === 201 || s === 409)).toBe(true);
     expect(statuses.filter((s) => s === 201)).toHaveLength(1);
     expect(statuses.filter((s) => s === 409)).toHaveLength(15);
-    expect(countRows(gw.store, 'submissions', 'event_id = ?', 'burst-2')).toBe(1);
-    expect(countRows(gw.store, 'leads', 'phone = ?', '+998935550002')).toBe(1);
+    expect(await gw.inspect.submissions.count({ eventId: 'burst-2' })).toBe(1);
+    expect(await gw.inspect.leads.count({ phone: '+998935550002' })).toBe(1);
   });
 
   it('many distinct events at once are all stored, each answered after its commit', async () => {
@@ -59,6 +59,6 @@ describe('concurrent requests with one event_id', () => {
       Array.from({ length: 60 }, (_, i) => post({ event_id: `burst-3-${i}`, external_contact_id: `telegram:b3-${i}`, first_name: 'Dono' })),
     );
     expect(replies.map((r) => r.status)).toEqual(Array(60).fill(201));
-    expect(countRows(gw.store, 'submissions', "event_id LIKE 'burst-3-%'")).toBe(60);
+    expect(await gw.inspect.submissions.count({ eventId: { like: 'burst-3-%' } })).toBe(60);
   });
 });

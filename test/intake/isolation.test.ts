@@ -1,6 +1,6 @@
 // Tenancy: a key of one workspace can neither match nor see a person of another.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { countRows, startGateway, type Gateway } from '../helper.js';
+import { startGateway, type Gateway } from '../helper.js';
 
 let gw: Gateway;
 let brightpath: string;
@@ -27,7 +27,7 @@ describe('workspace isolation', () => {
     expect(b.lead.id).not.toBe(a.lead.id);
     expect(JSON.stringify(b)).not.toContain('private note');
     expect(b.lead.assigned_to_detail.username).toBe('aziz');
-    expect(countRows(gw.store, 'contacts', 'phone = ?', '+998907770000')).toBe(2);
+    expect(await gw.inspect.contacts.count({ phone: '+998907770000' })).toBe(2);
   });
 
   it('event_ids are per integration: the same event_id elsewhere is not a replay', async () => {

@@ -1,6 +1,6 @@
 // POST /api/integrations/v1/leads/: the seed's outcome table, idempotency, matching and the lead object.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { countRows, startGateway, type Gateway } from '../helper.js';
+import { startGateway, type Gateway } from '../helper.js';
 import { stableId } from '../../src/rules/ids.js';
 import { EXTRA_DATA_MAX_BYTES } from '../../src/intake/service.js';
 
@@ -32,8 +32,8 @@ describe('intake outcome table (seed 3)', () => {
     expect(res.statusCode).toBe(201);
     const body = res.json();
     expect(body).toMatchObject({ replayed: false, matched_existing: false, deleted: false, intake_outcome: 'created', reactivated: false, needs_review: false });
-    expect(countRows(gw.store, 'leads', 'id = ?', body.lead.id)).toBe(1);
-    expect(countRows(gw.store, 'submissions', 'id = ?', body.submission_id)).toBe(1);
+    expect(await gw.inspect.leads.count({ id: body.lead.id })).toBe(1);
+    expect(await gw.inspect.submissions.count({ id: body.submission_id })).toBe(1);
   });
 
   it('attaches an inquiry of a known person to their lead: 200, matched_existing true', async () => {
@@ -45,7 +45,7 @@ describe('intake outcome table (seed 3)', () => {
     expect(second.json().lead.id).toBe(first.json().lead.id);
     expect(second.json().lead.comments_count).toBe(1);
     expect(second.json().contact_id).toBe(first.json().contact_id);
-    expect(countRows(gw.store, 'leads', 'contact_id = ?', first.json().contact_id)).toBe(1);
+    expect(await gw.inspect.leads.count({ contactId: first.json().contact_id })).toBe(1);
   });
 
   it('answers a repeat with the same event_id and data as a replay: 200, no second lead', async () => {
@@ -58,8 +58,8 @@ describe('intake outcome table (seed 3)', () => {
     expect(replay.lead.id).toBe(first.json().lead.id);
     expect(replay.submission_id).toBe(first.json().submission_id);
     expect(replay.intake_outcome).toBe('created');
-    expect(countRows(gw.store, 'leads', 'contact_id = ?', replay.contact_id)).toBe(1);
-    expect(countRows(gw.store, 'submissions', 'event_id = ?', body.event_id)).toBe(1);
+    expect(await gw.inspect.leads.count({ contactId: replay.contact_id })).toBe(1);
+    expect(await gw.inspect.submissions.count({ eventId: body.event_id })).toBe(1);
   });
 
   it('refuses the same event_id with different data: 409 naming the differing paths, never values', async () => {
@@ -71,7 +71,7 @@ describe('intake outcome table (seed 3)', () => {
     const problem = res.json();
     expect(problem.paths).toEqual(['/first_name', '/phone']);
     expect(problem.detail).not.toContain('Eldorbek');
-    expect(countRows(gw.store, 'submissions', 'event_id = ?', eventId)).toBe(1);
+    expect(await gw.inspect.submissions.count({ eventId })).toBe(1);
   });
 });
 
@@ -132,11 +132,11 @@ describe('request validation (contract 3)', () => {
   });
 
   it.each(['stage', 'assigned_to', 'tags', 'tag_ids', 'source', 'status'])('refuses %s, saying it comes from the integration settings', async (field) => {
-    const before = countRows(gw.store, 'leads');
+    const before = await gw.inspect.leads.count();
     const res = await gw.submit(key, { event_id: uniq('e'), first_name: 'Kamola', [field]: 'x' });
     expect(res.statusCode).toBe(422);
     expect(res.json().errors).toEqual([{ path: `/${field}`, message: expect.stringContaining('integration settings') }]);
-    expect(countRows(gw.store, 'leads')).toBe(before);
+    expect(await gw.inspect.leads.count()).toBe(before);
   });
 
   it('names each unknown field and each wrong type at once', async () => {
@@ -264,8 +264,8 @@ describe('integration settings decide stage, status, owner, tags and source', ()
     expect(bytes).toBeGreaterThan(EXTRA_DATA_MAX_BYTES - 600);
     expect(lead!.extra_data).toHaveProperty('a0_0');
     expect(lead!.extra_data).not.toHaveProperty('a7_0');
-    const last = gw.store.db.prepare("SELECT body FROM submissions WHERE body LIKE '%a7_0%'").get() as { body: string };
-    expect(Object.keys(JSON.parse(last.body).metadata)).toHaveLength(30);
+    const [last] = await gw.inspect.submissions.list({ body: { like: '%a7_0%' } }, ['body']);
+    expect(Object.keys((last!.body as { metadata: object }).metadata)).toHaveLength(30);
   });
 
   it('applies answers sent with the lead and reports them in its answers member', async () => {

@@ -1,7 +1,7 @@
 // An unchanged legacy bot, scripted, against the gateway: every call answered; answers land in fields.
 import { request as httpRequest } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { countRows, startGateway, type Gateway } from '../helper.js';
+import { startGateway, type Gateway } from '../helper.js';
 import { stableId } from '../../src/rules/ids.js';
 
 let gw: Gateway;
@@ -120,20 +120,20 @@ describe('a scripted legacy bot', () => {
       }, 5));
     });
     // The gateway finished the first attempt although nobody read its answer.
-    for (let i = 0; i < 100 && countRows(gw.store, 'leads', "first_name = 'Retry'") === 0; i++) await new Promise((r) => setTimeout(r, 20));
-    expect(countRows(gw.store, 'leads', "first_name = 'Retry'")).toBe(1);
+    for (let i = 0; i < 100 && (await gw.inspect.leads.count({ firstName: 'Retry' })) === 0; i++) await new Promise((r) => setTimeout(r, 20));
+    expect(await gw.inspect.leads.count({ firstName: 'Retry' })).toBe(1);
     const retry = await bot('POST', '/leads/', JSON.parse(body));
     const again = await bot('POST', '/leads/', JSON.parse(body));
     expect(retry.status).toBe(201);
     expect(again.body.id).toBe(retry.body.id);
-    expect(countRows(gw.store, 'leads', "first_name = 'Retry'")).toBe(1);
+    expect(await gw.inspect.leads.count({ firstName: 'Retry' })).toBe(1);
   });
 
   it('with an Idempotency-Key, a retry with the same key replays even if the body changed order', async () => {
     const first = await bot('POST', '/leads/', { first_name: 'Keyed', phone: '901112299' }, { 'idempotency-key': 'bot-req-1' });
     const retry = await bot('POST', '/leads/', { phone: '901112299', first_name: 'Keyed' }, { 'idempotency-key': 'bot-req-1' });
     expect(retry.body.id).toBe(first.body.id);
-    expect(countRows(gw.store, 'submissions', "event_id = 'legacy:lead:key:bot-req-1'")).toBe(1);
+    expect(await gw.inspect.submissions.count({ eventId: 'legacy:lead:key:bot-req-1' })).toBe(1);
   });
 
   it('reaches only its own leads', async () => {

@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { FastifyInstance } from 'fastify';
 import { buildApp } from '../../src/app.js';
-import { openSqliteStore } from '../../src/db/sqlite-store.js';
+import { openTestStore } from '../support/store.js';
 import { createRulesHolder } from '../../src/rules/loader.js';
 import { ADMIN_TOKEN, EXAMPLE_RULES, recordForContract } from '../helper.js';
 
@@ -41,7 +41,7 @@ beforeAll(async () => {
   upstreamUrl = `http://127.0.0.1:${(upstream.address() as AddressInfo).port}`;
 
   const dir = mkdtempSync(join(tmpdir(), 'lead-gateway-proxy-'));
-  const store = openSqliteStore({ path: join(dir, 'g.db'), synchronous: 'FULL' });
+  const store = openTestStore(dir, 'g.db');
   app = await buildApp(
     { adminToken: ADMIN_TOKEN, upstream: { url: upstreamUrl, connectTimeoutMs: 500, timeoutMs: 400 } },
     { store, rules: createRulesHolder(EXAMPLE_RULES) },
@@ -141,7 +141,7 @@ describe('an upstream that fails', () => {
     const dir = mkdtempSync(join(tmpdir(), 'lead-gateway-proxy-'));
     const other = await buildApp(
       { adminToken: ADMIN_TOKEN, upstream: { url: `http://127.0.0.1:${port}`, connectTimeoutMs: 500, timeoutMs: 400 } },
-      { store: openSqliteStore({ path: join(dir, 'g.db'), synchronous: 'FULL' }), rules: createRulesHolder(EXAMPLE_RULES) },
+      { store: openTestStore(dir, 'g.db'), rules: createRulesHolder(EXAMPLE_RULES) },
     );
     recordForContract(other, { upstream: true });
     await other.inject({ method: 'POST', url: '/admin/v1/integrations/brightpath:telegram-bot/keys/import', headers: { authorization: `Bearer ${ADMIN_TOKEN}` }, payload: { key: KEY } });

@@ -1,7 +1,7 @@
 // Legacy payments: bounded amounts, summed exactly, never overflowing into a 500.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PAYMENT_INTEGER_DIGITS_MAX } from '../../src/legacy/store-actions.js';
-import { countRows, startGateway, type Gateway } from '../helper.js';
+import { startGateway, type Gateway } from '../helper.js';
 
 let gw: Gateway;
 let v1Key: string;
@@ -43,7 +43,7 @@ describe('POST leads/{id}/payments/', () => {
   });
 
   it(`refuses an amount over ${PAYMENT_INTEGER_DIGITS_MAX} integer digits or 2 decimals, and a number that would be rounded, with a 422`, async () => {
-    const before = countRows(gw.store, 'lead_payments');
+    const before = await gw.inspect.leadPayments.count();
     for (const amount of [`1${'0'.repeat(PAYMENT_INTEGER_DIGITS_MAX)}`, '1.005', '-5', 'abc', 1e21]) {
       const res = await pay(amount);
       expect(res.statusCode, String(amount)).toBe(422);
@@ -52,7 +52,7 @@ describe('POST leads/{id}/payments/', () => {
     const rounded = await bot('POST', `/api/bots/api/leads/${leadId}/payments/`, '{"amount": 999999999999999.99}');
     expect(rounded.statusCode).toBe(422);
     expect(rounded.json().errors[0].message).toContain('send it as a string');
-    expect(countRows(gw.store, 'lead_payments')).toBe(before);
+    expect(await gw.inspect.leadPayments.count()).toBe(before);
     expect((await pay(99.5)).json().amount).toBe('99.50');
   });
 });

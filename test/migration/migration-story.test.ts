@@ -1,6 +1,6 @@
 // The whole migration story of one bot over real HTTP (seed 5, contract 6).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { countRows, startGateway, type Gateway } from '../helper.js';
+import { startGateway, type Gateway } from '../helper.js';
 import { createAdminCredential, revokeAdminCredentials } from '../../src/admin/credentials.js';
 
 let gw: Gateway;
@@ -94,14 +94,14 @@ describe('migrating one bot', () => {
     expect(forced.body).toMatchObject({ state: 'switched_off' });
 
     // 4. Every legacy route and method now answers 403, naming what replaces it; nothing is written.
-    const leadsBefore = countRows(gw.store, 'leads');
+    const leadsBefore = await gw.inspect.leads.count();
     for (const [method, path] of EVERY_LEGACY_CALL) {
       const res = await legacy(method, path, method === 'GET' || method === 'DELETE' ? undefined : { first_name: 'Late', name: 'x' });
       expect(res.status, `${method} ${path}`).toBe(403);
       expect(res.headers.get('content-type')).toMatch(/^application\/problem\+json/);
       expect(res.body!.detail).toMatch(/switched off/);
     }
-    expect(countRows(gw.store, 'leads')).toBe(leadsBefore);
+    expect(await gw.inspect.leads.count()).toBe(leadsBefore);
     const post = await legacy('POST', '/leads/', { first_name: 'Late' });
     expect(post.body!.replacement).toEqual({ method: 'POST', path: '/api/integrations/v1/leads/' });
     const patch = await legacy('PATCH', '/leads/x/', { tag_ids: [] });

@@ -2,7 +2,8 @@
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import Database from 'better-sqlite3';
+import { openStore } from '../../src/store/open-store.js';
+import { inspect } from '../support/inspect.js';
 import { describe, expect, it } from 'vitest';
 import { DEMO_V1_KEY as DEMO_KEY, spawnGateway } from '../support/child-gateway.js';
 
@@ -43,9 +44,9 @@ describe('graceful shutdown', () => {
     expect(code).toBe(0);
     expect(gw.output()).toMatch(/stopping: draining in-flight requests/);
     expect(acknowledged.length).toBeGreaterThan(10);
-    const stored = new Set(
-      (new Database(db, { readonly: true }).prepare("SELECT event_id FROM submissions WHERE event_id LIKE 'shutdown-%'").all() as { event_id: string }[]).map((r) => r.event_id),
-    );
+    const store = openStore({ engine: 'sqlite', path: db, synchronous: 'FULL', mustExist: true });
+    const stored = new Set((await inspect(store).submissions.list({ eventId: { like: 'shutdown-%' } }, ['eventId'])).map((r) => r.eventId));
+    await store.close();
     expect(acknowledged.filter((e) => !stored.has(e))).toEqual([]);
     expect(sent).toBeGreaterThanOrEqual(acknowledged.length);
   }, 40_000);

@@ -1,7 +1,7 @@
 // Many clients at once, with overlapping event_ids and persons, over real HTTP: one lead per person,
 // one ledger row per event, every accepted answer stored exactly once, never a 5xx.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { countRows, startGateway, type Gateway } from '../helper.js';
+import { startGateway, type Gateway } from '../helper.js';
 import { FULL, reportFigures, scale } from './scale.js';
 
 let gw: Gateway;
@@ -74,10 +74,10 @@ describe('overlapping clients', () => {
     };
     await Promise.all(Array.from({ length: scale.concurrencyClients }, (_, c) => client(c)));
 
-    const leads = countRows(gw.store, 'leads');
-    const ledgerLeads = countRows(gw.store, 'submissions', "endpoint = 'leads'");
-    const ledgerAnswers = countRows(gw.store, 'submissions', "endpoint = 'answers'");
-    const answerRows = countRows(gw.store, 'answers', "submission_id IN (SELECT id FROM submissions WHERE endpoint = 'answers')");
+    const leads = await gw.inspect.leads.count();
+    const ledgerLeads = await gw.inspect.submissions.count({ endpoint: 'leads' });
+    const ledgerAnswers = await gw.inspect.submissions.count({ endpoint: 'answers' });
+    const answerRows = await gw.inspect.answers.count({ submissionEndpoint: 'answers' });
     reportFigures(`concurrency (${FULL ? 'full' : 'quick'})`, {
       clients: scale.concurrencyClients,
       requests: [...statuses.values()].reduce((a, b) => a + b, 0),

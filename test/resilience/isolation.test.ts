@@ -37,13 +37,13 @@ const v1Call = (key: string, url: string, body: unknown) =>
 
 /** Runs a foreign call and checks that it left every table as it was and showed nothing of the owner's. */
 async function foreign(asked: string, call: () => Promise<LightMyRequestResponse>): Promise<LightMyRequestResponse> {
-  const before = snapshot(gw.store);
+  const before = await snapshot(gw.store);
   const res = await call();
   // Ids the caller sent may come back in the problem's instance; nothing else of the owner's may.
   expect(res.body).not.toContain(SECRET_NAME);
   expect(res.body).not.toContain(ownerLead.contact);
   for (const id of [ownerLead.id, legacyLeadId]) if (!asked.includes(id)) expect(res.body).not.toContain(id);
-  if (res.statusCode >= 400) expect(snapshot(gw.store)).toBe(before);
+  if (res.statusCode >= 400) expect(await snapshot(gw.store)).toBe(before);
   return res;
 }
 

@@ -133,7 +133,7 @@ const expectBothOutcomes = () => {
 };
 
 async function check(call: Call): Promise<void> {
-  const before = snapshot();
+  const before = await snapshot();
   let res: LightMyRequestResponse;
   try {
     res = await gw.app.inject({ method: call.method as 'POST', url: call.url, headers: call.headers, ...(call.payload === undefined ? {} : { payload: call.payload }) });
@@ -150,7 +150,7 @@ async function check(call: Call): Promise<void> {
     expect(res.headers['content-type'], context).toMatch(/^application\/problem\+json/);
     const problem = res.json();
     expect(problem, context).toMatchObject({ status: res.statusCode, type: expect.any(String), title: expect.any(String) });
-    expect(snapshot(), `${context}\na 4xx changed the database`).toBe(before);
+    expect(await snapshot(), `${context}\na 4xx changed the database`).toBe(before);
   }
 }
 

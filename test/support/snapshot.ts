@@ -1,5 +1,6 @@
 // A fingerprint of every row a request can write: any insert, update or delete changes it.
-import type { SqliteStore } from '../../src/db/sqlite-store.js';
+import type { Store } from '../../src/store/store.js';
+import { inspect } from './inspect.js';
 
 // The call counters (api_usage, ignored_fields) are left out: they count refused calls too, on
 // purpose, for the migration report.
@@ -8,11 +9,14 @@ const TABLES = [
   'answers', 'custom_field_values', 'api_keys', 'integration_states', 'audit_log', 'legacy_tags', 'integration_lead_counts',
 ];
 
-export function snapshot(store: SqliteStore): string {
-  return TABLES.map((t) => {
-    const rows = JSON.stringify(store.db.prepare(`SELECT * FROM ${t} ORDER BY 1, 2`).raw().all());
+export async function snapshot(store: Store): Promise<string> {
+  const inspector = inspect(store);
+  const parts: string[] = [];
+  for (const t of TABLES) {
+    const rows = JSON.stringify(await inspector.dump(t));
     let h = 0;
     for (let i = 0; i < rows.length; i++) h = (Math.imul(h, 31) + rows.charCodeAt(i)) | 0;
-    return `${t}:${rows.length}:${h}`;
-  }).join('|');
+    parts.push(`${t}:${rows.length}:${h}`);
+  }
+  return parts.join('|');
 }

@@ -1,20 +1,6 @@
-// Tags a legacy bot created with tags/create/, so that later tag_ids naming them can be translated.
-import type { Db } from '../db/connection.js';
-
-export interface LegacyTag {
-  workspaceId: string;
-  id: string;
-  name: string;
-  color: string | null;
-  createdAt: string;
-}
-
-export interface LegacyTagRepo {
-  get(workspaceId: string, id: string): Promise<LegacyTag | null>;
-  /** Inserts the tag unless one with that id exists; answers the stored one. */
-  ensure(tag: LegacyTag): Promise<LegacyTag>;
-  list(workspaceId: string): Promise<LegacyTag[]>;
-}
+// Legacy tags in SQLite.
+import type { Db } from '../connection.js';
+import type { LegacyTag, LegacyTagRepo } from '../../repos/legacy-tags.js';
 
 interface Row {
   workspace_id: string;

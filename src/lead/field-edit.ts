@@ -1,12 +1,12 @@
 // Field values set by someone other than an integration (employee, import, automation): the CRM side.
-import type { Store } from '../db/store.js';
+import type { Store } from '../store/store.js';
 import { AppError } from '../errors.js';
 import type { Rules } from '../rules/catalog.js';
-import { renderLead } from '../intake/lead-view.js';
-import type { LeadObject } from '../intake/schemas.js';
+import { renderLead } from './view.js';
+import type { LeadObject } from './schemas.js';
 import { coerce } from './coerce.js';
-import { writeField } from './engine.js';
-import type { Writer } from './field-value-store.js';
+import { writeField } from './field-write.js';
+import type { Writer } from '../store/repos/field-values.js';
 
 export interface FieldEdit {
   leadId: string;

@@ -1,39 +1,8 @@
-// Event records (one per integration, endpoint and event_id): the idempotency ledger. SQL only.
-import type { Db } from '../db/connection.js';
-
-export type Endpoint = 'leads' | 'answers';
-
-export interface Submission<Outcome = unknown> {
-  id: string;
-  integrationId: string;
-  endpoint: Endpoint;
-  eventId: string;
-  fingerprint: string;
-  body: unknown;
-  contactId: string | null;
-  leadId: string | null;
-  outcome: Outcome;
-  needsReview: boolean;
-  reviewReason: string | null;
-  createdAt: string;
-}
-
-/** Thrown when another writer recorded the same event first; the caller answers with a replay. */
-export class DuplicateEventError extends Error {
-  constructor() {
-    super('event_id already recorded');
-    this.name = 'DuplicateEventError';
-  }
-}
-
-export interface SubmissionRepo {
-  find(integrationId: string, endpoint: Endpoint, eventId: string): Promise<Submission | null>;
-  /** Inserts the record; the uniqueness constraint, not process state, rejects a second one. */
-  insert(submission: Submission): Promise<void>;
-  listNeedingReview(integrationId: string, limit: number): Promise<Submission[]>;
-  /** Whether one of the integration's lead submissions created or joined this lead. */
-  submittedTo(integrationId: string, leadId: string): Promise<boolean>;
-}
+// The idempotency ledger in SQLite.
+import type { Db } from '../connection.js';
+import type { Endpoint, Submission, SubmissionRepo } from '../../repos/submissions.js';
+import { DuplicateEventError } from '../../store.js';
+import { isUniqueViolation } from '../errors.js';
 
 interface SubmissionRow {
   id: string;
@@ -96,7 +65,7 @@ export function sqliteSubmissionRepo(db: Db): SubmissionRepo {
           needsReview: s.needsReview ? 1 : 0,
         });
       } catch (error) {
-        if ((error as { code?: string }).code === 'SQLITE_CONSTRAINT_UNIQUE') throw new DuplicateEventError();
+        if (isUniqueViolation(error)) throw new DuplicateEventError();
         throw error;
       }
     },

@@ -1,8 +1,8 @@
 // Renders a stored lead as the seed's lead object (2.4) with its detail objects, from store and catalog.
-import type { Repos } from '../db/store.js';
+import type { Repos } from '../store/store.js';
 import type { FieldOption, User, Workspace } from '../rules/catalog.js';
-import type { FieldValue } from '../answers/field-value-store.js';
-import type { Lead } from './lead-store.js';
+import type { FieldValue } from '../store/repos/field-values.js';
+import type { Lead } from '../store/repos/leads.js';
 import type { LeadObject } from './schemas.js';
 
 const userDetail = (user: User | undefined): LeadObject['assigned_to_detail'] =>

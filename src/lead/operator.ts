@@ -1,10 +1,10 @@
 // What operators do to leads in the CRM (move, close, reopen, delete), for the admin API.
-import type { Store } from '../db/store.js';
+import type { Store } from '../store/store.js';
 import { AppError } from '../errors.js';
 import type { Rules, Workspace } from '../rules/catalog.js';
-import type { FieldCondition, Lead, LeadPatch } from './lead-store.js';
-import { coerce } from '../answers/coerce.js';
-import { renderLead } from './lead-view.js';
+import type { FieldCondition, Lead, LeadPatch } from '../store/repos/leads.js';
+import { coerce } from './coerce.js';
+import { renderLead } from './view.js';
 import type { LeadObject } from './schemas.js';
 
 export type OperatorAction =

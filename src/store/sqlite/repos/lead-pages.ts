@@ -1,22 +1,7 @@
-// Pages of one integration's leads, newest first, each read from the index where the last one ended. SQL only.
-import type { Db } from '../db/connection.js';
-import { rowToLead, type Lead, type LeadRow } from '../intake/lead-store.js';
-
-/** Where a page starts: after or before a lead (keyset), or a bounded number of leads from the newest. */
-export type PagePosition = { after: PageKey } | { before: PageKey } | { offset: number };
-
-/** The order of a page: newest first, ties broken by id. */
-export interface PageKey {
-  createdAt: string;
-  id: string;
-}
-
-export interface LeadPageRepo {
-  /** The integration's leads that are not deleted (kept by triggers: a point read). */
-  countOfIntegration(integrationId: string): Promise<number>;
-  /** Up to `limit` of the integration's leads from `position`, newest first. */
-  pageOfIntegration(integrationId: string, position: PagePosition, limit: number): Promise<Lead[]>;
-}
+// Pages of one integration's leads in SQLite.
+import type { Db } from '../connection.js';
+import type { LeadPageRepo } from '../../repos/lead-pages.js';
+import { rowToLead, type LeadRow } from './leads.js';
 
 export function sqliteLeadPageRepo(db: Db): LeadPageRepo {
   const live = 'integration_id = @integrationId AND deleted_at IS NULL';

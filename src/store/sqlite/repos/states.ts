@@ -1,59 +1,6 @@
-// Migration state per integration, its audit log, and usage counters. SQL only.
-import type { Db } from '../db/connection.js';
-
-export type MigrationState = 'legacy' | 'migrating' | 'switched_off';
-export type Interface = 'v1' | 'legacy';
-
-export interface AuditEntry {
-  id: string;
-  integrationId: string;
-  action: string;
-  fromState: MigrationState | null;
-  toState: MigrationState | null;
-  actor: string;
-  reason: string | null;
-  details: Record<string, unknown> | null;
-  at: string;
-}
-
-export interface UsageRow {
-  route: string;
-  interface: Interface;
-  calls: number;
-  lastSeen: string;
-  /** Calls answered with a 2xx, and the last of them (null: none ever). */
-  okCalls: number;
-  lastOk: string | null;
-}
-
-export interface UsageIncrement {
-  integrationId: string;
-  interface: Interface;
-  route: string;
-  hour: string;
-  calls: number;
-  lastSeen: string;
-  okCalls: number;
-  lastOk: string | null;
-}
-
-export interface StateRepo {
-  /** The stored state; an integration never moved is `legacy`. */
-  get(integrationId: string): Promise<MigrationState>;
-  set(integrationId: string, state: MigrationState, at: string): Promise<void>;
-  addAudit(entry: AuditEntry): Promise<void>;
-  listAudit(integrationId: string | null, limit: number): Promise<AuditEntry[]>;
-  addUsage(increments: readonly UsageIncrement[]): Promise<void>;
-  /** Calls per route since `sinceHour` (inclusive), with the last time each was seen (ever). */
-  usageSince(integrationId: string, sinceHour: string): Promise<UsageRow[]>;
-  lastSeen(integrationId: string, iface: Interface): Promise<string | null>;
-  /**
-   * Counts ignored member names; a name not counted before is added only while the integration has
-   * fewer than `maxNames` (the report names members, it is not a store of whatever bots send).
-   */
-  countIgnored(integrationId: string, fields: readonly string[], at: string, maxNames: number): Promise<void>;
-  ignoredFields(integrationId: string): Promise<{ field: string; calls: number; lastSeen: string }[]>;
-}
+// Migration states, the audit log and usage counters in SQLite.
+import type { Db } from '../connection.js';
+import type { AuditEntry, Interface, MigrationState, StateRepo } from '../../repos/states.js';
 
 interface AuditRow {
   id: string;

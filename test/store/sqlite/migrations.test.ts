@@ -1,7 +1,7 @@
 // The migration runner: in order, once, each in its own transaction, the failing one named.
 import Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
-import { migrate, migrations, type Migration } from '../../src/db/migrations.js';
+import { migrate, migrations, type Migration } from '../../../src/store/sqlite/migrations.js';
 
 const tables = (db: Database.Database) =>
   (db.prepare("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name").all() as { name: string }[]).map((r) => r.name);

@@ -2,6 +2,7 @@
 import Database from 'better-sqlite3';
 import { existsSync, mkdirSync, statSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
+import { StoreOpenError } from '../store.js';
 
 export type Synchronous = 'FULL' | 'NORMAL' | 'OFF';
 export type Db = Database.Database;
@@ -13,17 +14,8 @@ export interface OpenOptions {
   mustExist?: boolean;
 }
 
-/** The database file cannot be used; `problem` says what to fix, in words for an operator. */
-export class DatabaseOpenError extends Error {
-  constructor(
-    readonly path: string,
-    readonly problem: string,
-    options?: { cause?: unknown },
-  ) {
-    super(`cannot open the database ${resolve(path)}: ${problem}`, options);
-    this.name = 'DatabaseOpenError';
-  }
-}
+/** `problem` about the file at `path`, told with the file's absolute path. */
+const openError = (path: string, problem: string, options?: { cause?: unknown }) => new StoreOpenError(resolve(path), problem, options);
 
 /**
  * Creates the missing folders of `folder` one level at a time. Node's recursive mkdir loops forever
@@ -38,27 +30,27 @@ function ensureFolder(path: string, folder: string): void {
     if (parent === at) break;
     at = parent;
   }
-  if (existsSync(at) && !statSync(at).isDirectory()) throw new DatabaseOpenError(path, `${at} is a file, not a folder`);
+  if (existsSync(at) && !statSync(at).isDirectory()) throw openError(path, `${at} is a file, not a folder`);
   for (const dir of missing) {
     try {
       mkdirSync(dir);
     } catch (error) {
-      throw new DatabaseOpenError(path, `its folder ${dir} cannot be created (${(error as NodeJS.ErrnoException).code ?? 'error'})`, { cause: error });
+      throw openError(path, `its folder ${dir} cannot be created (${(error as NodeJS.ErrnoException).code ?? 'error'})`, { cause: error });
     }
   }
 }
 
 /** SQLite's and the file system's refusals, told as what the operator has to change. */
-export function explainOpenFailure(path: string, error: unknown): DatabaseOpenError {
-  if (error instanceof DatabaseOpenError) return error;
+export function explainOpenFailure(path: string, error: unknown): StoreOpenError {
+  if (error instanceof StoreOpenError) return error;
   const code = String((error as { code?: unknown } | null)?.code ?? '');
-  if (existsSync(path) && statSync(path).isDirectory()) return new DatabaseOpenError(path, 'it is a folder; name a file in it, e.g. lead-gateway.db', { cause: error });
+  if (existsSync(path) && statSync(path).isDirectory()) return openError(path, 'it is a folder; name a file in it, e.g. lead-gateway.db', { cause: error });
   if (code.startsWith('SQLITE_READONLY') || code === 'EACCES' || code === 'EPERM' || code === 'EROFS')
-    return new DatabaseOpenError(path, 'it cannot be written (read-only file, folder or mount, or owned by another user)', { cause: error });
-  if (code === 'SQLITE_NOTADB') return new DatabaseOpenError(path, 'it is not a SQLite database', { cause: error });
+    return openError(path, 'it cannot be written (read-only file, folder or mount, or owned by another user)', { cause: error });
+  if (code === 'SQLITE_NOTADB') return openError(path, 'it is not a SQLite database', { cause: error });
   if (code.startsWith('SQLITE_CANTOPEN') || code.startsWith('SQLITE_IOERR'))
-    return new DatabaseOpenError(path, 'it cannot be opened or created (check that its folder exists and is writable)', { cause: error });
-  return new DatabaseOpenError(path, (error as Error).message, { cause: error });
+    return openError(path, 'it cannot be opened or created (check that its folder exists and is writable)', { cause: error });
+  return openError(path, (error as Error).message, { cause: error });
 }
 
 const synchronousValue: Record<Synchronous, number> = { OFF: 0, NORMAL: 1, FULL: 2 };
@@ -71,7 +63,7 @@ const synchronousValue: Record<Synchronous, number> = { OFF: 0, NORMAL: 1, FULL:
 export function openDatabase(path: string, options: OpenOptions): Db {
   const mustExist = (options.readonly ?? false) || (options.mustExist ?? false);
   if (path !== ':memory:') {
-    if (mustExist && !existsSync(path)) throw new DatabaseOpenError(path, 'no such file');
+    if (mustExist && !existsSync(path)) throw openError(path, 'no such file');
     if (!options.readonly) ensureFolder(path, dirname(path));
   }
   const db = new Database(path, { readonly: options.readonly ?? false, fileMustExist: mustExist });

@@ -1,6 +1,6 @@
 // Coercion of an incoming answer value into a typed field value, or an error a bot author understands.
 import type { CustomField, FieldOption } from '../rules/catalog.js';
-import type { FieldData } from './field-value-store.js';
+import type { FieldData } from '../store/repos/field-values.js';
 
 export type Coerced = { ok: true; data: FieldData } | { ok: false; error: string };
 

@@ -4,17 +4,18 @@ import { dirname } from 'node:path';
 import { setImmediate as nextTurn } from 'node:timers';
 import { explainOpenFailure, openDatabase, type Db, type Synchronous } from './connection.js';
 import { migrate } from './migrations.js';
-import { NotReadyError, type Repos, type Store } from './store.js';
-import { sqliteContactRepo } from '../intake/contact-store.js';
-import { sqliteLeadRepo } from '../intake/lead-store.js';
-import { sqliteSubmissionRepo } from '../idempotency/submission-store.js';
-import { sqliteKeyRepo } from '../migration/key-store.js';
-import { sqliteFieldValueRepo } from '../answers/field-value-store.js';
-import { sqliteAnswerRepo } from '../answers/answer-store.js';
-import { sqliteStateRepo } from '../migration/state-store.js';
-import { sqliteLeadPageRepo } from '../legacy/lead-page-store.js';
-import { sqliteLegacyTagRepo } from '../legacy/tag-store.js';
-import { sqliteAdminCredentialRepo } from '../admin/credential-store.js';
+import { notReady, toStoreError } from './errors.js';
+import { NotReadyError, type Repos, type Store } from '../store.js';
+import { sqliteContactRepo } from './repos/contacts.js';
+import { sqliteLeadRepo } from './repos/leads.js';
+import { sqliteSubmissionRepo } from './repos/submissions.js';
+import { sqliteKeyRepo } from './repos/keys.js';
+import { sqliteFieldValueRepo } from './repos/field-values.js';
+import { sqliteAnswerRepo } from './repos/answers.js';
+import { sqliteStateRepo } from './repos/states.js';
+import { sqliteLeadPageRepo } from './repos/lead-pages.js';
+import { sqliteLegacyTagRepo } from './repos/legacy-tags.js';
+import { sqliteAdminCredentialRepo } from './repos/admin-credentials.js';
 
 export interface SqliteStoreOptions {
   path: string;
@@ -31,15 +32,9 @@ const DEFAULT_MIN_FREE_BYTES = 64 * 1024 * 1024;
 /** How long one readiness verdict is reused: a loop on /readyz costs one commit a second at most. */
 const READY_REUSE_MS = 1_000;
 
-/** SQLite's result code of a failed write -> what an operator has to fix. */
-function notReady(error: unknown): NotReadyError {
-  const code = String((error as { code?: unknown } | null)?.code ?? '');
-  if (code.startsWith('SQLITE_READONLY') || code === 'SQLITE_IOERR_WRITE' || code === 'SQLITE_CANTOPEN')
-    return new NotReadyError('read-only', 'The database file cannot be written (read-only file, folder or mount).', { cause: error });
-  if (code === 'SQLITE_FULL') return new NotReadyError('disk-full', 'The disk of the database is full.', { cause: error });
-  if (code.startsWith('SQLITE_IOERR')) return new NotReadyError('io-error', 'The database file cannot be written (I/O error).', { cause: error });
-  return new NotReadyError('unavailable', 'The database does not accept writes.', { cause: error });
-}
+const rethrowAsStoreError = (error: unknown): never => {
+  throw toStoreError(error);
+};
 
 interface Unit {
   fn: (tx: Repos) => Promise<unknown>;
@@ -61,11 +56,15 @@ const reposFor = (db: Db): Repos => ({
 });
 
 export interface SqliteStore extends Store {
+  readonly engine: 'sqlite';
   /** The writer connection, for tests and tools that inspect the file (never for domain code). */
   readonly db: Db;
 }
 
-/** The writer (schema migrated) and the reader; any failure is told as what to fix (DatabaseOpenError). */
+/** Whether `store` runs on SQLite: tests that inspect the file reach its connection through this. */
+export const isSqliteStore = (store: Store): store is SqliteStore => store.engine === 'sqlite';
+
+/** The writer (schema migrated) and the reader; any failure is told as what to fix (StoreOpenError). */
 function openConnections(options: SqliteStoreOptions): { writer: Db; reader: Db } {
   let writer: Db | undefined;
   try {
@@ -112,7 +111,7 @@ export function openSqliteStore(options: SqliteStoreOptions): SqliteStore {
       if (free < minFreeBytes) throw new NotReadyError('disk-full', `The disk of the database has ${free} bytes free, below the ${minFreeBytes} it must keep.`);
     }
     try {
-      await store.transact(async () => void probe.run(new Date().toISOString()));
+      await enqueue(async () => void probe.run(new Date().toISOString()));
     } catch (error) {
       throw notReady(error);
     }
@@ -168,27 +167,32 @@ export function openSqliteStore(options: SqliteStoreOptions): SqliteStore {
     draining = null;
   };
 
+  const enqueue = <T>(fn: (tx: Repos) => Promise<T>): Promise<T> => {
+    if (closed) return Promise.reject(new Error('store is closed'));
+    return new Promise<T>((resolve, reject) => {
+      pending.push({ fn, resolve: resolve as (value: unknown) => void, reject });
+      draining ??= drain();
+    });
+  };
+
+  const readInSnapshot = async <T>(fn: (r: Repos) => Promise<T>): Promise<T> => {
+    if (readTxn === null) return fn(readRepos);
+    if (activeReads++ === 0) readTxn.begin.run();
+    try {
+      return await fn(readRepos);
+    } finally {
+      if (--activeReads === 0) readTxn.end.run();
+    }
+  };
+
   const store: SqliteStore = {
     db: writer,
-    transact<T>(fn: (tx: Repos) => Promise<T>): Promise<T> {
-      if (closed) return Promise.reject(new Error('store is closed'));
-      return new Promise<T>((resolve, reject) => {
-        pending.push({ fn, resolve: resolve as (value: unknown) => void, reject });
-        draining ??= drain();
-      });
-    },
-    async read(fn) {
-      if (readTxn === null) return fn(readRepos);
-      if (activeReads++ === 0) readTxn.begin.run();
-      try {
-        return await fn(readRepos);
-      } finally {
-        if (--activeReads === 0) readTxn.end.run();
-      }
-    },
+    engine: 'sqlite',
+    transact: (fn) => enqueue(fn).catch(rethrowAsStoreError),
+    read: (fn) => readInSnapshot(fn).catch(rethrowAsStoreError),
     async peek(fn) {
       // Inside a shared read transaction it simply joins that snapshot.
-      return fn(readRepos);
+      return fn(readRepos).catch(rethrowAsStoreError);
     },
     changedElsewhere() {
       const version = dataVersion.get() as number;

@@ -3,8 +3,8 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { openSqliteStore, type SqliteStore } from '../../src/db/sqlite-store.js';
-import { openDatabase } from '../../src/db/connection.js';
+import { openSqliteStore, type SqliteStore } from '../../../src/store/sqlite/sqlite-store.js';
+import { openDatabase } from '../../../src/store/sqlite/connection.js';
 
 let dir: string;
 let store: SqliteStore;

@@ -1,0 +1,37 @@
+// Writing a lead's custom field value with its provenance: the one conflict rule every writer obeys
+// (integrations through the answers engine, employees, imports and automations through field edits).
+import type { Repos } from '../store/store.js';
+import type { FieldData, Writer } from '../store/repos/field-values.js';
+import { newId } from '../store/ids.js';
+import { sameData } from './coerce.js';
+
+export type WriteOutcome = 'written' | 'unchanged' | 'kept_existing';
+
+const sameWriter = (a: Writer, b: Writer) => a.kind === b.kind && a.ref === b.ref;
+
+/**
+ * The one conflict rule. The same value is `unchanged` whoever wrote it. A value written by anyone
+ * else (employee, import, automation, another integration) is kept unless `overwriteOthers` (the
+ * field's `integration_wins` policy, or an employee's own edit). Otherwise the value is written and
+ * remembers its writer.
+ */
+export async function writeField(
+  tx: Repos,
+  target: { leadId: string; fieldId: string; at: string },
+  data: FieldData,
+  writer: Writer,
+  overwriteOthers: boolean,
+): Promise<WriteOutcome> {
+  const existing = await tx.fieldValues.get(target.leadId, target.fieldId);
+  if (existing && sameData(existing, data)) return 'unchanged';
+  if (existing && !sameWriter(existing.writtenBy, writer) && !overwriteOthers) return 'kept_existing';
+  await tx.fieldValues.put({
+    id: existing?.id ?? newId(),
+    leadId: target.leadId,
+    fieldId: target.fieldId,
+    ...data,
+    writtenBy: writer,
+    updatedAt: target.at,
+  });
+  return 'written';
+}

@@ -1,0 +1,89 @@
+// Leads, their tags, comments and payments.
+
+export interface Lead {
+  id: string;
+  workspaceId: string;
+  contactId: string;
+  integrationId: string | null;
+  /** Which interface created the lead. */
+  origin: 'v1' | 'legacy';
+  firstName: string;
+  lastName: string | null;
+  phone: string | null;
+  email: string | null;
+  notes: string | null;
+  source: string | null;
+  invitedBy: string | null;
+  stageId: string | null;
+  statusId: string | null;
+  groupId: string | null;
+  assignedTo: string | null;
+  createdBy: string | null;
+  closedBy: string | null;
+  closedAt: string | null;
+  closeOutcome: string | null;
+  closeReason: string | null;
+  extraData: Record<string, unknown> | null;
+  createdAt: string;
+  updatedAt: string;
+  deletedAt: string | null;
+}
+
+/** The members of a lead that may change after it is created. */
+export type LeadPatch = Partial<Omit<Lead, 'id' | 'workspaceId' | 'contactId' | 'integrationId' | 'origin' | 'createdAt'>>;
+
+export interface Comment {
+  id: string;
+  leadId: string;
+  body: string;
+  authorKind: 'integration' | 'employee' | 'system';
+  authorRef: string | null;
+  createdAt: string;
+}
+
+/** A condition on one custom field: the lead's value equals `value` (for multiple choice: holds each option). */
+export type FieldCondition =
+  | { fieldId: string; column: 'text_value' | 'decimal_value' | 'date_value' | 'datetime_value' | 'option_id'; value: string }
+  | { fieldId: string; column: 'boolean_value'; value: boolean }
+  | { fieldId: string; column: 'selected_options'; value: string[] };
+
+export interface LeadFilter {
+  workspaceId: string;
+  stageId?: string | undefined;
+  integrationId?: string | undefined;
+  fields: FieldCondition[];
+  /** Only leads created before this instant (the previous page's last created_at). */
+  before?: string | undefined;
+  limit: number;
+}
+
+export interface Payment {
+  id: string;
+  leadId: string;
+  /** Hundredths of the currency unit, so sums are exact; a bigint, as amounts reach beyond 2^53. */
+  amountMinor: bigint;
+  note: string | null;
+  createdAt: string;
+}
+
+export interface LeadRepo {
+  get(id: string): Promise<Lead | null>;
+  /** The person's most recent lead that is not deleted. */
+  latestOfContact(contactId: string): Promise<Lead | null>;
+  insert(lead: Lead): Promise<void>;
+  update(id: string, patch: LeadPatch): Promise<void>;
+  addTags(leadId: string, tagIds: readonly string[]): Promise<void>;
+  tagIds(leadId: string): Promise<string[]>;
+  addComment(comment: Comment): Promise<void>;
+  commentsCount(leadId: string): Promise<number>;
+  countByStatus(statusId: string): Promise<number>;
+  countByGroup(groupId: string): Promise<number>;
+  /** Legacy-created, not deleted leads of the integration; `unlinkedOnly`: whose person has no binding to it. */
+  listLegacy(integrationId: string, unlinkedOnly: boolean): Promise<Lead[]>;
+  /** Leads of a workspace that are not deleted, newest first, filtered (operators "filter by them"). */
+  list(filter: LeadFilter): Promise<Lead[]>;
+  listComments(leadId: string): Promise<Comment[]>;
+  addPayment(payment: Payment): Promise<void>;
+  /** Total paid in hundredths, exact, and the last payment's time; zero and null when none. */
+  payments(leadId: string): Promise<{ totalMinor: bigint; lastAt: string | null }>;
+}

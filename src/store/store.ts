@@ -1,0 +1,107 @@
+// The asynchronous store interface the domain code sees, and the store's own errors. Each engine
+// (src/store/sqlite/ today) implements it and translates its failures into these errors; nothing
+// outside src/store knows which engine runs.
+import type { ContactRepo } from './repos/contacts.js';
+import type { LeadRepo } from './repos/leads.js';
+import type { SubmissionRepo } from './repos/submissions.js';
+import type { KeyRepo } from './repos/keys.js';
+import type { FieldValueRepo } from './repos/field-values.js';
+import type { AnswerRepo } from './repos/answers.js';
+import type { StateRepo } from './repos/states.js';
+import type { LegacyTagRepo } from './repos/legacy-tags.js';
+import type { AdminCredentialRepo } from './repos/admin-credentials.js';
+import type { LeadPageRepo } from './repos/lead-pages.js';
+
+/** The repositories reachable inside a read or a unit of work. */
+export interface Repos {
+  contacts: ContactRepo;
+  leads: LeadRepo;
+  submissions: SubmissionRepo;
+  keys: KeyRepo;
+  fieldValues: FieldValueRepo;
+  answers: AnswerRepo;
+  states: StateRepo;
+  legacyTags: LegacyTagRepo;
+  adminCredentials: AdminCredentialRepo;
+  leadPages: LeadPageRepo;
+}
+
+/** The engines a store can run on; `openStore` (open-store.ts) picks one from the configuration. */
+export type StoreEngine = 'sqlite';
+
+export interface Store {
+  readonly engine: StoreEngine;
+  /**
+   * Runs a unit of work in a write transaction and resolves only after its commit is durable.
+   * If `fn` throws, its writes are undone and nothing else is affected. A unit must not wait on
+   * anything but its `tx` (no network calls inside a unit).
+   */
+  transact<T>(fn: (tx: Repos) => Promise<T>): Promise<T>;
+  /** Runs reads against committed data only, all of them in one snapshot. */
+  read<T>(fn: (r: Repos) => Promise<T>): Promise<T>;
+  /**
+   * Runs a single statement against committed data without opening a read transaction: one statement
+   * is its own snapshot. For the look-ups every request makes (key, ledger row, state).
+   */
+  peek<T>(fn: (r: Repos) => Promise<T>): Promise<T>;
+  /**
+   * Throws a NotReadyError unless a real write commits now and the disk has room for more: what
+   * /readyz reports.
+   */
+  checkReady(): Promise<void>;
+  /** True when another process (the CLI) has committed since the last call: remembered reads are stale. */
+  changedElsewhere(): boolean;
+  close(): Promise<void>;
+}
+
+/** Why the store cannot take writes now; `reason` is safe to show, the cause goes to the log. */
+export class NotReadyError extends Error {
+  constructor(
+    readonly reason: 'read-only' | 'disk-full' | 'io-error' | 'unavailable',
+    detail: string,
+    options?: { cause?: unknown },
+  ) {
+    super(detail, options);
+    this.name = 'NotReadyError';
+  }
+}
+
+/**
+ * The engine could not commit or read (disk or I/O error, disk full, a lock held too long, a lost
+ * connection): the unit was rolled back and nothing of it stands, so the client may resend it.
+ */
+export class StoreUnavailableError extends Error {
+  constructor(
+    detail: string,
+    /** The engine's own code of the failure (SQLITE_FULL, ...), for the log. */
+    readonly engineCode: string | null,
+    options?: { cause?: unknown },
+  ) {
+    super(detail, options);
+    this.name = 'StoreUnavailableError';
+  }
+}
+
+/** The database cannot be opened at all; `problem` says what to fix, in words for an operator. */
+export class StoreOpenError extends Error {
+  constructor(
+    /** Where the database is (a file's absolute path), never a password. */
+    readonly location: string,
+    readonly problem: string,
+    options?: { cause?: unknown },
+  ) {
+    super(`cannot open the database ${location}: ${problem}`, options);
+    this.name = 'StoreOpenError';
+  }
+}
+
+/**
+ * Thrown by `submissions.insert` when another writer recorded the same event first (the uniqueness
+ * of integration, endpoint and event_id, kept by the database): the caller answers with a replay.
+ */
+export class DuplicateEventError extends Error {
+  constructor() {
+    super('event_id already recorded');
+    this.name = 'DuplicateEventError';
+  }
+}

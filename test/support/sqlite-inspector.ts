@@ -1,0 +1,74 @@
+// The inspector's answers on SQLite, read through the store's writer connection (tests only).
+import type { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
+import type { Condition, Inspector, Records, Where } from './inspect.js';
+
+/** A record's members -> SQL expressions over its table, where a member is not its column's snake_case name. */
+interface Table {
+  name: string;
+  renamed?: Record<string, string>;
+  /** Members stored as JSON text: compared as the JSON of the value given, and parsed when listed. */
+  json?: readonly string[];
+}
+
+const TABLES = {
+  leads: { name: 'leads', json: ['extraData'] },
+  contacts: { name: 'contacts' },
+  submissions: { name: 'submissions', json: ['body', 'outcome'] },
+  answers: {
+    name: 'answers',
+    renamed: { key: 'answer_key', raw: 'raw_value', submissionEndpoint: '(SELECT s.endpoint FROM submissions s WHERE s.id = answers.submission_id)' },
+    json: ['raw'],
+  },
+  fieldValues: { name: 'custom_field_values', renamed: { text: 'text_value', decimal: 'decimal_value', bool: 'boolean_value', date: 'date_value', datetime: 'datetime_value', optionIds: 'selected_options' }, json: ['optionIds'] },
+  leadPayments: { name: 'lead_payments' },
+} satisfies Record<string, Table>;
+
+const snakeCase = (member: string) => member.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
+
+export function sqliteInspector(store: SqliteStore): Inspector {
+  const db = store.db;
+  const records = (table: Table): Records => {
+    const column = (member: string) => table.renamed?.[member] ?? snakeCase(member);
+    const encode = (member: string, value: unknown) => (table.json?.includes(member) && value !== null ? JSON.stringify(value) : typeof value === 'boolean' ? Number(value) : value);
+    const filter = (where: Where = {}) => {
+      const params: unknown[] = [];
+      const terms = Object.entries(where).map(([member, c]: [string, Condition]) => {
+        const col = column(member);
+        if (c === null) return `${col} IS NULL`;
+        if (typeof c === 'object' && 'like' in c) return params.push(c.like), `${col} LIKE ?`;
+        if (typeof c === 'object' && 'in' in c) return params.push(...c.in.map((v) => encode(member, v))), `${col} IN (${c.in.map(() => '?').join(', ') || 'NULL'})`;
+        return params.push(encode(member, c)), `${col} = ?`;
+      });
+      return { sql: terms.length === 0 ? '1 = 1' : terms.join(' AND '), params };
+    };
+    return {
+      async count(where) {
+        const f = filter(where);
+        return (db.prepare(`SELECT count(*) AS n FROM ${table.name} WHERE ${f.sql}`).get(...f.params) as { n: number }).n;
+      },
+      async list(where, members) {
+        const f = filter(where);
+        const cols = members.map((m) => `${column(m)} AS "${m}"`).join(', ');
+        const rows = db.prepare(`SELECT ${cols} FROM ${table.name} WHERE ${f.sql} ORDER BY ${members.map((_, i) => i + 1).join(', ')}`).all(...f.params) as Record<string, unknown>[];
+        return rows.map((row) => Object.fromEntries(Object.entries(row).map(([m, v]) => [m, table.json?.includes(m) && typeof v === 'string' ? JSON.parse(v) : v])));
+      },
+    };
+  };
+  return {
+    leads: records(TABLES.leads),
+    contacts: records(TABLES.contacts),
+    submissions: records(TABLES.submissions),
+    answers: records(TABLES.answers),
+    fieldValues: records(TABLES.fieldValues),
+    leadPayments: records(TABLES.leadPayments),
+    async dump(table) {
+      return db.prepare(`SELECT * FROM ${table} ORDER BY 1, 2`).raw().all() as unknown[][];
+    },
+    async refuseWrites(refuse) {
+      db.pragma(`query_only = ${refuse ? 'ON' : 'OFF'}`);
+    },
+    async dropTables(...tables) {
+      for (const t of tables) db.exec(`DROP TABLE ${t}`);
+    },
+  };
+}
