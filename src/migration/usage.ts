@@ -40,16 +40,25 @@ export interface UsageRecorder {
 export function createUsageRecorder(store: Store, intervalMs = 1000): UsageRecorder {
   let pending = new Map<string, UsageIncrement>();
   let ignored: { integrationId: string; fields: readonly string[]; at: string }[] = [];
-  const flush = async () => {
-    if (pending.size === 0 && ignored.length === 0) return;
+  // Commits run one after another. Counts are taken from memory at the call, and every flush resolves
+  // only once the commits before it are done: one that finds memory empty while another's counts are
+  // still being written waits for them, so the report (and the switch-off check) never reads early.
+  let committing: Promise<void> = Promise.resolve();
+  const flush = (): Promise<void> => {
+    if (pending.size === 0 && ignored.length === 0) return committing.catch(() => undefined);
     const batch = [...pending.values()];
     const fields = ignored;
     pending = new Map();
     ignored = [];
-    await store.transact(async (tx) => {
-      await tx.states.addUsage(batch);
-      for (const f of fields) await tx.states.countIgnored(f.integrationId, f.fields, f.at, IGNORED_NAMES_MAX_PER_INTEGRATION);
-    });
+    committing = committing
+      .catch(() => undefined)
+      .then(() =>
+        store.transact(async (tx) => {
+          await tx.states.addUsage(batch);
+          for (const f of fields) await tx.states.countIgnored(f.integrationId, f.fields, f.at, IGNORED_NAMES_MAX_PER_INTEGRATION);
+        }),
+      );
+    return committing;
   };
   const timer = setInterval(() => void flush().catch(() => undefined), intervalMs);
   timer.unref();
