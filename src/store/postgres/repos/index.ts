@@ -1,0 +1,26 @@
+// The PostgreSQL repositories on one connection (a unit's client) or on the pool (peek).
+import type { Repos } from '../../store.js';
+import type { Sql } from '../sql.js';
+import { pgKeyRepo } from './keys.js';
+
+/**
+ * A repository not yet written for PostgreSQL: any call fails at once. The engine is not selectable
+ * from the configuration until every repository exists (issue 14).
+ */
+const notYet = <R extends object>(name: string): R =>
+  new Proxy({} as R, {
+    get: (_target, member) => () => Promise.reject(new Error(`${name}.${String(member)} is not yet implemented on PostgreSQL`)),
+  });
+
+export const reposFor = (sql: Sql): Repos => ({
+  contacts: notYet('contacts'),
+  leads: notYet('leads'),
+  submissions: notYet('submissions'),
+  keys: pgKeyRepo(sql),
+  fieldValues: notYet('fieldValues'),
+  answers: notYet('answers'),
+  states: notYet('states'),
+  legacyTags: notYet('legacyTags'),
+  adminCredentials: notYet('adminCredentials'),
+  leadPages: notYet('leadPages'),
+});
