@@ -2,6 +2,7 @@
 import type { Repos } from '../../store.js';
 import type { Sql } from '../sql.js';
 import { pgKeyRepo } from './keys.js';
+import { pgStateRepo } from './states.js';
 
 /**
  * A repository not yet written for PostgreSQL: any call fails at once. The engine is not selectable
@@ -19,7 +20,7 @@ export const reposFor = (sql: Sql): Repos => ({
   keys: pgKeyRepo(sql),
   fieldValues: notYet('fieldValues'),
   answers: notYet('answers'),
-  states: notYet('states'),
+  states: pgStateRepo(sql),
   legacyTags: notYet('legacyTags'),
   adminCredentials: notYet('adminCredentials'),
   leadPages: notYet('leadPages'),
