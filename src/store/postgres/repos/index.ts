@@ -1,6 +1,8 @@
 // The PostgreSQL repositories on one connection (a unit's client) or on the pool (peek).
 import type { Repos } from '../../store.js';
 import type { Sql } from '../sql.js';
+import { pgContactRepo } from './contacts.js';
+import { pgSubmissionRepo } from './submissions.js';
 import { pgKeyRepo } from './keys.js';
 import { pgStateRepo } from './states.js';
 
@@ -14,9 +16,9 @@ const notYet = <R extends object>(name: string): R =>
   });
 
 export const reposFor = (sql: Sql): Repos => ({
-  contacts: notYet('contacts'),
+  contacts: pgContactRepo(sql),
   leads: notYet('leads'),
-  submissions: notYet('submissions'),
+  submissions: pgSubmissionRepo(sql),
   keys: pgKeyRepo(sql),
   fieldValues: notYet('fieldValues'),
   answers: notYet('answers'),
