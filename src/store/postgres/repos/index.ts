@@ -5,6 +5,9 @@ import { pgContactRepo } from './contacts.js';
 import { pgSubmissionRepo } from './submissions.js';
 import { pgKeyRepo } from './keys.js';
 import { pgStateRepo } from './states.js';
+import { pgLeadRepo } from './leads.js';
+import { pgFieldValueRepo } from './field-values.js';
+import { pgLeadPageRepo } from './lead-pages.js';
 
 /**
  * A repository not yet written for PostgreSQL: any call fails at once. The engine is not selectable
@@ -17,13 +20,13 @@ const notYet = <R extends object>(name: string): R =>
 
 export const reposFor = (sql: Sql): Repos => ({
   contacts: pgContactRepo(sql),
-  leads: notYet('leads'),
+  leads: pgLeadRepo(sql),
   submissions: pgSubmissionRepo(sql),
   keys: pgKeyRepo(sql),
-  fieldValues: notYet('fieldValues'),
+  fieldValues: pgFieldValueRepo(sql),
   answers: notYet('answers'),
   states: pgStateRepo(sql),
   legacyTags: notYet('legacyTags'),
   adminCredentials: notYet('adminCredentials'),
-  leadPages: notYet('leadPages'),
+  leadPages: pgLeadPageRepo(sql),
 });
