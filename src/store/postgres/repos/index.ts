@@ -2,21 +2,15 @@
 import type { Repos } from '../../store.js';
 import type { Sql } from '../sql.js';
 import { pgContactRepo } from './contacts.js';
+import { pgLeadRepo } from './leads.js';
 import { pgSubmissionRepo } from './submissions.js';
 import { pgKeyRepo } from './keys.js';
-import { pgStateRepo } from './states.js';
-import { pgLeadRepo } from './leads.js';
 import { pgFieldValueRepo } from './field-values.js';
+import { pgAnswerRepo } from './answers.js';
+import { pgStateRepo } from './states.js';
+import { pgLegacyTagRepo } from './legacy-tags.js';
+import { pgAdminCredentialRepo } from './admin-credentials.js';
 import { pgLeadPageRepo } from './lead-pages.js';
-
-/**
- * A repository not yet written for PostgreSQL: any call fails at once. The engine is not selectable
- * from the configuration until every repository exists (issue 14).
- */
-const notYet = <R extends object>(name: string): R =>
-  new Proxy({} as R, {
-    get: (_target, member) => () => Promise.reject(new Error(`${name}.${String(member)} is not yet implemented on PostgreSQL`)),
-  });
 
 export const reposFor = (sql: Sql): Repos => ({
   contacts: pgContactRepo(sql),
@@ -24,9 +18,9 @@ export const reposFor = (sql: Sql): Repos => ({
   submissions: pgSubmissionRepo(sql),
   keys: pgKeyRepo(sql),
   fieldValues: pgFieldValueRepo(sql),
-  answers: notYet('answers'),
+  answers: pgAnswerRepo(sql),
   states: pgStateRepo(sql),
-  legacyTags: notYet('legacyTags'),
-  adminCredentials: notYet('adminCredentials'),
+  legacyTags: pgLegacyTagRepo(sql),
+  adminCredentials: pgAdminCredentialRepo(sql),
   leadPages: pgLeadPageRepo(sql),
 });
