@@ -1,26 +1,7 @@
 // Admin credentials in PostgreSQL.
-import type { AdminCredential, AdminCredentialRepo } from '../../repos/admin-credentials.js';
+import type { AdminCredentialRepo } from '../../repos/admin-credentials.js';
+import { rowToCredential, type AdminCredentialRow as Row } from '../../sql-rows.js';
 import { statement, type Sql } from '../sql.js';
-
-interface Row {
-  id: string;
-  name: string;
-  prefix: string;
-  hash: string;
-  created_at: string;
-  created_by: string;
-  revoked_at: string | null;
-}
-
-const rowToCredential = (r: Row): AdminCredential => ({
-  id: r.id,
-  name: r.name,
-  prefix: r.prefix,
-  hash: r.hash,
-  createdAt: r.created_at,
-  createdBy: r.created_by,
-  revokedAt: r.revoked_at,
-});
 
 const byHash = statement<Row>('adminCredentials.byHash', 'SELECT * FROM admin_credentials WHERE hash = $1');
 const insert = statement('adminCredentials.insert', 'INSERT INTO admin_credentials (id, name, prefix, hash, created_at, created_by) VALUES ($1, $2, $3, $4, $5, $6)');

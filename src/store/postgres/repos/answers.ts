@@ -1,36 +1,7 @@
 // The answer log in PostgreSQL.
-import type { AnswerOutcome, AnswerRepo, StoredAnswer } from '../../repos/answers.js';
+import type { AnswerRepo } from '../../repos/answers.js';
+import { rowToAnswer, type AnswerRow } from '../../sql-rows.js';
 import { statement, type Sql } from '../sql.js';
-
-interface AnswerRow {
-  id: string;
-  submission_id: string;
-  integration_id: string;
-  lead_id: string;
-  answer_key: string;
-  raw_value: unknown;
-  outcome: AnswerOutcome;
-  error: string | null;
-  field_id: string | null;
-  created_at: string;
-  applied_at: string | null;
-  applied_outcome: AnswerOutcome | null;
-}
-
-const rowToAnswer = (r: AnswerRow): StoredAnswer => ({
-  id: r.id,
-  submissionId: r.submission_id,
-  integrationId: r.integration_id,
-  leadId: r.lead_id,
-  key: r.answer_key,
-  raw: r.raw_value,
-  outcome: r.outcome,
-  error: r.error,
-  fieldId: r.field_id,
-  createdAt: r.created_at,
-  appliedAt: r.applied_at,
-  appliedOutcome: r.applied_outcome,
-});
 
 const insert = statement(
   'answers.insert',

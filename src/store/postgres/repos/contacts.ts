@@ -1,28 +1,7 @@
 // Contacts and their bindings in PostgreSQL.
-import type { Contact, ContactRepo } from '../../repos/contacts.js';
+import type { ContactRepo } from '../../repos/contacts.js';
+import { rowToContact, type ContactRow } from '../../sql-rows.js';
 import { statement, type Sql } from '../sql.js';
-
-interface ContactRow {
-  id: string;
-  workspace_id: string;
-  first_name: string;
-  last_name: string | null;
-  phone: string | null;
-  email: string | null;
-  created_at: string;
-  updated_at: string;
-}
-
-const rowToContact = (row: ContactRow): Contact => ({
-  id: row.id,
-  workspaceId: row.workspace_id,
-  firstName: row.first_name,
-  lastName: row.last_name,
-  phone: row.phone,
-  email: row.email,
-  createdAt: row.created_at,
-  updatedAt: row.updated_at,
-});
 
 const columns = 'c.id, c.workspace_id, c.first_name, c.last_name, c.phone, c.email, c.created_at, c.updated_at';
 const get = statement<ContactRow>('contacts.get', `SELECT ${columns} FROM contacts c WHERE c.id = $1`);

@@ -1,37 +1,7 @@
 // Custom field values in PostgreSQL.
-import type { FieldValue, FieldValueRepo, WriterKind } from '../../repos/field-values.js';
+import type { FieldValueRepo } from '../../repos/field-values.js';
+import { rowToFieldValue, type FieldValueRow } from '../../sql-rows.js';
 import { statement, type Sql } from '../sql.js';
-
-interface FieldValueRow {
-  id: string;
-  lead_id: string;
-  field_id: string;
-  text_value: string | null;
-  decimal_value: string | null;
-  boolean_value: boolean | null;
-  date_value: string | null;
-  datetime_value: string | null;
-  option_id: string | null;
-  selected_options: string[] | null;
-  written_by_kind: WriterKind;
-  written_by_ref: string | null;
-  updated_at: string;
-}
-
-const rowToFieldValue = (r: FieldValueRow): FieldValue => ({
-  id: r.id,
-  leadId: r.lead_id,
-  fieldId: r.field_id,
-  text: r.text_value,
-  decimal: r.decimal_value,
-  bool: r.boolean_value,
-  date: r.date_value,
-  datetime: r.datetime_value,
-  optionId: r.option_id,
-  optionIds: r.selected_options ?? [],
-  writtenBy: { kind: r.written_by_kind, ref: r.written_by_ref },
-  updatedAt: r.updated_at,
-});
 
 const get = statement<FieldValueRow>('fieldValues.get', 'SELECT * FROM custom_field_values WHERE lead_id = $1 AND field_id = $2');
 const list = statement<FieldValueRow>('fieldValues.list', 'SELECT * FROM custom_field_values WHERE lead_id = $1 ORDER BY field_id');

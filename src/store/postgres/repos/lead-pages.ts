@@ -1,7 +1,7 @@
 // Pages of one integration's leads in PostgreSQL.
 import type { LeadPageRepo } from '../../repos/lead-pages.js';
 import { statement, type Sql } from '../sql.js';
-import { rowToLead, type LeadRow } from './leads.js';
+import { rowToLead, type LeadRow } from '../../sql-rows.js';
 
 const live = 'integration_id = $1 AND deleted_at IS NULL';
 const count = statement<{ n: string }>('leadPages.count', 'SELECT n FROM integration_lead_counts WHERE integration_id = $1');

@@ -1,16 +1,7 @@
 // Legacy tags in PostgreSQL.
-import type { LegacyTag, LegacyTagRepo } from '../../repos/legacy-tags.js';
+import type { LegacyTagRepo } from '../../repos/legacy-tags.js';
+import { rowToTag, type LegacyTagRow as Row } from '../../sql-rows.js';
 import { statement, type Sql } from '../sql.js';
-
-interface Row {
-  workspace_id: string;
-  id: string;
-  name: string;
-  color: string | null;
-  created_at: string;
-}
-
-const rowToTag = (r: Row): LegacyTag => ({ workspaceId: r.workspace_id, id: r.id, name: r.name, color: r.color, createdAt: r.created_at });
 
 const get = statement<Row>('legacyTags.get', 'SELECT * FROM legacy_tags WHERE workspace_id = $1 AND id = $2');
 const insert = statement(

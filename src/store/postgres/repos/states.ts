@@ -1,30 +1,7 @@
 // Migration states, the audit log and usage counters in PostgreSQL.
-import type { AuditEntry, Interface, MigrationState, StateRepo, UsageIncrement } from '../../repos/states.js';
+import type { Interface, MigrationState, StateRepo, UsageIncrement } from '../../repos/states.js';
+import { rowToAudit, type AuditRow } from '../../sql-rows.js';
 import { statement, type Sql } from '../sql.js';
-
-interface AuditRow {
-  id: string;
-  integration_id: string;
-  action: string;
-  from_state: MigrationState | null;
-  to_state: MigrationState | null;
-  actor: string;
-  reason: string | null;
-  details: Record<string, unknown> | null;
-  at: string;
-}
-
-const rowToAudit = (r: AuditRow): AuditEntry => ({
-  id: r.id,
-  integrationId: r.integration_id,
-  action: r.action,
-  fromState: r.from_state,
-  toState: r.to_state,
-  actor: r.actor,
-  reason: r.reason,
-  details: r.details,
-  at: r.at,
-});
 
 const get = statement<{ state: MigrationState }>('states.get', 'SELECT state FROM integration_states WHERE integration_id = $1');
 const set = statement(

@@ -1,37 +1,8 @@
 // The idempotency ledger in PostgreSQL.
-import type { Endpoint, Submission, SubmissionRepo } from '../../repos/submissions.js';
+import type { SubmissionRepo } from '../../repos/submissions.js';
+import { rowToSubmission, type SubmissionRow } from '../../sql-rows.js';
 import { DuplicateEventError } from '../../store.js';
 import { statement, type Sql } from '../sql.js';
-
-interface SubmissionRow {
-  id: string;
-  integration_id: string;
-  endpoint: Endpoint;
-  event_id: string;
-  fingerprint: string;
-  body: unknown;
-  contact_id: string | null;
-  lead_id: string | null;
-  outcome: unknown;
-  needs_review: boolean;
-  review_reason: string | null;
-  created_at: string;
-}
-
-const rowToSubmission = (r: SubmissionRow): Submission => ({
-  id: r.id,
-  integrationId: r.integration_id,
-  endpoint: r.endpoint,
-  eventId: r.event_id,
-  fingerprint: r.fingerprint,
-  body: r.body,
-  contactId: r.contact_id,
-  leadId: r.lead_id,
-  outcome: r.outcome,
-  needsReview: r.needs_review,
-  reviewReason: r.review_reason,
-  createdAt: r.created_at,
-});
 
 const find = statement<SubmissionRow>('submissions.find', 'SELECT * FROM submissions WHERE integration_id = $1 AND endpoint = $2 AND event_id = $3');
 // DO NOTHING rather than a unique violation: a failed statement would abort the whole unit, and the
