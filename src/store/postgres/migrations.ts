@@ -14,6 +14,12 @@ export interface Migration {
 
 export const migrations: Migration[] = [{ version: 1, name: 'the schema of SQLite migration 12', sql: schema }];
 
+/**
+ * How long a migrating process may wait for another's migrations, and run its own: the pool's
+ * statement limits are for requests, while a migration may rewrite a large table.
+ */
+export const MIGRATION_TIMEOUT_MS = 30 * 60_000;
+
 /** The advisory lock every migrating process takes: one key for this application's schema. */
 export const MIGRATION_LOCK_KEY = 7_308_604_756_127_924_000n;
 
@@ -30,39 +36,47 @@ export class MigrationError extends Error {
  */
 export async function migrate(pool: pg.Pool, list: Migration[] = migrations): Promise<number[]> {
   const client = await pool.connect();
-  let broken: Error | undefined;
+  // The session's limits are lifted below, so it is closed when done, never handed to a request.
+  let broken: Error | boolean = true;
+  const query = <R extends pg.QueryResultRow>(text: string, values: unknown[] = []): Promise<pg.QueryResult<R>> => {
+    // node-postgres honours a query's own query_timeout; its types do not list it.
+    const config = { text, values, query_timeout: MIGRATION_TIMEOUT_MS };
+    return client.query<R>(config);
+  };
   try {
-    await client.query('SELECT pg_advisory_lock($1)', [MIGRATION_LOCK_KEY.toString()]);
+    await query(`SET statement_timeout = ${MIGRATION_TIMEOUT_MS}`);
+    await query(`SET lock_timeout = ${MIGRATION_TIMEOUT_MS}`);
+    await query('SELECT pg_advisory_lock($1)', [MIGRATION_LOCK_KEY.toString()]);
     try {
       // Created only when missing: an up-to-date database that takes no writes (a standby) still
       // opens, and its readiness check tells why nothing can be written.
-      const exists = await client.query<{ found: string | null }>("SELECT to_regclass('schema_migrations') AS found");
-      if (exists.rows[0]!.found === null) await client.query(`CREATE TABLE schema_migrations (
+      const exists = await query<{ found: string | null }>("SELECT to_regclass('schema_migrations') AS found");
+      if (exists.rows[0]!.found === null) await query(`CREATE TABLE schema_migrations (
         version    integer PRIMARY KEY,
         name       text NOT NULL,
         applied_at timestamptz NOT NULL DEFAULT now()
       )`);
-      const done = new Set((await client.query<{ version: number }>('SELECT version FROM schema_migrations')).rows.map((r) => r.version));
+      const done = new Set((await query<{ version: number }>('SELECT version FROM schema_migrations')).rows.map((r) => r.version));
       const applied: number[] = [];
       for (const migration of [...list].sort((a, b) => a.version - b.version)) {
         if (done.has(migration.version)) continue;
         try {
-          await client.query('BEGIN');
-          await client.query(migration.sql);
-          await client.query('INSERT INTO schema_migrations (version, name) VALUES ($1, $2)', [migration.version, migration.name]);
-          await client.query('COMMIT');
+          await query('BEGIN');
+          await query(migration.sql);
+          await query('INSERT INTO schema_migrations (version, name) VALUES ($1, $2)', [migration.version, migration.name]);
+          await query('COMMIT');
         } catch (error) {
-          await client.query('ROLLBACK').catch(() => {});
+          await query('ROLLBACK').catch(() => {});
           throw new MigrationError(migration, error);
         }
         applied.push(migration.version);
       }
       return applied;
     } finally {
-      await client.query('SELECT pg_advisory_unlock($1)', [MIGRATION_LOCK_KEY.toString()]).catch((error: Error) => (broken = error));
+      // Closing the session releases the lock in any case; unlocking first lets the next replica go on at once.
+      await query('SELECT pg_advisory_unlock($1)', [MIGRATION_LOCK_KEY.toString()]).catch((error: Error) => (broken = error));
     }
   } finally {
-    // A connection whose unlock failed is closed, not reused: closing it releases the lock too.
     client.release(broken);
   }
 }

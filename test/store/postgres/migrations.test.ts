@@ -69,6 +69,22 @@ describe('PostgreSQL migrations', () => {
     expect(await tables(pool)).toEqual(['a', 'b', 'schema_migrations']);
   });
 
+  it('lets a replica wait for another\'s migration longer than a statement may run, and apply one longer than that', async (context) => {
+    if (!cluster) return context.skip();
+    const url = await freshDatabase(cluster.url);
+    const short = () => {
+      const pool = createPool({ url, poolSize: 2, statementTimeoutMs: 100 });
+      pools.push(pool);
+      return pool;
+    };
+    const list: Migration[] = [{ version: 1, name: 'slow', sql: 'SELECT pg_sleep(1.2); CREATE TABLE a (x int)' }];
+    const runs = await Promise.all([migrate(short(), list), migrate(short(), list)]);
+    expect(runs.flat()).toEqual([1]);
+    // The migrating session's own limits were lifted, never the pool's: its next statements are bounded again.
+    const pool = short();
+    await expect(pool.query('SELECT pg_sleep(0.5)')).rejects.toMatchObject({ code: '57014' });
+  });
+
   it('keeps lead counts per status, group and integration equal to counting the leads', async (context) => {
     if (!cluster) return context.skip();
     const pool = poolOn(await freshDatabase(cluster.url));
