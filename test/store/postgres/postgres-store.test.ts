@@ -2,7 +2,7 @@
 // again, and the engine's failures reach callers as the store's own errors.
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { openPostgresStore, postgresStore, UnitAbortedError, type PostgresStore } from '../../../src/store/postgres/postgres-store.js';
+import { MAX_UNIT_ATTEMPTS, openPostgresStore, postgresStore, UnitAbortedError, type PostgresStore } from '../../../src/store/postgres/postgres-store.js';
 import { createPool } from '../../../src/store/postgres/pool.js';
 import { NotReadyError, StoreOpenError, StoreUnavailableError } from '../../../src/store/store.js';
 import type { ApiKey } from '../../../src/store/repos/keys.js';
@@ -100,8 +100,10 @@ describe('the PostgreSQL store', () => {
         return [a, b];
       });
     const results = await Promise.all([unit(0, 'k1', 'k2'), unit(1, 'k2', 'k1')]);
-    // The victim ran twice; its second run found both keys revoked by the winner.
-    expect(runs.toSorted()).toEqual([1, 2]);
+    // The victim ran again (once seen under load: each unit twice) and its last run found both keys
+    // revoked by the unit that committed first; neither caller saw the deadlock.
+    expect(Math.max(...runs)).toBeGreaterThan(1);
+    expect(Math.max(...runs)).toBeLessThanOrEqual(MAX_UNIT_ATTEMPTS);
     expect(results.toSorted()).toEqual([
       [false, false],
       [true, true],
