@@ -27,7 +27,7 @@ export interface Repos {
 }
 
 /** The engines a store can run on; `openStore` (open-store.ts) picks one from the configuration. */
-export type StoreEngine = 'sqlite';
+export type StoreEngine = 'sqlite' | 'postgres';
 
 export interface Store {
   readonly engine: StoreEngine;

@@ -3,6 +3,8 @@
 import type { Store } from '../../src/store/store.js';
 import { isSqliteStore } from '../../src/store/sqlite/sqlite-store.js';
 import { sqliteInspector } from './sqlite-inspector.js';
+import { isPostgresStore } from '../../src/store/postgres/postgres-store.js';
+import { postgresInspector } from './postgres-inspector.js';
 
 export type Value = string | number | boolean | null;
 /** A member equals a value, matches a LIKE pattern (`%` any text), or is one of several values. */
@@ -34,5 +36,6 @@ export interface Inspector {
 
 export function inspect(store: Store): Inspector {
   if (isSqliteStore(store)) return sqliteInspector(store);
+  if (isPostgresStore(store)) return postgresInspector(store);
   throw new Error(`no inspector for the ${String((store as Store).engine)} engine`);
 }

@@ -5,6 +5,7 @@ import { chownSync, existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs
 import { createServer } from 'node:net';
 import { tmpdir, userInfo } from 'node:os';
 import { join } from 'node:path';
+import pg from 'pg';
 
 export interface TestPostgres {
   /** A connection string to a fresh database of the cluster. */
@@ -64,4 +65,33 @@ export async function startPostgres(): Promise<TestPostgres | Unavailable> {
       }
     },
   };
+}
+
+let databases = 0;
+
+/** A new, empty database on the cluster of `url`; answers its connection string. */
+export async function freshDatabase(url: string): Promise<string> {
+  const name = `t_${process.pid}_${++databases}_${Date.now().toString(36)}`;
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    await client.query(`CREATE DATABASE ${name}`);
+  } finally {
+    await client.end();
+  }
+  const fresh = new URL(url);
+  fresh.pathname = `/${name}`;
+  return fresh.toString();
+}
+
+/**
+ * The cluster for a test file, or why there is none: the file's tests then skip, and say so in one
+ * line. CI installs PostgreSQL (.ci/run): there it must never be skipped.
+ */
+export async function clusterOrSkip(): Promise<TestPostgres | null> {
+  const started = await startPostgres();
+  if (!('reason' in started)) return started;
+  if (process.env.CI) throw new Error(`PostgreSQL is required in CI: ${started.reason}`);
+  console.log(`skipped: the PostgreSQL tests (${started.reason})`);
+  return null;
 }

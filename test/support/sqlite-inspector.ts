@@ -1,29 +1,7 @@
 // The inspector's answers on SQLite, read through the store's writer connection (tests only).
 import type { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
 import type { Condition, Inspector, Records, Where } from './inspect.js';
-
-/** A record's members -> SQL expressions over its table, where a member is not its column's snake_case name. */
-interface Table {
-  name: string;
-  renamed?: Record<string, string>;
-  /** Members stored as JSON text: compared as the JSON of the value given, and parsed when listed. */
-  json?: readonly string[];
-}
-
-const TABLES = {
-  leads: { name: 'leads', json: ['extraData'] },
-  contacts: { name: 'contacts' },
-  submissions: { name: 'submissions', json: ['body', 'outcome'] },
-  answers: {
-    name: 'answers',
-    renamed: { key: 'answer_key', raw: 'raw_value', submissionEndpoint: '(SELECT s.endpoint FROM submissions s WHERE s.id = answers.submission_id)' },
-    json: ['raw'],
-  },
-  fieldValues: { name: 'custom_field_values', renamed: { text: 'text_value', decimal: 'decimal_value', bool: 'boolean_value', date: 'date_value', datetime: 'datetime_value', optionIds: 'selected_options' }, json: ['optionIds'] },
-  leadPayments: { name: 'lead_payments' },
-} satisfies Record<string, Table>;
-
-const snakeCase = (member: string) => member.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
+import { snakeCase, TABLES, type Table } from './inspected-tables.js';
 
 export function sqliteInspector(store: SqliteStore): Inspector {
   const db = store.db;

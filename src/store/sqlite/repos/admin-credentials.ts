@@ -1,26 +1,7 @@
 // Admin credentials in SQLite.
 import type { Db } from '../connection.js';
-import type { AdminCredential, AdminCredentialRepo } from '../../repos/admin-credentials.js';
-
-interface Row {
-  id: string;
-  name: string;
-  prefix: string;
-  hash: string;
-  created_at: string;
-  created_by: string;
-  revoked_at: string | null;
-}
-
-const rowToCredential = (r: Row): AdminCredential => ({
-  id: r.id,
-  name: r.name,
-  prefix: r.prefix,
-  hash: r.hash,
-  createdAt: r.created_at,
-  createdBy: r.created_by,
-  revokedAt: r.revoked_at,
-});
+import type { AdminCredentialRepo } from '../../repos/admin-credentials.js';
+import { rowToCredential, type AdminCredentialRow as Row } from '../../sql-rows.js';
 
 export function sqliteAdminCredentialRepo(db: Db): AdminCredentialRepo {
   const byHash = db.prepare<[string], Row>('SELECT * FROM admin_credentials WHERE hash = ?');

@@ -1,36 +1,12 @@
 // The answer log in SQLite.
 import type { Db } from '../connection.js';
-import type { AnswerOutcome, AnswerRepo, StoredAnswer } from '../../repos/answers.js';
+import type { AnswerRepo } from '../../repos/answers.js';
+import { rowToAnswer as decodedRowToAnswer, type AnswerRow as DecodedAnswerRow } from '../../sql-rows.js';
 
-interface AnswerRow {
-  id: string;
-  submission_id: string;
-  integration_id: string;
-  lead_id: string;
-  answer_key: string;
-  raw_value: string;
-  outcome: AnswerOutcome;
-  error: string | null;
-  field_id: string | null;
-  created_at: string;
-  applied_at: string | null;
-  applied_outcome: AnswerOutcome | null;
-}
+/** The row as SQLite holds it: the raw value as JSON text. */
+type AnswerRow = Omit<DecodedAnswerRow, 'raw_value'> & { raw_value: string };
 
-const rowToAnswer = (r: AnswerRow): StoredAnswer => ({
-  id: r.id,
-  submissionId: r.submission_id,
-  integrationId: r.integration_id,
-  leadId: r.lead_id,
-  key: r.answer_key,
-  raw: JSON.parse(r.raw_value),
-  outcome: r.outcome,
-  error: r.error,
-  fieldId: r.field_id,
-  createdAt: r.created_at,
-  appliedAt: r.applied_at,
-  appliedOutcome: r.applied_outcome,
-});
+const rowToAnswer = (r: AnswerRow) => decodedRowToAnswer({ ...r, raw_value: JSON.parse(r.raw_value) });
 
 export function sqliteAnswerRepo(db: Db): AnswerRepo {
   const insert = db.prepare(

@@ -1,28 +1,7 @@
 // Contacts and their bindings in SQLite.
 import type { Db } from '../connection.js';
-import type { Contact, ContactRepo } from '../../repos/contacts.js';
-
-interface ContactRow {
-  id: string;
-  workspace_id: string;
-  first_name: string;
-  last_name: string | null;
-  phone: string | null;
-  email: string | null;
-  created_at: string;
-  updated_at: string;
-}
-
-const rowToContact = (row: ContactRow): Contact => ({
-  id: row.id,
-  workspaceId: row.workspace_id,
-  firstName: row.first_name,
-  lastName: row.last_name,
-  phone: row.phone,
-  email: row.email,
-  createdAt: row.created_at,
-  updatedAt: row.updated_at,
-});
+import type { ContactRepo } from '../../repos/contacts.js';
+import { rowToContact, type ContactRow } from '../../sql-rows.js';
 
 const columns = 'id, workspace_id, first_name, last_name, phone, email, created_at, updated_at';
 

@@ -1,37 +1,17 @@
 // Custom field values in SQLite.
 import type { Db } from '../connection.js';
-import type { FieldValue, FieldValueRepo, WriterKind } from '../../repos/field-values.js';
+import type { FieldValueRepo } from '../../repos/field-values.js';
+import { rowToFieldValue as decodedRowToFieldValue, type FieldValueRow as DecodedFieldValueRow } from '../../sql-rows.js';
 
-interface FieldValueRow {
-  id: string;
-  lead_id: string;
-  field_id: string;
-  text_value: string | null;
-  decimal_value: string | null;
-  boolean_value: number | null;
-  date_value: string | null;
-  datetime_value: string | null;
-  option_id: string | null;
-  selected_options: string | null;
-  written_by_kind: WriterKind;
-  written_by_ref: string | null;
-  updated_at: string;
-}
+/** The row as SQLite holds it: the flag as 0 or 1, the selected options as JSON text. */
+type FieldValueRow = Omit<DecodedFieldValueRow, 'boolean_value' | 'selected_options'> & { boolean_value: number | null; selected_options: string | null };
 
-const rowToFieldValue = (r: FieldValueRow): FieldValue => ({
-  id: r.id,
-  leadId: r.lead_id,
-  fieldId: r.field_id,
-  text: r.text_value,
-  decimal: r.decimal_value,
-  bool: r.boolean_value === null ? null : r.boolean_value === 1,
-  date: r.date_value,
-  datetime: r.datetime_value,
-  optionId: r.option_id,
-  optionIds: r.selected_options === null ? [] : (JSON.parse(r.selected_options) as string[]),
-  writtenBy: { kind: r.written_by_kind, ref: r.written_by_ref },
-  updatedAt: r.updated_at,
-});
+const rowToFieldValue = (r: FieldValueRow) =>
+  decodedRowToFieldValue({
+    ...r,
+    boolean_value: r.boolean_value === null ? null : r.boolean_value === 1,
+    selected_options: r.selected_options === null ? null : (JSON.parse(r.selected_options) as string[]),
+  });
 
 export function sqliteFieldValueRepo(db: Db): FieldValueRepo {
   const get = db.prepare<[string, string], FieldValueRow>('SELECT * FROM custom_field_values WHERE lead_id = ? AND field_id = ?');

@@ -1,28 +1,7 @@
 // API keys in SQLite.
 import type { Db } from '../connection.js';
-import type { ApiKey, KeyKind, KeyRepo } from '../../repos/keys.js';
-
-interface KeyRow {
-  id: string;
-  integration_id: string;
-  kind: KeyKind;
-  prefix: string;
-  hash: string;
-  created_at: string;
-  created_by: string;
-  revoked_at: string | null;
-}
-
-const rowToKey = (r: KeyRow): ApiKey => ({
-  id: r.id,
-  integrationId: r.integration_id,
-  kind: r.kind,
-  prefix: r.prefix,
-  hash: r.hash,
-  createdAt: r.created_at,
-  createdBy: r.created_by,
-  revokedAt: r.revoked_at,
-});
+import type { KeyRepo } from '../../repos/keys.js';
+import { rowToKey, type KeyRow } from '../../sql-rows.js';
 
 export function sqliteKeyRepo(db: Db): KeyRepo {
   const byHash = db.prepare<[string], KeyRow>('SELECT * FROM api_keys WHERE hash = ?');

@@ -1,85 +1,13 @@
 // Leads, their tags, comments and payments in SQLite.
 import type { Db } from '../connection.js';
-import type { Comment, Lead, LeadFilter, LeadPatch, LeadRepo } from '../../repos/leads.js';
+import type { Comment, LeadFilter, LeadPatch, LeadRepo } from '../../repos/leads.js';
+import { patchColumns, rowToLead as decodedRowToLead, type LeadRow as DecodedLeadRow } from '../../sql-rows.js';
 
-export interface LeadRow {
-  id: string;
-  workspace_id: string;
-  contact_id: string;
-  integration_id: string | null;
-  origin: 'v1' | 'legacy';
-  first_name: string;
-  last_name: string | null;
-  phone: string | null;
-  email: string | null;
-  notes: string | null;
-  source: string | null;
-  invited_by: string | null;
-  stage_id: string | null;
-  status_id: string | null;
-  group_id: string | null;
-  assigned_to: string | null;
-  created_by: string | null;
-  closed_by: string | null;
-  closed_at: string | null;
-  close_outcome: string | null;
-  close_reason: string | null;
-  extra_data: string | null;
-  created_at: string;
-  updated_at: string;
-  deleted_at: string | null;
-}
+/** The row as SQLite holds it: the extra data as JSON text. */
+export type LeadRow = Omit<DecodedLeadRow, 'extra_data'> & { extra_data: string | null };
 
-/** Domain member -> column, for every member a patch may carry. */
-const patchColumns: Record<keyof LeadPatch, keyof LeadRow> = {
-  firstName: 'first_name',
-  lastName: 'last_name',
-  phone: 'phone',
-  email: 'email',
-  notes: 'notes',
-  source: 'source',
-  invitedBy: 'invited_by',
-  stageId: 'stage_id',
-  statusId: 'status_id',
-  groupId: 'group_id',
-  assignedTo: 'assigned_to',
-  createdBy: 'created_by',
-  closedBy: 'closed_by',
-  closedAt: 'closed_at',
-  closeOutcome: 'close_outcome',
-  closeReason: 'close_reason',
-  extraData: 'extra_data',
-  updatedAt: 'updated_at',
-  deletedAt: 'deleted_at',
-};
-
-export const rowToLead = (r: LeadRow): Lead => ({
-  id: r.id,
-  workspaceId: r.workspace_id,
-  contactId: r.contact_id,
-  integrationId: r.integration_id,
-  origin: r.origin,
-  firstName: r.first_name,
-  lastName: r.last_name,
-  phone: r.phone,
-  email: r.email,
-  notes: r.notes,
-  source: r.source,
-  invitedBy: r.invited_by,
-  stageId: r.stage_id,
-  statusId: r.status_id,
-  groupId: r.group_id,
-  assignedTo: r.assigned_to,
-  createdBy: r.created_by,
-  closedBy: r.closed_by,
-  closedAt: r.closed_at,
-  closeOutcome: r.close_outcome,
-  closeReason: r.close_reason,
-  extraData: r.extra_data === null ? null : (JSON.parse(r.extra_data) as Record<string, unknown>),
-  createdAt: r.created_at,
-  updatedAt: r.updated_at,
-  deletedAt: r.deleted_at,
-});
+export const rowToLead = (r: LeadRow) =>
+  decodedRowToLead({ ...r, extra_data: r.extra_data === null ? null : (JSON.parse(r.extra_data) as Record<string, unknown>) });
 
 const toColumnValue = (key: keyof LeadPatch, value: unknown): unknown =>
   key === 'extraData' ? (value === null ? null : JSON.stringify(value)) : value;

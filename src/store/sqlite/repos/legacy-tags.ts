@@ -1,16 +1,7 @@
 // Legacy tags in SQLite.
 import type { Db } from '../connection.js';
-import type { LegacyTag, LegacyTagRepo } from '../../repos/legacy-tags.js';
-
-interface Row {
-  workspace_id: string;
-  id: string;
-  name: string;
-  color: string | null;
-  created_at: string;
-}
-
-const rowToTag = (r: Row): LegacyTag => ({ workspaceId: r.workspace_id, id: r.id, name: r.name, color: r.color, createdAt: r.created_at });
+import type { LegacyTagRepo } from '../../repos/legacy-tags.js';
+import { rowToTag, type LegacyTagRow as Row } from '../../sql-rows.js';
 
 export function sqliteLegacyTagRepo(db: Db): LegacyTagRepo {
   const get = db.prepare<[string, string], Row>('SELECT * FROM legacy_tags WHERE workspace_id = ? AND id = ?');

@@ -1,30 +1,12 @@
 // Migration states, the audit log and usage counters in SQLite.
 import type { Db } from '../connection.js';
-import type { AuditEntry, Interface, MigrationState, StateRepo } from '../../repos/states.js';
+import type { Interface, MigrationState, StateRepo } from '../../repos/states.js';
+import { rowToAudit as decodedRowToAudit, type AuditRow as DecodedAuditRow } from '../../sql-rows.js';
 
-interface AuditRow {
-  id: string;
-  integration_id: string;
-  action: string;
-  from_state: MigrationState | null;
-  to_state: MigrationState | null;
-  actor: string;
-  reason: string | null;
-  details: string | null;
-  at: string;
-}
+/** The row as SQLite holds it: the details as JSON text. */
+type AuditRow = Omit<DecodedAuditRow, 'details'> & { details: string | null };
 
-const rowToAudit = (r: AuditRow): AuditEntry => ({
-  id: r.id,
-  integrationId: r.integration_id,
-  action: r.action,
-  fromState: r.from_state,
-  toState: r.to_state,
-  actor: r.actor,
-  reason: r.reason,
-  details: r.details === null ? null : (JSON.parse(r.details) as Record<string, unknown>),
-  at: r.at,
-});
+const rowToAudit = (r: AuditRow) => decodedRowToAudit({ ...r, details: r.details === null ? null : (JSON.parse(r.details) as Record<string, unknown>) });
 
 export function sqliteStateRepo(db: Db): StateRepo {
   const get = db.prepare<[string], { state: MigrationState }>('SELECT state FROM integration_states WHERE integration_id = ?');

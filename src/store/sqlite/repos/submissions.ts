@@ -1,38 +1,15 @@
 // The idempotency ledger in SQLite.
 import type { Db } from '../connection.js';
-import type { Endpoint, Submission, SubmissionRepo } from '../../repos/submissions.js';
+import type { SubmissionRepo } from '../../repos/submissions.js';
+import { rowToSubmission as decodedRowToSubmission, type SubmissionRow as DecodedSubmissionRow } from '../../sql-rows.js';
 import { DuplicateEventError } from '../../store.js';
 import { isUniqueViolation } from '../errors.js';
 
-interface SubmissionRow {
-  id: string;
-  integration_id: string;
-  endpoint: Endpoint;
-  event_id: string;
-  fingerprint: string;
-  body: string;
-  contact_id: string | null;
-  lead_id: string | null;
-  outcome: string;
-  needs_review: number;
-  review_reason: string | null;
-  created_at: string;
-}
+/** The row as SQLite holds it: body and outcome as JSON text, the flag as 0 or 1. */
+type SubmissionRow = Omit<DecodedSubmissionRow, 'body' | 'outcome' | 'needs_review'> & { body: string; outcome: string; needs_review: number };
 
-const rowToSubmission = (r: SubmissionRow): Submission => ({
-  id: r.id,
-  integrationId: r.integration_id,
-  endpoint: r.endpoint,
-  eventId: r.event_id,
-  fingerprint: r.fingerprint,
-  body: JSON.parse(r.body),
-  contactId: r.contact_id,
-  leadId: r.lead_id,
-  outcome: JSON.parse(r.outcome),
-  needsReview: r.needs_review === 1,
-  reviewReason: r.review_reason,
-  createdAt: r.created_at,
-});
+const rowToSubmission = (r: SubmissionRow) =>
+  decodedRowToSubmission({ ...r, body: JSON.parse(r.body), outcome: JSON.parse(r.outcome), needs_review: r.needs_review === 1 });
 
 export function sqliteSubmissionRepo(db: Db): SubmissionRepo {
   const find = db.prepare<[string, string, string], SubmissionRow>(

@@ -1,0 +1,82 @@
+// The PostgreSQL schema: an append-only list of migrations, each applied once in its own transaction
+// and recorded in schema_migrations, the whole run under an advisory lock so that replicas starting
+// at once take turns. Equal in meaning to the SQLite schema after all its migrations (same tables,
+// columns, uniqueness and indexes); times stay ISO text (the records' own strings, ordered as text),
+// JSON is jsonb, money is numeric, and the counts SQLite keeps by triggers are kept by triggers here.
+import type pg from 'pg';
+import { schema } from './schema.js';
+
+export interface Migration {
+  version: number;
+  name: string;
+  sql: string;
+}
+
+export const migrations: Migration[] = [{ version: 1, name: 'the schema of SQLite migration 12', sql: schema }];
+
+/**
+ * How long a migrating process may wait for another's migrations, and run its own: the pool's
+ * statement limits are for requests, while a migration may rewrite a large table.
+ */
+export const MIGRATION_TIMEOUT_MS = 30 * 60_000;
+
+/** The advisory lock every migrating process takes: one key for this application's schema. */
+export const MIGRATION_LOCK_KEY = 7_308_604_756_127_924_000n;
+
+export class MigrationError extends Error {
+  constructor(migration: Migration, cause: unknown) {
+    super(`migration ${migration.version} (${migration.name}) failed: ${(cause as Error).message}`, { cause });
+    this.name = 'MigrationError';
+  }
+}
+
+/**
+ * Applies every migration not yet recorded, in order; returns the versions this call applied. Another
+ * process migrating at the same moment waits on the lock, then finds them recorded and applies none.
+ */
+export async function migrate(pool: pg.Pool, list: Migration[] = migrations): Promise<number[]> {
+  const client = await pool.connect();
+  // The session's limits are lifted below, so it is closed when done, never handed to a request.
+  let broken: Error | boolean = true;
+  const query = <R extends pg.QueryResultRow>(text: string, values: unknown[] = []): Promise<pg.QueryResult<R>> => {
+    // node-postgres honours a query's own query_timeout; its types do not list it.
+    const config = { text, values, query_timeout: MIGRATION_TIMEOUT_MS };
+    return client.query<R>(config);
+  };
+  try {
+    await query(`SET statement_timeout = ${MIGRATION_TIMEOUT_MS}`);
+    await query(`SET lock_timeout = ${MIGRATION_TIMEOUT_MS}`);
+    await query('SELECT pg_advisory_lock($1)', [MIGRATION_LOCK_KEY.toString()]);
+    try {
+      // Created only when missing: an up-to-date database that takes no writes (a standby) still
+      // opens, and its readiness check tells why nothing can be written.
+      const exists = await query<{ found: string | null }>("SELECT to_regclass('schema_migrations') AS found");
+      if (exists.rows[0]!.found === null) await query(`CREATE TABLE schema_migrations (
+        version    integer PRIMARY KEY,
+        name       text NOT NULL,
+        applied_at timestamptz NOT NULL DEFAULT now()
+      )`);
+      const done = new Set((await query<{ version: number }>('SELECT version FROM schema_migrations')).rows.map((r) => r.version));
+      const applied: number[] = [];
+      for (const migration of [...list].sort((a, b) => a.version - b.version)) {
+        if (done.has(migration.version)) continue;
+        try {
+          await query('BEGIN');
+          await query(migration.sql);
+          await query('INSERT INTO schema_migrations (version, name) VALUES ($1, $2)', [migration.version, migration.name]);
+          await query('COMMIT');
+        } catch (error) {
+          await query('ROLLBACK').catch(() => {});
+          throw new MigrationError(migration, error);
+        }
+        applied.push(migration.version);
+      }
+      return applied;
+    } finally {
+      // Closing the session releases the lock in any case; unlocking first lets the next replica go on at once.
+      await query('SELECT pg_advisory_unlock($1)', [MIGRATION_LOCK_KEY.toString()]).catch((error: Error) => (broken = error));
+    }
+  } finally {
+    client.release(broken);
+  }
+}

@@ -1,0 +1,59 @@
+// The connection pool of the PostgreSQL engine: node-postgres (docs/performance.md says why), with an
+// `error` listener wherever the driver can emit one and timeouts on every statement.
+import pg from 'pg';
+
+export interface PoolOptions {
+  /** postgres://user:password@host:port/database */
+  url: string;
+  /** Most connections open at once (default 10). */
+  poolSize?: number;
+  /** Longest a statement may run on the server before it is cancelled (default 5 s). */
+  statementTimeoutMs?: number;
+  /** Longest a unit may wait for a free connection or a new one (default 5 s). */
+  connectTimeoutMs?: number;
+  /** Called with an error of a connection nobody was using (a restarted server, a cut socket). */
+  onIdleError?: (error: Error) => void;
+}
+
+export const DEFAULT_POOL_SIZE = 10;
+const DEFAULT_STATEMENT_TIMEOUT_MS = 5_000;
+const DEFAULT_CONNECT_TIMEOUT_MS = 5_000;
+/** The client-side bound beyond the server's own: a statement whose answer never comes (a silent network). */
+const QUERY_TIMEOUT_SLACK_MS = 1_000;
+
+/** The URL with its password masked: what logs and errors may show. */
+export const safeLocation = (url: string): string => {
+  try {
+    const parsed = new URL(url);
+    if (parsed.password) parsed.password = '***';
+    return parsed.toString();
+  } catch {
+    return 'postgres://(an unreadable URL)';
+  }
+};
+
+/**
+ * A pool whose connections never crash the process: a server that terminates an idle connection
+ * (restart, failover, pg_terminate_backend) makes the driver emit `error` on the pool, and on a
+ * checked-out client between two of its queries; an `error` event without a listener is thrown.
+ * The failed connection is dropped by the pool and the next unit opens a new one.
+ */
+export function createPool(options: PoolOptions): pg.Pool {
+  const statementTimeout = options.statementTimeoutMs ?? DEFAULT_STATEMENT_TIMEOUT_MS;
+  const onIdleError = options.onIdleError ?? (() => {});
+  const pool = new pg.Pool({
+    connectionString: options.url,
+    max: options.poolSize ?? DEFAULT_POOL_SIZE,
+    connectionTimeoutMillis: options.connectTimeoutMs ?? DEFAULT_CONNECT_TIMEOUT_MS,
+    statement_timeout: statementTimeout,
+    query_timeout: statementTimeout + QUERY_TIMEOUT_SLACK_MS,
+    // A lock or a transaction left open by a broken unit is ended by the server, not kept forever.
+    lock_timeout: statementTimeout,
+    idle_in_transaction_session_timeout: statementTimeout * 2,
+    application_name: 'lead-gateway',
+  });
+  pool.on('error', onIdleError);
+  // Emitted once per new connection, checked out or idle later: every client gets its listener.
+  pool.on('connect', (client) => void client.on('error', onIdleError));
+  return pool;
+}

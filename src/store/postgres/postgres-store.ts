@@ -1,0 +1,114 @@
+// The PostgreSQL store: a pool of connections; each unit of work is one transaction on one connection,
+// answered only after its COMMIT returned (synchronous_commit stays on: the commit is durable).
+import type pg from 'pg';
+import { NotReadyError, StoreOpenError, type Repos, type Store } from '../store.js';
+import { createPool, safeLocation, type PoolOptions } from './pool.js';
+import { migrate } from './migrations.js';
+import { isRetryable, notReady, toStoreError, unavailableCode } from './errors.js';
+import { reposFor } from './repos/index.js';
+
+export type PostgresStoreOptions = PoolOptions;
+
+export interface PostgresStore extends Store {
+  readonly engine: 'postgres';
+  /** The pool, for tests and tools that inspect the database (never for domain code). */
+  readonly pool: pg.Pool;
+}
+
+/** Whether `store` runs on PostgreSQL: tests that inspect the database reach its pool through this. */
+export const isPostgresStore = (store: Store): store is PostgresStore => store.engine === 'postgres';
+
+/** Runs of a unit that failed on a serialization failure or a deadlock (each rolled back whole). */
+export const MAX_UNIT_ATTEMPTS = 3;
+/** How long one readiness verdict is reused: a loop on /readyz costs one commit a second at most. */
+const READY_REUSE_MS = 1_000;
+
+/** A unit's statement failed and was caught inside it: PostgreSQL rolled the whole transaction back at COMMIT. */
+export class UnitAbortedError extends Error {
+  constructor() {
+    super('a statement of the unit failed, so PostgreSQL rolled the unit back at COMMIT');
+    this.name = 'UnitAbortedError';
+  }
+}
+
+/**
+ * Opens the pool and brings the schema up to date (under the migration lock). A server that cannot
+ * be reached, or refuses the credentials, is a StoreOpenError naming the URL without its password.
+ */
+export async function openPostgresStore(options: PostgresStoreOptions): Promise<PostgresStore> {
+  const pool = createPool(options);
+  try {
+    await migrate(pool);
+  } catch (error) {
+    await pool.end().catch(() => {});
+    throw new StoreOpenError(safeLocation(options.url), (error as Error).message, { cause: error });
+  }
+  return postgresStore(pool);
+}
+
+/** A store on a pool whose schema is migrated. */
+export function postgresStore(pool: pg.Pool): PostgresStore {
+  const poolRepos = reposFor(pool);
+
+  /** Runs `fn` between `begin` and COMMIT on one connection; any failure rolls it back. */
+  const inTransaction = async <T>(begin: string, fn: (r: Repos) => Promise<T>): Promise<T> => {
+    const client = await pool.connect();
+    let broken: Error | undefined;
+    try {
+      await client.query(begin);
+      const value = await fn(reposFor(client));
+      const commit = await client.query('COMMIT');
+      // COMMIT of a transaction a failed statement aborted answers ROLLBACK, not an error.
+      if (commit.command === 'ROLLBACK') throw new UnitAbortedError();
+      return value;
+    } catch (error) {
+      // A connection that lost its server, or cannot roll back, is closed rather than reused.
+      if (unavailableCode(error) !== null) broken = error as Error;
+      else await client.query('ROLLBACK').catch((rollbackError: Error) => (broken = rollbackError));
+      throw error;
+    } finally {
+      client.release(broken);
+    }
+  };
+
+  const transact = async <T>(fn: (tx: Repos) => Promise<T>): Promise<T> => {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await inTransaction('BEGIN', fn);
+      } catch (error) {
+        if (isRetryable(error) && attempt < MAX_UNIT_ATTEMPTS) continue;
+        throw toStoreError(error);
+      }
+    }
+  };
+
+  let readiness: { at: number; check: Promise<void> } | null = null;
+  const checkReady = async (): Promise<void> => {
+    try {
+      await pool.query({
+        name: 'store.readiness',
+        text: 'INSERT INTO readiness_probe (id, checked_at) VALUES (1, $1) ON CONFLICT (id) DO UPDATE SET checked_at = excluded.checked_at',
+        values: [new Date().toISOString()],
+      });
+    } catch (error) {
+      throw error instanceof NotReadyError ? error : notReady(error);
+    }
+  };
+
+  return {
+    engine: 'postgres',
+    pool,
+    transact,
+    read: (fn) => inTransaction('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY', fn).catch((error: unknown) => Promise.reject(toStoreError(error))),
+    // One statement on whichever connection is free: its own snapshot.
+    peek: (fn) => fn(poolRepos).catch((error: unknown) => Promise.reject(toStoreError(error))),
+    // Issue 15 adds a change feed; until then no process's reads are remembered across replicas.
+    changedElsewhere: () => false,
+    checkReady() {
+      // Concurrent and back-to-back checks share one verdict for a second.
+      if (readiness === null || Date.now() - readiness.at > READY_REUSE_MS) readiness = { at: Date.now(), check: checkReady() };
+      return readiness.check;
+    },
+    close: () => pool.end(),
+  };
+}

@@ -1,0 +1,50 @@
+// Contacts and their bindings in PostgreSQL.
+import type { ContactRepo } from '../../repos/contacts.js';
+import { rowToContact, type ContactRow } from '../../sql-rows.js';
+import { statement, type Sql } from '../sql.js';
+
+const columns = 'c.id, c.workspace_id, c.first_name, c.last_name, c.phone, c.email, c.created_at, c.updated_at';
+const get = statement<ContactRow>('contacts.get', `SELECT ${columns} FROM contacts c WHERE c.id = $1`);
+const byBinding = statement<ContactRow>(
+  'contacts.byBinding',
+  `SELECT ${columns} FROM contact_bindings b JOIN contacts c ON c.id = b.contact_id WHERE b.integration_id = $1 AND b.external_contact_id = $2`,
+);
+// Several persons may share a phone or e-mail; the most recently active one is the match (ties: the
+// newest row, as ids are time-ordered).
+const byPhone = statement<ContactRow>('contacts.byPhone', `SELECT ${columns} FROM contacts c WHERE c.workspace_id = $1 AND c.phone = $2 ORDER BY c.updated_at DESC, c.id DESC LIMIT 1`);
+const byEmail = statement<ContactRow>('contacts.byEmail', `SELECT ${columns} FROM contacts c WHERE c.workspace_id = $1 AND c.email_norm = $2 ORDER BY c.updated_at DESC, c.id DESC LIMIT 1`);
+const insert = statement(
+  'contacts.insert',
+  `INSERT INTO contacts (id, workspace_id, first_name, last_name, phone, email, email_norm, created_at, updated_at)
+   VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
+);
+const fill = statement(
+  'contacts.fill',
+  `UPDATE contacts SET last_name = coalesce(last_name, $2), phone = coalesce(phone, $3), email = coalesce(email, $4),
+     email_norm = coalesce(email_norm, $5), updated_at = $6
+   WHERE id = $1`,
+);
+const bind = statement(
+  'contacts.bind',
+  `INSERT INTO contact_bindings (integration_id, external_contact_id, contact_id, created_at) VALUES ($1, $2, $3, $4)
+   ON CONFLICT (integration_id, external_contact_id) DO NOTHING`,
+);
+
+/**
+ * The matching form of an e-mail, made in JavaScript as `findByEmail` makes its argument's: the
+ * server's lower() depends on the database's locale.
+ */
+const norm = (email: string | null | undefined): string | null => (email == null ? null : email.toLowerCase());
+
+export function pgContactRepo(sql: Sql): ContactRepo {
+  const one = (row: ContactRow | null) => (row ? rowToContact(row) : null);
+  return {
+    get: async (id) => one(await get.one(sql, id)),
+    findByBinding: async (integrationId, externalId) => one(await byBinding.one(sql, integrationId, externalId)),
+    findByPhone: async (workspaceId, phone) => one(await byPhone.one(sql, workspaceId, phone)),
+    findByEmail: async (workspaceId, email) => one(await byEmail.one(sql, workspaceId, norm(email))),
+    insert: async (c) => void (await insert.run(sql, c.id, c.workspaceId, c.firstName, c.lastName, c.phone, c.email, norm(c.email), c.createdAt, c.updatedAt)),
+    fillEmpty: async (id, f, at) => void (await fill.run(sql, id, f.lastName ?? null, f.phone ?? null, f.email ?? null, norm(f.email), at)),
+    bind: async (integrationId, externalId, contactId, at) => void (await bind.run(sql, integrationId, externalId, contactId, at)),
+  };
+}

@@ -1,0 +1,105 @@
+// Leads, their tags, comments and payments in PostgreSQL.
+import { createHash } from 'node:crypto';
+import type { Comment, LeadFilter, LeadPatch, LeadRepo } from '../../repos/leads.js';
+import { patchColumns, rowToLead, type LeadRow } from '../../sql-rows.js';
+import { statement, type Sql } from '../sql.js';
+
+const toColumnValue = (key: keyof LeadPatch, value: unknown): unknown => (key === 'extraData' ? (value === null ? null : JSON.stringify(value)) : value);
+
+/** A statement name for generated SQL: PostgreSQL keeps 63 bytes of a name, so long texts are named by their hash. */
+const nameOf = (prefix: string, text: string) => `${prefix}.${createHash('sha1').update(text).digest('hex').slice(0, 20)}`;
+
+// Ties of created_at break by id: time-ordered (src/store/ids.ts), as SQLite's rowid is.
+const get = statement<LeadRow>('leads.get', 'SELECT * FROM leads WHERE id = $1');
+const latest = statement<LeadRow>('leads.latest', 'SELECT * FROM leads WHERE contact_id = $1 AND deleted_at IS NULL ORDER BY created_at DESC, id DESC LIMIT 1');
+const insertColumns = Object.values({ id: 'id', workspaceId: 'workspace_id', contactId: 'contact_id', integrationId: 'integration_id', origin: 'origin' });
+const insert = statement(
+  'leads.insert',
+  `INSERT INTO leads (${[...insertColumns, ...Object.values(patchColumns), 'created_at'].join(', ')})
+   VALUES (${Array.from({ length: insertColumns.length + Object.keys(patchColumns).length + 1 }, (_, i) => `$${i + 1}`).join(', ')})`,
+);
+const addTags = statement('leads.addTags', 'INSERT INTO lead_tags (lead_id, tag_id) SELECT $1, unnest($2::text[]) ON CONFLICT DO NOTHING');
+const tagIds = statement<{ tag_id: string }>('leads.tagIds', 'SELECT tag_id FROM lead_tags WHERE lead_id = $1 ORDER BY tag_id');
+const addComment = statement('leads.addComment', 'INSERT INTO lead_comments (id, lead_id, body, author_kind, author_ref, created_at) VALUES ($1, $2, $3, $4, $5, $6)');
+const commentsCount = statement<{ n: number }>('leads.commentsCount', 'SELECT count(*)::int AS n FROM lead_comments WHERE lead_id = $1');
+// Kept by the trigger of migration 1: a point read, whatever the size of the table.
+const counted = statement<{ n: string }>('leads.counted', 'SELECT n FROM lead_counts WHERE kind = $1 AND item_id = $2');
+const legacy = statement<LeadRow>('leads.legacy', "SELECT * FROM leads WHERE integration_id = $1 AND origin = 'legacy' AND deleted_at IS NULL ORDER BY created_at, id");
+const legacyUnlinked = statement<LeadRow>(
+  'leads.legacyUnlinked',
+  `SELECT l.* FROM leads l WHERE l.integration_id = $1 AND l.origin = 'legacy' AND l.deleted_at IS NULL
+     AND NOT EXISTS (SELECT 1 FROM contact_bindings b WHERE b.integration_id = l.integration_id AND b.contact_id = l.contact_id)
+   ORDER BY l.created_at, l.id`,
+);
+const comments = statement<{ id: string; lead_id: string; body: string; author_kind: Comment['authorKind']; author_ref: string | null; created_at: string }>(
+  'leads.comments',
+  'SELECT * FROM lead_comments WHERE lead_id = $1 ORDER BY created_at, id',
+);
+const addPayment = statement('leads.addPayment', 'INSERT INTO lead_payments (id, lead_id, amount_minor, note, created_at) VALUES ($1, $2, $3, $4, $5)');
+// numeric sums exactly at any size; the driver hands it over as text, read as a bigint.
+const payments = statement<{ total: string; last: string | null }>(
+  'leads.payments',
+  'SELECT coalesce(sum(amount_minor), 0)::text AS total, max(created_at) AS last FROM lead_payments WHERE lead_id = $1',
+);
+
+/** The SELECT of a filter's shape, with its values in the order of its parameters. */
+function listQuery(f: LeadFilter): { text: string; values: unknown[] } {
+  const values: unknown[] = [f.workspaceId];
+  const param = (value: unknown) => `$${values.push(value)}`;
+  const where = ['workspace_id = $1', 'deleted_at IS NULL'];
+  if (f.stageId !== undefined) where.push(`stage_id = ${param(f.stageId)}`);
+  if (f.integrationId !== undefined) where.push(`integration_id = ${param(f.integrationId)}`);
+  if (f.before !== undefined) where.push(`created_at < ${param(f.before)}`);
+  for (const c of f.fields) {
+    const own = `v.lead_id = leads.id AND v.field_id = ${param(c.fieldId)}`;
+    // jsonb ? text: the array of selected options holds that option.
+    if (c.column === 'selected_options') for (const option of c.value) where.push(`EXISTS (SELECT 1 FROM custom_field_values v WHERE ${own} AND v.selected_options ? ${param(option)})`);
+    else where.push(`EXISTS (SELECT 1 FROM custom_field_values v WHERE ${own} AND v.${c.column} = ${param(c.value)})`);
+  }
+  return { text: `SELECT * FROM leads WHERE ${where.join(' AND ')} ORDER BY created_at DESC, id DESC LIMIT ${param(f.limit)}`, values };
+}
+
+export function pgLeadRepo(sql: Sql): LeadRepo {
+  const one = (row: LeadRow | null) => (row ? rowToLead(row) : null);
+  return {
+    get: async (id) => one(await get.one(sql, id)),
+    latestOfContact: async (contactId) => one(await latest.one(sql, contactId)),
+    insert: async (lead) =>
+      void (await insert.run(
+        sql,
+        lead.id,
+        lead.workspaceId,
+        lead.contactId,
+        lead.integrationId,
+        lead.origin,
+        ...(Object.keys(patchColumns) as (keyof LeadPatch)[]).map((key) => toColumnValue(key, lead[key])),
+        lead.createdAt,
+      )),
+    update: async (id, patch) => {
+      const keys = (Object.keys(patch) as (keyof LeadPatch)[]).filter((k) => k in patchColumns).sort();
+      if (keys.length === 0) return;
+      const text = `UPDATE leads SET ${keys.map((key, i) => `${patchColumns[key]} = $${i + 2}`).join(', ')} WHERE id = $1`;
+      await sql.query({ name: nameOf('leads.update', text), text, values: [id, ...keys.map((key) => toColumnValue(key, patch[key]))] });
+    },
+    addTags: async (leadId, ids) => {
+      if (ids.length > 0) await addTags.run(sql, leadId, ids);
+    },
+    tagIds: async (leadId) => (await tagIds.rows(sql, leadId)).map((r) => r.tag_id),
+    addComment: async (c) => void (await addComment.run(sql, c.id, c.leadId, c.body, c.authorKind, c.authorRef, c.createdAt)),
+    commentsCount: async (leadId) => (await commentsCount.one(sql, leadId))?.n ?? 0,
+    countByStatus: async (statusId) => Number((await counted.one(sql, 'status', statusId))?.n ?? 0),
+    countByGroup: async (groupId) => Number((await counted.one(sql, 'group', groupId))?.n ?? 0),
+    listLegacy: async (integrationId, unlinkedOnly) => (await (unlinkedOnly ? legacyUnlinked : legacy).rows(sql, integrationId)).map(rowToLead),
+    list: async (f) => {
+      const { text, values } = listQuery(f);
+      return (await sql.query<LeadRow>({ name: nameOf('leads.list', text), text, values })).rows.map(rowToLead);
+    },
+    listComments: async (leadId) =>
+      (await comments.rows(sql, leadId)).map((c) => ({ id: c.id, leadId: c.lead_id, body: c.body, authorKind: c.author_kind, authorRef: c.author_ref, createdAt: c.created_at })),
+    addPayment: async (p) => void (await addPayment.run(sql, p.id, p.leadId, p.amountMinor.toString(), p.note, p.createdAt)),
+    payments: async (leadId) => {
+      const row = (await payments.one(sql, leadId))!;
+      return { totalMinor: BigInt(row.total), lastAt: row.last };
+    },
+  };
+}

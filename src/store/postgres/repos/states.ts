@@ -1,0 +1,83 @@
+// Migration states, the audit log and usage counters in PostgreSQL.
+import type { Interface, MigrationState, StateRepo, UsageIncrement } from '../../repos/states.js';
+import { rowToAudit, type AuditRow } from '../../sql-rows.js';
+import { statement, type Sql } from '../sql.js';
+
+const get = statement<{ state: MigrationState }>('states.get', 'SELECT state FROM integration_states WHERE integration_id = $1');
+const set = statement(
+  'states.set',
+  `INSERT INTO integration_states (integration_id, state, updated_at) VALUES ($1, $2, $3)
+   ON CONFLICT (integration_id) DO UPDATE SET state = excluded.state, updated_at = excluded.updated_at`,
+);
+const addAudit = statement(
+  'states.addAudit',
+  `INSERT INTO audit_log (id, integration_id, action, from_state, to_state, actor, reason, details, at)
+   VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
+);
+// Ties of `at` in insertion order: ids are time-ordered (src/store/ids.ts), as SQLite's rowid is.
+const auditFor = statement<AuditRow>('states.auditFor', 'SELECT * FROM audit_log WHERE integration_id = $1 ORDER BY at DESC, id DESC LIMIT $2');
+const auditAll = statement<AuditRow>('states.auditAll', 'SELECT * FROM audit_log ORDER BY at DESC, id DESC LIMIT $1');
+// greatest() skips NULLs: a row's last success stays when the increment has none.
+const addUsage = statement(
+  'states.addUsage',
+  `INSERT INTO api_usage AS u (integration_id, interface, route, hour, calls, last_seen, ok_calls, last_ok)
+   VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
+   ON CONFLICT (integration_id, interface, route, hour) DO UPDATE SET
+     calls = u.calls + excluded.calls, last_seen = greatest(u.last_seen, excluded.last_seen),
+     ok_calls = u.ok_calls + excluded.ok_calls, last_ok = greatest(u.last_ok, excluded.last_ok)`,
+);
+const usage = statement<{ route: string; interface: Interface; calls: string; last_seen: string; ok_calls: string; last_ok: string | null }>(
+  'states.usage',
+  `SELECT route, interface, sum(CASE WHEN hour >= $1 THEN calls ELSE 0 END) AS calls, max(last_seen) AS last_seen,
+          sum(CASE WHEN hour >= $1 THEN ok_calls ELSE 0 END) AS ok_calls, max(last_ok) AS last_ok
+   FROM api_usage WHERE integration_id = $2 GROUP BY interface, route ORDER BY interface, route`,
+);
+const lastSeen = statement<{ last: string | null }>('states.lastSeen', 'SELECT max(last_seen) AS last FROM api_usage WHERE integration_id = $1 AND interface = $2');
+const bumpIgnored = statement('states.bumpIgnored', 'UPDATE ignored_fields SET calls = calls + 1, last_seen = $1 WHERE integration_id = $2 AND field = $3');
+// Another writer may add the same name between the bump and this insert: then it is counted on that row.
+const addIgnored = statement(
+  'states.addIgnored',
+  `INSERT INTO ignored_fields AS f (integration_id, field, calls, last_seen)
+   SELECT $1, $2, 1, $3 WHERE (SELECT count(*) FROM ignored_fields WHERE integration_id = $1) < $4
+   ON CONFLICT (integration_id, field) DO UPDATE SET calls = f.calls + 1, last_seen = excluded.last_seen`,
+);
+const ignored = statement<{ field: string; calls: string; last_seen: string }>(
+  'states.ignored',
+  'SELECT field, calls, last_seen FROM ignored_fields WHERE integration_id = $1 ORDER BY field',
+);
+
+/** Increments in the order of their keys: two writers flushing the same rows lock them in one order, never in a deadlock. */
+const byKey = (a: UsageIncrement, b: UsageIncrement): number => {
+  const ka = [a.integrationId, a.interface, a.route, a.hour].join('\u0000');
+  const kb = [b.integrationId, b.interface, b.route, b.hour].join('\u0000');
+  return ka < kb ? -1 : ka > kb ? 1 : 0;
+};
+
+export function pgStateRepo(sql: Sql): StateRepo {
+  return {
+    get: async (integrationId) => (await get.one(sql, integrationId))?.state ?? 'legacy',
+    set: async (integrationId, state, at) => void (await set.run(sql, integrationId, state, at)),
+    addAudit: async (e) =>
+      void (await addAudit.run(sql, e.id, e.integrationId, e.action, e.fromState, e.toState, e.actor, e.reason, e.details === null ? null : JSON.stringify(e.details), e.at)),
+    listAudit: async (integrationId, limit) => (integrationId === null ? await auditAll.rows(sql, limit) : await auditFor.rows(sql, integrationId, limit)).map(rowToAudit),
+    addUsage: async (increments) => {
+      for (const i of [...increments].sort(byKey)) await addUsage.run(sql, i.integrationId, i.interface, i.route, i.hour, i.calls, i.lastSeen, i.okCalls, i.lastOk);
+    },
+    usageSince: async (integrationId, sinceHour) =>
+      (await usage.rows(sql, sinceHour, integrationId)).map((r) => ({
+        route: r.route,
+        interface: r.interface,
+        calls: Number(r.calls),
+        lastSeen: r.last_seen,
+        okCalls: Number(r.ok_calls),
+        lastOk: r.last_ok,
+      })),
+    lastSeen: async (integrationId, iface) => (await lastSeen.one(sql, integrationId, iface))?.last ?? null,
+    countIgnored: async (integrationId, fields, at, maxNames) => {
+      for (const field of fields) {
+        if ((await bumpIgnored.run(sql, at, integrationId, field)).rowCount === 0) await addIgnored.run(sql, integrationId, field, at, maxNames);
+      }
+    },
+    ignoredFields: async (integrationId) => (await ignored.rows(sql, integrationId)).map((r) => ({ field: r.field, calls: Number(r.calls), lastSeen: r.last_seen })),
+  };
+}

@@ -1,0 +1,51 @@
+// The idempotency ledger in PostgreSQL.
+import type { SubmissionRepo } from '../../repos/submissions.js';
+import { rowToSubmission, type SubmissionRow } from '../../sql-rows.js';
+import { DuplicateEventError } from '../../store.js';
+import { statement, type Sql } from '../sql.js';
+
+const find = statement<SubmissionRow>('submissions.find', 'SELECT * FROM submissions WHERE integration_id = $1 AND endpoint = $2 AND event_id = $3');
+// DO NOTHING rather than a unique violation: a failed statement would abort the whole unit, and the
+// caller answers a second writer's event as a replay. A writer whose insert of the same event is
+// still uncommitted is waited for; if it rolls back, this insert stands.
+const insert = statement(
+  'submissions.insert',
+  `INSERT INTO submissions (id, integration_id, endpoint, event_id, fingerprint, body, contact_id, lead_id, outcome,
+     needs_review, review_reason, created_at)
+   VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)
+   ON CONFLICT (integration_id, endpoint, event_id) DO NOTHING`,
+);
+const review = statement<SubmissionRow>(
+  'submissions.review',
+  'SELECT * FROM submissions WHERE integration_id = $1 AND needs_review ORDER BY created_at DESC LIMIT $2',
+);
+const submittedTo = statement('submissions.submittedTo', "SELECT 1 AS found FROM submissions WHERE lead_id = $1 AND integration_id = $2 AND endpoint = 'leads' LIMIT 1");
+
+export function pgSubmissionRepo(sql: Sql): SubmissionRepo {
+  return {
+    submittedTo: async (integrationId, leadId) => (await submittedTo.one(sql, leadId, integrationId)) !== null,
+    find: async (integrationId, endpoint, eventId) => {
+      const row = await find.one(sql, integrationId, endpoint, eventId);
+      return row ? rowToSubmission(row) : null;
+    },
+    insert: async (s) => {
+      const result = await insert.run(
+        sql,
+        s.id,
+        s.integrationId,
+        s.endpoint,
+        s.eventId,
+        s.fingerprint,
+        JSON.stringify(s.body),
+        s.contactId,
+        s.leadId,
+        JSON.stringify(s.outcome),
+        s.needsReview,
+        s.reviewReason,
+        s.createdAt,
+      );
+      if (result.rowCount === 0) throw new DuplicateEventError();
+    },
+    listNeedingReview: async (integrationId, limit) => (await review.rows(sql, integrationId, limit)).map(rowToSubmission),
+  };
+}

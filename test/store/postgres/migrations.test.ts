@@ -1,0 +1,123 @@
+// The PostgreSQL migration runner: in order, once, recorded, the failing one named, and safe when
+// several processes start at once (the advisory lock).
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { migrate, migrations, type Migration } from '../../../src/store/postgres/migrations.js';
+import { createPool } from '../../../src/store/postgres/pool.js';
+import { clusterOrSkip, freshDatabase, type TestPostgres } from '../../support/postgres.js';
+
+let cluster: TestPostgres | null = null;
+beforeAll(async () => void (cluster = await clusterOrSkip()), 60_000);
+afterAll(async () => cluster?.stop());
+
+const pools: pg.Pool[] = [];
+afterAll(async () => Promise.all(pools.map((p) => p.end())));
+const poolOn = (url: string) => {
+  const pool = createPool({ url, poolSize: 2 });
+  pools.push(pool);
+  return pool;
+};
+
+const tables = async (pool: pg.Pool) =>
+  (await pool.query<{ name: string }>("SELECT tablename AS name FROM pg_tables WHERE schemaname = 'public' ORDER BY tablename")).rows.map((r) => r.name);
+const recorded = async (pool: pg.Pool) => (await pool.query<{ version: number }>('SELECT version FROM schema_migrations ORDER BY version')).rows.map((r) => r.version);
+
+describe('PostgreSQL migrations', () => {
+  it('applies every migration once and records each version', async (context) => {
+    if (!cluster) return context.skip();
+    const pool = poolOn(await freshDatabase(cluster.url));
+    expect(await migrate(pool)).toEqual(migrations.map((m) => m.version));
+    expect(await recorded(pool)).toEqual(migrations.map((m) => m.version));
+    expect(await tables(pool)).toEqual(expect.arrayContaining(['api_keys', 'contacts', 'leads', 'submissions', 'lead_payments', 'admin_credentials']));
+    expect(await migrate(pool)).toEqual([]);
+    expect(await recorded(pool)).toEqual(migrations.map((m) => m.version));
+  });
+
+  it('names a failing migration and leaves the earlier ones applied, the failed one not at all', async (context) => {
+    if (!cluster) return context.skip();
+    const pool = poolOn(await freshDatabase(cluster.url));
+    const list: Migration[] = [
+      { version: 1, name: 'first', sql: 'CREATE TABLE a (x int)' },
+      { version: 2, name: 'broken', sql: 'CREATE TABLE b (y int); CREATE TABLE a (x int)' },
+    ];
+    await expect(migrate(pool, list)).rejects.toThrow(/migration 2 \(broken\) failed: .*already exists/);
+    expect(await recorded(pool)).toEqual([1]);
+    expect(await tables(pool)).toEqual(['a', 'schema_migrations']);
+    // The lock was given back: the next run takes it and applies the fixed migration.
+    expect(await migrate(pool, [list[0]!, { version: 2, name: 'fixed', sql: 'CREATE TABLE b (y int)' }])).toEqual([2]);
+  });
+
+  it('keeps versions unique and increasing (the list is append-only)', () => {
+    const versions = migrations.map((m) => m.version);
+    expect(versions).toEqual([...versions].sort((a, b) => a - b));
+    expect(new Set(versions).size).toBe(versions.length);
+  });
+
+  it('lets several processes migrate one database at once: all succeed, each migration is applied once', async (context) => {
+    if (!cluster) return context.skip();
+    const url = await freshDatabase(cluster.url);
+    // Each pool is its own set of sessions, as replicas starting together are; the slow first
+    // migration keeps the others waiting on the lock while it runs.
+    const list: Migration[] = [
+      { version: 1, name: 'slow', sql: 'SELECT pg_sleep(0.3); CREATE TABLE a (x int)' },
+      { version: 2, name: 'second', sql: 'CREATE TABLE b (y int)' },
+    ];
+    const runs = await Promise.all([1, 2, 3, 4].map(() => migrate(poolOn(url), list)));
+    expect(runs.flat().sort()).toEqual([1, 2]);
+    const pool = poolOn(url);
+    expect(await recorded(pool)).toEqual([1, 2]);
+    expect(await tables(pool)).toEqual(['a', 'b', 'schema_migrations']);
+  });
+
+  it('lets a replica wait for another\'s migration longer than a statement may run, and apply one longer than that', async (context) => {
+    if (!cluster) return context.skip();
+    const url = await freshDatabase(cluster.url);
+    const short = () => {
+      const pool = createPool({ url, poolSize: 2, statementTimeoutMs: 100 });
+      pools.push(pool);
+      return pool;
+    };
+    const list: Migration[] = [{ version: 1, name: 'slow', sql: 'SELECT pg_sleep(1.2); CREATE TABLE a (x int)' }];
+    const runs = await Promise.all([migrate(short(), list), migrate(short(), list)]);
+    expect(runs.flat()).toEqual([1]);
+    // The migrating session's own limits were lifted, never the pool's: its next statements are bounded again.
+    const pool = short();
+    await expect(pool.query('SELECT pg_sleep(0.5)')).rejects.toMatchObject({ code: '57014' });
+  });
+
+  it('keeps lead counts per status, group and integration equal to counting the leads', async (context) => {
+    if (!cluster) return context.skip();
+    const pool = poolOn(await freshDatabase(cluster.url));
+    await migrate(pool);
+    await pool.query("INSERT INTO contacts (id, workspace_id, first_name, created_at, updated_at) VALUES ('c', 'w', 'x', 't', 't')");
+    const insert = (id: string, status: string | null, group: string | null, integration: string | null, deleted: string | null) =>
+      pool.query(
+        "INSERT INTO leads (id, workspace_id, contact_id, first_name, status_id, group_id, integration_id, created_at, updated_at, deleted_at) VALUES ($1, 'w', 'c', 'x', $2, $3, $4, 't', 't', $5)",
+        [id, status, group, integration, deleted],
+      );
+    await insert('l1', 's1', 'g1', 'i1', null);
+    await insert('l2', 's1', null, 'i1', null);
+    await insert('l3', 's2', 'g1', 'i2', 't');
+    await insert('l4', 's2', 'g2', null, null);
+    await insert('l5', null, 'g2', 'i2', null);
+    await pool.query("UPDATE leads SET status_id = 's2' WHERE id = 'l1'");
+    await pool.query("UPDATE leads SET group_id = NULL, integration_id = 'i1' WHERE id = 'l4'");
+    await pool.query("UPDATE leads SET deleted_at = 't' WHERE id = 'l2'");
+    await pool.query("UPDATE leads SET deleted_at = NULL WHERE id = 'l3'");
+    await pool.query("DELETE FROM leads WHERE id = 'l5'");
+    await pool.query("UPDATE leads SET first_name = 'y'");
+
+    const counted = async (column: string) =>
+      Object.fromEntries(
+        (await pool.query<{ id: string; n: number }>(`SELECT ${column} AS id, count(*)::int AS n FROM leads WHERE ${column} IS NOT NULL AND deleted_at IS NULL GROUP BY ${column}`)).rows.map((r) => [r.id, r.n]),
+      );
+    const kept = async (kind: string) =>
+      Object.fromEntries((await pool.query<{ id: string; n: number }>('SELECT item_id AS id, n::int AS n FROM lead_counts WHERE kind = $1 AND n > 0', [kind])).rows.map((r) => [r.id, r.n]));
+    const keptOfIntegrations = async () =>
+      Object.fromEntries((await pool.query<{ id: string; n: number }>('SELECT integration_id AS id, n::int AS n FROM integration_lead_counts WHERE n > 0')).rows.map((r) => [r.id, r.n]));
+    expect(await kept('status')).toEqual(await counted('status_id'));
+    expect(await kept('group')).toEqual(await counted('group_id'));
+    expect(await keptOfIntegrations()).toEqual(await counted('integration_id'));
+    expect(await counted('status_id')).toEqual({ s2: 3 });
+  });
+});

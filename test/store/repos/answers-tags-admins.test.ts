@@ -1,0 +1,90 @@
+// The answer log, legacy tags and named admin credentials give the same answers on every engine.
+import { describe, expect, it } from 'vitest';
+import type { StoredAnswer } from '../../../src/store/repos/answers.js';
+import type { AdminCredential } from '../../../src/store/repos/admin-credentials.js';
+import { onEachEngine } from '../../support/engines.js';
+
+const answer = (id: string, createdAt: string, over: Partial<StoredAnswer> = {}): StoredAnswer => ({
+  id,
+  submissionId: 's1',
+  integrationId: 'int-1',
+  leadId: 'l1',
+  key: `q-${id}`,
+  raw: { value: [1.5, 'x', null], nested: { a: true } },
+  outcome: 'unmapped',
+  error: null,
+  fieldId: null,
+  createdAt,
+  appliedAt: null,
+  appliedOutcome: null,
+  ...over,
+});
+
+const credential = (id: string, name: string, createdAt: string): AdminCredential => ({
+  id,
+  name,
+  prefix: 'lga_ab',
+  hash: `hash-${id}`,
+  createdAt,
+  createdBy: 'ops',
+  revokedAt: null,
+});
+
+onEachEngine((_engine, open) => {
+  describe('answers', () => {
+    it('lists the integration\'s unmapped answers not yet applied, oldest first, raw values as given', async (context) => {
+      const store = await open();
+      if (!store) return context.skip();
+      await store.transact(async (tx) => {
+        await tx.contacts.insert({ id: 'c1', workspaceId: 'ws-1', firstName: 'Ann', lastName: null, phone: null, email: null, createdAt: 't', updatedAt: 't' });
+        await tx.leads.insert({
+          id: 'l1', workspaceId: 'ws-1', contactId: 'c1', integrationId: 'int-1', origin: 'v1', firstName: 'Ann', lastName: null, phone: null, email: null,
+          notes: null, source: null, invitedBy: null, stageId: null, statusId: null, groupId: null, assignedTo: null, createdBy: null, closedBy: null,
+          closedAt: null, closeOutcome: null, closeReason: null, extraData: null, createdAt: 't', updatedAt: 't', deletedAt: null,
+        });
+        await tx.answers.insert(answer('a2', 't2'));
+        await tx.answers.insert(answer('a1', 't1', { raw: 'plain' }));
+        await tx.answers.insert(answer('a3', 't2', { raw: 3 }));
+        await tx.answers.insert(answer('a4', 't0', { outcome: 'written', fieldId: 'f1' }));
+        await tx.answers.insert(answer('a5', 't0', { integrationId: 'int-2' }));
+      });
+      expect(await store.read((r) => r.answers.listPendingUnmapped('int-1'))).toEqual([answer('a1', 't1', { raw: 'plain' }), answer('a2', 't2'), answer('a3', 't2', { raw: 3 })]);
+      await store.transact((tx) => tx.answers.markApplied('a2', 't9', 'written', 'f7', null));
+      await store.transact((tx) => tx.answers.markApplied('a1', 't9', 'invalid', null, 'not a number'));
+      expect((await store.read((r) => r.answers.listPendingUnmapped('int-1'))).map((a) => a.id)).toEqual(['a3']);
+    });
+  });
+
+  describe('legacy tags', () => {
+    it('keeps the first tag of an id, per workspace, and lists them by name', async (context) => {
+      const store = await open();
+      if (!store) return context.skip();
+      const first = { workspaceId: 'ws-1', id: '7', name: 'VIP', color: '#f00', createdAt: 't1' };
+      expect(await store.transact((tx) => tx.legacyTags.ensure(first))).toEqual(first);
+      expect(await store.transact((tx) => tx.legacyTags.ensure({ ...first, name: 'Other', color: null, createdAt: 't2' }))).toEqual(first);
+      await store.transact((tx) => tx.legacyTags.ensure({ workspaceId: 'ws-1', id: '8', name: 'Cold', color: null, createdAt: 't3' }));
+      await store.transact((tx) => tx.legacyTags.ensure({ workspaceId: 'ws-2', id: '7', name: 'Else', color: null, createdAt: 't3' }));
+      expect((await store.read((r) => r.legacyTags.list('ws-1'))).map((t) => t.name)).toEqual(['Cold', 'VIP']);
+      expect(await store.peek((r) => r.legacyTags.get('ws-2', '7'))).toMatchObject({ name: 'Else' });
+      expect(await store.peek((r) => r.legacyTags.get('ws-3', '7'))).toBeNull();
+    });
+  });
+
+  describe('admin credentials', () => {
+    it('finds a credential by its hash, lists them by name, and revokes every live one of a name', async (context) => {
+      const store = await open();
+      if (!store) return context.skip();
+      await store.transact(async (tx) => {
+        await tx.adminCredentials.insert(credential('x2', 'zoe', 't1'));
+        await tx.adminCredentials.insert(credential('x1', 'ann', 't2'));
+        await tx.adminCredentials.insert(credential('x3', 'ann', 't1'));
+      });
+      expect(await store.peek((r) => r.adminCredentials.findByHash('hash-x1'))).toEqual(credential('x1', 'ann', 't2'));
+      expect(await store.peek((r) => r.adminCredentials.findByHash('nope'))).toBeNull();
+      expect((await store.read((r) => r.adminCredentials.list())).map((c) => c.id)).toEqual(['x3', 'x1', 'x2']);
+      expect(await store.transact((tx) => tx.adminCredentials.revokeByName('ann', 't5'))).toBe(2);
+      expect(await store.transact((tx) => tx.adminCredentials.revokeByName('ann', 't6'))).toBe(0);
+      expect((await store.read((r) => r.adminCredentials.list())).map((c) => c.revokedAt)).toEqual(['t5', 't5', null]);
+    });
+  });
+});
