@@ -22,4 +22,8 @@ export const TABLES = {
   leadPayments: { name: 'lead_payments' },
 } satisfies Record<string, Table>;
 
+/** Every inspected record set, each answered by an engine's `records(table)`. */
+export const recordsOfEveryTable = <R>(records: (table: Table) => R): { [K in keyof typeof TABLES]: R } =>
+  Object.fromEntries(Object.entries(TABLES).map(([name, table]) => [name, records(table)])) as { [K in keyof typeof TABLES]: R };
+
 export const snakeCase = (member: string) => member.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);

@@ -2,7 +2,7 @@
 import pg from 'pg';
 import type { PostgresStore } from '../../src/store/postgres/postgres-store.js';
 import type { Condition, Inspector, Records, Where } from './inspect.js';
-import { snakeCase, TABLES, type Table } from './inspected-tables.js';
+import { recordsOfEveryTable, snakeCase, type Table } from './inspected-tables.js';
 
 /** int8 and numeric arrive as text; the tests compare numbers, as SQLite gives them (exact ones stay text). */
 const asNumber = (value: unknown) => (typeof value === 'string' && /^-?\d+$/.test(value) && Number.isSafeInteger(Number(value)) ? Number(value) : value);
@@ -59,12 +59,7 @@ export function postgresInspector(store: PostgresStore): Inspector {
     for (let waited = 0; pool.totalCount > 0 && waited < 2_000; waited += 10) await new Promise((resolve) => setTimeout(resolve, 10));
   };
   return {
-    leads: records(TABLES.leads),
-    contacts: records(TABLES.contacts),
-    submissions: records(TABLES.submissions),
-    answers: records(TABLES.answers),
-    fieldValues: records(TABLES.fieldValues),
-    leadPayments: records(TABLES.leadPayments),
+    ...recordsOfEveryTable(records),
     async dump(table) {
       return (await pool.query({ text: `SELECT * FROM ${table} ORDER BY 1, 2`, rowMode: 'array' })).rows as unknown[][];
     },

@@ -1,7 +1,7 @@
 // The inspector's answers on SQLite, read through the store's writer connection (tests only).
 import type { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
 import type { Condition, Inspector, Records, Where } from './inspect.js';
-import { snakeCase, TABLES, type Table } from './inspected-tables.js';
+import { recordsOfEveryTable, snakeCase, type Table } from './inspected-tables.js';
 
 export function sqliteInspector(store: SqliteStore): Inspector {
   const db = store.db;
@@ -33,12 +33,7 @@ export function sqliteInspector(store: SqliteStore): Inspector {
     };
   };
   return {
-    leads: records(TABLES.leads),
-    contacts: records(TABLES.contacts),
-    submissions: records(TABLES.submissions),
-    answers: records(TABLES.answers),
-    fieldValues: records(TABLES.fieldValues),
-    leadPayments: records(TABLES.leadPayments),
+    ...recordsOfEveryTable(records),
     async dump(table) {
       return db.prepare(`SELECT * FROM ${table} ORDER BY 1, 2`).raw().all() as unknown[][];
     },
