@@ -1,14 +1,68 @@
 import { defineConfig } from 'vitest/config';
+import { postgresUnavailable } from './test/support/postgres.js';
+
+/**
+ * Test files that touch no store of the gateway's own choosing, or test one engine by design; every
+ * other file runs a second time with its gateways on PostgreSQL.
+ */
+const NOT_AGAIN_ON_POSTGRES = [
+  // Both engines already, each file on its own throwaway cluster (test/support/engines.ts).
+  'test/store/**',
+  // The processes, the CLI and the documented commands on their SQLite default (DATABASE_PATH files).
+  'test/process/**',
+  'test/cli/**',
+  'test/docs/**',
+  'test/demo-start.test.ts',
+  'test/rules/loader.test.ts',
+  'test/resilience/abuse.test.ts',
+  'test/resilience/crash.test.ts',
+  'test/resilience/slow-clients.test.ts',
+  'test/resilience/storage-faults.test.ts',
+  // Persons matched by several writers at once need the per-person locks, which land next.
+  'test/resilience/concurrency.test.ts',
+  // No store at all.
+  'test/artefacts.test.ts',
+  'test/config.test.ts',
+  'test/contract.test.ts',
+  'test/serializer.test.ts',
+  'test/answers/coerce.test.ts',
+];
+
+const shared = {
+  // Real databases and real servers: keep files in separate workers, but not too many on 2 cores.
+  pool: 'forks',
+  maxWorkers: 2,
+  testTimeout: 20_000,
+  hookTimeout: 30_000,
+} as const;
+
+// CI installs PostgreSQL (.ci/run) and must never skip it; elsewhere its absence is said in one line.
+const unavailable = postgresUnavailable();
+if (unavailable !== null && process.env.CI) throw new Error(`PostgreSQL is required in CI: ${unavailable}`);
+// eslint-disable-next-line no-console -- the one line that says the PostgreSQL half did not run
+if (unavailable !== null) console.log(`skipped: the suite on PostgreSQL (${unavailable})`);
 
 export default defineConfig({
   test: {
-    include: ['test/**/*.test.ts'],
+    ...shared,
     // Every response of a test gateway is checked against the OpenAPI document once all files ran.
     globalSetup: ['./test/support/contract-setup.ts'],
-    // Real SQLite files and real servers: keep files in separate workers, but not too many on 2 cores.
-    pool: 'forks',
-    maxWorkers: 2,
-    testTimeout: 20_000,
-    hookTimeout: 30_000,
+    projects: [
+      { extends: true, test: { name: 'sqlite', include: ['test/**/*.test.ts'] } },
+      ...(unavailable === null
+        ? [
+            {
+              extends: true as const,
+              test: {
+                name: 'postgres',
+                include: ['test/**/*.test.ts'],
+                exclude: NOT_AGAIN_ON_POSTGRES,
+                env: { TEST_STORE_ENGINE: 'postgres' },
+                globalSetup: ['./test/support/contract-setup.ts', './test/support/postgres-setup.ts'],
+              },
+            },
+          ]
+        : []),
+    ],
   },
 });

@@ -14,7 +14,7 @@ export async function gatewayOpenApi(rulesDir = 'rules', options: { upstream?: U
   try {
     const app = await buildApp(
       { adminToken: 'openapi-export-token-000000000000', ...options },
-      { store: openStore({ engine: 'sqlite', path: join(dir, 'g.db'), synchronous: 'OFF' }), rules: createRulesHolder(rulesDir) },
+      { store: await openStore({ engine: 'sqlite', path: join(dir, 'g.db'), synchronous: 'OFF' }), rules: createRulesHolder(rulesDir) },
     );
     await app.ready();
     const doc = app.swagger() as unknown as Record<string, unknown>;

@@ -32,6 +32,16 @@ function isAddressOrCidr(value: string): boolean {
   return /^\d{1,3}$/.test(prefix) && Number(prefix) <= (family === 4 ? 32 : 128);
 }
 
+/** postgres:// or postgresql:// with a host, as node-postgres reads it. */
+function isPostgresUrl(value: string): boolean {
+  try {
+    const url = new URL(value);
+    return (url.protocol === 'postgres:' || url.protocol === 'postgresql:') && url.hostname !== '';
+  } catch {
+    return false;
+  }
+}
+
 const booleanFromEnv = z.preprocess(
   lowerCase,
   z
@@ -75,6 +85,15 @@ export const ConfigSchema = z
     PORT: wholeNumber(0, 65535, 3000),
     HOST: z.string().min(1, 'must not be empty').default('127.0.0.1'),
     DATABASE_PATH: z.string().min(1, 'must not be empty').default('data/lead-gateway.db'),
+    DATABASE_URL: z
+      .string()
+      .refine(isPostgresUrl, 'must be a PostgreSQL URL, e.g. postgres://gateway:secret@db.internal:5432/gateway')
+      .optional()
+      .meta({ description: 'PostgreSQL database of the gateway; unset: the SQLite file at DATABASE_PATH' }),
+    DATABASE_POOL_SIZE: wholeNumber(1, 1_000, 10).meta({ description: 'PostgreSQL connections each gateway process holds at most' }),
+    DATABASE_STATEMENT_TIMEOUT_MS: wholeNumber(100, 600_000, 5_000, 'milliseconds').meta({
+      description: 'Longest a PostgreSQL statement or lock wait may take before the request answers 503',
+    }),
     RULES_DIR: z.string().min(1, 'must not be empty').default('rules'),
     ADMIN_TOKEN: z
       .string()
@@ -146,6 +165,12 @@ export interface Config {
   port: number;
   host: string;
   databasePath: string;
+  /** The PostgreSQL database (DATABASE_URL), or null: the SQLite file at databasePath. */
+  databaseUrl: string | null;
+  /** PostgreSQL connections per process. */
+  databasePoolSize: number;
+  /** PostgreSQL's statement_timeout and lock_timeout. */
+  databaseStatementTimeoutMs: number;
   rulesDir: string;
   adminToken: string | undefined;
   /** Reverse proxies whose X-Forwarded-For names the client (addresses or CIDRs); null: none. */
@@ -221,12 +246,16 @@ export function parseConfig(env: Record<string, string | undefined>, source?: Pi
     Object.keys(ConfigSchema.shape).map((key) => [key, env[key] === '' ? undefined : env[key]]),
   );
   const result = ConfigSchema.safeParse(picked);
-  if (!result.success) {
+  const issues = result.success ? [] : result.error.issues.map((issue) => ({ name: issue.path.join('.'), message: issue.message }));
+  // Which database a process writes to must never be a guess between two settings.
+  if (picked.DATABASE_URL !== undefined && picked.DATABASE_PATH !== undefined) {
+    issues.push({ name: 'DATABASE_URL', message: 'and DATABASE_PATH are both set: set DATABASE_URL for PostgreSQL or DATABASE_PATH for SQLite, not both' });
+  }
+  if (!result.success || issues.length > 0) {
     throw new ConfigError(
-      result.error.issues.map((issue) => {
-        const name = issue.path.join('.');
+      issues.map(({ name, message }) => {
         const where = source?.file && source.fromFile.has(name) ? ` (set in ${source.file})` : '';
-        return `${name || '(environment)'} ${issue.message}${where}`;
+        return `${name || '(environment)'} ${message}${where}`;
       }),
     );
   }
@@ -235,6 +264,9 @@ export function parseConfig(env: Record<string, string | undefined>, source?: Pi
     port: c.PORT,
     host: c.HOST,
     databasePath: c.DATABASE_PATH,
+    databaseUrl: c.DATABASE_URL ?? null,
+    databasePoolSize: c.DATABASE_POOL_SIZE,
+    databaseStatementTimeoutMs: c.DATABASE_STATEMENT_TIMEOUT_MS,
     rulesDir: c.RULES_DIR,
     adminToken: c.ADMIN_TOKEN ?? (c.DEMO_MODE ? DEMO_ADMIN_TOKEN : undefined),
     adminTokenName: c.ADMIN_TOKEN_NAME,

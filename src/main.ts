@@ -2,12 +2,15 @@
 import { parseArgs } from 'node:util';
 import { buildApp } from './app.js';
 import { ConfigError, parseConfig, withEnvFile } from './config.js';
-import { openStore, storeOptionsFrom } from './store/open-store.js';
+import { openStore, storeLocation, storeOptionsFrom } from './store/open-store.js';
 import { StoreOpenError } from './store/store.js';
 import { ensureDemoKeys, revokeDemoKeys, type DemoCredentials, type DemoKeyStatus } from './demo.js';
 import { createUsageRecorder } from './migration/usage.js';
 import { createLogger } from './logging.js';
 import { RulesError, createRulesHolder } from './rules/loader.js';
+
+/** Start-up failed for a reason its message tells an operator in full (no stack). */
+class StartupError extends Error {}
 
 /** How long SIGTERM waits for in-flight requests before closing the connections left. */
 const DRAIN_DEADLINE_MS = 10_000;
@@ -21,7 +24,13 @@ async function main(): Promise<void> {
   if (file) logger.info({ file, variables: [...fromFile].sort() }, 'read variables the environment does not set from the env file');
 
   const rules = createRulesHolder(config.rulesDir);
-  const store = openStore(storeOptionsFrom(config));
+  const storeOptions = storeOptionsFrom(config);
+  // A PostgreSQL connection dropped while idle (a server restart, a failover) is replaced by the pool; the log says so.
+  if (storeOptions.engine === 'postgres') storeOptions.onIdleError = (error) => logger.warn({ err: error }, 'database connection lost while idle; the pool opens a new one');
+  const database = storeLocation(storeOptions);
+  const store = await openStore(storeOptions).catch((error: unknown) => {
+    throw error instanceof StoreOpenError ? new StartupError(`${config.databaseUrl ? 'DATABASE_URL' : 'DATABASE_PATH'}: ${error.message}.`) : error;
+  });
   const usage = createUsageRecorder(store);
   const demo = config.demo ? await ensureDemoKeys(store, usage, rules.current()) : null;
   if (!config.demo) {
@@ -58,7 +67,7 @@ async function main(): Promise<void> {
   });
 
   const address = await app.listen({ port: config.port, host: config.host });
-  logger.info({ address, database: config.databasePath, rules: config.rulesDir, demo: config.demo, connections: config.connections }, 'lead-gateway listening');
+  logger.info({ address, database, engine: store.engine, rules: config.rulesDir, demo: config.demo, connections: config.connections }, 'lead-gateway listening');
   if (demo) console.log(demoBanner(address, demo, config.adminToken!));
 }
 
@@ -90,10 +99,8 @@ function demoBanner(address: string, demo: DemoCredentials, adminToken: string):
 }
 
 main().catch((error: unknown) => {
-  if (error instanceof ConfigError || error instanceof RulesError) {
+  if (error instanceof ConfigError || error instanceof RulesError || error instanceof StartupError) {
     console.error(error.message);
-  } else if (error instanceof StoreOpenError) {
-    console.error(`DATABASE_PATH: ${error.message}.`);
   } else if ((error as NodeJS.ErrnoException).code === 'EADDRINUSE') {
     console.error(`Cannot listen: ${(error as Error).message}. Stop the other process or set PORT.`);
   } else {

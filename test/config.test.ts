@@ -10,6 +10,9 @@ describe('parseConfig', () => {
       port: 3000,
       host: '127.0.0.1',
       databasePath: 'data/lead-gateway.db',
+      databaseUrl: null,
+      databasePoolSize: 10,
+      databaseStatementTimeoutMs: 5_000,
       rulesDir: 'rules',
       adminToken: token,
       adminTokenName: 'automation',
@@ -24,6 +27,22 @@ describe('parseConfig', () => {
       readyMinFreeBytes: 64 * 1024 * 1024,
       connections: { headersTimeoutMs: 10_000, requestTimeoutMs: 30_000, keepAliveTimeoutMs: 72_000, maxConnections: 10_000 },
     });
+  });
+
+  it('selects PostgreSQL by DATABASE_URL, with its pool and statement limit, and refuses two databases at once', () => {
+    const url = 'postgres://gateway:secret@db.internal:5432/gateway';
+    expect(parseConfig({ ADMIN_TOKEN: token, DATABASE_URL: url, DATABASE_POOL_SIZE: '25', DATABASE_STATEMENT_TIMEOUT_MS: '2000' })).toMatchObject({
+      databaseUrl: url,
+      databasePoolSize: 25,
+      databaseStatementTimeoutMs: 2_000,
+    });
+    expect(parseConfig({ ADMIN_TOKEN: token, DATABASE_URL: 'postgresql://db/gateway' }).databaseUrl).toBe('postgresql://db/gateway');
+    expect(() => parseConfig({ ADMIN_TOKEN: token, DATABASE_URL: url, DATABASE_PATH: 'data/g.db' })).toThrow(
+      'DATABASE_URL and DATABASE_PATH are both set: set DATABASE_URL for PostgreSQL or DATABASE_PATH for SQLite, not both',
+    );
+    expect(() => parseConfig({ ADMIN_TOKEN: token, DATABASE_URL: 'mysql://db/gateway', DATABASE_POOL_SIZE: '0' })).toThrow(
+      /DATABASE_URL must be a PostgreSQL URL, e.g. postgres:\/\/gateway:secret@db.internal:5432\/gateway[\s\S]*DATABASE_POOL_SIZE must be at least 1/,
+    );
   });
 
   it('reads the connection limits and refuses a headers timeout longer than the request timeout', () => {

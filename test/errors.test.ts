@@ -97,7 +97,7 @@ describe('problem responses', () => {
 describe('500 for a real fault', () => {
   it('masks the cause and gives the request id', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'lead-gateway-fault-'));
-    const store = openTestStore(dir, 'g.db');
+    const store = await openTestStore(dir, 'g.db');
     const app = await buildApp({ adminToken: ADMIN_TOKEN }, { store, rules: createRulesHolder(EXAMPLE_RULES) });
     recordForContract(app);
     const issued = await app.inject({ method: 'POST', url: '/admin/v1/integrations/brightpath:telegram-bot/keys', headers: { authorization: `Bearer ${ADMIN_TOKEN}` } });

@@ -13,7 +13,7 @@ import { expect, inject } from 'vitest';
 import { secretsFoundIn } from './support/secrets.js';
 import { recordResponses } from './support/contract.js';
 import { inspect, type Inspector } from './support/inspect.js';
-import { openTestStore } from './support/store.js';
+import { openTestStore, storeContentFiles } from './support/store.js';
 
 export const ADMIN_TOKEN = 'test-admin-token-0123456789abcdef';
 export const EXAMPLE_RULES = join(import.meta.dirname, '..', 'rules');
@@ -37,7 +37,7 @@ export interface Gateway {
 
 export async function startGateway(options: { rulesDir?: string; rateLimitPerMinute?: number; authFailuresPerMinute?: number; connections?: ConnectionLimits; trustProxy?: string[] } = {}): Promise<Gateway> {
   const dir = mkdtempSync(join(tmpdir(), 'lead-gateway-test-'));
-  const store = openTestStore(dir);
+  const store = await openTestStore(dir);
   const rules = createRulesHolder(options.rulesDir ?? EXAMPLE_RULES);
   // Every test gateway logs to a file that close() searches, with the database, for the secrets it saw.
   const logFile = join(dir, 'gateway.log');
@@ -75,8 +75,9 @@ export async function startGateway(options: { rulesDir?: string; rateLimitPerMin
     submit: (key, body) =>
       app.inject({ method: 'POST', url: '/api/integrations/v1/leads/', headers: { authorization: `Bearer ${key}` }, payload: body as object }),
     async close() {
+      const stored = await storeContentFiles(store, dir);
       await app.close();
-      const found = secretsFoundIn([logFile, join(dir, 'gateway.db'), join(dir, 'gateway.db-wal')], secrets);
+      const found = secretsFoundIn([logFile, ...stored], secrets);
       rmSync(dir, { recursive: true, force: true });
       if (found.length > 0) throw new Error(`a raw secret was stored or logged: ${found.join('; ')}`);
     },

@@ -5,6 +5,11 @@ import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { stableId } from '../src/rules/ids.js';
 import { startGateway, type Gateway } from './helper.js';
+import { testEngine } from './support/store.js';
+
+// Another process's commit is seen on the next request through SQLite's data_version. PostgreSQL has
+// no such counter: there another process's change is seen once the one-second memory expires.
+const byAnotherProcess = it.runIf(testEngine() === 'sqlite');
 
 let gw: Gateway;
 const LEGACY = 'hot-reads-legacy-key-0123456789';
@@ -37,7 +42,7 @@ describe('remembered keys and states', () => {
     expect((await lead(renewed.json().key)).statusCode).toBe(201);
   });
 
-  it('a key revoked by another process stops on the next request', async () => {
+  byAnotherProcess('a key revoked by another process stops on the next request', async () => {
     const key = await gw.issueKey('smile-dental:booking-form');
     expect((await lead(key)).statusCode).toBe(201);
     expect((await lead(key)).statusCode).toBe(201); // remembered now
@@ -45,7 +50,7 @@ describe('remembered keys and states', () => {
     expect((await lead(key)).statusCode).toBe(401);
   });
 
-  it('a switch-off by another process answers 403 on the next request, and so does a rollback through the admin API', async () => {
+  byAnotherProcess('a switch-off by another process answers 403 on the next request, and so does a rollback through the admin API', async () => {
     expect((await legacyCall()).statusCode).toBe(200);
     expect((await legacyCall()).statusCode).toBe(200);
     elsewhere("INSERT OR REPLACE INTO integration_states (integration_id, state, updated_at) VALUES (?, 'switched_off', 't')", integrationId);

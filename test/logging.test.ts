@@ -24,7 +24,7 @@ beforeAll(async () => {
   const dir = mkdtempSync(join(tmpdir(), 'lead-gateway-logs-'));
   app = await buildApp(
     { adminToken: ADMIN_TOKEN },
-    { store: openTestStore(dir, 'g.db'), rules: createRulesHolder(EXAMPLE_RULES), logger: createLogger('info', sink) },
+    { store: await openTestStore(dir, 'g.db'), rules: createRulesHolder(EXAMPLE_RULES), logger: createLogger('info', sink) },
   );
   recordForContract(app);
 });

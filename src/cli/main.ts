@@ -3,9 +3,8 @@
 import { userInfo } from 'node:os';
 import { Command, CommanderError, InvalidArgumentError } from 'commander';
 import { AppError } from '../errors.js';
-import { openStore } from '../store/open-store.js';
+import { openStore, storeLocation, type StoreOptions } from '../store/open-store.js';
 import { StoreOpenError, type Store } from '../store/store.js';
-import { resolve } from 'node:path';
 import { RulesError, createRulesHolder, type RulesHolder } from '../rules/loader.js';
 import { integrationByRef } from '../admin/integration-ref.js';
 import { createUsageRecorder, type UsageRecorder } from '../migration/usage.js';
@@ -31,6 +30,7 @@ interface Context {
 
 interface GlobalOptions {
   database: string;
+  databaseUrl?: string;
   create?: boolean;
   rules: string;
   json?: boolean;
@@ -74,6 +74,7 @@ function createProgram(): Command {
   const program = new Command('lead-gateway')
     .description('Keys and migration state of lead-gateway integrations (the service team\'s tool).')
     .option('--database <path>', 'SQLite file of the gateway', env.DATABASE_PATH || 'data/lead-gateway.db')
+    .option('--database-url <url>', 'PostgreSQL database of the gateway (instead of a SQLite file)', env.DATABASE_URL || undefined)
     .option('--create', 'create the database file if there is none (otherwise the CLI only opens an existing one)')
     .option('--rules <dir>', 'rules folder', env.RULES_DIR || 'rules')
     .option('--json', 'print JSON for scripts instead of tables')
@@ -87,19 +88,24 @@ function createProgram(): Command {
     const o = globals();
     let rules: RulesHolder;
     let store: Store;
+    if (o.databaseUrl && program.getOptionValueSource('database') === 'cli') throw new UsageError('--database and --database-url name two databases: give one');
+    const options: StoreOptions = o.databaseUrl
+      ? { engine: 'postgres', url: o.databaseUrl, poolSize: 2 }
+      : { engine: 'sqlite', path: o.database, synchronous: 'FULL', mustExist: !o.create };
     try {
       rules = createRulesHolder(o.rules);
-      store = openStore({ engine: 'sqlite', path: o.database, synchronous: 'FULL', mustExist: !o.create });
+      store = await openStore(options);
     } catch (error) {
       if (error instanceof StoreOpenError) {
         const hint = error.problem === 'no such file' ? ' (the gateway creates it on its first start; pass --create to make an empty one here)' : '';
-        throw new EnvironmentError(`--database / DATABASE_PATH: ${error.message}${hint}.`);
+        const setting = options.engine === 'postgres' ? '--database-url / DATABASE_URL' : '--database / DATABASE_PATH';
+        throw new EnvironmentError(`${setting}: ${error.message}${hint}.`);
       }
       (error as Error & { exitCode?: number }).exitCode = EXIT.environment;
       throw error;
     }
-    // Which file a change went to is the first question when it seems to have gone nowhere.
-    console.error(`database: ${resolve(o.database)}`);
+    // Which database a change went to is the first question when it seems to have gone nowhere.
+    console.error(`database: ${storeLocation(options)}`);
     const usage = createUsageRecorder(store);
     try {
       return await fn({ rules, store, usage });
@@ -108,6 +114,17 @@ function createProgram(): Command {
       await store.close();
     }
   }
+
+  program
+    .command('migrate')
+    .description("bring the database's schema up to date (the gateway also does at start, under the same lock)")
+    .action(() =>
+      run(async ({ store }) => {
+        const { version, applied } = store.schema;
+        const human = applied.length > 0 ? `Applied migration(s) ${applied.join(', ')}; the schema is at version ${version}.` : `The schema is up to date at version ${version}.`;
+        print(human, { engine: store.engine, version, applied });
+      }),
+    );
 
   program
     .command('integrations')

@@ -1,12 +1,17 @@
 // The one factory of stores: the server, the CLI, the scripts, the benchmarks and the tests open
 // their store here, and only here is an engine chosen.
+import { resolve } from 'node:path';
 import type { Config } from '../config.js';
 import type { Store } from './store.js';
 import type { Synchronous } from './sqlite/connection.js';
 import { openSqliteStore } from './sqlite/sqlite-store.js';
+import { openPostgresStore } from './postgres/postgres-store.js';
+import { safeLocation } from './postgres/pool.js';
 
 /** How to open a store; `engine` says which, the rest is that engine's own. */
-export type StoreOptions = {
+export type StoreOptions = SqliteOptions | PostgresOptions;
+
+export interface SqliteOptions {
   engine: 'sqlite';
   /** The database file (`:memory:` for a throw-away one). */
   path: string;
@@ -17,22 +22,48 @@ export type StoreOptions = {
   mustExist?: boolean;
   /** Most units of work committed together in one transaction. */
   maxBatch?: number;
-};
+}
 
-/** The store the configuration names: today always the SQLite file at DATABASE_PATH. */
-export const storeOptionsFrom = (config: Pick<Config, 'databasePath' | 'sqliteSynchronous' | 'readyMinFreeBytes'>): StoreOptions => ({
-  engine: 'sqlite',
-  path: config.databasePath,
-  synchronous: config.sqliteSynchronous,
-  minFreeBytes: config.readyMinFreeBytes,
-});
+export interface PostgresOptions {
+  engine: 'postgres';
+  /** postgres://user:password@host:port/database; the database must exist, its schema is migrated on open. */
+  url: string;
+  /** Most connections this process holds (default 10). */
+  poolSize?: number;
+  /** statement_timeout and lock_timeout of every connection (default 5 s). */
+  statementTimeoutMs?: number;
+  /** Longest a unit waits for a connection (default 5 s). */
+  connectTimeoutMs?: number;
+  /** Told of a failure of a connection nobody was using (a restarted server): the pool replaces it. */
+  onIdleError?: (error: Error) => void;
+}
 
-/** Opens (creating and migrating where allowed) the store; a database that cannot be used throws a StoreOpenError. */
-export function openStore(options: StoreOptions): Store {
+/** The store the configuration names: PostgreSQL when DATABASE_URL is set, else the SQLite file at DATABASE_PATH. */
+export const storeOptionsFrom = (
+  config: Pick<Config, 'databasePath' | 'databaseUrl' | 'databasePoolSize' | 'databaseStatementTimeoutMs' | 'sqliteSynchronous' | 'readyMinFreeBytes'>,
+): StoreOptions =>
+  config.databaseUrl !== null
+    ? { engine: 'postgres', url: config.databaseUrl, poolSize: config.databasePoolSize, statementTimeoutMs: config.databaseStatementTimeoutMs }
+    : { engine: 'sqlite', path: config.databasePath, synchronous: config.sqliteSynchronous, minFreeBytes: config.readyMinFreeBytes };
+
+/** Where the store is, as logs and messages may show it: a file's absolute path, or the URL without its password. */
+export const storeLocation = (options: StoreOptions): string =>
+  options.engine === 'sqlite' ? (options.path === ':memory:' ? options.path : resolve(options.path)) : safeLocation(options.url);
+
+/**
+ * Opens the store, creating (SQLite, where allowed) and migrating its schema; a PostgreSQL schema is
+ * migrated under an advisory lock, so replicas starting together take turns. A database that cannot
+ * be used throws a StoreOpenError.
+ */
+export async function openStore(options: StoreOptions): Promise<Store> {
   switch (options.engine) {
     case 'sqlite': {
       const { engine: _engine, ...sqlite } = options;
       return openSqliteStore(sqlite);
+    }
+    case 'postgres': {
+      const { engine: _engine, ...postgres } = options;
+      return openPostgresStore(postgres);
     }
   }
 }

@@ -29,8 +29,16 @@ export interface Repos {
 /** The engines a store can run on; `openStore` (open-store.ts) picks one from the configuration. */
 export type StoreEngine = 'sqlite' | 'postgres';
 
+/** The schema version of the database, and which migrations this process applied when it opened it. */
+export interface SchemaState {
+  version: number;
+  /** Empty when the database was up to date (or another replica migrated it first). */
+  applied: number[];
+}
+
 export interface Store {
   readonly engine: StoreEngine;
+  readonly schema: SchemaState;
   /**
    * Runs a unit of work in a write transaction and resolves only after its commit is durable.
    * If `fn` throws, its writes are undone and nothing else is affected. A unit must not wait on

@@ -41,7 +41,7 @@ beforeAll(async () => {
   upstreamUrl = `http://127.0.0.1:${(upstream.address() as AddressInfo).port}`;
 
   const dir = mkdtempSync(join(tmpdir(), 'lead-gateway-proxy-'));
-  const store = openTestStore(dir, 'g.db');
+  const store = await openTestStore(dir, 'g.db');
   app = await buildApp(
     { adminToken: ADMIN_TOKEN, upstream: { url: upstreamUrl, connectTimeoutMs: 500, timeoutMs: 400 } },
     { store, rules: createRulesHolder(EXAMPLE_RULES) },
@@ -141,7 +141,7 @@ describe('an upstream that fails', () => {
     const dir = mkdtempSync(join(tmpdir(), 'lead-gateway-proxy-'));
     const other = await buildApp(
       { adminToken: ADMIN_TOKEN, upstream: { url: `http://127.0.0.1:${port}`, connectTimeoutMs: 500, timeoutMs: 400 } },
-      { store: openTestStore(dir, 'g.db'), rules: createRulesHolder(EXAMPLE_RULES) },
+      { store: await openTestStore(dir, 'g.db'), rules: createRulesHolder(EXAMPLE_RULES) },
     );
     recordForContract(other, { upstream: true });
     await other.inject({ method: 'POST', url: '/admin/v1/integrations/brightpath:telegram-bot/keys/import', headers: { authorization: `Bearer ${ADMIN_TOKEN}` }, payload: { key: KEY } });

@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { EXAMPLE_RULES, startGateway, type Gateway } from '../helper.js';
+import { databaseEnv } from '../support/store.js';
 
 let gw: Gateway;
 let rulesDir: string;
@@ -26,7 +27,7 @@ const legacyPost = (body: unknown) =>
 const cli = (...args: string[]) => {
   const run = spawnSync(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', ...args], {
     cwd: join(import.meta.dirname, '..', '..'),
-    env: { ...process.env, DATABASE_PATH: join(gw.dir, 'gateway.db'), RULES_DIR: rulesDir },
+    env: { ...process.env, ...databaseEnv(gw.store), RULES_DIR: rulesDir },
     encoding: 'utf8',
     timeout: 20_000,
   });

@@ -44,7 +44,7 @@ describe('graceful shutdown', () => {
     expect(code).toBe(0);
     expect(gw.output()).toMatch(/stopping: draining in-flight requests/);
     expect(acknowledged.length).toBeGreaterThan(10);
-    const store = openStore({ engine: 'sqlite', path: db, synchronous: 'FULL', mustExist: true });
+    const store = await openStore({ engine: 'sqlite', path: db, synchronous: 'FULL', mustExist: true });
     const stored = new Set((await inspect(store).submissions.list({ eventId: { like: 'shutdown-%' } }, ['eventId'])).map((r) => r.eventId));
     await store.close();
     expect(acknowledged.filter((e) => !stored.has(e))).toEqual([]);

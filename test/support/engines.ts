@@ -20,7 +20,7 @@ export function onEachEngine(body: (engine: StoreEngine, open: OpenFresh) => voi
     });
     const open: OpenFresh = async () => {
       let store: Store;
-      if (engine === 'sqlite') store = openStore({ engine: 'sqlite', path: ':memory:', synchronous: 'FULL' });
+      if (engine === 'sqlite') store = await openStore({ engine: 'sqlite', path: ':memory:', synchronous: 'FULL' });
       else if (cluster) store = await openPostgresStore({ url: await freshDatabase(cluster.url), poolSize: 4 });
       else return null;
       stores.push(store);

@@ -42,10 +42,16 @@ function freePort(): Promise<number> {
  * refuses to run as root), in a folder that account owns. Durability stays at its defaults (fsync,
  * synchronous_commit on): the store promises a 2xx only after a durable commit.
  */
+/** Why no cluster can be had here, or null when one can (TEST_DATABASE_URL, or the binaries). */
+export function postgresUnavailable(): string | null {
+  if (process.env.TEST_DATABASE_URL || binaries() !== null) return null;
+  return 'no PostgreSQL server binaries (apt-get install postgresql, or set TEST_DATABASE_URL)';
+}
+
 export async function startPostgres(): Promise<TestPostgres | Unavailable> {
   if (process.env.TEST_DATABASE_URL) return { url: process.env.TEST_DATABASE_URL, stop: async () => {} };
   const bin = binaries();
-  if (bin === null) return { reason: 'no PostgreSQL server binaries (apt-get install postgresql, or set TEST_DATABASE_URL)' };
+  if (bin === null) return { reason: postgresUnavailable()! };
   const asRoot = userInfo().uid === 0;
   const dir = mkdtempSync(join(tmpdir(), 'lead-gateway-pg-'));
   const run = (cmd: string, args: string[]) =>
@@ -54,7 +60,7 @@ export async function startPostgres(): Promise<TestPostgres | Unavailable> {
   const data = join(dir, 'data');
   const port = await freePort();
   run(join(bin, 'initdb'), ['-D', data, '-U', 'postgres', '--auth=trust', '--no-sync', '-E', 'UTF8']);
-  run(join(bin, 'pg_ctl'), ['-D', data, '-l', join(dir, 'server.log'), '-w', '-o', `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1`, 'start']);
+  run(join(bin, 'pg_ctl'), ['-D', data, '-l', join(dir, 'server.log'), '-w', '-o', `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c max_connections=300`, 'start']);
   return {
     url: `postgres://postgres@127.0.0.1:${port}/postgres`,
     async stop() {

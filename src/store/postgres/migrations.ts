@@ -5,6 +5,7 @@
 // JSON is jsonb, money is numeric, and the counts SQLite keeps by triggers are kept by triggers here.
 import type pg from 'pg';
 import { schema } from './schema.js';
+import type { SchemaState } from '../store.js';
 
 export interface Migration {
   version: number;
@@ -31,10 +32,10 @@ export class MigrationError extends Error {
 }
 
 /**
- * Applies every migration not yet recorded, in order; returns the versions this call applied. Another
+ * Applies every migration not yet recorded, in order; returns the schema version and the versions this call applied. Another
  * process migrating at the same moment waits on the lock, then finds them recorded and applies none.
  */
-export async function migrate(pool: pg.Pool, list: Migration[] = migrations): Promise<number[]> {
+export async function migrate(pool: pg.Pool, list: Migration[] = migrations): Promise<SchemaState> {
   const client = await pool.connect();
   // The session's limits are lifted below, so it is closed when done, never handed to a request.
   let broken: Error | boolean = true;
@@ -57,6 +58,10 @@ export async function migrate(pool: pg.Pool, list: Migration[] = migrations): Pr
         applied_at timestamptz NOT NULL DEFAULT now()
       )`);
       const done = new Set((await query<{ version: number }>('SELECT version FROM schema_migrations')).rows.map((r) => r.version));
+      const known = Math.max(...list.map((m) => m.version));
+      const newest = Math.max(0, ...done);
+      // A gateway rolled back to an older release must not write into a schema it does not know.
+      if (newest > known) throw new Error(`the database schema is at version ${newest}, newer than this gateway's ${known}: run a gateway release that knows it`);
       const applied: number[] = [];
       for (const migration of [...list].sort((a, b) => a.version - b.version)) {
         if (done.has(migration.version)) continue;
@@ -71,7 +76,7 @@ export async function migrate(pool: pg.Pool, list: Migration[] = migrations): Pr
         }
         applied.push(migration.version);
       }
-      return applied;
+      return { version: Math.max(newest, ...applied), applied };
     } finally {
       // Closing the session releases the lock in any case; unlocking first lets the next replica go on at once.
       await query('SELECT pg_advisory_unlock($1)', [MIGRATION_LOCK_KEY.toString()]).catch((error: Error) => (broken = error));

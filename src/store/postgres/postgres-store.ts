@@ -1,11 +1,12 @@
 // The PostgreSQL store: a pool of connections; each unit of work is one transaction on one connection,
 // answered only after its COMMIT returned (synchronous_commit stays on: the commit is durable).
 import type pg from 'pg';
-import { NotReadyError, StoreOpenError, type Repos, type Store } from '../store.js';
+import { NotReadyError, StoreOpenError, type Repos, type SchemaState, type Store } from '../store.js';
 import { createPool, safeLocation, type PoolOptions } from './pool.js';
 import { migrate } from './migrations.js';
 import { isRetryable, notReady, toStoreError, unavailableCode } from './errors.js';
 import { reposFor } from './repos/index.js';
+import { inOrder } from './sql.js';
 
 export type PostgresStoreOptions = PoolOptions;
 
@@ -37,17 +38,18 @@ export class UnitAbortedError extends Error {
  */
 export async function openPostgresStore(options: PostgresStoreOptions): Promise<PostgresStore> {
   const pool = createPool(options);
+  let schema: SchemaState;
   try {
-    await migrate(pool);
+    schema = await migrate(pool);
   } catch (error) {
     await pool.end().catch(() => {});
     throw new StoreOpenError(safeLocation(options.url), (error as Error).message, { cause: error });
   }
-  return postgresStore(pool);
+  return postgresStore(pool, schema);
 }
 
 /** A store on a pool whose schema is migrated. */
-export function postgresStore(pool: pg.Pool): PostgresStore {
+export function postgresStore(pool: pg.Pool, schema: SchemaState): PostgresStore {
   const poolRepos = reposFor(pool);
 
   /** Runs `fn` between `begin` and COMMIT on one connection; any failure rolls it back. */
@@ -56,7 +58,7 @@ export function postgresStore(pool: pg.Pool): PostgresStore {
     let broken: Error | undefined;
     try {
       await client.query(begin);
-      const value = await fn(reposFor(client));
+      const value = await fn(reposFor(inOrder(client)));
       const commit = await client.query('COMMIT');
       // COMMIT of a transaction a failed statement aborted answers ROLLBACK, not an error.
       if (commit.command === 'ROLLBACK') throw new UnitAbortedError();
@@ -97,6 +99,7 @@ export function postgresStore(pool: pg.Pool): PostgresStore {
 
   return {
     engine: 'postgres',
+    schema,
     pool,
     transact,
     read: (fn) => inTransaction('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY', fn).catch((error: unknown) => Promise.reject(toStoreError(error))),

@@ -6,6 +6,25 @@ export interface Sql {
   query<R extends pg.QueryResultRow>(config: pg.QueryConfig): Promise<pg.QueryResult<R>>;
 }
 
+/**
+ * A unit's connection with its statements sent one after another. A unit may start several repo
+ * calls at once (Promise.all); one connection runs one statement at a time anyway, and node-postgres
+ * deprecates being handed a second before the first has answered.
+ */
+export function inOrder(client: Sql): Sql {
+  let last: Promise<unknown> = Promise.resolve();
+  return {
+    query<R extends pg.QueryResultRow>(config: pg.QueryConfig): Promise<pg.QueryResult<R>> {
+      const next = last.then(
+        () => client.query<R>(config),
+        () => client.query<R>(config),
+      );
+      last = next.catch(() => {});
+      return next;
+    },
+  };
+}
+
 /** A named statement: `run(sql, ...values)` executes it prepared on whichever connection runs it. */
 export function statement<R extends pg.QueryResultRow = pg.QueryResultRow>(name: string, text: string) {
   return {

@@ -368,6 +368,10 @@ export class MigrationError extends Error {
 
 /** Applies every migration above the database's user_version, in order; returns the versions applied. */
 export function migrate(db: Db, list: Migration[] = migrations): number[] {
+  const known = Math.max(...list.map((m) => m.version));
+  const found = db.pragma('user_version', { simple: true }) as number;
+  // A gateway rolled back to an older release must not write into a schema it does not know.
+  if (found > known) throw new Error(`the database schema is at version ${found}, newer than this gateway's ${known}: run a gateway release that knows it`);
   const applied: number[] = [];
   for (const migration of [...list].sort((a, b) => a.version - b.version)) {
     const current = db.pragma('user_version', { simple: true }) as number;

@@ -5,7 +5,7 @@ import { setImmediate as nextTurn } from 'node:timers';
 import { explainOpenFailure, openDatabase, type Db, type Synchronous } from './connection.js';
 import { migrate } from './migrations.js';
 import { notReady, toStoreError } from './errors.js';
-import { NotReadyError, type Repos, type Store } from '../store.js';
+import { NotReadyError, type Repos, type SchemaState, type Store } from '../store.js';
 import { sqliteContactRepo } from './repos/contacts.js';
 import { sqliteLeadRepo } from './repos/leads.js';
 import { sqliteSubmissionRepo } from './repos/submissions.js';
@@ -65,13 +65,14 @@ export interface SqliteStore extends Store {
 export const isSqliteStore = (store: Store): store is SqliteStore => store.engine === 'sqlite';
 
 /** The writer (schema migrated) and the reader; any failure is told as what to fix (StoreOpenError). */
-function openConnections(options: SqliteStoreOptions): { writer: Db; reader: Db } {
+function openConnections(options: SqliteStoreOptions): { writer: Db; reader: Db; schema: SchemaState } {
   let writer: Db | undefined;
   try {
     writer = openDatabase(options.path, { synchronous: options.synchronous, mustExist: options.mustExist ?? false });
-    migrate(writer);
+    const applied = migrate(writer);
+    const schema = { version: writer.pragma('user_version', { simple: true }) as number, applied };
     const reader = options.path === ':memory:' ? writer : openDatabase(options.path, { synchronous: options.synchronous, readonly: true });
-    return { writer, reader };
+    return { writer, reader, schema };
   } catch (error) {
     writer?.close();
     throw explainOpenFailure(options.path, error);
@@ -86,7 +87,7 @@ function openConnections(options: SqliteStoreOptions): { writer: Db; reader: Db 
  */
 export function openSqliteStore(options: SqliteStoreOptions): SqliteStore {
   const maxBatch = options.maxBatch ?? 256;
-  const { writer, reader } = openConnections(options);
+  const { writer, reader, schema } = openConnections(options);
   const writeRepos = reposFor(writer);
   const readRepos = reader === writer ? writeRepos : reposFor(reader);
 
@@ -188,6 +189,7 @@ export function openSqliteStore(options: SqliteStoreOptions): SqliteStore {
   const store: SqliteStore = {
     db: writer,
     engine: 'sqlite',
+    schema,
     transact: (fn) => enqueue(fn).catch(rethrowAsStoreError),
     read: (fn) => readInSnapshot(fn).catch(rethrowAsStoreError),
     async peek(fn) {

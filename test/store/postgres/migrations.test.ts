@@ -26,10 +26,11 @@ describe('PostgreSQL migrations', () => {
   it('applies every migration once and records each version', async (context) => {
     if (!cluster) return context.skip();
     const pool = poolOn(await freshDatabase(cluster.url));
-    expect(await migrate(pool)).toEqual(migrations.map((m) => m.version));
+    const latest = Math.max(...migrations.map((m) => m.version));
+    expect(await migrate(pool)).toEqual({ version: latest, applied: migrations.map((m) => m.version) });
     expect(await recorded(pool)).toEqual(migrations.map((m) => m.version));
     expect(await tables(pool)).toEqual(expect.arrayContaining(['api_keys', 'contacts', 'leads', 'submissions', 'lead_payments', 'admin_credentials']));
-    expect(await migrate(pool)).toEqual([]);
+    expect(await migrate(pool)).toEqual({ version: latest, applied: [] });
     expect(await recorded(pool)).toEqual(migrations.map((m) => m.version));
   });
 
@@ -44,7 +45,19 @@ describe('PostgreSQL migrations', () => {
     expect(await recorded(pool)).toEqual([1]);
     expect(await tables(pool)).toEqual(['a', 'schema_migrations']);
     // The lock was given back: the next run takes it and applies the fixed migration.
-    expect(await migrate(pool, [list[0]!, { version: 2, name: 'fixed', sql: 'CREATE TABLE b (y int)' }])).toEqual([2]);
+    expect(await migrate(pool, [list[0]!, { version: 2, name: 'fixed', sql: 'CREATE TABLE b (y int)' }])).toEqual({ version: 2, applied: [2] });
+  });
+
+  it('refuses a schema newer than the gateway knows (a rolled-back release), changing nothing', async (context) => {
+    if (!cluster) return context.skip();
+    const pool = poolOn(await freshDatabase(cluster.url));
+    const list: Migration[] = [
+      { version: 1, name: 'first', sql: 'CREATE TABLE a (x int)' },
+      { version: 2, name: 'second', sql: 'CREATE TABLE b (y int)' },
+    ];
+    await migrate(pool, list);
+    await expect(migrate(pool, [list[0]!])).rejects.toThrow('the database schema is at version 2, newer than this gateway\'s 1: run a gateway release that knows it');
+    expect(await recorded(pool)).toEqual([1, 2]);
   });
 
   it('keeps versions unique and increasing (the list is append-only)', () => {
@@ -63,7 +76,8 @@ describe('PostgreSQL migrations', () => {
       { version: 2, name: 'second', sql: 'CREATE TABLE b (y int)' },
     ];
     const runs = await Promise.all([1, 2, 3, 4].map(() => migrate(poolOn(url), list)));
-    expect(runs.flat().sort()).toEqual([1, 2]);
+    expect(runs.flatMap((r) => r.applied).sort()).toEqual([1, 2]);
+    expect(runs.map((r) => r.version)).toEqual([2, 2, 2, 2]);
     const pool = poolOn(url);
     expect(await recorded(pool)).toEqual([1, 2]);
     expect(await tables(pool)).toEqual(['a', 'b', 'schema_migrations']);
@@ -79,7 +93,7 @@ describe('PostgreSQL migrations', () => {
     };
     const list: Migration[] = [{ version: 1, name: 'slow', sql: 'SELECT pg_sleep(1.2); CREATE TABLE a (x int)' }];
     const runs = await Promise.all([migrate(short(), list), migrate(short(), list)]);
-    expect(runs.flat()).toEqual([1]);
+    expect(runs.flatMap((r) => r.applied)).toEqual([1]);
     // The migrating session's own limits were lifted, never the pool's: its next statements are bounded again.
     const pool = short();
     await expect(pool.query('SELECT pg_sleep(0.5)')).rejects.toMatchObject({ code: '57014' });

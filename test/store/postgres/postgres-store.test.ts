@@ -151,7 +151,7 @@ describe('the PostgreSQL store', () => {
     const closed = await openPostgresStore({ url: unreachable.toString(), connectTimeoutMs: 500 }).catch((error: unknown) => error);
     expect(closed).toBeInstanceOf(StoreOpenError);
     expect((closed as StoreOpenError).location).toBe(unreachable.toString());
-    const gone = postgresStore(createPool({ url: unreachable.toString(), connectTimeoutMs: 500 }));
+    const gone = postgresStore(createPool({ url: unreachable.toString(), connectTimeoutMs: 500 }), { version: 1, applied: [] });
     stores.push(gone);
     for (const attempt of [() => gone.transact((tx) => tx.keys.insert(key('k1'))), () => gone.read((r) => r.keys.findByHash('x')), () => gone.peek((r) => r.keys.findByHash('x'))]) {
       const failure = await attempt().catch((error: unknown) => error);

@@ -26,6 +26,17 @@ describe('migrate', () => {
     expect(tables(db)).toEqual(['a']);
   });
 
+  it('refuses a schema newer than the gateway knows (a rolled-back release), changing nothing', () => {
+    const db = new Database(':memory:');
+    const list: Migration[] = [
+      { version: 1, name: 'first', up: (d) => d.exec('CREATE TABLE a (x)') },
+      { version: 2, name: 'second', up: (d) => d.exec('CREATE TABLE b (y)') },
+    ];
+    migrate(db, list);
+    expect(() => migrate(db, [list[0]!])).toThrow("the database schema is at version 2, newer than this gateway's 1: run a gateway release that knows it");
+    expect(db.pragma('user_version', { simple: true })).toBe(2);
+  });
+
   it('keeps versions unique and increasing (the list is append-only)', () => {
     const versions = migrations.map((m) => m.version);
     expect(versions).toEqual([...versions].sort((a, b) => a - b));
