@@ -8,6 +8,7 @@ import { AppError, registerErrorHandling, sendProblem } from './errors.js';
 import type { RulesHolder } from './rules/loader.js';
 import { registerRequestLogging } from './logging.js';
 import { refuseRepeatedCredentials } from './credential-headers.js';
+import { refuseNulInUrl } from './nul-in-url.js';
 import { registerJsonParser } from './json-body.js';
 import { healthRoutes } from './health.js';
 import { intakeRoutes } from './intake/routes.js';
@@ -108,6 +109,7 @@ export async function buildApp(config: Pick<Config, 'adminToken'> & Partial<Pick
   });
   registerErrorHandling(app);
   registerRequestLogging(app);
+  refuseNulInUrl(app);
   refuseRepeatedCredentials(app);
   registerMethodNotAllowed(app);
 

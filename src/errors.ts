@@ -8,6 +8,7 @@ import { StoreUnavailableError } from './store/store.js';
 export const problemCatalogue = {
   'malformed-json': { status: 400, title: 'Malformed JSON body' },
   'bad-request': { status: 400, title: 'Bad request' },
+  'nul-character': { status: 400, title: 'NUL character (U+0000) in the request' },
   unauthorized: { status: 401, title: 'Authentication required' },
   forbidden: { status: 403, title: 'Forbidden' },
   'not-found': { status: 404, title: 'Not found' },

@@ -1,5 +1,6 @@
-// The JSON body parser: nesting depth checked on the raw text before anything recursive runs, and the
-// numbers that JavaScript cannot carry exactly noted, so they can be refused instead of rounded.
+// The JSON body parser: nesting depth checked on the raw text before anything recursive runs, the
+// numbers that JavaScript cannot carry exactly noted, so they can be refused instead of rounded, and
+// the NUL character refused wherever it is written.
 import { errorCodes, type FastifyInstance, type FastifyRequest } from 'fastify';
 import secureJson from 'secure-json-parse';
 import { AppError } from './errors.js';
@@ -18,6 +19,8 @@ export interface JsonScan {
   /** Pointer of the first container past the depth limit, or null. */
   tooDeepAt: string | null;
   inexactNumbers: string[];
+  /** Pointer of the first member whose key or string value holds U+0000 (written `\u0000`), or null. */
+  nulAt: string | null;
 }
 
 interface Frame {
@@ -98,14 +101,28 @@ export function isExactNumber(token: string): boolean {
 
 const isNumberChar = (c: number) => (c >= 48 && c <= 57) || c === 45 || c === 43 || c === 46 || c === 69 || c === 101;
 
+const NUL_ESCAPE = '\\u0000';
+
+/** Backslashes right before `at`: an even count leaves the one at `at` an escape of its own. */
+function backslashesBefore(text: string, at: number): number {
+  let n = 0;
+  while (text.charCodeAt(at - 1 - n) === 92 /* \ */) n++;
+  return n;
+}
+
 /**
  * One pass over the raw text, without recursion, respecting strings and escapes: the depth of
- * nesting (stopping at the first container past `maxDepth`) and the pointers of inexact numbers.
+ * nesting (stopping at the first container past `maxDepth`), the pointers of inexact numbers, and
+ * the first string holding U+0000. JSON can only write that character as the escape `\u0000` (a raw
+ * one is malformed JSON), so one search of the whole text finds the candidates, and a body without
+ * one (nearly all of them) costs that single search and nothing per string.
  * Malformed text is not judged here; the parser that follows reports it.
  */
 export function scanJson(text: string, maxDepth = JSON_MAX_DEPTH): JsonScan {
   const stack: Frame[] = [];
   const inexactNumbers: string[] = [];
+  let nulAt: string | null = null;
+  let nextNul = text.indexOf(NUL_ESCAPE);
   let i = 0;
   while (i < text.length) {
     const c = text.charCodeAt(i);
@@ -113,20 +130,25 @@ export function scanJson(text: string, maxDepth = JSON_MAX_DEPTH): JsonScan {
       let end = i;
       for (;;) {
         end = text.indexOf('"', end + 1);
-        if (end < 0) return { tooDeepAt: null, inexactNumbers };
-        let slashes = 0;
-        while (text.charCodeAt(end - 1 - slashes) === 92 /* \ */) slashes++;
-        if (slashes % 2 === 0) break;
+        if (end < 0) return { tooDeepAt: null, inexactNumbers, nulAt };
+        if (backslashesBefore(text, end) % 2 === 0) break;
       }
       const top = stack.at(-1);
       if (top && !top.array && top.expectKey) {
         top.keyStart = i;
         top.keyEnd = end + 1;
       }
+      // `\\u0000` is a backslash and the text u0000: only an unescaped backslash starts the escape.
+      while (nextNul >= 0 && nextNul < end) {
+        if (nextNul > i && backslashesBefore(text, nextNul) % 2 === 0) {
+          nulAt = pointerOf(text, stack, true);
+          nextNul = -1;
+        } else nextNul = text.indexOf(NUL_ESCAPE, nextNul + 1);
+      }
       i = end + 1;
     } else if (c === 123 /* { */ || c === 91 /* [ */) {
       stack.push({ array: c === 91, index: 0, keyStart: -1, keyEnd: -1, expectKey: c === 123 });
-      if (stack.length > maxDepth) return { tooDeepAt: pointerOf(text, stack.slice(0, -1), true), inexactNumbers };
+      if (stack.length > maxDepth) return { tooDeepAt: pointerOf(text, stack.slice(0, -1), true), inexactNumbers, nulAt };
       i++;
     } else if (c === 125 /* } */ || c === 93 /* ] */) {
       stack.pop();
@@ -152,7 +174,7 @@ export function scanJson(text: string, maxDepth = JSON_MAX_DEPTH): JsonScan {
       i++;
     }
   }
-  return { tooDeepAt: null, inexactNumbers };
+  return { tooDeepAt: null, inexactNumbers, nulAt };
 }
 
 /** The keys directly below `prefix` (e.g. `/answers`) whose value is an inexact number. */
@@ -164,6 +186,17 @@ export function inexactKeysUnder(request: Pick<FastifyRequest, 'inexactNumbers'>
     if (!rest.includes('/')) keys.add(rest.replaceAll('~1', '/').replaceAll('~0', '~'));
   }
   return keys;
+}
+
+/**
+ * PostgreSQL cannot store U+0000 in `text` or `jsonb` (SQLite can): accepted, a NUL would be a 500 on
+ * one engine and stored on the other. It is refused on both, before anything is read or written.
+ */
+function nulInBody(at: string): AppError {
+  const shown = at.replaceAll('\0', '\\u0000');
+  return new AppError('nul-character', `The body holds the character U+0000 (\\u0000) at ${shown}; it cannot be stored. Remove it and resend.`, {
+    errors: [{ path: at, message: 'holds the character U+0000' }],
+  });
 }
 
 /**
@@ -194,6 +227,7 @@ export function registerJsonParser(app: FastifyInstance): void {
     } catch {
       return done(new errorCodes.FST_ERR_CTP_INVALID_JSON_BODY(), undefined);
     }
+    if (scan.nulAt !== null) return done(nulInBody(scan.nulAt), undefined);
     if (scan.inexactNumbers.length > 0) request.inexactNumbers = scan.inexactNumbers;
     return done(null, parsed);
   });
