@@ -8,6 +8,7 @@ import { postgresUnavailable } from './test/support/postgres.js';
 const NOT_AGAIN_ON_POSTGRES = [
   // Both engines already, each file on its own throwaway cluster (test/support/engines.ts).
   'test/store/**',
+  'test/nul-character.test.ts',
   // The processes, the CLI and the documented commands on their SQLite default (DATABASE_PATH files).
   'test/process/**',
   'test/cli/**',

@@ -9,6 +9,7 @@ export const problemCatalogue = {
   'malformed-json': { status: 400, title: 'Malformed JSON body' },
   'bad-request': { status: 400, title: 'Bad request' },
   'nul-character': { status: 400, title: 'NUL character (U+0000) in the request' },
+  'unpaired-surrogate': { status: 400, title: 'Unpaired UTF-16 surrogate in the request' },
   unauthorized: { status: 401, title: 'Authentication required' },
   forbidden: { status: 403, title: 'Forbidden' },
   'not-found': { status: 404, title: 'Not found' },

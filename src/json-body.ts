@@ -199,6 +199,30 @@ function nulInBody(at: string): AppError {
   });
 }
 
+/** The escape of a UTF-16 surrogate (`\ud800`-`\udfff`): the only way JSON text can hold an unpaired one. */
+const SURROGATE_ESCAPE = /\\u[dD][89a-fA-F]/;
+
+const isWellFormed = (text: string): boolean => (text as unknown as { isWellFormed(): boolean }).isWellFormed();
+
+/**
+ * The pointer of the first key or string holding a surrogate without its pair (`"\ud800"`), or null.
+ * Such text is not Unicode: PostgreSQL refuses it in `text` and `jsonb`, and it cannot be written as
+ * UTF-8. The walk runs only for bodies whose text has a surrogate escape at all, over a value whose
+ * depth the scan already bounded.
+ */
+export function unpairedSurrogateAt(value: unknown, at = ''): string | null {
+  if (typeof value === 'string') return isWellFormed(value) ? null : at || '/';
+  if (typeof value !== 'object' || value === null) return null;
+  const entries = Array.isArray(value) ? value.map((v, i) => [String(i), v] as const) : Object.entries(value);
+  for (const [key, member] of entries) {
+    const pointer = `${at}/${escapePointer(key)}`;
+    if (!isWellFormed(key)) return pointer;
+    const found = unpairedSurrogateAt(member, pointer);
+    if (found !== null) return found;
+  }
+  return null;
+}
+
 /**
  * Replaces Fastify's JSON parser. Fastify's own hands the text straight to the parser, and a body a
  * few kilobytes long nested thousands deep then overflows the stack in the code that walks it (the
@@ -228,6 +252,15 @@ export function registerJsonParser(app: FastifyInstance): void {
       return done(new errorCodes.FST_ERR_CTP_INVALID_JSON_BODY(), undefined);
     }
     if (scan.nulAt !== null) return done(nulInBody(scan.nulAt), undefined);
+    const unpaired = SURROGATE_ESCAPE.test(text) ? unpairedSurrogateAt(parsed) : null;
+    if (unpaired !== null) {
+      return done(
+        new AppError('unpaired-surrogate', `The body holds half of a UTF-16 surrogate pair at ${unpaired} (an escape such as \\ud800 without its partner); it is not Unicode text and cannot be stored.`, {
+          errors: [{ path: unpaired, message: 'holds an unpaired surrogate' }],
+        }),
+        undefined,
+      );
+    }
     if (scan.inexactNumbers.length > 0) request.inexactNumbers = scan.inexactNumbers;
     return done(null, parsed);
   });

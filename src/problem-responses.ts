@@ -18,7 +18,7 @@ export const PROBLEM_MEDIA_TYPE = 'application/problem+json';
  * the body (400), a fault (500), a storage failure or a request that arrives while the gateway
  * drains (503).
  */
-const EVERY_ROUTE: readonly ProblemCode[] = ['bad-request', 'nul-character', 'internal', 'service-unavailable'];
+const EVERY_ROUTE: readonly ProblemCode[] = ['bad-request', 'nul-character', 'unpaired-surrogate', 'internal', 'service-unavailable'];
 
 /** Fastify reads a body on these methods whether or not the route takes one (json-body.ts). */
 const BODY_METHODS = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);

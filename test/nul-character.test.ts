@@ -90,8 +90,8 @@ describe.each(['sqlite', 'postgres'] as const)('on %s', (engine) => {
       cluster = await clusterOrSkip();
       if (!cluster) return;
       store = await openPostgresStore({ url: await freshDatabase(cluster.url), poolSize: 4 });
-    } else store = openStore({ engine: 'sqlite', path: ':memory:', synchronous: 'FULL' });
-    gw = await gatewayOn(store, false);
+    } else store = await openStore({ engine: 'sqlite', path: ':memory:', synchronous: 'FULL' });
+    gw = await gatewayOn(store!, false);
   }, 60_000);
   afterAll(async () => {
     await gw?.app.close(); // closes the store too
@@ -144,6 +144,23 @@ describe.each(['sqlite', 'postgres'] as const)('on %s', (engine) => {
     expect(unknownKey.json()).toMatchObject({ status: 401, code: 'unauthorized' });
   });
 
+  it('an unpaired surrogate in a value or a key is refused the same way, a paired one is stored', async (ctx) => {
+    if (!gw || !store) return ctx.skip();
+    for (const [body, path] of [
+      [{ first_name: 'A\ud800' }, '/first_name'],
+      [{ metadata: { deep: ['ok', { x: '\udc00y' }] } }, '/metadata/deep/1/x'],
+      [{ answers: { ['go\udbffal']: 'job' } }, undefined],
+    ] as const) {
+      const before = await snapshot(store);
+      const res = await v1Lead(body)(gw);
+      expect(res.statusCode).toBe(400);
+      expect(res.json()).toMatchObject({ code: 'unpaired-surrogate', status: 400 });
+      if (path) expect(res.json().errors).toEqual([{ path, message: 'holds an unpaired surrogate' }]);
+      expect(await snapshot(store)).toBe(before);
+    }
+    expect((await v1Lead({ first_name: 'Smile \ud83d\ude00' })(gw)).statusCode).toBe(201);
+  });
+
   it('a backslash before u0000 is ordinary text, stored and read back as sent', async (ctx) => {
     if (!gw || !store) return ctx.skip();
     const res = await gw.app.inject({ method: 'POST', url: '/api/integrations/v1/leads/', headers: { ...gw.v1, ...json }, payload: '{"event_id":"nul-lookalike","first_name":"A\\\\u0000B","external_contact_id":"telegram:3"}' });
@@ -158,7 +175,7 @@ describe('over real HTTP, and towards the upstream legacy API', () => {
   let legacy: Record<string, string>;
 
   beforeAll(async () => {
-    const gw = await gatewayOn(openStore({ engine: 'sqlite', path: ':memory:', synchronous: 'FULL' }), true);
+    const gw = await gatewayOn(await openStore({ engine: 'sqlite', path: ':memory:', synchronous: 'FULL' }), true);
     app = gw.app;
     legacy = gw.legacy;
     await app.listen({ port: 0, host: '127.0.0.1' });
