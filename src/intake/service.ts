@@ -171,7 +171,8 @@ async function intake(
   const found = await matchPerson(tx, integration, person);
   const by = found.by;
   // A person found by another key than another unit's (phone here, e-mail there) is one row: its lock
-  // makes the two choose between creating and attaching a lead one after the other.
+  // makes the two choose between creating and attaching a lead one after the other. (fillEmpty's
+  // UPDATE below would lock the row as well; this lock says so, and answers the row as committed.)
   const matched = found.contact && ((await tx.contacts.lock(found.contact.id)) ?? found.contact);
   const reason = reviewReason(matched, by, person);
 

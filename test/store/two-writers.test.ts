@@ -110,6 +110,52 @@ onEachEngineTwice((_engine, twins) => {
     }
   }, 60_000);
 
+  it('a known person submitted at once by phone and by e-mail: every inquiry joins one lead, none of its metadata lost', async () => {
+    const t = twins();
+    if (!t) return;
+    const keys = await issueKeys(t, TELEGRAM, WEBSITE);
+    for (let round = 0; round < ROUNDS; round++) {
+      const tag = unique();
+      const [phone, email] = [phoneOf(tag), `known.${tag}@example.com`];
+      const first = await v1(t, 0, keys[TELEGRAM]!, 'leads/', { event_id: `known-${tag}`, first_name: 'Known', phone, email });
+      expect(first.statusCode).toBe(201);
+      const leadId = first.json<{ lead: { id: string } }>().lead.id;
+      // Found by one key here and by the other there: only the person's own row brings them together.
+      const replies = await race(RACERS, (i) =>
+        v1(t, i, keys[i % 2 ? WEBSITE : TELEGRAM]!, 'leads/', { event_id: `known-${tag}-${i}`, first_name: 'Known', ...(i % 2 ? { email } : { phone }), metadata: { [`inquiry_${i}`]: i } }),
+      );
+      expect(replies.map((r) => r.statusCode)).toEqual(Array(RACERS).fill(200));
+      expect(new Set(replies.map((r) => r.json<{ lead: { id: string } }>().lead.id))).toEqual(new Set([leadId]));
+      const [lead] = await t.inspect.leads.list({ id: leadId }, ['extraData']);
+      expect(Object.keys(lead!.extraData as object).sort()).toEqual(Array.from({ length: RACERS }, (_, i) => `inquiry_${i}`).sort());
+
+      // The person's lead deleted: the first inquiry creates the next lead, the others join it.
+      expect((await t.admin(1, 'DELETE', `/admin/v1/leads/${leadId}`)).statusCode).toBe(204);
+      const again = await race(RACERS, (i) => v1(t, i, keys[i % 2 ? WEBSITE : TELEGRAM]!, 'leads/', { event_id: `known-${tag}-again-${i}`, first_name: 'Known', ...(i % 2 ? { email } : { phone }) }));
+      expect(again.map((r) => r.statusCode).sort()).toEqual([200, 200, 200, 200, 200, 200, 200, 201]);
+      expect(await t.inspect.leads.count({ contactId: first.json<{ contact_id: string }>().contact_id, deletedAt: null })).toBe(1);
+    }
+  }, 60_000);
+
+  it('an employee and an integration writing one field at once: the employee\'s value stands, whoever came first', async () => {
+    const t = twins();
+    if (!t) return;
+    const keys = await issueKeys(t, TELEGRAM);
+    for (let round = 0; round < ROUNDS; round++) {
+      const tag = unique();
+      const created = await v1(t, 0, keys[TELEGRAM]!, 'leads/', { event_id: `emp-${tag}`, external_contact_id: `tg:emp:${tag}`, first_name: 'Edited' });
+      const leadId = created.json<{ lead: { id: string } }>().lead.id;
+      // An employee's edit overwrites an integration's value; an integration's answer keeps an employee's.
+      const replies = await race(RACERS, (i) =>
+        i % 2
+          ? t.admin(i, 'PUT', `/admin/v1/leads/${leadId}/fields/laptop`, { value: 'Absent', written_by: { kind: 'employee', ref: 'dilnoza' } })
+          : v1(t, i, keys[TELEGRAM]!, 'leads/answers/', { event_id: `emp-${tag}-${i}`, external_contact_id: `tg:emp:${tag}`, answers: { laptop: 'yes' } }),
+      );
+      expect(replies.map((r) => r.statusCode)).toEqual(Array(RACERS).fill(200));
+      expect(await t.inspect.fieldValues.list({ leadId }, ['writtenByKind', 'writtenByRef'])).toEqual([{ writtenByKind: 'employee', writtenByRef: 'dilnoza' }]);
+    }
+  }, 60_000);
+
   it('the same migration move made at once on two gateways: one succeeds, the others are refused, one audit row', async () => {
     const t = twins();
     if (!t) return;
