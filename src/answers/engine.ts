@@ -94,7 +94,7 @@ export async function applyStoredUnmapped(tx: Repos, integration: Integration, a
       report.still_unmapped++;
       continue;
     }
-    const lead = await tx.leads.get(answer.leadId);
+    const lead = await tx.leads.lock(answer.leadId);
     if (!lead || lead.deletedAt !== null) {
       report.skipped_deleted_lead++;
       continue;

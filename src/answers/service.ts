@@ -7,6 +7,7 @@ import type { AnswersResult } from './schemas.js';
 import { applyAnswers } from './engine.js';
 import type { AnswersResponse, AnswersSubmission } from './schemas.js';
 import { newId } from '../store/ids.js';
+import { lockLatestLead } from '../lead/lock.js';
 
 /** Recorded the first time; a replay returns it with `deleted` as the lead is now. */
 interface AnswersOutcomeRecord {
@@ -34,7 +35,8 @@ export function submitAnswers(
       },
       fresh: async (tx) => {
         const contact = await tx.contacts.findByBinding(integration.id, body.external_contact_id);
-        const lead = contact ? await tx.leads.latestOfContact(contact.id) : null;
+        // Locked: a concurrent field write to this lead decides after this one's (lead/field-write.ts).
+        const lead = contact ? await lockLatestLead(tx, contact.id) : null;
         if (!contact || !lead) {
           // Thrown inside the unit: nothing is recorded, so the same event_id works after the lead exists.
           throw new AppError(

@@ -7,6 +7,8 @@ import { applyAnswers, emptyAnswersResult } from '../answers/engine.js';
 import type { Contact } from '../store/repos/contacts.js';
 import type { Lead, LeadPatch } from '../store/repos/leads.js';
 import { renderLead } from '../lead/view.js';
+import { lockLatestLead } from '../lead/lock.js';
+import type { PersonKey } from '../store/repos/locks.js';
 import { normalizeEmail, normalizePhone, sameName, textOrNull } from './person.js';
 import type { LeadSubmission, LeadSubmissionResponse } from './schemas.js';
 import type { AnswersResult } from '../answers/schemas.js';
@@ -98,6 +100,15 @@ async function matchPerson(tx: Repos, integration: Integration, p: Person): Prom
   return { contact: null, by: null };
 }
 
+/** The keys the person may be found by, locked before matching (repos/locks.ts). */
+function personKeys(integration: Integration, p: Person): PersonKey[] {
+  const keys: PersonKey[] = [];
+  if (p.externalId !== null) keys.push({ kind: 'binding', integrationId: integration.id, externalId: p.externalId });
+  if (p.phone !== null) keys.push({ kind: 'phone', phone: p.phone });
+  if (p.email !== null) keys.push({ kind: 'email', email: p.email });
+  return keys;
+}
+
 function reviewReason(contact: Contact | null, by: MatchedBy, p: Person): string | null {
   if (!contact) return null;
   if ((by === 'phone' || by === 'email') && !sameName(contact.firstName, p.firstName)) {
@@ -154,7 +165,15 @@ async function intake(
     email: body.email ? normalizeEmail(body.email) : null,
     externalId: body.external_contact_id ?? null,
   };
-  const { contact: matched, by } = await matchPerson(tx, integration, person);
+  // Match, then create or bind, as one step per person: another unit submitting the same person by any
+  // of these keys waits here, and then finds the contact (and binding) this one made.
+  await tx.locks.persons(integration.workspace.id, personKeys(integration, person));
+  const found = await matchPerson(tx, integration, person);
+  const by = found.by;
+  // A person found by another key than another unit's (phone here, e-mail there) is one row: its lock
+  // makes the two choose between creating and attaching a lead one after the other. (fillEmpty's
+  // UPDATE below would lock the row as well; this lock says so, and answers the row as committed.)
+  const matched = found.contact && ((await tx.contacts.lock(found.contact.id)) ?? found.contact);
   const reason = reviewReason(matched, by, person);
 
   let contact = matched;
@@ -166,14 +185,17 @@ async function intake(
     await tx.contacts.fillEmpty(contact.id, person, at);
   }
   if (person.externalId !== null && by !== 'external_contact_id') {
-    await tx.contacts.bind(integration.id, person.externalId, contact.id, at);
+    // Under the binding's person lock nobody else can have bound it since the match found none.
+    if (!(await tx.contacts.bind(integration.id, person.externalId, contact.id, at))) {
+      throw new Error(`external_contact_id ${person.externalId} was bound by a unit that did not lock it`);
+    }
   }
 
   const metadata = body.metadata ?? null;
   const sourceKey = typeof metadata?.source_key === 'string' ? metadata.source_key : null;
   const sourceRule = sourceKey === null ? undefined : integration.sources.find((rule) => rule.test(sourceKey));
   const notes = textOrNull(body.notes);
-  const latest = matched ? await tx.leads.latestOfContact(contact.id) : null;
+  const latest = matched ? await lockLatestLead(tx, contact.id) : null;
 
   let lead: Lead;
   let outcome: IntakeOutcome;

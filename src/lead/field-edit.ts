@@ -22,7 +22,8 @@ export async function setFieldValue(
 ): Promise<{ outcome: 'written' | 'unchanged'; lead: LeadObject }> {
   const rules = deps.rules();
   return deps.store.transact(async (tx) => {
-    const lead = await tx.leads.get(edit.leadId);
+    // Locked: the conflict rule reads the stored value, then writes (lead/field-write.ts).
+    const lead = await tx.leads.lock(edit.leadId);
     const ws = lead ? rules.workspaces.get(lead.workspaceId) : undefined;
     if (!lead || !ws || lead.deletedAt !== null) throw new AppError('not-found', `No lead ${edit.leadId}.`);
     const field = ws.fields.get(edit.fieldKey);

@@ -13,7 +13,8 @@ const sameWriter = (a: Writer, b: Writer) => a.kind === b.kind && a.ref === b.re
  * The one conflict rule. The same value is `unchanged` whoever wrote it. A value written by anyone
  * else (employee, import, automation, another integration) is kept unless `overwriteOthers` (the
  * field's `integration_wins` policy, or an employee's own edit). Otherwise the value is written and
- * remembers its writer.
+ * remembers its writer. The caller holds the lead's lock (`leads.lock`): two writers of one field then
+ * decide one after the other, and the second sees the first's value.
  */
 export async function writeField(
   tx: Repos,

@@ -1,5 +1,5 @@
 // What operators do to leads in the CRM (move, close, reopen, delete), for the admin API.
-import type { Store } from '../store/store.js';
+import type { Repos, Store } from '../store/store.js';
 import { AppError } from '../errors.js';
 import type { Rules, Workspace } from '../rules/catalog.js';
 import type { FieldCondition, Lead, LeadPatch } from '../store/repos/leads.js';
@@ -38,15 +38,22 @@ function patchFor(ws: Workspace, lead: Lead, action: OperatorAction, at: string)
   }
 }
 
-/** Applies an operator action; answers the lead as it is afterwards (null once deleted). */
+/**
+ * Applies an operator action; answers the lead as it is afterwards (null once deleted). `guard`, when
+ * given, checks the locked lead first, in the same unit (a bot's reach over its leads): whatever it
+ * refuses by throwing is refused on the lead as the action finds it.
+ */
 export async function actOnLead(
   deps: { store: Store; rules: () => Rules },
   leadId: string,
   action: OperatorAction,
+  guard?: (tx: Repos, lead: Lead | null) => Promise<unknown>,
 ): Promise<LeadObject | null> {
   const rules = deps.rules();
   return deps.store.transact(async (tx) => {
-    const lead = await tx.leads.get(leadId);
+    // Locked: the action is decided on the lead as it is now, and another action on it waits.
+    const lead = await tx.leads.lock(leadId);
+    await guard?.(tx, lead);
     const ws = lead ? rules.workspaces.get(lead.workspaceId) : undefined;
     if (!lead || !ws || (lead.deletedAt !== null && action.kind !== 'delete')) {
       throw new AppError('not-found', `No lead ${leadId}.`);

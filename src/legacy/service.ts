@@ -1,6 +1,6 @@
 // The deprecated interface's writes, translated onto the v1 services (contract 7).
 import { createHash } from 'node:crypto';
-import type { Store } from '../store/store.js';
+import type { Repos, Store } from '../store/store.js';
 import { AppError } from '../errors.js';
 import type { Integration } from '../rules/catalog.js';
 import { stableId } from '../rules/ids.js';
@@ -108,16 +108,36 @@ export async function createLegacyTag(deps: LegacyDeps, integration: Integration
  */
 export type LeadReach = 'view' | 'manage';
 
-/** A lead within the bot's reach, not deleted, or a 404; another workspace's lead is never reached. */
-export async function ownLead(store: Store, integration: Integration, leadId: string, reach: LeadReach = 'view'): Promise<Lead> {
-  const lead = await store.read(async (r) => {
-    const found = await r.leads.get(leadId);
-    if (!found || found.deletedAt !== null || found.workspaceId !== integration.workspace.id) return null;
-    if (found.integrationId === integration.id) return found;
-    return reach === 'view' && (await r.submissions.submittedTo(integration.id, found.id)) ? found : null;
-  });
-  if (!lead) throw new AppError('not-found', `No lead ${leadId} of this bot.`);
+/** The lead if it is within the bot's reach and not deleted; another workspace's lead is never reached. */
+async function reachable(r: Repos, integration: Integration, found: Lead | null, reach: LeadReach): Promise<Lead | null> {
+  if (!found || found.deletedAt !== null || found.workspaceId !== integration.workspace.id) return null;
+  if (found.integrationId === integration.id) return found;
+  return reach === 'view' && (await r.submissions.submittedTo(integration.id, found.id)) ? found : null;
+}
+
+const notOwn = (leadId: string) => new AppError('not-found', `No lead ${leadId} of this bot.`);
+
+/** A lead within the bot's reach, read in `r`'s snapshot, or a 404. */
+export async function ownLead(r: Repos, integration: Integration, leadId: string, reach: LeadReach = 'view'): Promise<Lead> {
+  const lead = await reachable(r, integration, await r.leads.get(leadId), reach);
+  if (!lead) throw notOwn(leadId);
   return lead;
+}
+
+/**
+ * A lead within the bot's reach, locked for the unit of work that writes it (`leads.lock`), or a 404.
+ * The check and the write it guards are one unit: a lead deleted or moved out of reach meanwhile is
+ * refused, never written.
+ */
+export async function lockOwnLead(tx: Repos, integration: Integration, leadId: string, reach: LeadReach = 'view'): Promise<Lead> {
+  return assertOwn(tx, integration, leadId, await tx.leads.lock(leadId), reach);
+}
+
+/** `lead` (as the unit read it) if it is within the bot's reach, else a 404. */
+export async function assertOwn(tx: Repos, integration: Integration, leadId: string, lead: Lead | null, reach: LeadReach): Promise<Lead> {
+  const own = await reachable(tx, integration, lead, reach);
+  if (!own) throw notOwn(leadId);
+  return own;
 }
 
 /**
@@ -132,7 +152,7 @@ export async function updateLegacyLead(
   idempotencyKey: string | undefined,
   inexactData?: ReadonlySet<string>,
 ): Promise<{ lead: LeadObject; replayed: boolean }> {
-  const lead = await ownLead(deps.store, integration, leadId);
+  const lead = await deps.store.read((r) => ownLead(r, integration, leadId));
   const current = new Set(await deps.store.read((r) => r.leads.tagIds(lead.id)));
   const added = (body.tag_ids ?? []).filter((id) => !current.has(id));
   const { answers, inexactAnswers, ignored } = answersFromLegacy(integration, await tagNames(deps.store, integration, added), body.extra_data ?? {}, inexactData);
@@ -145,6 +165,8 @@ export async function updateLegacyLead(
       {
         replay: async () => true,
         fresh: async (tx) => {
+          // Checked again in the unit that writes, on the lead locked: it may have been deleted since.
+          await lockOwnLead(tx, integration, lead.id);
           const at = (deps.now?.() ?? new Date()).toISOString();
           const id = newId();
           const result = await applyAnswers(tx, integration, { leadId: lead.id, submissionId: id, at }, answers, inexactAnswers);

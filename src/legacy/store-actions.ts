@@ -5,7 +5,7 @@ import { actOnLead } from '../lead/operator.js';
 import { formatMinor, renderLead } from '../lead/view.js';
 import type { LeadObject } from '../lead/schemas.js';
 import type { Rules } from '../rules/catalog.js';
-import { ownLead, type LegacyDeps } from './service.js';
+import { assertOwn, lockOwnLead, ownLead, type LegacyDeps } from './service.js';
 import { newId } from '../store/ids.js';
 import type { PagePosition } from '../store/repos/lead-pages.js';
 import { encodeCursor, LEGACY_PAGE_DEPTH_MAX, type LegacyPageQuery } from './schemas.js';
@@ -78,30 +78,31 @@ export async function listOwnLeads(deps: Deps, integration: Integration, query: 
 }
 
 export async function getOwnLead(deps: Deps, integration: Integration, leadId: string): Promise<LeadObject> {
-  const lead = await ownLead(deps.store, integration, leadId);
-  return deps.store.read((r) => renderLead(r, integration.workspace, lead));
+  return deps.store.read(async (r) => renderLead(r, integration.workspace, await ownLead(r, integration, leadId)));
 }
 
+// The bot's writes check its reach in the unit that writes, on the lead locked (legacy/service.ts).
 export async function moveOwnLead(deps: Deps, integration: Integration, leadId: string, stageId: string): Promise<LeadObject> {
-  await ownLead(deps.store, integration, leadId, 'manage');
-  return (await actOnLead(deps, leadId, { kind: 'move', stageId }))!;
+  return (await actOnLead(deps, leadId, { kind: 'move', stageId }, (tx, lead) => assertOwn(tx, integration, leadId, lead, 'manage')))!;
 }
 
 export async function deleteOwnLead(deps: Deps, integration: Integration, leadId: string): Promise<void> {
-  await ownLead(deps.store, integration, leadId, 'manage');
-  await actOnLead(deps, leadId, { kind: 'delete' });
+  await actOnLead(deps, leadId, { kind: 'delete' }, (tx, lead) => assertOwn(tx, integration, leadId, lead, 'manage'));
 }
 
 export async function addComment(deps: Deps, integration: Integration, leadId: string, text: string) {
-  const lead = await ownLead(deps.store, integration, leadId);
-  const comment = { id: newId(), leadId: lead.id, body: text, authorKind: 'integration' as const, authorRef: integration.id, createdAt: new Date().toISOString() };
-  await deps.store.transact((tx) => tx.leads.addComment(comment));
-  return { id: comment.id, lead: lead.id, text: comment.body, created_at: comment.createdAt };
+  const createdAt = new Date().toISOString();
+  const comment = await deps.store.transact(async (tx) => {
+    const lead = await lockOwnLead(tx, integration, leadId);
+    const c = { id: newId(), leadId: lead.id, body: text, authorKind: 'integration' as const, authorRef: integration.id, createdAt };
+    await tx.leads.addComment(c);
+    return c;
+  });
+  return { id: comment.id, lead: comment.leadId, text: comment.body, created_at: comment.createdAt };
 }
 
 export async function listComments(deps: Deps, integration: Integration, leadId: string) {
-  const lead = await ownLead(deps.store, integration, leadId);
-  const comments = await deps.store.read((r) => r.leads.listComments(lead.id));
+  const comments = await deps.store.read(async (r) => r.leads.listComments((await ownLead(r, integration, leadId)).id));
   return comments.map((c) => ({ id: c.id, lead: c.leadId, text: c.body, created_at: c.createdAt }));
 }
 
@@ -128,8 +129,12 @@ export function toMinor(amount: string | number, inexact = false): bigint {
 
 export async function addPayment(deps: Deps, integration: Integration, leadId: string, amount: string | number, note: string | null, inexact = false) {
   const amountMinor = toMinor(amount, inexact);
-  const lead = await ownLead(deps.store, integration, leadId, 'manage');
-  const payment = { id: newId(), leadId: lead.id, amountMinor, note, createdAt: new Date().toISOString() };
-  await deps.store.transact((tx) => tx.leads.addPayment(payment));
-  return { id: payment.id, lead: lead.id, amount: formatMinor(payment.amountMinor), comment: note, created_at: payment.createdAt };
+  const createdAt = new Date().toISOString();
+  const payment = await deps.store.transact(async (tx) => {
+    const lead = await lockOwnLead(tx, integration, leadId, 'manage');
+    const p = { id: newId(), leadId: lead.id, amountMinor, note, createdAt };
+    await tx.leads.addPayment(p);
+    return p;
+  });
+  return { id: payment.id, lead: payment.leadId, amount: formatMinor(payment.amountMinor), comment: note, created_at: payment.createdAt };
 }

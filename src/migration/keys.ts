@@ -1,6 +1,7 @@
 // API keys: random (192 bits), a short readable prefix, shown once, stored only as a SHA-256 hash.
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { Repos, Store } from '../store/store.js';
+import { AppError } from '../errors.js';
 import { hotRead } from '../store/hot-reads.js';
 import type { ApiKey, KeyKind } from '../store/repos/keys.js';
 import { newId } from '../store/ids.js';
@@ -57,7 +58,7 @@ export async function storeKey(
     createdBy: input.createdBy,
     revokedAt: null,
   };
-  await tx.keys.insert(key);
+  if (!(await tx.keys.insert(key))) throw new AppError('conflict', 'This key is already known to the gateway.');
   return { key, secret };
 }
 

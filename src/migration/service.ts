@@ -11,12 +11,17 @@ import { renderExternalId } from '../lead/external-id.js';
 import { newId } from '../store/ids.js';
 
 /**
- * Runs a change to keys or migration states. Requests remember both (store/hot-reads.ts); they are
+ * Runs a change to an integration's keys or migration state, holding the integration's lock: its
+ * changes read the state and then set it, so two of them run one after the other, and each audit row
+ * says the move that happened. Requests remember keys and states (store/hot-reads.ts); they are
  * forgotten once the change has committed, so the next request sees it.
  */
-async function commitChange<T>(store: Store, fn: (tx: Repos) => Promise<T>): Promise<T> {
+async function commitChange<T>(store: Store, integrationId: string, fn: (tx: Repos) => Promise<T>): Promise<T> {
   try {
-    return await store.transact(fn);
+    return await store.transact(async (tx) => {
+      await tx.locks.integration(integrationId);
+      return fn(tx);
+    });
   } finally {
     forgetHotReads(store);
   }
@@ -72,8 +77,12 @@ export interface LinkReport {
 async function linkLegacyLeads(tx: Repos, integration: Integration, at: string): Promise<LinkReport> {
   const report: LinkReport = { linked: 0, unlinked: [] };
   const template = integration.legacy.externalContactId;
-  for (const lead of await tx.leads.listLegacy(integration.id, true)) {
-    const externalId = template === null ? null : renderExternalId(template, lead);
+  const leads = (await tx.leads.listLegacy(integration.id, true)).map((lead) => ({ lead, externalId: template === null ? null : renderExternalId(template, lead) }));
+  // The bindings are made under their person locks, all taken at once: a lead submitted meanwhile with
+  // one of these external_contact_ids waits, then finds the binding (intake/service.ts).
+  const keys = leads.flatMap(({ externalId }) => (externalId === null ? [] : [{ kind: 'binding' as const, integrationId: integration.id, externalId }]));
+  await tx.locks.persons(integration.workspace.id, keys);
+  for (const { lead, externalId } of leads) {
     if (externalId === null) {
       report.unlinked.push(
         template === null
@@ -87,7 +96,10 @@ async function linkLegacyLeads(tx: Repos, integration: Integration, at: string):
       report.unlinked.push({ lead_id: lead.id, code: 'bound_to_another_person', reason: `${externalId} is already bound to another person` });
       continue;
     }
-    await tx.contacts.bind(integration.id, externalId, lead.contactId, at);
+    // Not bound now though the look-up found no binding: someone bound it without its person lock.
+    if (!(await tx.contacts.bind(integration.id, externalId, lead.contactId, at)) && bound === null) {
+      throw new Error(`external_contact_id ${externalId} was bound by a unit that did not lock it`);
+    }
     report.linked++;
   }
   return report;
@@ -105,8 +117,7 @@ export async function importLegacyKey(
 ): Promise<ApiKey> {
   const at = (deps.now?.() ?? new Date()).toISOString();
   const hash = input.key !== undefined ? hashKey(input.key) : input.hash!.toLowerCase();
-  return commitChange(deps.store, async (tx) => {
-    if (await tx.keys.findByHash(hash)) throw new AppError('conflict', 'This key is already known to the gateway.');
+  return commitChange(deps.store, integration.id, async (tx) => {
     const key: ApiKey = {
       id: newId(),
       integrationId: integration.id,
@@ -117,7 +128,8 @@ export async function importLegacyKey(
       createdBy: input.actor,
       revokedAt: null,
     };
-    await tx.keys.insert(key);
+    // The check is the insert: of two imports of one key at once, the database lets exactly one in.
+    if (!(await tx.keys.insert(key))) throw new AppError('conflict', 'This key is already known to the gateway.');
     await move(tx, integration, 'legacy_key_imported', null, input, at, { key_id: key.id, prefix: key.prefix });
     return key;
   });
@@ -134,7 +146,7 @@ export interface IssueResult extends IssuedKey {
  */
 export async function issueV1Key(deps: MigrationDeps, integration: Integration, who: Actor, secret?: string): Promise<IssueResult> {
   const at = (deps.now?.() ?? new Date()).toISOString();
-  return commitChange(deps.store, async (tx) => {
+  return commitChange(deps.store, integration.id, async (tx) => {
     const issued = await storeKey(tx, { integrationId: integration.id, kind: 'v1', createdBy: who.actor, at, ...(secret === undefined ? {} : { secret }) });
     const current = await tx.states.get(integration.id);
     const links = await linkLegacyLeads(tx, integration, at);
@@ -151,7 +163,7 @@ export async function issueV1Key(deps: MigrationDeps, integration: Integration, 
 /** The owner's "renew key": every current key stops at once, one new v1 key is issued. */
 export async function renewKeys(deps: MigrationDeps, integration: Integration, who: Actor): Promise<IssuedKey & { revoked: number; state: MigrationState }> {
   const at = (deps.now?.() ?? new Date()).toISOString();
-  return commitChange(deps.store, async (tx) => {
+  return commitChange(deps.store, integration.id, async (tx) => {
     const revoked = await tx.keys.revokeAll(integration.id, at);
     const issued = await storeKey(tx, { integrationId: integration.id, kind: 'v1', createdBy: who.actor, at });
     const current = await tx.states.get(integration.id);
@@ -167,7 +179,7 @@ export async function renewKeys(deps: MigrationDeps, integration: Integration, w
 /** Revokes one key of the integration, audited; the other keys go on working. */
 export async function revokeKey(deps: MigrationDeps, integration: Pick<Integration, 'id'>, keyId: string, who: Actor): Promise<ApiKey> {
   const at = (deps.now?.() ?? new Date()).toISOString();
-  return commitChange(deps.store, async (tx) => {
+  return commitChange(deps.store, integration.id, async (tx) => {
     const key = (await tx.keys.listForIntegration(integration.id)).find((k) => k.id === keyId);
     if (!key) throw new AppError('not-found', `No key ${keyId} belongs to this integration.`);
     if (!(await tx.keys.revoke(key.id, at))) throw new AppError('conflict', `Key ${keyId} was revoked at ${key.revokedAt}.`, { revoked_at: key.revokedAt });
@@ -182,7 +194,7 @@ export async function revokeKey(deps: MigrationDeps, integration: Pick<Integrati
  */
 export async function relinkLegacyLeads(deps: MigrationDeps, integration: Integration, who: Actor): Promise<LinkReport> {
   const at = (deps.now?.() ?? new Date()).toISOString();
-  return commitChange(deps.store, async (tx) => {
+  return commitChange(deps.store, integration.id, async (tx) => {
     const links = await linkLegacyLeads(tx, integration, at);
     await move(tx, integration, 'legacy_leads_linked', null, who, at, { linked_leads: links.linked, unlinked_leads: links.unlinked.length });
     return links;
@@ -198,7 +210,7 @@ export async function switchOff(
   await deps.usage.flush();
   const now = deps.now?.() ?? new Date();
   const quietHours = input.quietPeriodHours ?? DEFAULT_QUIET_PERIOD_HOURS;
-  return commitChange(deps.store, async (tx) => {
+  return commitChange(deps.store, integration.id, async (tx) => {
     const current = await tx.states.get(integration.id);
     if (current !== 'migrating') {
       throw new AppError(
@@ -229,7 +241,7 @@ export async function switchOff(
 /** switched_off -> migrating: the old key works again. A reason is required. */
 export async function rollback(deps: MigrationDeps, integration: Integration, who: Actor & { reason: string }): Promise<MigrationState> {
   const at = (deps.now?.() ?? new Date()).toISOString();
-  return commitChange(deps.store, async (tx) => {
+  return commitChange(deps.store, integration.id, async (tx) => {
     const current = await tx.states.get(integration.id);
     if (current !== 'switched_off') {
       throw new AppError('conflict', `${integration.handle} is ${current}; only a switched-off integration can be rolled back.`, { state: current });

@@ -11,6 +11,7 @@ import type { StateRepo } from './repos/states.js';
 import type { LegacyTagRepo } from './repos/legacy-tags.js';
 import type { AdminCredentialRepo } from './repos/admin-credentials.js';
 import type { LeadPageRepo } from './repos/lead-pages.js';
+import type { LockRepo } from './repos/locks.js';
 
 /** The repositories reachable inside a read or a unit of work. */
 export interface Repos {
@@ -24,6 +25,8 @@ export interface Repos {
   legacyTags: LegacyTagRepo;
   adminCredentials: AdminCredentialRepo;
   leadPages: LeadPageRepo;
+  /** Locks a unit takes before it reads what it decides on; meaningful only inside `transact` (repos/locks.ts). */
+  locks: LockRepo;
 }
 
 /** The engines a store can run on; `openStore` (open-store.ts) picks one from the configuration. */
@@ -43,6 +46,20 @@ export interface Store {
    * Runs a unit of work in a write transaction and resolves only after its commit is durable.
    * If `fn` throws, its writes are undone and nothing else is affected. A unit must not wait on
    * anything but its `tx` (no network calls inside a unit).
+   *
+   * Concurrency. Units of several processes may run at once (PostgreSQL: READ COMMITTED, each unit on
+   * its own connection; a deadlock or serialization failure reruns the whole unit a bounded number of
+   * times). A unit that reads, decides and writes first locks what it decides on, so that it decides
+   * as if the units had run one after the other:
+   * - person matching (match, then create or bind): `locks.persons` on the submitted keys (binding,
+   *   phone, e-mail), then `contacts.lock` on the person found, then `leads.lock` on the lead it joins;
+   * - a field write (read the value, apply the conflict rule, write) and an operator's or a bot's
+   *   action on a lead (ownership checked in the same unit): `leads.lock` on the lead;
+   * - an integration's key or state change (read the state, then set it, audit): `locks.integration`;
+   * - a key import (is the key known? insert it): `keys.insert` answers false for a known hash, the
+   *   database's uniqueness deciding; `contacts.bind` likewise tells a binding that exists already.
+   * Locks are taken in that order (integration, person keys, contact, lead) and held until the unit
+   * ends. On SQLite units run one at a time on the one writer, so the locks cost nothing there.
    */
   transact<T>(fn: (tx: Repos) => Promise<T>): Promise<T>;
   /** Runs reads against committed data only, all of them in one snapshot. */

@@ -15,7 +15,11 @@ export interface ApiKey {
 
 export interface KeyRepo {
   findByHash(hash: string): Promise<ApiKey | null>;
-  insert(key: ApiKey): Promise<void>;
+  /**
+   * Inserts the key; false when a key with the same hash exists, and nothing changed. The database's
+   * uniqueness decides, so of two writers inserting one key at once exactly one gets true.
+   */
+  insert(key: ApiKey): Promise<boolean>;
   listForIntegration(integrationId: string): Promise<ApiKey[]>;
   /** Revokes every live key of the integration; returns how many. */
   revokeAll(integrationId: string, at: string): Promise<number>;

@@ -68,6 +68,13 @@ export interface Payment {
 
 export interface LeadRepo {
   get(id: string): Promise<Lead | null>;
+  /**
+   * Reads the lead and locks its row until the unit ends (PostgreSQL: SELECT ... FOR NO KEY UPDATE, which
+   * answers the row as the last writer committed it). Taken by every unit that reads a lead or its
+   * field values, decides, and writes (field writes, operator actions, a bot's actions on its leads):
+   * such units on one lead run one after the other.
+   */
+  lock(id: string): Promise<Lead | null>;
   /** The person's most recent lead that is not deleted. */
   latestOfContact(contactId: string): Promise<Lead | null>;
   insert(lead: Lead): Promise<void>;

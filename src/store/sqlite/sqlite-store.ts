@@ -16,6 +16,7 @@ import { sqliteStateRepo } from './repos/states.js';
 import { sqliteLeadPageRepo } from './repos/lead-pages.js';
 import { sqliteLegacyTagRepo } from './repos/legacy-tags.js';
 import { sqliteAdminCredentialRepo } from './repos/admin-credentials.js';
+import { sqliteLockRepo } from './repos/locks.js';
 
 export interface SqliteStoreOptions {
   path: string;
@@ -53,6 +54,7 @@ const reposFor = (db: Db): Repos => ({
   legacyTags: sqliteLegacyTagRepo(db),
   adminCredentials: sqliteAdminCredentialRepo(db),
   leadPages: sqliteLeadPageRepo(db),
+  locks: sqliteLockRepo(),
 });
 
 export interface SqliteStore extends Store {

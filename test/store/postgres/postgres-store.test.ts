@@ -55,7 +55,7 @@ describe('the PostgreSQL store', () => {
     await expect(
       store.transact(async (tx) => {
         await tx.keys.insert(key('k2'));
-        await tx.keys.insert(key('k3', 'hash-k1')).catch(() => {}); // the hash is taken
+        await tx.keys.insert(key('k1', 'hash-k3')).catch(() => {}); // the id is taken (a taken hash is no failure: insert answers false)
       }),
     ).rejects.toBeInstanceOf(UnitAbortedError);
     expect((await store.peek((r) => r.keys.listForIntegration('int-1'))).map((k) => k.id)).toEqual(['k1']);

@@ -39,6 +39,9 @@ onEachEngine((_engine, open) => {
         await tx.keys.insert(key('other', 'int-2'));
       });
       expect(await store.peek((r) => r.keys.findByHash('hash-k1'))).toEqual(key('k1'));
+      // A second key of one hash is refused without failing the unit: the unit that tried goes on.
+      expect(await store.transact((tx) => tx.keys.insert({ ...key('k9'), hash: 'hash-k1' }))).toBe(false);
+      expect(await store.peek((r) => r.keys.findByHash('hash-k1'))).toEqual(key('k1'));
       expect(await store.peek((r) => r.keys.findByHash('nope'))).toBeNull();
       expect((await store.read((r) => r.keys.listForIntegration('int-1'))).map((k) => k.id)).toEqual(['k1', 'k3', 'k2']);
       expect(await store.transact((tx) => tx.keys.revoke('k1', 't1'))).toBe(true);

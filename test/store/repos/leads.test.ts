@@ -76,6 +76,8 @@ onEachEngine((_engine, open) => {
       expect(await store.peek((r) => r.leads.countByStatus('s1'))).toBe(2);
       expect(await store.peek((r) => r.leads.countByGroup('g1'))).toBe(0);
       expect(await store.peek((r) => r.leads.get('nope'))).toBeNull();
+      expect(await store.transact((tx) => tx.leads.lock('l1'))).toEqual(lead('l1', 't1', { notes: 'n', statusId: 's1' }));
+      expect(await store.transact((tx) => tx.leads.lock('nope'))).toBeNull();
     });
 
     it('keeps tags once each, comments in order, and payments summed exactly past 2^64', async (context) => {

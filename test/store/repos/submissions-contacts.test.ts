@@ -93,8 +93,9 @@ onEachEngine((_engine, open) => {
         await tx.contacts.insert(contact('c1', { phone: '+491', email: 'Ann@Example.com', updatedAt: 't1' }));
         await tx.contacts.insert(contact('c2', { phone: '+491', updatedAt: 't2' }));
         await tx.contacts.insert(contact('c3', { workspaceId: 'ws-2', email: 'ann@example.com', updatedAt: 't3' }));
-        await tx.contacts.bind('int-1', 'ext-1', 'c1', 't1');
-        await tx.contacts.bind('int-1', 'ext-1', 'c2', 't2'); // a binding, once made, stays
+        expect(await tx.contacts.bind('int-1', 'ext-1', 'c1', 't1')).toBe(true);
+        // A binding, once made, stays; the second is told so, never silently dropped.
+        expect(await tx.contacts.bind('int-1', 'ext-1', 'c2', 't2')).toBe(false);
       });
       expect((await store.peek((r) => r.contacts.findByBinding('int-1', 'ext-1')))?.id).toBe('c1');
       expect(await store.peek((r) => r.contacts.findByBinding('int-2', 'ext-1'))).toBeNull();
@@ -102,6 +103,8 @@ onEachEngine((_engine, open) => {
       expect((await store.peek((r) => r.contacts.findByEmail('ws-1', 'ANN@example.COM')))?.id).toBe('c1');
       expect((await store.peek((r) => r.contacts.findByEmail('ws-2', 'Ann@Example.com')))?.id).toBe('c3');
       expect(await store.peek((r) => r.contacts.get('c1'))).toEqual(contact('c1', { phone: '+491', email: 'Ann@Example.com', updatedAt: 't1' }));
+      expect(await store.transact((tx) => tx.contacts.lock('c1'))).toEqual(contact('c1', { phone: '+491', email: 'Ann@Example.com', updatedAt: 't1' }));
+      expect(await store.transact((tx) => tx.contacts.lock('nobody'))).toBeNull();
     });
 
     it('fills only the members that are empty', async (context) => {

@@ -5,6 +5,7 @@ import { statement, type Sql } from '../sql.js';
 
 const columns = 'c.id, c.workspace_id, c.first_name, c.last_name, c.phone, c.email, c.created_at, c.updated_at';
 const get = statement<ContactRow>('contacts.get', `SELECT ${columns} FROM contacts c WHERE c.id = $1`);
+const lock = statement<ContactRow>('contacts.lock', `SELECT ${columns} FROM contacts c WHERE c.id = $1 FOR NO KEY UPDATE`);
 const byBinding = statement<ContactRow>(
   'contacts.byBinding',
   `SELECT ${columns} FROM contact_bindings b JOIN contacts c ON c.id = b.contact_id WHERE b.integration_id = $1 AND b.external_contact_id = $2`,
@@ -40,11 +41,12 @@ export function pgContactRepo(sql: Sql): ContactRepo {
   const one = (row: ContactRow | null) => (row ? rowToContact(row) : null);
   return {
     get: async (id) => one(await get.one(sql, id)),
+    lock: async (id) => one(await lock.one(sql, id)),
     findByBinding: async (integrationId, externalId) => one(await byBinding.one(sql, integrationId, externalId)),
     findByPhone: async (workspaceId, phone) => one(await byPhone.one(sql, workspaceId, phone)),
     findByEmail: async (workspaceId, email) => one(await byEmail.one(sql, workspaceId, norm(email))),
     insert: async (c) => void (await insert.run(sql, c.id, c.workspaceId, c.firstName, c.lastName, c.phone, c.email, norm(c.email), c.createdAt, c.updatedAt)),
     fillEmpty: async (id, f, at) => void (await fill.run(sql, id, f.lastName ?? null, f.phone ?? null, f.email ?? null, norm(f.email), at)),
-    bind: async (integrationId, externalId, contactId, at) => void (await bind.run(sql, integrationId, externalId, contactId, at)),
+    bind: async (integrationId, externalId, contactId, at) => (await bind.run(sql, integrationId, externalId, contactId, at)).rowCount === 1,
   };
 }

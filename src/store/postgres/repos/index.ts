@@ -11,6 +11,7 @@ import { pgStateRepo } from './states.js';
 import { pgLegacyTagRepo } from './legacy-tags.js';
 import { pgAdminCredentialRepo } from './admin-credentials.js';
 import { pgLeadPageRepo } from './lead-pages.js';
+import { pgLockRepo } from './locks.js';
 
 export const reposFor = (sql: Sql): Repos => ({
   contacts: pgContactRepo(sql),
@@ -23,4 +24,5 @@ export const reposFor = (sql: Sql): Repos => ({
   legacyTags: pgLegacyTagRepo(sql),
   adminCredentials: pgAdminCredentialRepo(sql),
   leadPages: pgLeadPageRepo(sql),
+  locks: pgLockRepo(sql),
 });

@@ -7,7 +7,8 @@ const byHash = statement<KeyRow>('keys.byHash', 'SELECT * FROM api_keys WHERE ha
 const insert = statement(
   'keys.insert',
   `INSERT INTO api_keys (id, integration_id, kind, prefix, hash, created_at, created_by, revoked_at)
-   VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
+   VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
+   ON CONFLICT (hash) DO NOTHING`,
 );
 const list = statement<KeyRow>('keys.list', 'SELECT * FROM api_keys WHERE integration_id = $1 ORDER BY created_at, id');
 const revokeAll = statement('keys.revokeAll', 'UPDATE api_keys SET revoked_at = $1 WHERE integration_id = $2 AND revoked_at IS NULL');
@@ -21,7 +22,7 @@ export function pgKeyRepo(sql: Sql): KeyRepo {
       const row = await byHash.one(sql, hash);
       return row ? rowToKey(row) : null;
     },
-    insert: async (k) => void (await insert.run(sql, k.id, k.integrationId, k.kind, k.prefix, k.hash, k.createdAt, k.createdBy, k.revokedAt)),
+    insert: async (k) => (await insert.run(sql, k.id, k.integrationId, k.kind, k.prefix, k.hash, k.createdAt, k.createdBy, k.revokedAt)).rowCount === 1,
     listForIntegration: async (integrationId) => (await list.rows(sql, integrationId)).map(rowToKey),
   };
 }

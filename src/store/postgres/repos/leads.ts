@@ -11,6 +11,7 @@ const nameOf = (prefix: string, text: string) => `${prefix}.${createHash('sha1')
 
 // Ties of created_at break by id: time-ordered (src/store/ids.ts), as SQLite's rowid is.
 const get = statement<LeadRow>('leads.get', 'SELECT * FROM leads WHERE id = $1');
+const lock = statement<LeadRow>('leads.lock', 'SELECT * FROM leads WHERE id = $1 FOR NO KEY UPDATE');
 const latest = statement<LeadRow>('leads.latest', 'SELECT * FROM leads WHERE contact_id = $1 AND deleted_at IS NULL ORDER BY created_at DESC, id DESC LIMIT 1');
 const insertColumns = Object.values({ id: 'id', workspaceId: 'workspace_id', contactId: 'contact_id', integrationId: 'integration_id', origin: 'origin' });
 const insert = statement(
@@ -63,6 +64,7 @@ export function pgLeadRepo(sql: Sql): LeadRepo {
   const one = (row: LeadRow | null) => (row ? rowToLead(row) : null);
   return {
     get: async (id) => one(await get.one(sql, id)),
+    lock: async (id) => one(await lock.one(sql, id)),
     latestOfContact: async (contactId) => one(await latest.one(sql, contactId)),
     insert: async (lead) =>
       void (await insert.run(

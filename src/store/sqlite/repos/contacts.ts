@@ -38,12 +38,14 @@ export function sqliteContactRepo(db: Db): ContactRepo {
   const one = (row: ContactRow | undefined) => (row ? rowToContact(row) : null);
   return {
     get: async (id) => one(get.get(id)),
+    // One writer: the unit that reads the row is the only one that can write it (locks.ts).
+    lock: async (id) => one(get.get(id)),
     findByBinding: async (integrationId, externalId) => one(byBinding.get(integrationId, externalId)),
     findByPhone: async (workspaceId, phone) => one(byPhone.get(workspaceId, phone)),
     findByEmail: async (workspaceId, email) => one(byEmail.get(workspaceId, email.toLowerCase())),
     insert: async (contact) => void insert.run(contact),
     fillEmpty: async (id, f, at) =>
       void fill.run({ id, at, lastName: f.lastName ?? null, phone: f.phone ?? null, email: f.email ?? null }),
-    bind: async (integrationId, externalId, contactId, at) => void bind.run(integrationId, externalId, contactId, at),
+    bind: async (integrationId, externalId, contactId, at) => bind.run(integrationId, externalId, contactId, at).changes === 1,
   };
 }

@@ -7,7 +7,8 @@ export function sqliteKeyRepo(db: Db): KeyRepo {
   const byHash = db.prepare<[string], KeyRow>('SELECT * FROM api_keys WHERE hash = ?');
   const insert = db.prepare(
     `INSERT INTO api_keys (id, integration_id, kind, prefix, hash, created_at, created_by, revoked_at)
-     VALUES (@id, @integrationId, @kind, @prefix, @hash, @createdAt, @createdBy, @revokedAt)`,
+     VALUES (@id, @integrationId, @kind, @prefix, @hash, @createdAt, @createdBy, @revokedAt)
+     ON CONFLICT (hash) DO NOTHING`,
   );
   const list = db.prepare<[string], KeyRow>('SELECT * FROM api_keys WHERE integration_id = ? ORDER BY created_at, id');
   const revokeAll = db.prepare('UPDATE api_keys SET revoked_at = ? WHERE integration_id = ? AND revoked_at IS NULL');
@@ -19,7 +20,7 @@ export function sqliteKeyRepo(db: Db): KeyRepo {
       const row = byHash.get(hash);
       return row ? rowToKey(row) : null;
     },
-    insert: async (key) => void insert.run(key),
+    insert: async (key) => insert.run(key).changes === 1,
     listForIntegration: async (integrationId) => list.all(integrationId).map(rowToKey),
   };
 }

@@ -118,6 +118,11 @@ export function sqliteLeadRepo(db: Db): LeadRepo {
       const row = get.get(id);
       return row ? rowToLead(row) : null;
     },
+    // One writer: the unit that reads the row is the only one that can write it (locks.ts).
+    lock: async (id) => {
+      const row = get.get(id);
+      return row ? rowToLead(row) : null;
+    },
     latestOfContact: async (contactId) => {
       const row = latest.get(contactId);
       return row ? rowToLead(row) : null;

@@ -1,0 +1,30 @@
+// Locks of a unit of work in PostgreSQL: transaction-level advisory locks, released at COMMIT or ROLLBACK.
+import { integrationLockName, personLockNames, type LockRepo } from '../../repos/locks.js';
+import { statement, type Sql } from '../sql.js';
+
+/**
+ * One round trip for all of a unit's keys. Each name becomes a 64-bit lock id on the server
+ * (hashtextextended); the ids are locked in ascending order, so two units asking for overlapping sets
+ * take their common locks in the same order and never deadlock. The order holds: the plan is an
+ * Aggregate over Unique over Sort (EXPLAIN VERBOSE, PostgreSQL 15), so count() calls the volatile
+ * pg_advisory_xact_lock on the sorted ids, one after the other. A colliding hash only makes two units
+ * wait for each other.
+ *
+ * The lock is a statement of its own: a READ COMMITTED statement reads the data as of its start, so the
+ * reads the lock protects must come after it, not in the same statement.
+ */
+const lockAll = statement(
+  'locks.all',
+  `SELECT count(pg_advisory_xact_lock(id)) FROM (SELECT DISTINCT hashtextextended(name, 0) AS id FROM unnest($1::text[]) AS name ORDER BY 1) AS ids`,
+);
+const lockOne = statement('locks.one', 'SELECT pg_advisory_xact_lock(hashtextextended($1, 0))');
+
+export function pgLockRepo(sql: Sql): LockRepo {
+  return {
+    persons: async (workspaceId, keys) => {
+      const names = personLockNames(workspaceId, keys);
+      if (names.length > 0) await lockAll.run(sql, names);
+    },
+    integration: async (integrationId) => void (await lockOne.run(sql, integrationLockName(integrationId))),
+  };
+}

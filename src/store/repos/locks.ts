@@ -1,0 +1,39 @@
+// Locks a unit of work takes before it reads what it is about to decide on (issue 14, item 3).
+
+/** What identifies a person within a workspace, in the matching form (normalized phone, lower-case e-mail). */
+export type PersonKey =
+  | { kind: 'binding'; integrationId: string; externalId: string }
+  | { kind: 'phone'; phone: string }
+  | { kind: 'email'; email: string };
+
+/**
+ * Locks held until the unit of work ends (commit or rollback); a second unit asking for one waits.
+ * Order, so that two units never wait on each other: the integration, then person keys, then rows
+ * (a contact, then a lead). A unit takes each kind once, or several of a kind in one call.
+ *
+ * On SQLite every lock is a no-op: its units run one after the other on the one writer connection,
+ * and another process (the CLI) waits for the file's write lock (BEGIN IMMEDIATE).
+ */
+export interface LockRepo {
+  /**
+   * Locks a would-be person's keys: two units matching the same person (by the same binding, phone or
+   * e-mail) run one after the other, so the second finds the contact the first created instead of
+   * creating another. All keys in one call, in one order whoever asks.
+   */
+  persons(workspaceId: string, keys: readonly PersonKey[]): Promise<void>;
+  /** Locks an integration's keys and migration state: its moves run one after the other. */
+  integration(integrationId: string): Promise<void>;
+}
+
+/**
+ * The names of a person's keys, distinct and sorted: what an engine hashes into its lock ids. JSON
+ * arrays, so that no member's text can pass for another's.
+ */
+export function personLockNames(workspaceId: string, keys: readonly PersonKey[]): string[] {
+  const names = keys.map((k) =>
+    JSON.stringify(k.kind === 'binding' ? ['person', workspaceId, 'binding', k.integrationId, k.externalId] : ['person', workspaceId, k.kind, k.kind === 'phone' ? k.phone : k.email]),
+  );
+  return [...new Set(names)].sort();
+}
+
+export const integrationLockName = (integrationId: string): string => JSON.stringify(['integration', integrationId]);

@@ -1,0 +1,94 @@
+// The locks of a unit of work, on every engine: a second unit asking for a lock another holds goes on
+// only after that unit has ended. (On SQLite the single writer gives the same order without locks.)
+import { describe, expect, it } from 'vitest';
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { Repos, Store } from '../../../src/store/store.js';
+import type { PersonKey } from '../../../src/store/repos/locks.js';
+import { personLockNames } from '../../../src/store/repos/locks.js';
+import { onEachEngine } from '../../support/engines.js';
+
+/** How long the first unit holds its lock: long enough for the second to ask for it meanwhile. */
+const HOLD_MS = 100;
+
+const phone: PersonKey = { kind: 'phone', phone: '+998901234567' };
+const email: PersonKey = { kind: 'email', email: 'ann@example.com' };
+const binding: PersonKey = { kind: 'binding', integrationId: 'int-1', externalId: 'tg:1' };
+
+/** Unit A takes `first`, holds it; unit B, started once A holds it, takes `second`. The order of what they did. */
+async function contend(store: Store, first: (tx: Repos) => Promise<unknown>, second: (tx: Repos) => Promise<unknown>): Promise<string[]> {
+  const events: string[] = [];
+  let held!: () => void;
+  const holding = new Promise<void>((resolve) => (held = resolve));
+  const a = store.transact(async (tx) => {
+    await first(tx);
+    events.push('A locked');
+    held();
+    await sleep(HOLD_MS);
+    events.push('A ends');
+  });
+  await holding;
+  const b = store.transact(async (tx) => {
+    await second(tx);
+    events.push('B locked');
+  });
+  await Promise.all([a, b]);
+  return events;
+}
+
+describe('person lock names', () => {
+  it('are distinct, sorted, and keep a workspace, an integration and a kind apart', () => {
+    const names = personLockNames('ws-1', [phone, email, phone, binding]);
+    expect(names).toHaveLength(3);
+    expect([...names].sort()).toEqual(names);
+    expect(personLockNames('ws-2', [phone])).not.toEqual(personLockNames('ws-1', [phone]));
+    expect(personLockNames('ws-1', [{ ...binding, integrationId: 'int-2' }])).not.toEqual(personLockNames('ws-1', [binding]));
+    expect(personLockNames('ws-1', [{ kind: 'email', email: '+998901234567' }])).not.toEqual(personLockNames('ws-1', [phone]));
+  });
+});
+
+onEachEngine((_engine, open) => {
+  it('a person key held by one unit: another unit locking it (with other keys) waits until the first ends', async (context) => {
+    const store = await open();
+    if (!store) return context.skip();
+    const events = await contend(store, (tx) => tx.locks.persons('ws-1', [phone, binding]), (tx) => tx.locks.persons('ws-1', [email, phone]));
+    expect(events).toEqual(['A locked', 'A ends', 'B locked']);
+  });
+
+  it('an integration held by one unit: another unit locking it waits until the first ends', async (context) => {
+    const store = await open();
+    if (!store) return context.skip();
+    const events = await contend(store, (tx) => tx.locks.integration('int-1'), (tx) => tx.locks.integration('int-1'));
+    expect(events).toEqual(['A locked', 'A ends', 'B locked']);
+  });
+
+  it('a lead row held by one unit: another unit locking it waits, then reads what the first wrote', async (context) => {
+    const store = await open();
+    if (!store) return context.skip();
+    await store.transact(async (tx) => {
+      await tx.contacts.insert({ id: 'c1', workspaceId: 'ws-1', firstName: 'Ann', lastName: null, phone: null, email: null, createdAt: 't', updatedAt: 't' });
+      await tx.leads.insert({
+        id: 'l1', workspaceId: 'ws-1', contactId: 'c1', integrationId: 'int-1', origin: 'v1', firstName: 'Ann', lastName: null, phone: null, email: null,
+        notes: null, source: null, invitedBy: null, stageId: null, statusId: null, groupId: null, assignedTo: null, createdBy: null, closedBy: null,
+        closedAt: null, closeOutcome: null, closeReason: null, extraData: null, createdAt: 't', updatedAt: 't', deletedAt: null,
+      });
+    });
+    let seen: unknown;
+    const events = await contend(
+      store,
+      async (tx) => {
+        await tx.leads.lock('l1');
+        await tx.leads.update('l1', { notes: 'by A' });
+      },
+      async (tx) => (seen = (await tx.leads.lock('l1'))?.notes),
+    );
+    expect(events).toEqual(['A locked', 'A ends', 'B locked']);
+    expect(seen).toBe('by A');
+  });
+
+  it('units locking overlapping keys in any order at once all commit', async (context) => {
+    const store = await open();
+    if (!store) return context.skip();
+    const orders = [[phone, email, binding], [binding, email, phone], [email, phone], [binding, phone]];
+    await Promise.all(Array.from({ length: 16 }, (_, i) => store.transact((tx) => tx.locks.persons('ws-1', orders[i % orders.length]!))));
+  });
+});
