@@ -34,6 +34,13 @@ const NOT_RUN: Record<string, string> = {
   'docker build -t lead-gateway .': 'no Docker engine here; test/artefacts.test.ts checks the Dockerfile against CI',
   'docker run -p 3000:3000 -e ADMIN_TOKEN=… -v lg-data:/data -v "$PWD/rules:/app/rules:ro" lead-gateway': 'no Docker engine here',
   'kill -HUP "$(pgrep -f \'^node dist/main.js\')"': 'signals every gateway on the host; test/docs/npm-start.test.ts sends SIGHUP to the one npm start runs',
+  'pg_dump -Fc -d "$DATABASE_URL" -f "/backups/gateway-$(date +%F).dump"':
+    'needs a PostgreSQL server; test/docs/postgres-backup.test.ts runs it on a throwaway cluster while a gateway writes',
+  'createdb -h db.internal -U postgres -O gateway gateway_restored': 'needs a PostgreSQL server; test/docs/postgres-backup.test.ts runs it on a throwaway cluster',
+  'pg_restore -d postgres://gateway@db.internal:5432/gateway_restored --no-owner --exit-on-error --single-transaction /backups/gateway-2026-11-22.dump':
+    'needs a PostgreSQL server; test/docs/postgres-backup.test.ts runs it on a throwaway cluster and starts a gateway on the result',
+  'pg_basebackup -h db.internal -U replicator -D /backups/base/2026-11-22 -Fp -Xs -c fast':
+    'needs a server with WAL archiving and a replication role, then a server restart to recover; run by hand on a throwaway cluster (docs/operations.md says what it showed)',
 };
 
 /** Files in reading order; the runbook shows each step both ways, so each way runs on its own gateway. */

@@ -1,0 +1,104 @@
+// What the docs say about the PostgreSQL deployment, held against the code and the installed driver:
+// every variable is in the README's table and in .env.example, which must parse beside DATABASE_URL;
+// the defaults, limits, messages and TLS modes docs/operations.md names are the ones in force.
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { parseEnv } from 'node:util';
+import { describe, expect, it, vi } from 'vitest';
+import { parse as parseConnectionString } from 'pg-connection-string';
+import { ConfigError, ConfigSchema, parseConfig } from '../../src/config.js';
+import { DEFAULT_POOL_SIZE } from '../../src/store/postgres/pool.js';
+import { MIGRATION_LOCK_KEY, MIGRATION_TIMEOUT_MS } from '../../src/store/postgres/migrations.js';
+import { MAX_UNIT_ATTEMPTS } from '../../src/store/postgres/postgres-store.js';
+import { ROOT } from './doc-commands.js';
+
+const read = (file: string) => readFileSync(join(ROOT, file), 'utf8');
+/** The text with its line breaks and indentation folded into single spaces, as a reader sees it. */
+const flat = (text: string) => text.replace(/\s+/g, ' ');
+const operations = flat(read('docs/operations.md'));
+const TOKEN = 'a-long-and-varied-admin-token-0123456789';
+const URL_EXAMPLE = 'postgres://gateway:secret@db.internal:5432/gateway';
+
+const problemsOf = (env: Record<string, string>): string[] => {
+  try {
+    parseConfig(env);
+    return [];
+  } catch (error) {
+    if (error instanceof ConfigError) return error.problems;
+    throw error;
+  }
+};
+
+describe('the configuration as documented', () => {
+  const variables = Object.keys(ConfigSchema.shape);
+
+  it('names every variable in the README table and in .env.example', () => {
+    const readme = read('README.md');
+    const example = read('.env.example');
+    expect(variables.filter((name) => !readme.includes(`| \`${name}\` |`))).toEqual([]);
+    expect(variables.filter((name) => !new RegExp(`^#?${name}=`, 'm').test(example))).toEqual([]);
+  });
+
+  it('.env.example parses as it is, and with DATABASE_URL added: it sets no DATABASE_PATH that would clash', () => {
+    const example = parseEnv(read('.env.example'));
+    expect(problemsOf({ ...example, ADMIN_TOKEN: TOKEN })).toEqual([]);
+    expect(problemsOf({ ...example, ADMIN_TOKEN: TOKEN, DATABASE_URL: URL_EXAMPLE })).toEqual([]);
+  });
+
+  it('refuses DATABASE_URL beside DATABASE_PATH with the words docs/operations.md quotes', () => {
+    const [problem] = problemsOf({ ADMIN_TOKEN: TOKEN, DATABASE_URL: URL_EXAMPLE, DATABASE_PATH: 'x.db' });
+    expect(problem).toMatch(/^DATABASE_URL and DATABASE_PATH are both set/);
+    expect(operations).toContain(problem);
+    // An empty DATABASE_PATH counts as unset: how the container image, which sets it, runs on PostgreSQL.
+    expect(problemsOf({ ADMIN_TOKEN: TOKEN, DATABASE_URL: URL_EXAMPLE, DATABASE_PATH: '' })).toEqual([]);
+    expect(operations).toContain('-e DATABASE_PATH=');
+  });
+
+  it('has the PostgreSQL defaults and bounds the docs give', () => {
+    const config = parseConfig({ ADMIN_TOKEN: TOKEN, DATABASE_URL: URL_EXAMPLE });
+    expect(config.databasePoolSize).toBe(DEFAULT_POOL_SIZE);
+    expect(operations).toContain(`| \`DATABASE_POOL_SIZE\` | \`${config.databasePoolSize}\` |`);
+    expect(operations).toContain(`| \`DATABASE_STATEMENT_TIMEOUT_MS\` | \`${config.databaseStatementTimeoutMs}\` |`);
+    expect(operations).toContain(`(${config.databaseStatementTimeoutMs / 1000} s)`);
+    expect(problemsOf({ ADMIN_TOKEN: TOKEN, DATABASE_POOL_SIZE: '1001' })).toEqual(['DATABASE_POOL_SIZE must be at most 1000']);
+    expect(operations).toContain('(1 to 1,000)');
+    expect(problemsOf({ ADMIN_TOKEN: TOKEN, DATABASE_STATEMENT_TIMEOUT_MS: '99' })).toEqual(['DATABASE_STATEMENT_TIMEOUT_MS must be at least 100 milliseconds']);
+    expect(problemsOf({ ADMIN_TOKEN: TOKEN, DATABASE_STATEMENT_TIMEOUT_MS: '600001' })).toEqual(['DATABASE_STATEMENT_TIMEOUT_MS must be at most 600000 milliseconds']);
+    expect(operations).toContain('(100 to 600,000 ms)');
+  });
+});
+
+describe('docs/operations.md on PostgreSQL', () => {
+  it('names the migration lock as pg_locks shows it, and the migration and retry limits', () => {
+    const key = MIGRATION_LOCK_KEY;
+    expect(operations).toContain(`key \`${key}\``);
+    expect(operations).toContain(`\`classid = ${key >> 32n}\`, \`objid = ${key & 0xffffffffn}\``);
+    expect(MIGRATION_TIMEOUT_MS).toBe(30 * 60_000);
+    expect(operations).toContain('`MIGRATION_TIMEOUT_MS` (30 minutes)');
+    expect(operations).toContain(`up to ${MAX_UNIT_ATTEMPTS} runs in all (\`MAX_UNIT_ATTEMPTS\`)`);
+  });
+
+  it('quotes the refusal of a newer schema as the migrations word it', () => {
+    const source = read('src/store/postgres/migrations.ts');
+    const words = /`(the database schema is at version \$\{newest\}, newer than this gateway's \$\{known\}: [^`]+)`/.exec(source)?.[1];
+    expect(words).toBeDefined();
+    expect(operations).toContain(words!.replace('${newest}', '2').replace("${known}", '1'));
+  });
+
+  it('describes the TLS modes as the installed driver reads them', () => {
+    const ssl = (query: string) => parseConnectionString(`${URL_EXAMPLE}?${query}`).ssl;
+    // verify-full and its aliases: TLS with Node's checks of the chain and the host name; the aliases
+    // print the driver's SECURITY WARNING (held back here, so the test's output stays clean).
+    const warn = vi.spyOn(process, 'emitWarning').mockImplementation(() => {});
+    for (const mode of ['verify-full', 'require', 'prefer', 'verify-ca']) expect(ssl(`sslmode=${mode}`), mode).toEqual({});
+    expect(warn.mock.calls.map(([message]) => String(message).slice(0, 16))).toEqual(['SECURITY WARNING']);
+    warn.mockRestore();
+    expect(ssl('sslmode=disable')).toBe(false);
+    expect(ssl('sslmode=no-verify')).toEqual({ rejectUnauthorized: false });
+    expect(ssl('uselibpqcompat=true&sslmode=require')).toEqual({ rejectUnauthorized: false });
+    expect(parseConnectionString(URL_EXAMPLE).ssl).toBeUndefined();
+    for (const row of ['| nothing, or `sslmode=disable` | No TLS. |', '| `sslmode=verify-full` |', '| `sslmode=require`, `prefer` or `verify-ca` | The same as `verify-full`', '| `sslmode=no-verify` | TLS without checking the certificate', '| `uselibpqcompat=true` |']) {
+      expect(operations).toContain(row);
+    }
+  });
+});
