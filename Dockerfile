@@ -9,14 +9,16 @@ COPY src ./src
 RUN npm run build && npm prune --omit=dev
 
 FROM node:22-bookworm-slim
-ENV NODE_ENV=production HOST=0.0.0.0 PORT=3000 DATABASE_PATH=/data/lead-gateway.db RULES_DIR=/app/rules
+# No DATABASE_PATH here: the default data/lead-gateway.db is /data through the link below, and an
+# image that set it would refuse a DATABASE_URL given beside it (two databases are never a guess).
+ENV NODE_ENV=production HOST=0.0.0.0 PORT=3000 RULES_DIR=/app/rules
 WORKDIR /app
 COPY --from=build /app/node_modules ./node_modules
 COPY --from=build /app/dist ./dist
 COPY package.json ./
 COPY rules ./rules
 COPY docs ./docs
-RUN mkdir -p /data && chown node:node /data
+RUN mkdir -p /data && chown node:node /data && ln -s /data /app/data
 USER node
 VOLUME ["/data"]
 EXPOSE 3000

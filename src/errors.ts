@@ -201,7 +201,7 @@ export function registerErrorHandling(app: FastifyInstance): void {
       // The commit failed and was rolled back (disk error, disk full, lock held too long, connection
       // lost): nothing of the request stands, so the client may resend it safely with the same event_id.
       request.log.error({ err: error, engine_code: error.engineCode }, 'storage failure');
-      return sendProblem(reply, 'service-unavailable', 'The store could not save this request; nothing of it was kept. Resend it with the same event_id.', {}, { 'retry-after': '1' });
+      return sendProblem(reply, 'service-unavailable', 'The store could not confirm that this request was saved. Resend it with the same event_id: if it was saved, the resend is answered as a replay; if not, it is saved then.', {}, { 'retry-after': '1' });
     }
     const code = fastifyErrorCode(error);
     if (code !== undefined) {

@@ -2,6 +2,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { parseConfig } from '../src/config.js';
 
 const ROOT = join(import.meta.dirname, '..');
 const dockerfile = readFileSync(join(ROOT, 'Dockerfile'), 'utf8');
@@ -21,5 +22,17 @@ describe('Dockerfile', () => {
     expect(dockerfile).toMatch(/^VOLUME \["\/data"\]$/m);
     expect(dockerfile).toMatch(/^HEALTHCHECK .*\n.*\/healthz/m);
     expect(dockerfile).toMatch(/^CMD \["node", "dist\/main\.js"\]$/m);
+  });
+
+  it('keeps SQLite on the /data volume by default, and takes a DATABASE_URL given beside its environment', () => {
+    const line = /^ENV (.+)$/m.exec(dockerfile)![1]!;
+    const env = Object.fromEntries(line.split(' ').map((pair) => pair.split('=') as [string, string]));
+    const token = 'an-operator-token-of-32-characters-x';
+    const sqlite = parseConfig({ ...env, ADMIN_TOKEN: token });
+    // WORKDIR /app and the link /app/data -> /data put the default file on the volume.
+    expect(dockerfile).toMatch(/^WORKDIR \/app$/m);
+    expect(dockerfile).toMatch(/ln -s \/data \/app\/data/);
+    expect(sqlite).toMatchObject({ databaseUrl: null, databasePath: 'data/lead-gateway.db' });
+    expect(parseConfig({ ...env, ADMIN_TOKEN: token, DATABASE_URL: 'postgres://gateway@db:5432/gateway' }).databaseUrl).toBe('postgres://gateway@db:5432/gateway');
   });
 });

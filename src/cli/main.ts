@@ -89,6 +89,11 @@ function createProgram(): Command {
     let rules: RulesHolder;
     let store: Store;
     if (o.databaseUrl && program.getOptionValueSource('database') === 'cli') throw new UsageError('--database and --database-url name two databases: give one');
+    // As the server: both variables set is refused, unless the command line names the one meant.
+    if (env.DATABASE_URL && env.DATABASE_PATH && program.getOptionValueSource('databaseUrl') !== 'cli' && program.getOptionValueSource('database') !== 'cli') {
+      throw new UsageError('DATABASE_URL and DATABASE_PATH are both set: set DATABASE_URL for PostgreSQL or DATABASE_PATH for SQLite, not both (or give --database-url or --database)');
+    }
+    if (o.databaseUrl && o.create) throw new UsageError('--create makes a SQLite file; a PostgreSQL database is created by its operator (createdb), and the CLI migrates it');
     const options: StoreOptions = o.databaseUrl
       ? { engine: 'postgres', url: o.databaseUrl, poolSize: 2 }
       : { engine: 'sqlite', path: o.database, synchronous: 'FULL', mustExist: !o.create };

@@ -49,9 +49,9 @@ describe('the configuration as documented', () => {
     const [problem] = problemsOf({ ADMIN_TOKEN: TOKEN, DATABASE_URL: URL_EXAMPLE, DATABASE_PATH: 'x.db' });
     expect(problem).toMatch(/^DATABASE_URL and DATABASE_PATH are both set/);
     expect(operations).toContain(problem);
-    // An empty DATABASE_PATH counts as unset: how the container image, which sets it, runs on PostgreSQL.
+    // An empty DATABASE_PATH counts as unset; the container image sets none (test/artefacts.test.ts).
     expect(problemsOf({ ADMIN_TOKEN: TOKEN, DATABASE_URL: URL_EXAMPLE, DATABASE_PATH: '' })).toEqual([]);
-    expect(operations).toContain('-e DATABASE_PATH=');
+    expect(operations).toContain('so `-e DATABASE_URL=…` alone selects PostgreSQL there');
   });
 
   it('has the PostgreSQL defaults and bounds the docs give', () => {

@@ -94,10 +94,16 @@ describe('the CLI on PostgreSQL', () => {
     expect(JSON.parse(issued.out).key).toMatch(/^lgv1_/);
   });
 
-  it('refuses --database beside --database-url: two databases are never a guess', async (context) => {
+  it('refuses --database beside --database-url, both variables at once, and --create on PostgreSQL: two databases are never a guess', async (context) => {
     if (!cluster) return context.skip();
     const run = cli({}, '--database', 'x.db', '--database-url', cluster.url, 'migrate');
     expect(run.code).toBe(2);
     expect(run.err.trim()).toBe('error: --database and --database-url name two databases: give one');
+    const both = cli({ DATABASE_URL: cluster.url, DATABASE_PATH: 'x.db' }, 'migrate');
+    expect(both.code).toBe(2);
+    expect(both.err.trim()).toMatch(/^error: DATABASE_URL and DATABASE_PATH are both set/);
+    const create = cli({ DATABASE_URL: cluster.url }, '--create', 'migrate');
+    expect(create.code).toBe(2);
+    expect(create.err.trim()).toBe('error: --create makes a SQLite file; a PostgreSQL database is created by its operator (createdb), and the CLI migrates it');
   });
 });
