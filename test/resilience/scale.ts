@@ -11,6 +11,9 @@ export const scale = {
   concurrencyClients: FULL ? 16 : 8,
   concurrencyEvents: FULL ? 150 : 40,
   concurrencyPersons: FULL ? 60 : 20,
+  /** Clients posting leads while PostgreSQL is stopped and started (or restarted), and those cycles. */
+  restartClients: FULL ? 8 : 4,
+  restartCycles: FULL ? 10 : 2,
 };
 
 /** Writes one line of figures for docs/reliability.md to stdout. */
