@@ -21,6 +21,8 @@ const MAX_REQUESTS_PER_CLIENT = 3_000;
 /** A pause between a client's requests: enough load to be mid-request when the server goes. */
 const CLIENT_PAUSE_MS = 3;
 const READY_POLL_MS = 100;
+/** Requests held on a lock in each cycle, so they are certainly in flight on the server when it goes. */
+const HELD = 3;
 
 let cluster: TestPostgres | null = null;
 let url: string;
@@ -29,7 +31,9 @@ beforeAll(async () => {
   cluster = await clusterOrSkip();
   if (!cluster?.server) return;
   url = await freshDatabase(cluster.url);
-  gw = await spawnGateway({ env: { DATABASE_URL: url, DEMO_MODE: 'true', RATE_LIMIT_PER_MINUTE: '1000000' }, capture: true });
+  // A pool large enough that every client and every held request has its connection on the server.
+  const poolSize = String(2 * (scale.restartClients + HELD));
+  gw = await spawnGateway({ env: { DATABASE_URL: url, DATABASE_POOL_SIZE: poolSize, DEMO_MODE: 'true', RATE_LIMIT_PER_MINUTE: '1000000' }, capture: true });
 }, 60_000);
 afterAll(async () => {
   await gw?.stop();
@@ -89,6 +93,8 @@ function badRefusal(r: Sent): string | null {
 /** Waits until `n` of the gateway's statements wait for a lock (so they are in flight on the server). */
 async function gatewayWaitingOnLocks(db: pg.Client, n: number): Promise<void> {
   for (let i = 0; i < 200; i++) {
+    // Inside a transaction the statistics are a snapshot kept until its end: take a new one each time.
+    await db.query('SELECT pg_stat_clear_snapshot()');
     const { rows } = await db.query("SELECT count(*)::int AS n FROM pg_stat_activity WHERE application_name = 'lead-gateway' AND wait_event_type = 'Lock'");
     if (rows[0].n >= n) return;
     await sleep(20);
@@ -134,14 +140,15 @@ describe('a PostgreSQL restart under load', () => {
       for (let cycle = 0; cycle < scale.restartCycles; cycle++) {
         await sleep(STEADY_MS);
         const kind = cycle % 2 === 0 ? 'stop, wait, start' : 'pg_ctl restart';
-        // Requests certainly in flight when the server goes: they wait on a lock this test holds.
+        // Requests certainly in flight when the server goes: they wait on a lock this test holds (and
+        // so, soon, does every client's request).
         const locker = new pg.Client({ connectionString: url });
         locker.on('error', () => {}); // its connection is terminated by the shutdown too
         await locker.connect();
         await locker.query('BEGIN');
         await locker.query('LOCK TABLE leads IN ACCESS EXCLUSIVE MODE');
-        const held = Array.from({ length: 3 }, (_, k) => postLead(`inflight-${cycle}-${k}`));
-        await gatewayWaitingOnLocks(locker, 3);
+        const held = Array.from({ length: HELD }, (_, k) => postLead(`inflight-${cycle}-${k}`));
+        await gatewayWaitingOnLocks(locker, HELD + scale.restartClients);
         const downStart = now();
         let downDone: number;
         let upStart: number;
@@ -185,9 +192,15 @@ describe('a PostgreSQL restart under load', () => {
 
     // After the restarts, the same process takes leads again; every refused event is then accepted on
     // its resend: as new, or as a replay when its COMMIT had reached the server before the answer was lost.
-    const resent = await Promise.all([...refusals, ...inFlight].map((r) => postLead(r.eventId)));
+    const toResend = [...refusals, ...inFlight].map((r) => r.eventId);
+    const resent: Sent[] = [];
+    await Promise.all(
+      Array.from({ length: scale.restartClients }, async () => {
+        for (let eventId = toResend.pop(); eventId !== undefined; eventId = toResend.pop()) resent.push(await postLead(eventId));
+      }),
+    );
     const resentBad = resent.filter((r) => r.status !== 201 && !(r.status === 200 && r.body?.replayed === true));
-    expect(resentBad.map((r) => `${r.eventId}: ${r.status} ${JSON.stringify(r.body)}`)).toEqual([]);
+    expect(resentBad.map((r) => `${r.eventId}: ${r.status} ${JSON.stringify(r.body)} ${r.error ?? ''}`)).toEqual([]);
 
     // Every acknowledged lead is in the database, under its event, once.
     const acknowledged = new Map([...sent, ...resent].filter((r) => r.status === 201 || r.status === 200).map((r) => [r.eventId, (r.body!.lead as { id: string }).id]));
