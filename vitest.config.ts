@@ -21,6 +21,8 @@ const NOT_AGAIN_ON_POSTGRES = [
   'test/resilience/storage-faults.test.ts',
   // The OpenAPI document and the typed client are the same whatever the engine.
   'test/openapi.test.ts',
+  // PostgreSQL itself stopped and started, or several gateway processes: a cluster of the file's own.
+  'test/resilience/postgres-*.test.ts',
   // No store at all.
   'test/artefacts.test.ts',
   'test/config.test.ts',

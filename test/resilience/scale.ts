@@ -11,6 +11,13 @@ export const scale = {
   concurrencyClients: FULL ? 16 : 8,
   concurrencyEvents: FULL ? 150 : 40,
   concurrencyPersons: FULL ? 60 : 20,
+  /** Several gateway processes on one PostgreSQL: rounds of new persons, and persons whose field is raced. */
+  replicaRounds: FULL ? 20 : 3,
+  replicaPersons: FULL ? 20 : 8,
+  replicaFieldPersons: FULL ? 100 : 12,
+  /** Clients posting leads while PostgreSQL is stopped and started (or restarted), and those cycles. */
+  restartClients: FULL ? 8 : 4,
+  restartCycles: FULL ? 10 : 2,
 };
 
 /** Writes one line of figures for docs/reliability.md to stdout. */

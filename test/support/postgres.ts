@@ -1,16 +1,32 @@
 // A throwaway PostgreSQL cluster for the tests: TEST_DATABASE_URL if set, else the machine's own
 // binaries (initdb, pg_ctl) in a temp folder on a free port, stopped and removed when done.
-import { execFileSync, spawnSync } from 'node:child_process';
+import { execFile, execFileSync, spawnSync } from 'node:child_process';
 import { chownSync, existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir, userInfo } from 'node:os';
 import { join } from 'node:path';
+import { promisify } from 'node:util';
 import pg from 'pg';
 
 export interface TestPostgres {
   /** A connection string to a fresh database of the cluster. */
   url: string;
   stop(): Promise<void>;
+  /**
+   * The server itself, to take it away under a running gateway and bring it back on the same port and
+   * data; null when the cluster is not this run's own (TEST_DATABASE_URL).
+   */
+  server: ServerControl | null;
+}
+
+/** Asynchronous, so a test's clients keep running while the server goes down and comes back. */
+export interface ServerControl {
+  /** `pg_ctl stop -m fast`: open connections are terminated, the call returns once the server is down. */
+  down(): Promise<void>;
+  /** `pg_ctl start`, with the options of the first start; returns once it accepts connections. */
+  up(): Promise<void>;
+  /** `pg_ctl restart -m fast`. */
+  restart(): Promise<void>;
 }
 
 /** Why a cluster could not be had (the test then says it skipped, in one line), or null. */
@@ -49,7 +65,7 @@ export function postgresUnavailable(): string | null {
 }
 
 export async function startPostgres(): Promise<TestPostgres | Unavailable> {
-  if (process.env.TEST_DATABASE_URL) return { url: process.env.TEST_DATABASE_URL, stop: async () => {} };
+  if (process.env.TEST_DATABASE_URL) return { url: process.env.TEST_DATABASE_URL, stop: async () => {}, server: null };
   const bin = binaries();
   if (bin === null) return { reason: postgresUnavailable()! };
   const asRoot = userInfo().uid === 0;
@@ -60,9 +76,19 @@ export async function startPostgres(): Promise<TestPostgres | Unavailable> {
   const data = join(dir, 'data');
   const port = await freePort();
   run(join(bin, 'initdb'), ['-D', data, '-U', 'postgres', '--auth=trust', '--no-sync', '-E', 'UTF8']);
-  run(join(bin, 'pg_ctl'), ['-D', data, '-l', join(dir, 'server.log'), '-w', '-o', `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c max_connections=300`, 'start']);
+  const startArgs = ['-D', data, '-l', join(dir, 'server.log'), '-w', '-o', `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c max_connections=300`, 'start'];
+  run(join(bin, 'pg_ctl'), startArgs);
+  const pgCtl = async (args: string[]) => {
+    const [cmd, argv] = asRoot ? ['runuser', ['-u', 'postgres', '--', join(bin, 'pg_ctl'), ...args]] : [join(bin, 'pg_ctl'), args];
+    await promisify(execFile)(cmd, argv, { encoding: 'utf8', timeout: 60_000 });
+  };
   return {
     url: `postgres://postgres@127.0.0.1:${port}/postgres`,
+    server: {
+      down: () => pgCtl(['-D', data, '-m', 'fast', '-w', 'stop']),
+      up: () => pgCtl(startArgs),
+      restart: () => pgCtl(['-D', data, '-l', join(dir, 'server.log'), '-m', 'fast', '-w', 'restart']),
+    },
     async stop() {
       try {
         run(join(bin, 'pg_ctl'), ['-D', data, '-m', 'fast', '-w', 'stop']);
