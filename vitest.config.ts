@@ -25,6 +25,7 @@ const NOT_AGAIN_ON_POSTGRES = [
   'test/resilience/postgres-*.test.ts',
   // No store at all.
   'test/artefacts.test.ts',
+  'test/compose.test.ts',
   'test/config.test.ts',
   'test/contract.test.ts',
   'test/serializer.test.ts',
