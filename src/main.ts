@@ -26,7 +26,10 @@ async function main(): Promise<void> {
   const rules = createRulesHolder(config.rulesDir);
   const storeOptions = storeOptionsFrom(config);
   // A PostgreSQL connection dropped while idle (a server restart, a failover) is replaced by the pool; the log says so.
-  if (storeOptions.engine === 'postgres') storeOptions.onIdleError = (error) => logger.warn({ err: error }, 'database connection lost while idle; the pool opens a new one');
+  if (storeOptions.engine === 'postgres') {
+    storeOptions.onIdleError = (error) => logger.warn({ err: error }, 'database connection lost while idle; the pool opens a new one');
+    storeOptions.log = logger;
+  }
   const database = storeLocation(storeOptions);
   const store = await openStore(storeOptions).catch((error: unknown) => {
     throw error instanceof StoreOpenError ? new StartupError(`${config.databaseUrl ? 'DATABASE_URL' : 'DATABASE_PATH'}: ${error.message}.`) : error;

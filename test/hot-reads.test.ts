@@ -7,8 +7,9 @@ import { stableId } from '../src/rules/ids.js';
 import { startGateway, type Gateway } from './helper.js';
 import { testEngine } from './support/store.js';
 
-// Another process's commit is seen on the next request through SQLite's data_version. PostgreSQL has
-// no such counter: there another process's change is seen once the one-second memory expires.
+// These write the file as another process would, bypassing the gateway. On PostgreSQL another
+// process's change arrives through the change feed, which the process making it waits for
+// (test/process/replicas-changes.test.ts, test/store/postgres/change-feed.test.ts).
 const byAnotherProcess = it.runIf(testEngine() === 'sqlite');
 
 let gw: Gateway;

@@ -41,7 +41,7 @@ export function legacyGate(deps: { store: Store; rules: RulesHolder; usage: Usag
     request.apiKeyId = key!.id;
     if (integration.legacy.sunset !== null) reply.header('sunset', httpDate(integration.legacy.sunset));
 
-    const state = await hotRead(deps.store, `state:${integration.id}`, () => deps.store.read((r) => r.states.get(integration.id)));
+    const state = await hotRead(deps.store, `state:${integration.id}`, () => deps.store.peek((r) => r.states.get(integration.id)));
     if (state === 'switched_off') {
       const replacement = replacementFor(request.method, request.url.split('?')[0] ?? '');
       throw new AppError(

@@ -14,17 +14,22 @@ import { newId } from '../store/ids.js';
  * Runs a change to an integration's keys or migration state, holding the integration's lock: its
  * changes read the state and then set it, so two of them run one after the other, and each audit row
  * says the move that happened. Requests remember keys and states (store/hot-reads.ts); they are
- * forgotten once the change has committed, so the next request sees it.
+ * forgotten once the change has committed, here and (before this answers) in every other live
+ * process on the database, so the next request anywhere sees it.
  */
 async function commitChange<T>(store: Store, integrationId: string, fn: (tx: Repos) => Promise<T>): Promise<T> {
+  let result: T;
   try {
-    return await store.transact(async (tx) => {
+    result = await store.transact(async (tx) => {
       await tx.locks.integration(integrationId);
       return fn(tx);
     });
   } finally {
     forgetHotReads(store);
   }
+  // Committed whatever this finds: a process it could not reach is named in the store's log.
+  await store.awaitChangeSeen().catch(() => []);
+  return result;
 }
 
 export interface MigrationDeps {

@@ -1,35 +1,60 @@
 // Reads every request makes (its key, its integration's migration state), remembered a second per store.
 //
-// The reader connection's page cache is emptied by every commit, so under load each of these point
-// reads was a cold one. What changes them (key renewal, switch-off, rollback) goes through
-// migration/service.ts, which forgets everything of the store once its transaction has committed;
-// a commit by another process (the CLI) is seen through SQLite's data_version, checked on every
-// look-up, and forgets everything too. The one-second expiry is a backstop, not the mechanism.
+// Under load each of these point reads would cost a database round trip per request. What changes
+// them (key renewal, revocation, switch-off, rollback) goes through migration/service.ts, which
+// forgets everything of the store once its transaction has committed. A commit by another process
+// (the CLI, another replica) moves the store's change generation (SQLite's data_version; the
+// PostgreSQL change feed), checked on every look-up, and forgets everything too. A read that was
+// under way while either happened is not remembered: it may predate the change. The one-second
+// expiry is a backstop, not the mechanism.
 import type { Store } from './store.js';
 
 const HOT_READ_TTL_MS = 1000;
 const MAX_ENTRIES = 4096;
-const caches = new WeakMap<Store, Map<string, { value: unknown; until: number }>>();
+
+interface Cache {
+  entries: Map<string, { value: unknown; until: number }>;
+  /** The store's change generation the entries were read under. */
+  generation: number;
+  /** Moves with every forgetHotReads: a change of this process. */
+  forgotten: number;
+}
+
+const caches = new WeakMap<Store, Cache>();
+
+function cacheOf(store: Store): Cache {
+  let cache = caches.get(store);
+  if (!cache) caches.set(store, (cache = { entries: new Map(), generation: store.changeGeneration(), forgotten: 0 }));
+  return cache;
+}
 
 /** `load`'s result for `key`, from memory when read less than a second ago and `keep` allowed it. */
 export async function hotRead<V>(store: Store, key: string, load: () => Promise<V>, keep: (value: V) => boolean = () => true): Promise<V> {
-  let cache = caches.get(store);
-  if (!cache) caches.set(store, (cache = new Map()));
-  if (store.changedElsewhere()) cache.clear();
+  const cache = cacheOf(store);
+  const generation = store.changeGeneration();
+  if (generation !== cache.generation) {
+    cache.entries.clear();
+    cache.generation = generation;
+  }
   const now = Date.now();
-  const hit = cache.get(key);
+  const hit = cache.entries.get(key);
   if (hit && hit.until > now) return hit.value as V;
+  const forgotten = cache.forgotten;
   const value = await load();
-  if (keep(value)) {
-    if (cache.size >= MAX_ENTRIES) cache.clear();
-    cache.set(key, { value, until: now + HOT_READ_TTL_MS });
+  const unchanged = forgotten === cache.forgotten && store.changeGeneration() === generation;
+  if (keep(value) && unchanged) {
+    if (cache.entries.size >= MAX_ENTRIES) cache.entries.clear();
+    cache.entries.set(key, { value, until: now + HOT_READ_TTL_MS });
   } else {
-    cache.delete(key);
+    cache.entries.delete(key);
   }
   return value;
 }
 
 /** Forgets everything remembered for a store; call it after a commit that changed keys or states. */
 export function forgetHotReads(store: Store): void {
-  caches.get(store)?.clear();
+  const cache = caches.get(store);
+  if (!cache) return;
+  cache.entries.clear();
+  cache.forgotten++;
 }

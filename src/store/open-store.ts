@@ -7,6 +7,7 @@ import type { Synchronous } from './sqlite/connection.js';
 import { openSqliteStore } from './sqlite/sqlite-store.js';
 import { openPostgresStore } from './postgres/postgres-store.js';
 import { safeLocation } from './postgres/pool.js';
+import type { FeedLog } from './postgres/change-feed.js';
 
 /** How to open a store; `engine` says which, the rest is that engine's own. */
 export type StoreOptions = SqliteOptions | PostgresOptions;
@@ -36,6 +37,8 @@ export interface PostgresOptions {
   connectTimeoutMs?: number;
   /** Told of a failure of a connection nobody was using (a restarted server): the pool replaces it. */
   onIdleError?: (error: Error) => void;
+  /** Where the change feed reports a lost or regained connection, or a change not seen everywhere in time. */
+  log?: FeedLog;
 }
 
 /** The store the configuration names: PostgreSQL when DATABASE_URL is set, else the SQLite file at DATABASE_PATH. */

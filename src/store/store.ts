@@ -74,8 +74,17 @@ export interface Store {
    * /readyz reports.
    */
   checkReady(): Promise<void>;
-  /** True when another process (the CLI) has committed since the last call: remembered reads are stale. */
-  changedElsewhere(): boolean;
+  /**
+   * A number that moves whenever another process (a replica, the CLI) may have changed keys or
+   * migration states: reads remembered under an older number are stale (src/store/hot-reads.ts).
+   */
+  changeGeneration(): number;
+  /**
+   * After a commit that changed keys or migration states: resolves once every other live process has
+   * applied it to its remembered reads, so their very next request sees it (bounded: it answers, with
+   * the processes still behind, after two seconds at most; an engine of one file resolves at once).
+   */
+  awaitChangeSeen(): Promise<string[]>;
   close(): Promise<void>;
 }
 

@@ -5,6 +5,7 @@
 // JSON is jsonb, money is numeric, and the counts SQLite keeps by triggers are kept by triggers here.
 import type pg from 'pg';
 import { schema } from './schema.js';
+import { changeFeedSchema } from './change-feed-schema.js';
 import type { SchemaState } from '../store.js';
 
 export interface Migration {
@@ -13,7 +14,10 @@ export interface Migration {
   sql: string;
 }
 
-export const migrations: Migration[] = [{ version: 1, name: 'the schema of SQLite migration 12', sql: schema }];
+export const migrations: Migration[] = [
+  { version: 1, name: 'the schema of SQLite migration 12', sql: schema },
+  { version: 2, name: 'the change feed of keys and migration states', sql: changeFeedSchema },
+];
 
 /**
  * How long a migrating process may wait for another's migrations, and run its own: the pool's

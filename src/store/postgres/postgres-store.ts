@@ -6,9 +6,13 @@ import { createPool, safeLocation, type PoolOptions } from './pool.js';
 import { migrate } from './migrations.js';
 import { isRetryable, notReady, toStoreError, unavailableCode } from './errors.js';
 import { reposFor } from './repos/index.js';
+import { startChangeFeed, type ChangeFeed, type FeedLog } from './change-feed.js';
 import { inOrder } from './sql.js';
 
-export type PostgresStoreOptions = PoolOptions;
+export type PostgresStoreOptions = PoolOptions & {
+  /** Where the change feed says it lost or regained its connection, or that a change was not seen everywhere in time. */
+  log?: FeedLog;
+};
 
 export interface PostgresStore extends Store {
   readonly engine: 'postgres';
@@ -39,17 +43,20 @@ export class UnitAbortedError extends Error {
 export async function openPostgresStore(options: PostgresStoreOptions): Promise<PostgresStore> {
   const pool = createPool(options);
   let schema: SchemaState;
+  let feed: ChangeFeed;
   try {
     schema = await migrate(pool);
+    feed = await startChangeFeed({ url: options.url, pool, connectTimeoutMs: options.connectTimeoutMs ?? 5_000, log: options.log });
   } catch (error) {
     await pool.end().catch(() => {});
     throw new StoreOpenError(safeLocation(options.url), (error as Error).message, { cause: error });
   }
-  return postgresStore(pool, schema);
+  return postgresStore(pool, schema, feed);
 }
 
-/** A store on a pool whose schema is migrated. */
-export function postgresStore(pool: pg.Pool, schema: SchemaState): PostgresStore {
+/** A store on a pool whose schema is migrated; without a change feed it remembers no read. */
+export function postgresStore(pool: pg.Pool, schema: SchemaState, feed: ChangeFeed | null = null): PostgresStore {
+  let unfed = 0;
   const poolRepos = reposFor(pool);
 
   /** Runs `fn` between `begin` and COMMIT on one connection; any failure rolls it back. */
@@ -105,13 +112,16 @@ export function postgresStore(pool: pg.Pool, schema: SchemaState): PostgresStore
     read: (fn) => inTransaction('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY', fn).catch((error: unknown) => Promise.reject(toStoreError(error))),
     // One statement on whichever connection is free: its own snapshot.
     peek: (fn) => fn(poolRepos).catch((error: unknown) => Promise.reject(toStoreError(error))),
-    // Issue 15 adds a change feed; until then no process's reads are remembered across replicas.
-    changedElsewhere: () => false,
+    changeGeneration: () => (feed ? feed.generation() : ++unfed),
+    awaitChangeSeen: () => (feed ? feed.awaitSeen() : Promise.resolve([])),
     checkReady() {
       // Concurrent and back-to-back checks share one verdict for a second.
       if (readiness === null || Date.now() - readiness.at > READY_REUSE_MS) readiness = { at: Date.now(), check: checkReady() };
       return readiness.check;
     },
-    close: () => pool.end(),
+    async close() {
+      await feed?.close();
+      await pool.end();
+    },
   };
 }

@@ -101,6 +101,7 @@ export function openSqliteStore(options: SqliteStoreOptions): SqliteStore {
   // writes, so on the writer it moves exactly when another process (the CLI) changed the file.
   const dataVersion = writer.prepare('PRAGMA data_version').pluck();
   let seenVersion = dataVersion.get() as number;
+  let generation = 0;
 
   const probe = writer.prepare('INSERT INTO readiness_probe (id, checked_at) VALUES (1, ?) ON CONFLICT (id) DO UPDATE SET checked_at = excluded.checked_at');
   const minFreeBytes = options.minFreeBytes ?? DEFAULT_MIN_FREE_BYTES;
@@ -198,12 +199,16 @@ export function openSqliteStore(options: SqliteStoreOptions): SqliteStore {
       // Inside a shared read transaction it simply joins that snapshot.
       return fn(readRepos).catch(rethrowAsStoreError);
     },
-    changedElsewhere() {
+    changeGeneration() {
       const version = dataVersion.get() as number;
-      if (version === seenVersion) return false;
-      seenVersion = version;
-      return true;
+      if (version !== seenVersion) {
+        seenVersion = version;
+        generation++;
+      }
+      return generation;
     },
+    // Another process on the file checks data_version on its every look-up: it sees a commit at once.
+    awaitChangeSeen: async () => [],
     checkReady() {
       // Concurrent and back-to-back checks share one verdict for a second.
       if (readiness === null || Date.now() - readiness.at > READY_REUSE_MS) readiness = { at: Date.now(), check: checkReady() };
