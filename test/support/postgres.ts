@@ -10,7 +10,14 @@ import pg from 'pg';
 export interface TestPostgres {
   /** A connection string to a fresh database of the cluster. */
   url: string;
+  /** The server's data folder and log file, when the cluster was started here (not TEST_DATABASE_URL). */
+  local?: { dataDir: string; logFile: string };
   stop(): Promise<void>;
+}
+
+export interface StartOptions {
+  /** Server settings on top of the defaults, given as `-c name=value` (e.g. shared_preload_libraries for the bench); ignored with TEST_DATABASE_URL. */
+  settings?: Record<string, string>;
 }
 
 /** Why a cluster could not be had (the test then says it skipped, in one line), or null. */
@@ -48,7 +55,7 @@ export function postgresUnavailable(): string | null {
   return 'no PostgreSQL server binaries (apt-get install postgresql, or set TEST_DATABASE_URL)';
 }
 
-export async function startPostgres(): Promise<TestPostgres | Unavailable> {
+export async function startPostgres(options: StartOptions = {}): Promise<TestPostgres | Unavailable> {
   if (process.env.TEST_DATABASE_URL) return { url: process.env.TEST_DATABASE_URL, stop: async () => {} };
   const bin = binaries();
   if (bin === null) return { reason: postgresUnavailable()! };
@@ -58,11 +65,14 @@ export async function startPostgres(): Promise<TestPostgres | Unavailable> {
     execFileSync(asRoot ? 'runuser' : cmd, asRoot ? ['-u', 'postgres', '--', cmd, ...args] : args, { stdio: 'pipe', encoding: 'utf8' });
   if (asRoot) chownSync(dir, Number(execFileSync('id', ['-u', 'postgres'], { encoding: 'utf8' })), Number(execFileSync('id', ['-g', 'postgres'], { encoding: 'utf8' })));
   const data = join(dir, 'data');
+  const logFile = join(dir, 'server.log');
   const port = await freePort();
+  const extra = Object.entries(options.settings ?? {}).map(([name, value]) => ` -c ${name}=${value}`).join('');
   run(join(bin, 'initdb'), ['-D', data, '-U', 'postgres', '--auth=trust', '--no-sync', '-E', 'UTF8']);
-  run(join(bin, 'pg_ctl'), ['-D', data, '-l', join(dir, 'server.log'), '-w', '-o', `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c max_connections=300`, 'start']);
+  run(join(bin, 'pg_ctl'), ['-D', data, '-l', logFile, '-w', '-o', `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c max_connections=300${extra}`, 'start']);
   return {
     url: `postgres://postgres@127.0.0.1:${port}/postgres`,
+    local: { dataDir: data, logFile },
     async stop() {
       try {
         run(join(bin, 'pg_ctl'), ['-D', data, '-m', 'fast', '-w', 'stop']);
