@@ -9,20 +9,25 @@ import type { BenchDatabase } from './postgres.js';
 export interface Figures {
   scenario: string;
   requests: number;
-  /** Requests the server answered in the measured run (the gateway's own count; autocannon's for the others). */
-  answered: number;
+  /**
+   * Requests the measured run sent, the divisor of every per-request cost. The server processes each,
+   * also the few autocannon abandons in flight when its time is up (those are never answered).
+   */
+  sent: number;
   rps: number;
   p50_ms: number;
   p99_ms: number;
   errors: number;
   non_2xx: number;
   peak_rss_mb: number;
-  /** CPU time of the measured server process per request it answered, in microseconds. */
+  /** CPU time of the measured server process per request, in microseconds. */
   cpu_us: number | null;
   /** CPU time of the whole PostgreSQL cluster (every server process) per request, in microseconds. */
   pg_cpu_us: number | null;
   /** Statements the gateway ran on PostgreSQL per request (BEGIN and COMMIT included): each is a round trip. */
   round_trips: number | null;
+  /** What the gateway's PostgreSQL backends were doing, sampled through the run: samples per state. */
+  pg_states: Record<string, number> | null;
 }
 
 export interface Load {
@@ -38,7 +43,7 @@ export interface Load {
 export interface Target {
   /** The server process. */
   pid: number;
-  /** The gateway's address: its /metrics counts the requests it answered (others: autocannon's count). */
+  /** The gateway's address: its /metrics shows when the requests left in flight are done. */
   gateway?: string;
   /** The PostgreSQL database the gateway runs on. */
   postgres?: BenchDatabase;
@@ -76,16 +81,18 @@ async function answeredBy(gateway: string): Promise<number> {
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
 /**
- * Waits until the requests autocannon left in flight are answered: the gateway's count stands still
- * (bounded; others get a moment). At 32 connections on PostgreSQL's slowest scenario, that can take
- * a few hundred milliseconds, enough to skew a short run's per-request figures by a fifth.
+ * Waits until the requests autocannon left in flight are done: the gateway's count of answers and the
+ * statements PostgreSQL counted both stand still (bounded; other servers get a moment). The requests
+ * autocannon abandons at the end are never answered, yet their units still run; on PostgreSQL's
+ * slowest scenario they take a few hundred milliseconds, and would land in the next measured run.
  */
 async function settle(target: Target): Promise<void> {
   if (!target.gateway) return sleep(200);
-  let last = await answeredBy(target.gateway);
-  for (let waited = 0; waited < 5_000; waited += 100) {
-    await sleep(100);
-    const now = await answeredBy(target.gateway);
+  const progress = async () => `${await answeredBy(target.gateway!)}/${(await target.postgres?.statementCalls()) ?? ''}`;
+  let last = await progress();
+  for (let waited = 0; waited < 10_000; waited += 150) {
+    await sleep(150);
+    const now = await progress();
     if (now === last) return;
     last = now;
   }
@@ -111,33 +118,35 @@ export async function measure(settings: Settings, scenario: string, load: Load, 
     await autocannon(options(settings.warmupS));
     await settle(target);
   }
-  const answeredBefore = target.gateway ? await answeredBy(target.gateway) : 0;
   await target.postgres?.resetStatements();
   const cpuBefore = cpuMicros(target.pid);
   const pgCpuBefore = target.postgres?.clusterCpuMicros() ?? null;
+  const watch = target.postgres?.watch();
   let peak = 0;
   const sampler = setInterval(() => (peak = Math.max(peak, memoryOf(target.pid)?.rss ?? 0)), 100);
   const result = await autocannon(options(load.amount !== undefined ? null : settings.durationS));
   clearInterval(sampler);
+  const states = (await watch?.stop()) ?? null;
   await settle(target);
   const cpu = cpuMicros(target.pid) - cpuBefore;
   const pgCpuAfter = target.postgres?.clusterCpuMicros() ?? null;
   const statements = (await target.postgres?.statementCalls()) ?? null;
-  const answered = target.gateway ? (await answeredBy(target.gateway)) - answeredBefore : result.requests.total;
+  const sent = result.requests.sent;
   peak = Math.max(peak, memoryOf(target.pid)?.rss ?? 0);
   const figures: Figures = {
     scenario,
     requests: result.requests.total,
-    answered,
+    sent,
     rps: Math.round(result.requests.total / (result.duration || 1)),
     p50_ms: result.latency.p50,
     p99_ms: result.latency.p99,
     errors: result.errors + result.timeouts,
     non_2xx: result.non2xx,
     peak_rss_mb: Math.round(peak / 1048576),
-    cpu_us: perRequest(cpu, answered),
-    pg_cpu_us: pgCpuBefore !== null && pgCpuAfter !== null ? perRequest(pgCpuAfter - pgCpuBefore, answered) : null,
-    round_trips: statements !== null && answered > 0 ? Math.round((statements / answered) * 100) / 100 : null,
+    cpu_us: perRequest(cpu, sent),
+    pg_cpu_us: pgCpuBefore !== null && pgCpuAfter !== null ? perRequest(pgCpuAfter - pgCpuBefore, sent) : null,
+    round_trips: statements !== null && sent > 0 ? Math.round((statements / sent) * 100) / 100 : null,
+    pg_states: states,
   };
   const extra = [
     figures.cpu_us !== null ? `${figures.cpu_us} µs CPU/req` : '',
@@ -161,6 +170,15 @@ const medianOrNull = (values: (number | null)[]) => {
   return known.length > 0 ? median(known) : null;
 };
 
+/** Samples of every round added up: shares over all rounds. */
+function sumStates(all: (Record<string, number> | null)[]): Record<string, number> | null {
+  const known = all.filter((s): s is Record<string, number> => s !== null);
+  if (known.length === 0) return null;
+  const out: Record<string, number> = {};
+  for (const states of known) for (const [what, n] of Object.entries(states)) out[what] = (out[what] ?? 0) + n;
+  return out;
+}
+
 /** Each scenario over the rounds: median rate, latencies and costs, the highest memory, every failure counted. */
 export function combine(rounds: Record<string, Figures>[]): Record<string, Figures> {
   const out: Record<string, Figures> = {};
@@ -169,7 +187,7 @@ export function combine(rounds: Record<string, Figures>[]): Record<string, Figur
     out[key] = {
       scenario: all[0]!.scenario,
       requests: all.reduce((n, r) => n + r.requests, 0),
-      answered: all.reduce((n, r) => n + r.answered, 0),
+      sent: all.reduce((n, r) => n + r.sent, 0),
       rps: median(all.map((r) => r.rps)),
       p50_ms: median(all.map((r) => r.p50_ms)),
       p99_ms: median(all.map((r) => r.p99_ms)),
@@ -179,6 +197,7 @@ export function combine(rounds: Record<string, Figures>[]): Record<string, Figur
       cpu_us: medianOrNull(all.map((r) => r.cpu_us)),
       pg_cpu_us: medianOrNull(all.map((r) => r.pg_cpu_us)),
       round_trips: medianOrNull(all.map((r) => r.round_trips)),
+      pg_states: sumStates(all.map((r) => r.pg_states)),
     };
   }
   return out;

@@ -35,7 +35,12 @@ export interface BenchDatabase {
   clusterCpuMicros(): number | null;
   /** The statements the server ran for `work`, in order, from its log; null for a server elsewhere. */
   trace(work: () => Promise<void>): Promise<LoggedStatement[] | null>;
+  /** Samples what this database's backends are doing until `stop`, which answers the count of each state. */
+  watch(): { stop(): Promise<Record<string, number>> };
 }
+
+/** How often `watch` looks at pg_stat_activity. */
+const WATCH_INTERVAL_MS = 50;
 
 export interface BenchCluster {
   /** The server's version and what the bench could read from it. */
@@ -114,6 +119,33 @@ export async function startBenchPostgres(): Promise<BenchCluster | { reason: str
         statementCalls: async () => (counting ? (await statements()).reduce((n, s) => n + s.calls, 0) : null),
         statements,
         clusterCpuMicros,
+        watch() {
+          const seen: Record<string, number> = {};
+          let sampling = Promise.resolve();
+          const timer = setInterval(() => {
+            sampling = sampling
+              .then(async () => {
+                // A backend between two statements of a unit is "idle in transaction": it waits for the gateway.
+                const { rows } = await admin.query<{ what: string; n: number }>(
+                  `SELECT CASE WHEN state = 'idle' THEN 'idle in the pool'
+                               WHEN state LIKE 'idle in transaction%' THEN 'in a unit, waiting for the gateway'
+                               WHEN wait_event IS NULL THEN 'running'
+                               ELSE wait_event_type || ':' || wait_event END AS what, count(*)::int AS n
+                     FROM pg_stat_activity WHERE datname = $1 AND backend_type = 'client backend' GROUP BY 1`,
+                  [name],
+                );
+                for (const r of rows) seen[r.what] = (seen[r.what] ?? 0) + r.n;
+              })
+              .catch(() => {});
+          }, WATCH_INTERVAL_MS);
+          return {
+            async stop() {
+              clearInterval(timer);
+              await sampling;
+              return seen;
+            },
+          };
+        },
         async trace(work) {
           if (!cluster.local) return null;
           const from = statSync(cluster.local.logFile).size;

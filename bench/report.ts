@@ -37,22 +37,43 @@ const SQLITE_ROW: Record<string, string> = { newLeadPg: 'newLead', replayPg: 're
 
 const ratio = (a: number, b: number) => Math.round((a / b) * 100) / 100;
 const cell = (v: number | null) => (v === null ? '–' : String(v));
-const oneLine = (sql: string, max = 110) => (sql.length > max ? `${sql.slice(0, max - 1)}…` : sql).replace(/\|/g, '\\|');
+const oneLine = (text: string, max = 110) => {
+  const sql = text.replace(/\s+/g, ' ');
+  return (sql.length > max ? `${sql.slice(0, max - 1)}…` : sql).replace(/\|/g, '\\|');
+};
 
-function postgresSection(firstRound: Record<string, Figures>, detail: PostgresDetail): string[] {
+/** A scenario's backend states as shares, largest first. */
+const statesLine = (states: Record<string, number>) => {
+  const total = Object.values(states).reduce((a, b) => a + b, 0) || 1;
+  return Object.entries(states)
+    .sort((a, b) => b[1] - a[1])
+    .map(([what, n]) => `${what} ${Math.round((n / total) * 100)}%`)
+    .join(', ');
+};
+
+function postgresSection(f: Record<string, Figures>, firstRound: Record<string, Figures>, detail: PostgresDetail): string[] {
   const newLead = firstRound.newLeadPg;
   if (!newLead) return [`PostgreSQL: ${detail.server}.`, ''];
-  const answered = newLead.answered;
+  const sent = newLead.sent;
   const lines = [`PostgreSQL: ${detail.server}, on the same machine; the gateway's pool at its default size.`, ''];
+  const watched = Object.keys(SQLITE_ROW).filter((k) => f[k]?.pg_states);
+  if (watched.length > 0) {
+    lines.push(
+      "Where the gateway's backends were, sampled from pg_stat_activity every 50 ms over each run (Lock:transactionid: waiting for another unit's row lock; IO:WALSync and LWLock:WALWrite: the commit's flush):",
+      '',
+      ...watched.map((k) => `- ${f[k]!.scenario}: ${statesLine(f[k]!.pg_states!)}`),
+      '',
+    );
+  }
   if (detail.loadStatements.length > 0) {
     const total = detail.loadStatements.reduce((n, s) => n + s.total_ms, 0);
     lines.push(
-      `Statements of the first round's PostgreSQL new-lead scenario, ${answered} requests answered (pg_stat_statements; a statement's server time includes waiting for locks and, for COMMIT, the WAL flush):`,
+      `Statements of the first round's PostgreSQL new-lead scenario, ${sent} requests sent (pg_stat_statements; a statement's server time includes waiting for row locks, and COMMIT's excludes the commit's WAL flush, which comes after the statement is counted):`,
       '',
       '| statement | calls | per request | share of server time | mean ms |',
       '|---|---:|---:|---:|---:|',
       ...detail.loadStatements.map(
-        (s) => `| \`${oneLine(s.query)}\` | ${s.calls} | ${Math.round((s.calls / answered) * 100) / 100} | ${Math.round((s.total_ms / total) * 1000) / 10}% | ${Math.round((s.total_ms / s.calls) * 1000) / 1000} |`,
+        (s) => `| \`${oneLine(s.query)}\` | ${s.calls} | ${Math.round((s.calls / sent) * 100) / 100} | ${Math.round((s.total_ms / total) * 1000) / 10}% | ${Math.round((s.total_ms / s.calls) * 1000) / 1000} |`,
       ),
       '',
     );
@@ -93,7 +114,7 @@ export function report(f: Record<string, Figures>, rounds: Record<string, Figure
     `# Benchmark ${when}`,
     '',
     `${machine}; ${run.connections} connections, ${run.durationS} s per scenario after a ${run.warmupS} s warm-up, median of ${run.rounds} rounds (the long runs once); SQLite gateway with synchronous=FULL unless marked.`,
-    'CPU µs/req: the measured server process (the gateway, or the reference server) per request it answered; PostgreSQL CPU: every process of the cluster; round trips: statements the gateway ran on PostgreSQL per request.',
+    'CPU µs/req: the measured server process (the gateway, or the reference server) per request sent; PostgreSQL CPU: every process of the cluster; round trips: statements the gateway ran on PostgreSQL per request.',
     '',
     '| scenario | req/s | × echo | × SQLite | p50 ms | p99 ms | errors | non-2xx | peak RSS MB | CPU µs/req | PostgreSQL CPU µs/req | round trips/req |',
     '|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
@@ -112,7 +133,7 @@ export function report(f: Record<string, Figures>, rounds: Record<string, Figure
     `| v1 new lead / echo, per round | ${perRound('newLead', 'echo')} |`,
     ...(f.newLeadPg ? [`| v1 new lead PostgreSQL / SQLite, per round | ${perRound('newLeadPg', 'newLead')} |`] : []),
     '',
-    ...postgresSection(rounds[0]!, detail),
+    ...postgresSection(f, rounds[0]!, detail),
   ].join('\n');
   mkdirSync(run.out, { recursive: true });
   const stamp = when.replace(/[:.]/g, '-');

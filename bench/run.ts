@@ -42,7 +42,7 @@ const SETTINGS = { connections: CONNECTIONS, durationS: DURATION, warmupS: WARMU
 const measure = (scenario: string, load: Load, target: Target | number, warmup = true): Promise<Figures> =>
   measureWith(SETTINGS, scenario, load, typeof target === 'number' ? { pid: target } : target, warmup);
 
-/** A gateway as a measured target: its own count of answered requests divides its costs. */
+/** A gateway as a measured target: its /metrics tells when the requests in flight are done. */
 const at = (gw: ChildGateway): Target => ({ pid: gw.pid, gateway: gw.address });
 
 /** A reference server from bench/servers.ts, resolved with its address once it listens. */
@@ -97,7 +97,7 @@ const leadBody = (run: string) => (i: number) => ({
  * How many of a new-lead scenario's first events the replay and answers scenarios use: at most 1,000,
  * and never more than it stored (PostgreSQL's slower runs store fewer), or a "replay" would be new.
  */
-const storedOf = (newLead: Figures) => Math.max(1, Math.min(1000, newLead.answered));
+const storedOf = (newLead: Figures) => Math.max(1, Math.min(1000, newLead.sent));
 
 const replayBody = (run: string, stored: number) => (i: number) => leadBody(run)(i % stored);
 
