@@ -190,6 +190,19 @@ async function postgresScenarios(cluster: BenchCluster, run: string, detail: Pos
 async function main(): Promise<void> {
   const work = mkdtempSync(join(tmpdir(), 'lead-gateway-bench-'));
   const children: { stop(): unknown }[] = [];
+  let stopping: Promise<void> | null = null;
+  // Servers last started first: the gateways end before the cluster they use.
+  const stopAll = () =>
+    (stopping ??= (async () => {
+      for (const child of [...children].reverse()) await child.stop();
+      rmSync(work, { recursive: true, force: true });
+    })());
+  // pg_ctl starts the cluster in a session of its own: an interrupted run must stop it, or it outlives
+  // the bench. Listening for every signal (not once): tsx relays Ctrl-C a second time, and a signal
+  // nobody listens for would end the process in the middle of stopping.
+  const interrupted = () => void stopAll().finally(() => process.exit(130));
+  process.on('SIGINT', interrupted);
+  process.on('SIGTERM', interrupted);
   try {
     console.error(`lead-gateway benchmark: ${ROUNDS} rounds, ${CONNECTIONS} connections, ${DURATION} s per scenario (after ${WARMUP_S} s warm-up)`);
     const started = await startBenchPostgres();
@@ -206,7 +219,7 @@ async function main(): Promise<void> {
     }
     const figures = combine(rounds);
 
-    // 4. A long run: SUBMISSIONS new leads on a fresh database, the process's peak memory over all of it.
+    // 5. A long run: SUBMISSIONS new leads on a fresh database, the process's peak memory over all of it.
     const longDb = join(work, 'long.db');
     const long = await startGateway({ path: longDb, synchronous: 'FULL' });
     children.push(long);
@@ -215,7 +228,7 @@ async function main(): Promise<void> {
     figures.long.peak_rss_mb = Math.round((memoryOf(long.pid)?.peak ?? 0) / 1048576);
     await long.stop();
 
-    // 5. The same submissions with those leads already stored (a restarted process, as for the empty figure).
+    // 6. The same submissions with those leads already stored (a restarted process, as for the empty figure).
     const filled = await startGateway({ path: longDb, synchronous: 'FULL' });
     children.push(filled);
     figures.newLeadFilled = await measure(`v1 new lead (${SUBMISSIONS} stored)`, { url: `${filled.address}${LEADS}`, headers: { authorization: `Bearer ${longKey}` }, body: leadBody('filled') }, at(filled));
@@ -223,9 +236,7 @@ async function main(): Promise<void> {
 
     report(figures, rounds, detail, { connections: CONNECTIONS, durationS: DURATION, warmupS: WARMUP_S, rounds: ROUNDS, submissions: SUBMISSIONS, out: args.out });
   } finally {
-    // Servers last started first: the gateways end before the cluster they use.
-    for (const child of children.reverse()) await child.stop();
-    rmSync(work, { recursive: true, force: true });
+    await stopAll();
   }
 }
 

@@ -1,10 +1,11 @@
 // A throwaway PostgreSQL cluster for the tests: TEST_DATABASE_URL if set, else the machine's own
 // binaries (initdb, pg_ctl) in a temp folder on a free port, stopped and removed when done.
-import { execFileSync, spawnSync } from 'node:child_process';
+import { execFile, execFileSync, spawnSync } from 'node:child_process';
 import { chownSync, existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir, userInfo } from 'node:os';
 import { join } from 'node:path';
+import { promisify } from 'node:util';
 import pg from 'pg';
 
 export interface TestPostgres {
@@ -61,8 +62,8 @@ export async function startPostgres(options: StartOptions = {}): Promise<TestPos
   if (bin === null) return { reason: postgresUnavailable()! };
   const asRoot = userInfo().uid === 0;
   const dir = mkdtempSync(join(tmpdir(), 'lead-gateway-pg-'));
-  const run = (cmd: string, args: string[]) =>
-    execFileSync(asRoot ? 'runuser' : cmd, asRoot ? ['-u', 'postgres', '--', cmd, ...args] : args, { stdio: 'pipe', encoding: 'utf8' });
+  const command = (cmd: string, args: string[]): [string, string[]] => (asRoot ? ['runuser', ['-u', 'postgres', '--', cmd, ...args]] : [cmd, args]);
+  const run = (cmd: string, args: string[]) => execFileSync(...command(cmd, args), { stdio: 'pipe', encoding: 'utf8' });
   if (asRoot) chownSync(dir, Number(execFileSync('id', ['-u', 'postgres'], { encoding: 'utf8' })), Number(execFileSync('id', ['-g', 'postgres'], { encoding: 'utf8' })));
   const data = join(dir, 'data');
   const logFile = join(dir, 'server.log');
@@ -75,7 +76,8 @@ export async function startPostgres(options: StartOptions = {}): Promise<TestPos
     local: { dataDir: data, logFile },
     async stop() {
       try {
-        run(join(bin, 'pg_ctl'), ['-D', data, '-m', 'fast', '-w', 'stop']);
+        // Without blocking the event loop: a process stopping on a signal must still answer the next one.
+        await promisify(execFile)(...command(join(bin, 'pg_ctl'), ['-D', data, '-m', 'fast', '-w', 'stop']));
       } finally {
         rmSync(dir, { recursive: true, force: true });
       }
