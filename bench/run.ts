@@ -1,18 +1,23 @@
 // `npm run bench`: the gateway under load on 127.0.0.1, every figure a ratio to a baseline of the same run.
 //
-// One run starts a plain Fastify JSON echo server (the baseline), a stand-in legacy upstream, and the
-// built gateway on fresh SQLite files, and measures each scenario with autocannon at a fixed number of
+// One run starts a plain Fastify JSON echo server (the baseline), a stand-in legacy upstream, the
+// built gateway on fresh SQLite files and, when a throwaway PostgreSQL cluster can be started, the built
+// gateway on a fresh database of it; it measures each scenario with autocannon at a fixed number of
 // connections. It prints a Markdown table and writes it, with the raw figures as JSON, to bench/results/.
 // Options: --duration <s> (measured seconds per scenario, default 8), --rounds <n> (default 3: the
 // short scenarios run once per round and the median is reported), --connections <n> (default 32),
-// --submissions <n> (the long run's size, default 100000), --out <dir>.
+// --submissions <n> (the long run's size, default 100000), --out <dir>. The PostgreSQL cluster comes
+// from the machine's binaries (or TEST_DATABASE_URL, as for the tests); without one the bench says so
+// in one line and measures the SQLite rows only.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { cpus, tmpdir } from 'node:os';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import autocannon from 'autocannon';
 import { CHILD_ADMIN_TOKEN, ROOT, memoryOf, postJson, spawnGateway, type ChildGateway } from '../test/support/child-gateway.js';
+import { combine, measure as measureWith, type Figures, type Load, type Target } from './measure.js';
+import { startBenchPostgres, type BenchCluster, type BenchDatabase } from './postgres.js';
+import { report, type PostgresDetail } from './report.js';
 
 const { values: args } = parseArgs({
   options: {
@@ -32,62 +37,13 @@ const INTEGRATION = 'brightpath:telegram-bot';
 const LEGACY_KEY = 'bench-legacy-bot-key-0123456789';
 const LEADS = '/api/integrations/v1/leads/';
 const ANSWERS = '/api/integrations/v1/leads/answers/';
+const SETTINGS = { connections: CONNECTIONS, durationS: DURATION, warmupS: WARMUP_S };
 
-interface Figures {
-  scenario: string;
-  requests: number;
-  rps: number;
-  p50_ms: number;
-  p99_ms: number;
-  errors: number;
-  non_2xx: number;
-  peak_rss_mb: number;
-}
+const measure = (scenario: string, load: Load, target: Target | number, warmup = true): Promise<Figures> =>
+  measureWith(SETTINGS, scenario, load, typeof target === 'number' ? { pid: target } : target, warmup);
 
-interface Load {
-  url: string;
-  method?: 'GET' | 'POST';
-  headers?: Record<string, string>;
-  /** A body per request; `i` counts from 0 across the warm-up and the measured run. */
-  body?: (i: number) => unknown;
-  /** Run this many requests instead of for `DURATION` seconds. */
-  amount?: number;
-}
-
-/** Runs one scenario: a short warm-up, then the measured run, sampling the server's resident memory. */
-async function measure(scenario: string, load: Load, pid: number, warmup = true): Promise<Figures> {
-  let counter = 0;
-  const options = (seconds: number | null): autocannon.Options => ({
-    url: load.url,
-    connections: CONNECTIONS,
-    ...(load.amount !== undefined && seconds === null ? { amount: load.amount } : { duration: seconds ?? DURATION }),
-    requests: [
-      {
-        method: load.method ?? 'POST',
-        headers: { 'content-type': 'application/json', ...load.headers },
-        ...(load.body ? { setupRequest: (req: autocannon.Request) => ({ ...req, body: JSON.stringify(load.body!(counter++)) }) } : {}),
-      },
-    ],
-  });
-  if (warmup) await autocannon(options(WARMUP_S));
-  let peak = 0;
-  const sampler = setInterval(() => (peak = Math.max(peak, memoryOf(pid)?.rss ?? 0)), 100);
-  const result = await autocannon(options(load.amount !== undefined ? null : DURATION));
-  clearInterval(sampler);
-  peak = Math.max(peak, memoryOf(pid)?.rss ?? 0);
-  const figures: Figures = {
-    scenario,
-    requests: result.requests.total,
-    rps: Math.round(result.requests.total / (result.duration || 1)),
-    p50_ms: result.latency.p50,
-    p99_ms: result.latency.p99,
-    errors: result.errors + result.timeouts,
-    non_2xx: result.non2xx,
-    peak_rss_mb: Math.round(peak / 1048576),
-  };
-  console.error(`  ${scenario}: ${figures.rps} req/s, p99 ${figures.p99_ms} ms, ${figures.errors} errors, ${figures.non_2xx} non-2xx`);
-  return figures;
-}
+/** A gateway as a measured target: its /metrics tells when the requests in flight are done. */
+const at = (gw: ChildGateway): Target => ({ pid: gw.pid, gateway: gw.address });
 
 /** A reference server from bench/servers.ts, resolved with its address once it listens. */
 async function startServer(mode: 'echo' | 'upstream' | 'proxy', target?: string): Promise<{ address: string; child: ChildProcess }> {
@@ -103,12 +59,13 @@ async function startServer(mode: 'echo' | 'upstream' | 'proxy', target?: string)
   return { address, child };
 }
 
-async function startGateway(dbPath: string, synchronous: 'FULL' | 'OFF', upstream?: string): Promise<ChildGateway> {
+/** The built gateway on a SQLite file (`FULL` or `OFF`), or on a PostgreSQL database (a URL). */
+async function startGateway(store: { path: string; synchronous: 'FULL' | 'OFF' } | { url: string }, upstream?: string): Promise<ChildGateway> {
   return spawnGateway({
     entry: 'dist',
     env: {
-      DATABASE_PATH: dbPath,
-      SQLITE_SYNCHRONOUS: synchronous,
+      // PostgreSQL keeps the gateway's default pool (DATABASE_POOL_SIZE, 10 connections).
+      ...('url' in store ? { DATABASE_URL: store.url } : { DATABASE_PATH: store.path, SQLITE_SYNCHRONOUS: store.synchronous }),
       // The limiter still runs (its cost is part of every figure) but never refuses.
       RATE_LIMIT_PER_MINUTE: '1000000',
       ...(upstream ? { LEGACY_UPSTREAM_URL: upstream } : {}),
@@ -136,10 +93,22 @@ const leadBody = (run: string) => (i: number) => ({
   answers: { course: 'python', age: 18 + (i % 40) },
 });
 
-const ratio = (a: number, b: number) => Math.round((a / b) * 100) / 100;
+/**
+ * How many of a new-lead scenario's first events the replay and answers scenarios use: at most 1,000,
+ * and never more than it stored (PostgreSQL's slower runs store fewer), or a "replay" would be new.
+ */
+const storedOf = (newLead: Figures) => Math.max(1, Math.min(1000, newLead.sent));
+
+const replayBody = (run: string, stored: number) => (i: number) => leadBody(run)(i % stored);
+
+const answersBody = (run: string, stored: number) => (i: number) => ({
+  event_id: `answers-${i}`,
+  external_contact_id: `telegram:${run}-${i % stored}`,
+  answers: { laptop: i % 2 ? 'ha' : "yo'q", goal: `goal ${i}` },
+});
 
 /** One round of the short scenarios, each server fresh; `round` keeps event_ids apart between rounds. */
-async function shortRound(work: string, round: number, children: { stop(): unknown }[]): Promise<Record<string, Figures>> {
+async function shortRound(work: string, round: number, children: { stop(): unknown }[], cluster: BenchCluster | null, detail: PostgresDetail): Promise<Record<string, Figures>> {
   const figures: Record<string, Figures> = {};
   // 1. The baseline: a plain Fastify JSON echo.
   const echo = await startServer('echo');
@@ -156,19 +125,16 @@ async function shortRound(work: string, round: number, children: { stop(): unkno
   figures.bareProxy = await measure('bare reply-from proxy', { url: `${proxy.address}/api/bots/api/employees/`, method: 'GET' }, proxy.child.pid!);
   proxy.child.kill();
 
-  const full = await startGateway(join(work, `full${round}.db`), 'FULL', upstream.address);
+  const full = await startGateway({ path: join(work, `full${round}.db`), synchronous: 'FULL' }, upstream.address);
   children.push(full);
   const v1Key = await issueKeys(full);
   const v1 = { authorization: `Bearer ${v1Key}` };
   const run = `new${round}`;
-  figures.newLead = await measure('v1 new lead (FULL)', { url: `${full.address}${LEADS}`, headers: v1, body: leadBody(run) }, full.pid);
+  figures.newLead = await measure('v1 new lead (FULL)', { url: `${full.address}${LEADS}`, headers: v1, body: leadBody(run) }, at(full));
   // Replays of events the previous scenario stored, byte for byte the same bodies.
-  figures.replay = await measure('v1 replay', { url: `${full.address}${LEADS}`, headers: v1, body: (i) => leadBody(run)(i % 1000) }, full.pid);
-  figures.answers = await measure(
-    'v1 answers',
-    { url: `${full.address}${ANSWERS}`, headers: v1, body: (i) => ({ event_id: `answers-${i}`, external_contact_id: `telegram:${run}-${i % 1000}`, answers: { laptop: i % 2 ? 'ha' : "yo'q", goal: `goal ${i}` } }) },
-    full.pid,
-  );
+  const stored = storedOf(figures.newLead);
+  figures.replay = await measure('v1 replay', { url: `${full.address}${LEADS}`, headers: v1, body: replayBody(run, stored) }, at(full));
+  figures.answers = await measure('v1 answers', { url: `${full.address}${ANSWERS}`, headers: v1, body: answersBody(run, stored) }, at(full));
   figures.legacy = await measure(
     'legacy POST leads/',
     {
@@ -176,141 +142,101 @@ async function shortRound(work: string, round: number, children: { stop(): unkno
       headers: { 'x-bot-api-key': LEGACY_KEY },
       body: (i) => ({ first_name: 'Legacy', phone: `+99891${String(1_000_000 + i).padStart(7, '0')}`, source: 'ig_spring', extra_data: { telegram_id: 500_000 + i, course: 'python' } }),
     },
-    full.pid,
+    at(full),
   );
-  figures.passThrough = await measure('legacy pass-through', { url: `${full.address}/api/bots/api/employees/`, method: 'GET', headers: { 'x-bot-api-key': LEGACY_KEY } }, full.pid);
+  figures.passThrough = await measure('legacy pass-through', { url: `${full.address}/api/bots/api/employees/`, method: 'GET', headers: { 'x-bot-api-key': LEGACY_KEY } }, at(full));
   await full.stop();
   upstream.child.kill();
 
   // 3. Durability's price: the same submissions with synchronous=OFF.
-  const off = await startGateway(join(work, `off${round}.db`), 'OFF');
+  const off = await startGateway({ path: join(work, `off${round}.db`), synchronous: 'OFF' });
   children.push(off);
   const offKey = await issueKeys(off);
-  figures.newLeadOff = await measure('v1 new lead (OFF)', { url: `${off.address}${LEADS}`, headers: { authorization: `Bearer ${offKey}` }, body: leadBody(run) }, off.pid);
+  figures.newLeadOff = await measure('v1 new lead (OFF)', { url: `${off.address}${LEADS}`, headers: { authorization: `Bearer ${offKey}` }, body: leadBody(run) }, at(off));
   await off.stop();
+
+  // 4. The same new leads, replays and answers on PostgreSQL (fsync and synchronous_commit on).
+  if (cluster) Object.assign(figures, await postgresScenarios(cluster, run, round === 1 ? detail : null, children));
   return figures;
 }
 
-const median = (values: number[]) => {
-  const sorted = [...values].sort((a, b) => a - b);
-  const mid = Math.floor(sorted.length / 2);
-  return sorted.length % 2 ? sorted[mid]! : Math.round(((sorted[mid - 1]! + sorted[mid]!) / 2) * 10) / 10;
-};
-
-/** Each scenario over the rounds: median rate and latencies, the highest memory, every failure counted. */
-function combine(rounds: Record<string, Figures>[]): Record<string, Figures> {
-  const out: Record<string, Figures> = {};
-  for (const key of Object.keys(rounds[0]!)) {
-    const all = rounds.map((r) => r[key]!);
-    out[key] = {
-      scenario: all[0]!.scenario,
-      requests: all.reduce((n, r) => n + r.requests, 0),
-      rps: median(all.map((r) => r.rps)),
-      p50_ms: median(all.map((r) => r.p50_ms)),
-      p99_ms: median(all.map((r) => r.p99_ms)),
-      errors: all.reduce((n, r) => n + r.errors, 0),
-      non_2xx: all.reduce((n, r) => n + r.non_2xx, 0),
-      peak_rss_mb: Math.max(...all.map((r) => r.peak_rss_mb)),
-    };
+/** The PostgreSQL rows of one round; the first round also lists one new lead's statements into `detail`. */
+async function postgresScenarios(cluster: BenchCluster, run: string, detail: PostgresDetail | null, children: { stop(): unknown }[]): Promise<Record<string, Figures>> {
+  const database: BenchDatabase = await cluster.database();
+  const gw = await startGateway({ url: database.url });
+  children.push(gw);
+  const headers = { authorization: `Bearer ${await issueKeys(gw)}` };
+  const target = { ...at(gw), postgres: database };
+  const figures: Record<string, Figures> = {};
+  figures.newLeadPg = await measure('v1 new lead (PostgreSQL)', { url: `${gw.address}${LEADS}`, headers, body: leadBody(run) }, target);
+  if (detail) detail.loadStatements = await database.statements();
+  const stored = storedOf(figures.newLeadPg);
+  figures.replayPg = await measure('v1 replay (PostgreSQL)', { url: `${gw.address}${LEADS}`, headers, body: replayBody(run, stored) }, target);
+  figures.answersPg = await measure('v1 answers (PostgreSQL)', { url: `${gw.address}${ANSWERS}`, headers, body: answersBody(run, stored) }, target);
+  if (detail) {
+    // One new lead alone, on a warm gateway and pool: the statements it makes, in order. The usage
+    // counts the load left are written first (they are flushed once a second), so that flush is not listed.
+    await new Promise((resolve) => setTimeout(resolve, 1_500));
+    detail.oneNewLead = await database.trace(async () => {
+      // A phone no scenario uses: a new person, as in the new-lead scenario.
+      const sent = await postJson(`${gw.address}${LEADS}`, headers, { ...leadBody(`${run}-alone`)(0), phone: '+998931234567' });
+      if (sent.status !== 201) throw new Error(`the traced new lead answered ${sent.status}`);
+    });
   }
-  return out;
+  await gw.stop();
+  return figures;
 }
 
 async function main(): Promise<void> {
   const work = mkdtempSync(join(tmpdir(), 'lead-gateway-bench-'));
   const children: { stop(): unknown }[] = [];
+  let stopping: Promise<void> | null = null;
+  // Servers last started first: the gateways end before the cluster they use.
+  const stopAll = () =>
+    (stopping ??= (async () => {
+      for (const child of [...children].reverse()) await child.stop();
+      rmSync(work, { recursive: true, force: true });
+    })());
+  // pg_ctl starts the cluster in a session of its own: an interrupted run must stop it, or it outlives
+  // the bench. Listening for every signal (not once): tsx relays Ctrl-C a second time, and a signal
+  // nobody listens for would end the process in the middle of stopping.
+  const interrupted = () => void stopAll().finally(() => process.exit(130));
+  process.on('SIGINT', interrupted);
+  process.on('SIGTERM', interrupted);
   try {
     console.error(`lead-gateway benchmark: ${ROUNDS} rounds, ${CONNECTIONS} connections, ${DURATION} s per scenario (after ${WARMUP_S} s warm-up)`);
+    const started = await startBenchPostgres();
+    const cluster = 'reason' in started ? null : started;
+    if (cluster) children.push({ stop: () => cluster.stop() });
+    const detail: PostgresDetail = { server: cluster ? cluster.description : `not measured: ${(started as { reason: string }).reason}`, loadStatements: [], oneNewLead: null };
+    console.error(cluster ? `${detail.server}: a throwaway cluster beside the SQLite files` : `PostgreSQL ${detail.server}; the SQLite rows only`);
     // These machines are shared: a neighbour's burst can halve one measurement. Every short scenario is
     // run in each round, next to its baseline, and the median over the rounds is reported.
     const rounds: Record<string, Figures>[] = [];
     for (let round = 1; round <= ROUNDS; round++) {
       console.error(`round ${round} of ${ROUNDS}`);
-      rounds.push(await shortRound(work, round, children));
+      rounds.push(await shortRound(work, round, children, cluster, detail));
     }
     const figures = combine(rounds);
 
-    // 4. A long run: SUBMISSIONS new leads on a fresh database, the process's peak memory over all of it.
+    // 5. A long run: SUBMISSIONS new leads on a fresh database, the process's peak memory over all of it.
     const longDb = join(work, 'long.db');
-    const long = await startGateway(longDb, 'FULL');
+    const long = await startGateway({ path: longDb, synchronous: 'FULL' });
     children.push(long);
     const longKey = await issueKeys(long);
-    figures.long = await measure(`${SUBMISSIONS} submissions`, { url: `${long.address}${LEADS}`, headers: { authorization: `Bearer ${longKey}` }, body: leadBody('long'), amount: SUBMISSIONS }, long.pid, false);
+    figures.long = await measure(`${SUBMISSIONS} submissions`, { url: `${long.address}${LEADS}`, headers: { authorization: `Bearer ${longKey}` }, body: leadBody('long'), amount: SUBMISSIONS }, at(long), false);
     figures.long.peak_rss_mb = Math.round((memoryOf(long.pid)?.peak ?? 0) / 1048576);
     await long.stop();
 
-    // 5. The same submissions with those leads already stored (a restarted process, as for the empty figure).
-    const filled = await startGateway(longDb, 'FULL');
+    // 6. The same submissions with those leads already stored (a restarted process, as for the empty figure).
+    const filled = await startGateway({ path: longDb, synchronous: 'FULL' });
     children.push(filled);
-    figures.newLeadFilled = await measure(`v1 new lead (${SUBMISSIONS} stored)`, { url: `${filled.address}${LEADS}`, headers: { authorization: `Bearer ${longKey}` }, body: leadBody('filled') }, filled.pid);
+    figures.newLeadFilled = await measure(`v1 new lead (${SUBMISSIONS} stored)`, { url: `${filled.address}${LEADS}`, headers: { authorization: `Bearer ${longKey}` }, body: leadBody('filled') }, at(filled));
     await filled.stop();
 
-    report(figures, rounds);
+    report(figures, rounds, detail, { connections: CONNECTIONS, durationS: DURATION, warmupS: WARMUP_S, rounds: ROUNDS, submissions: SUBMISSIONS, out: args.out });
   } finally {
-    for (const child of children) child.stop();
-    rmSync(work, { recursive: true, force: true });
-  }
-}
-
-interface Target {
-  name: string;
-  value: number;
-  limit: number;
-  /** `min`: the value must reach the limit; `max`: it must stay under it. */
-  kind: 'min' | 'max';
-}
-
-function report(f: Record<string, Figures>, rounds: Record<string, Figures>[]): void {
-  const get = (k: string) => f[k]!;
-  const targets: Target[] = [
-    { name: 'v1 new lead / echo', value: ratio(get('newLead').rps, get('echo').rps), limit: 0.15, kind: 'min' },
-    { name: 'v1 replay / echo', value: ratio(get('replay').rps, get('echo').rps), limit: 0.4, kind: 'min' },
-    { name: `v1 new lead p99 at ${CONNECTIONS} connections (ms)`, value: get('newLead').p99_ms, limit: 25, kind: 'max' },
-    { name: 'legacy POST leads/ / v1 new lead', value: ratio(get('legacy').rps, get('newLead').rps), limit: 0.8, kind: 'min' },
-    { name: 'pass-through / upstream direct', value: ratio(get('passThrough').rps, get('direct').rps), limit: 0.7, kind: 'min' },
-    { name: 'new lead FULL / OFF', value: ratio(get('newLead').rps, get('newLeadOff').rps), limit: 0.8, kind: 'min' },
-    { name: `new lead with ${SUBMISSIONS} stored / empty`, value: ratio(get('newLeadFilled').rps, get('newLead').rps), limit: 0.8, kind: 'min' },
-    { name: `peak RSS over ${SUBMISSIONS} submissions (MB)`, value: get('long').peak_rss_mb, limit: 250, kind: 'max' },
-  ];
-  const met = (t: Target) => (t.kind === 'min' ? t.value >= t.limit : t.value <= t.limit);
-  const when = new Date().toISOString();
-  const machine = `${cpus().length} × ${cpus()[0]?.model ?? 'cpu'}, Node ${process.version}`;
-  const rows = Object.values(f).map(
-    (r) => `| ${r.scenario} | ${r.rps} | ${ratio(r.rps, get('echo').rps)} | ${r.p50_ms} | ${r.p99_ms} | ${r.errors} | ${r.non_2xx} | ${r.peak_rss_mb} |`,
-  );
-  const markdown = [
-    `# Benchmark ${when}`,
-    '',
-    `${machine}; ${CONNECTIONS} connections, ${DURATION} s per scenario after a ${WARMUP_S} s warm-up, median of ${ROUNDS} rounds (the long runs once); gateway with synchronous=FULL unless marked.`,
-    '',
-    '| scenario | req/s | × echo | p50 ms | p99 ms | errors | non-2xx | peak RSS MB |',
-    '|---|---:|---:|---:|---:|---:|---:|---:|',
-    ...rows,
-    '',
-    '| target | measured | limit | met |',
-    '|---|---:|---:|:---:|',
-    ...targets.map((t) => `| ${t.name} | ${t.value} | ${t.kind === 'min' ? '≥' : '≤'} ${t.limit} | ${met(t) ? 'yes' : '**no**'} |`),
-    '',
-    'Context (not targets): what forwarding alone costs here, and how close the gateway comes to it.',
-    '',
-    '| ratio | measured |',
-    '|---|---:|',
-    `| bare reply-from proxy / upstream direct | ${ratio(get('bareProxy').rps, get('direct').rps)} |`,
-    `| pass-through / bare reply-from proxy | ${ratio(get('passThrough').rps, get('bareProxy').rps)} |`,
-    `| v1 new lead / echo, per round | ${rounds.map((r) => ratio(r.newLead!.rps, r.echo!.rps)).join(', ')} |`,
-    '',
-  ].join('\n');
-  mkdirSync(args.out, { recursive: true });
-  const stamp = when.replace(/[:.]/g, '-');
-  writeFileSync(join(args.out, `${stamp}.json`), JSON.stringify({ when, machine, connections: CONNECTIONS, duration_s: DURATION, rounds, figures: f, targets: targets.map((t) => ({ ...t, met: met(t) })) }, null, 2) + '\n');
-  writeFileSync(join(args.out, `${stamp}.md`), markdown);
-  writeFileSync(join(args.out, 'latest.md'), markdown);
-  console.log(markdown);
-  // A scenario with failed requests measured something else than it says: the run does not count.
-  const broken = Object.values(f).filter((r) => r.errors > 0 || r.non_2xx > 0);
-  if (broken.length > 0) {
-    console.error(`Requests failed in: ${broken.map((r) => r.scenario).join(', ')}. Fix the scenario before reading its figures.`);
-    process.exitCode = 1;
+    await stopAll();
   }
 }
 

@@ -11,6 +11,8 @@ import pg from 'pg';
 export interface TestPostgres {
   /** A connection string to a fresh database of the cluster. */
   url: string;
+  /** The server's data folder and log file, when the cluster was started here (not TEST_DATABASE_URL). */
+  local?: { dataDir: string; logFile: string };
   stop(): Promise<void>;
   /**
    * The server itself, to take it away under a running gateway and bring it back on the same port and
@@ -27,6 +29,11 @@ export interface ServerControl {
   up(): Promise<void>;
   /** `pg_ctl restart -m fast`. */
   restart(): Promise<void>;
+}
+
+export interface StartOptions {
+  /** Server settings on top of the defaults, given as `-c name=value` (e.g. shared_preload_libraries for the bench); ignored with TEST_DATABASE_URL. */
+  settings?: Record<string, string>;
 }
 
 /** Why a cluster could not be had (the test then says it skipped, in one line), or null. */
@@ -64,34 +71,37 @@ export function postgresUnavailable(): string | null {
   return 'no PostgreSQL server binaries (apt-get install postgresql, or set TEST_DATABASE_URL)';
 }
 
-export async function startPostgres(): Promise<TestPostgres | Unavailable> {
+export async function startPostgres(options: StartOptions = {}): Promise<TestPostgres | Unavailable> {
   if (process.env.TEST_DATABASE_URL) return { url: process.env.TEST_DATABASE_URL, stop: async () => {}, server: null };
   const bin = binaries();
   if (bin === null) return { reason: postgresUnavailable()! };
   const asRoot = userInfo().uid === 0;
   const dir = mkdtempSync(join(tmpdir(), 'lead-gateway-pg-'));
-  const run = (cmd: string, args: string[]) =>
-    execFileSync(asRoot ? 'runuser' : cmd, asRoot ? ['-u', 'postgres', '--', cmd, ...args] : args, { stdio: 'pipe', encoding: 'utf8' });
+  const command = (cmd: string, args: string[]): [string, string[]] => (asRoot ? ['runuser', ['-u', 'postgres', '--', cmd, ...args]] : [cmd, args]);
+  const run = (cmd: string, args: string[]) => execFileSync(...command(cmd, args), { stdio: 'pipe', encoding: 'utf8' });
   if (asRoot) chownSync(dir, Number(execFileSync('id', ['-u', 'postgres'], { encoding: 'utf8' })), Number(execFileSync('id', ['-g', 'postgres'], { encoding: 'utf8' })));
   const data = join(dir, 'data');
+  const logFile = join(dir, 'server.log');
   const port = await freePort();
+  const extra = Object.entries(options.settings ?? {}).map(([name, value]) => ` -c ${name}=${value}`).join('');
   run(join(bin, 'initdb'), ['-D', data, '-U', 'postgres', '--auth=trust', '--no-sync', '-E', 'UTF8']);
-  const startArgs = ['-D', data, '-l', join(dir, 'server.log'), '-w', '-o', `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c max_connections=300`, 'start'];
+  const startArgs = ['-D', data, '-l', logFile, '-w', '-o', `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c max_connections=300${extra}`, 'start'];
   run(join(bin, 'pg_ctl'), startArgs);
   const pgCtl = async (args: string[]) => {
-    const [cmd, argv] = asRoot ? ['runuser', ['-u', 'postgres', '--', join(bin, 'pg_ctl'), ...args]] : [join(bin, 'pg_ctl'), args];
-    await promisify(execFile)(cmd, argv, { encoding: 'utf8', timeout: 60_000 });
+    await promisify(execFile)(...command(join(bin, 'pg_ctl'), args), { encoding: 'utf8', timeout: 60_000 });
   };
   return {
     url: `postgres://postgres@127.0.0.1:${port}/postgres`,
+    local: { dataDir: data, logFile },
     server: {
       down: () => pgCtl(['-D', data, '-m', 'fast', '-w', 'stop']),
       up: () => pgCtl(startArgs),
-      restart: () => pgCtl(['-D', data, '-l', join(dir, 'server.log'), '-m', 'fast', '-w', 'restart']),
+      restart: () => pgCtl(['-D', data, '-l', logFile, '-m', 'fast', '-w', 'restart']),
     },
     async stop() {
       try {
-        run(join(bin, 'pg_ctl'), ['-D', data, '-m', 'fast', '-w', 'stop']);
+        // Without blocking the event loop: a process stopping on a signal must still answer the next one.
+        await promisify(execFile)(...command(join(bin, 'pg_ctl'), ['-D', data, '-m', 'fast', '-w', 'stop']));
       } finally {
         rmSync(dir, { recursive: true, force: true });
       }

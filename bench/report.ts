@@ -1,0 +1,151 @@
+// The bench's report: one Markdown table of every scenario (PostgreSQL rows beside their SQLite ones),
+// the targets, and what PostgreSQL's statements cost; written with the raw figures to bench/results/.
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { cpus } from 'node:os';
+import { join } from 'node:path';
+import type { Figures } from './measure.js';
+import type { LoggedStatement, StatementStats } from './postgres.js';
+
+export interface PostgresDetail {
+  /** The server, or why there was none. */
+  server: string;
+  /** Every statement of the first round's PostgreSQL new-lead scenario, most server time first. */
+  loadStatements: StatementStats[];
+  /** The statements of one new lead sent alone, in order (null: not traced). */
+  oneNewLead: LoggedStatement[] | null;
+}
+
+export interface RunSettings {
+  connections: number;
+  durationS: number;
+  warmupS: number;
+  rounds: number;
+  submissions: number;
+  out: string;
+}
+
+interface Goal {
+  name: string;
+  value: number;
+  limit: number;
+  /** `min`: the value must reach the limit; `max`: it must stay under it. */
+  kind: 'min' | 'max';
+}
+
+/** Each PostgreSQL row and the SQLite row of the same scenario. */
+const SQLITE_ROW: Record<string, string> = { newLeadPg: 'newLead', replayPg: 'replay', answersPg: 'answers' };
+
+const ratio = (a: number, b: number) => Math.round((a / b) * 100) / 100;
+const cell = (v: number | null) => (v === null ? '–' : String(v));
+const oneLine = (text: string, max = 110) => {
+  const sql = text.replace(/\s+/g, ' ');
+  return (sql.length > max ? `${sql.slice(0, max - 1)}…` : sql).replace(/\|/g, '\\|');
+};
+
+/** A scenario's backend states as shares, largest first. */
+const statesLine = (states: Record<string, number>) => {
+  const total = Object.values(states).reduce((a, b) => a + b, 0) || 1;
+  return Object.entries(states)
+    .sort((a, b) => b[1] - a[1])
+    .map(([what, n]) => `${what} ${Math.round((n / total) * 100)}%`)
+    .join(', ');
+};
+
+function postgresSection(f: Record<string, Figures>, firstRound: Record<string, Figures>, detail: PostgresDetail): string[] {
+  const newLead = firstRound.newLeadPg;
+  if (!newLead) return [`PostgreSQL: ${detail.server}.`, ''];
+  const sent = newLead.sent;
+  const lines = [`PostgreSQL: ${detail.server}, on the same machine; the gateway's pool at its default size.`, ''];
+  const watched = Object.keys(SQLITE_ROW).filter((k) => f[k]?.pg_states);
+  if (watched.length > 0) {
+    lines.push(
+      "Where the gateway's backends were, sampled from pg_stat_activity every 50 ms over each run (Lock:transactionid: waiting for another unit's row lock; IO:WALSync and LWLock:WALWrite: the commit's flush):",
+      '',
+      ...watched.map((k) => `- ${f[k]!.scenario}: ${statesLine(f[k]!.pg_states!)}`),
+      '',
+    );
+  }
+  if (detail.loadStatements.length > 0) {
+    const total = detail.loadStatements.reduce((n, s) => n + s.total_ms, 0);
+    lines.push(
+      `Statements of the first round's PostgreSQL new-lead scenario, ${sent} requests sent (pg_stat_statements; a statement's server time includes waiting for row locks, and COMMIT's excludes the commit's WAL flush, which comes after the statement is counted):`,
+      '',
+      '| statement | calls | per request | share of server time | mean ms |',
+      '|---|---:|---:|---:|---:|',
+      ...detail.loadStatements.map(
+        (s) => `| \`${oneLine(s.query)}\` | ${s.calls} | ${Math.round((s.calls / sent) * 100) / 100} | ${Math.round((s.total_ms / total) * 1000) / 10}% | ${Math.round((s.total_ms / s.calls) * 1000) / 1000} |`,
+      ),
+      '',
+    );
+  }
+  if (detail.oneNewLead) {
+    lines.push(
+      'One new lead sent alone on the warm gateway, its statements in the order the server ran them (from the server log; one round trip each):',
+      '',
+      ...detail.oneNewLead.map((s, i) => `${i + 1}. [backend ${s.backend}] ${s.name ? `\`${s.name}\`: ` : ''}\`${oneLine(s.sql, 140)}\``),
+      '',
+    );
+  }
+  return lines;
+}
+
+export function report(f: Record<string, Figures>, rounds: Record<string, Figures>[], detail: PostgresDetail, run: RunSettings): void {
+  const get = (k: string) => f[k]!;
+  const goals: Goal[] = [
+    { name: 'v1 new lead / echo', value: ratio(get('newLead').rps, get('echo').rps), limit: 0.15, kind: 'min' },
+    { name: 'v1 replay / echo', value: ratio(get('replay').rps, get('echo').rps), limit: 0.4, kind: 'min' },
+    { name: `v1 new lead p99 at ${run.connections} connections (ms)`, value: get('newLead').p99_ms, limit: 25, kind: 'max' },
+    { name: 'legacy POST leads/ / v1 new lead', value: ratio(get('legacy').rps, get('newLead').rps), limit: 0.8, kind: 'min' },
+    { name: 'pass-through / upstream direct', value: ratio(get('passThrough').rps, get('direct').rps), limit: 0.7, kind: 'min' },
+    { name: 'new lead FULL / OFF', value: ratio(get('newLead').rps, get('newLeadOff').rps), limit: 0.8, kind: 'min' },
+    { name: `new lead with ${run.submissions} stored / empty`, value: ratio(get('newLeadFilled').rps, get('newLead').rps), limit: 0.8, kind: 'min' },
+    { name: `peak RSS over ${run.submissions} submissions (MB)`, value: get('long').peak_rss_mb, limit: 250, kind: 'max' },
+  ];
+  if (f.newLeadPg?.round_trips != null) goals.push({ name: 'database round trips per new lead (PostgreSQL)', value: f.newLeadPg.round_trips, limit: 4, kind: 'max' });
+  const met = (g: Goal) => (g.kind === 'min' ? g.value >= g.limit : g.value <= g.limit);
+  const when = new Date().toISOString();
+  const machine = `${cpus().length} × ${cpus()[0]?.model ?? 'cpu'}, Node ${process.version}`;
+  const rows = Object.entries(f).map(([key, r]) => {
+    const sqlite = SQLITE_ROW[key] ? f[SQLITE_ROW[key]] : undefined;
+    return `| ${r.scenario} | ${r.rps} | ${ratio(r.rps, get('echo').rps)} | ${sqlite ? ratio(r.rps, sqlite.rps) : ''} | ${r.p50_ms} | ${r.p99_ms} | ${r.errors} | ${r.non_2xx} | ${r.peak_rss_mb} | ${cell(r.cpu_us)} | ${cell(r.pg_cpu_us)} | ${cell(r.round_trips)} |`;
+  });
+  const perRound = (key: string, base: string) => rounds.map((r) => ratio(r[key]!.rps, r[base]!.rps)).join(', ');
+  const markdown = [
+    `# Benchmark ${when}`,
+    '',
+    `${machine}; ${run.connections} connections, ${run.durationS} s per scenario after a ${run.warmupS} s warm-up, median of ${run.rounds} rounds (the long runs once); SQLite gateway with synchronous=FULL unless marked.`,
+    'CPU µs/req: the measured server process (the gateway, or the reference server) per request sent; PostgreSQL CPU: every process of the cluster; round trips: statements the gateway ran on PostgreSQL per request.',
+    '',
+    '| scenario | req/s | × echo | × SQLite | p50 ms | p99 ms | errors | non-2xx | peak RSS MB | CPU µs/req | PostgreSQL CPU µs/req | round trips/req |',
+    '|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
+    ...rows,
+    '',
+    '| target | measured | limit | met |',
+    '|---|---:|---:|:---:|',
+    ...goals.map((g) => `| ${g.name} | ${g.value} | ${g.kind === 'min' ? '≥' : '≤'} ${g.limit} | ${met(g) ? 'yes' : '**no**'} |`),
+    '',
+    'Context (not targets): what forwarding alone costs here, and how close the gateway comes to it.',
+    '',
+    '| ratio | measured |',
+    '|---|---:|',
+    `| bare reply-from proxy / upstream direct | ${ratio(get('bareProxy').rps, get('direct').rps)} |`,
+    `| pass-through / bare reply-from proxy | ${ratio(get('passThrough').rps, get('bareProxy').rps)} |`,
+    `| v1 new lead / echo, per round | ${perRound('newLead', 'echo')} |`,
+    ...(f.newLeadPg ? [`| v1 new lead PostgreSQL / SQLite, per round | ${perRound('newLeadPg', 'newLead')} |`] : []),
+    '',
+    ...postgresSection(f, rounds[0]!, detail),
+  ].join('\n');
+  mkdirSync(run.out, { recursive: true });
+  const stamp = when.replace(/[:.]/g, '-');
+  const json = { when, machine, connections: run.connections, duration_s: run.durationS, rounds, figures: f, targets: goals.map((g) => ({ ...g, met: met(g) })), postgres: detail };
+  writeFileSync(join(run.out, `${stamp}.json`), JSON.stringify(json, null, 2) + '\n');
+  writeFileSync(join(run.out, `${stamp}.md`), markdown);
+  writeFileSync(join(run.out, 'latest.md'), markdown);
+  console.log(markdown);
+  // A scenario with failed requests measured something else than it says: the run does not count.
+  const broken = Object.values(f).filter((r) => r.errors > 0 || r.non_2xx > 0);
+  if (broken.length > 0) {
+    console.error(`Requests failed in: ${broken.map((r) => r.scenario).join(', ')}. Fix the scenario before reading its figures.`);
+    process.exitCode = 1;
+  }
+}
