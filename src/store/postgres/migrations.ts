@@ -6,6 +6,7 @@
 import type pg from 'pg';
 import { schema } from './schema.js';
 import { changeFeedSchema } from './change-feed-schema.js';
+import { stripedCountsSchema } from './striped-counts-schema.js';
 import type { SchemaState } from '../store.js';
 
 export interface Migration {
@@ -17,6 +18,7 @@ export interface Migration {
 export const migrations: Migration[] = [
   { version: 1, name: 'the schema of SQLite migration 12', sql: schema },
   { version: 2, name: 'the change feed of keys and migration states', sql: changeFeedSchema },
+  { version: 3, name: 'lead counts spread over stripes', sql: stripedCountsSchema },
 ];
 
 /**

@@ -4,7 +4,7 @@ import { statement, type Sql } from '../sql.js';
 import { rowToLead, type LeadRow } from '../../sql-rows.js';
 
 const live = 'integration_id = $1 AND deleted_at IS NULL';
-const count = statement<{ n: string }>('leadPages.count', 'SELECT n FROM integration_lead_counts WHERE integration_id = $1');
+const count = statement<{ n: string }>('leadPages.count', 'SELECT sum(n) AS n FROM integration_lead_counts WHERE integration_id = $1');
 const after = statement<LeadRow>('leadPages.after', `SELECT * FROM leads WHERE ${live} AND (created_at, id) < ($2, $3) ORDER BY created_at DESC, id DESC LIMIT $4`);
 const before = statement<LeadRow>('leadPages.before', `SELECT * FROM leads WHERE ${live} AND (created_at, id) > ($2, $3) ORDER BY created_at, id LIMIT $4`);
 // The skipped leads are stepped over in the index only; the offset itself is bounded by the caller.

@@ -24,7 +24,7 @@ const tagIds = statement<{ tag_id: string }>('leads.tagIds', 'SELECT tag_id FROM
 const addComment = statement('leads.addComment', 'INSERT INTO lead_comments (id, lead_id, body, author_kind, author_ref, created_at) VALUES ($1, $2, $3, $4, $5, $6)');
 const commentsCount = statement<{ n: number }>('leads.commentsCount', 'SELECT count(*)::int AS n FROM lead_comments WHERE lead_id = $1');
 // Kept by the trigger of migration 1: a point read, whatever the size of the table.
-const counted = statement<{ n: string }>('leads.counted', 'SELECT n FROM lead_counts WHERE kind = $1 AND item_id = $2');
+const counted = statement<{ n: string }>('leads.counted', 'SELECT sum(n) AS n FROM lead_counts WHERE kind = $1 AND item_id = $2');
 const legacy = statement<LeadRow>('leads.legacy', "SELECT * FROM leads WHERE integration_id = $1 AND origin = 'legacy' AND deleted_at IS NULL ORDER BY created_at, id");
 const legacyUnlinked = statement<LeadRow>(
   'leads.legacyUnlinked',
