@@ -4,7 +4,9 @@
 import { userInfo } from 'node:os';
 import { Command, InvalidArgumentError } from 'commander';
 import type { StoreOptions } from '../store/open-store.js';
+import type { z } from 'zod';
 import { table } from './table.js';
+import { AuditQuerySchema, KeyParamsSchema, ReportQuerySchema } from '../admin/schemas.js';
 import { HELP_AFTER, linkSummary, reportText } from './human.js';
 import { listOf } from '../admin/views.js';
 import { withEnvFile } from '../config.js';
@@ -39,11 +41,20 @@ const positiveNumber = (value: string) => {
   return n;
 };
 
-const wholeNumber = (value: string) => {
-  const n = Number(value);
-  if (!Number.isInteger(n) || n < 0) throw new InvalidArgumentError('must be a whole number');
-  return n;
-};
+/**
+ * An argument checked by the admin API's own schema, so a value is refused the same way (exit 2) on the
+ * database as by a gateway, which would answer it with a 422.
+ */
+const checkedBy =
+  <T>(schema: z.ZodType<T>) =>
+  (value: string): T => {
+    const result = schema.safeParse(value);
+    if (!result.success) throw new InvalidArgumentError(result.error.issues.map((i) => i.message).join('; '));
+    return result.data;
+  };
+const quietHours = checkedBy(ReportQuerySchema.shape.quiet_period_hours.unwrap());
+const auditLimit = checkedBy(AuditQuerySchema.shape.limit.unwrap());
+const keyId = checkedBy(KeyParamsSchema.shape.key);
 
 function createProgram(): Command {
   // The same .env the server reads: the CLI opens the database the server uses.
@@ -205,7 +216,7 @@ function createProgram(): Command {
     .command('revoke-key')
     .description('revoke one key of an integration at once (see `keys` for ids); the others go on working')
     .argument('<integration>', 'id or workspace:integration handle')
-    .argument('<key-id>', "the key's id")
+    .argument('<key-id>', "the key's id", keyId)
     .option('--reason <text>', 'why, for the audit log')
     .action((ref: string, keyId: string, o: { reason?: string }) =>
       withBackend(async (b) => {
@@ -232,7 +243,7 @@ function createProgram(): Command {
     .argument('<integration>', 'id or workspace:integration handle')
     .requiredOption('--reason <text>', 'why, for the audit log')
     .option('--force', 'even if legacy calls were seen within the quiet period')
-    .option('--quiet-hours <n>', 'quiet period in hours (default 24)', wholeNumber)
+    .option('--quiet-hours <n>', 'quiet period in hours (default 24)', quietHours)
     .action((ref: string, o: { reason: string; force?: boolean; quietHours?: number }) =>
       withBackend(async (b) => {
         const state = await b.switchOff(ref, { reason: o.reason, force: o.force ?? false, quietHours: o.quietHours });
@@ -256,7 +267,7 @@ function createProgram(): Command {
     .command('report')
     .description('migration report: legacy and v1 calls, ignored fields, unlinked leads, readiness')
     .argument('<integration>', 'id or workspace:integration handle')
-    .option('--quiet-hours <n>', 'quiet period in hours (default 24)', wholeNumber)
+    .option('--quiet-hours <n>', 'quiet period in hours (default 24)', quietHours)
     .action((ref: string, o: { quietHours?: number }) =>
       withBackend(async (b) => {
         const r = await b.report(ref, o.quietHours);
@@ -268,7 +279,7 @@ function createProgram(): Command {
     .command('audit')
     .description('the audit log, newest first')
     .argument('[integration]', 'id or workspace:integration handle (all when omitted)')
-    .option('--limit <n>', 'how many entries', wholeNumber, 50)
+    .option('--limit <n>', 'how many entries', auditLimit, 50)
     .action((ref: string | undefined, o: { limit: number }) =>
       withBackend(async (b) => {
         const { list, handles } = await b.audit(ref, o.limit);

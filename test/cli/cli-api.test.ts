@@ -118,15 +118,19 @@ describe('the CLI over the admin API (--url)', () => {
     expect(audit.items[0]).toMatchObject({ action: 'v1_key_issued', actor: 'dilnoza', reason: 'clinic starts' });
   });
 
-  it('refuses as database mode refuses: exit 1 and the same one line', async () => {
-    for (const args of [
-      ['issue-key', 'brightpath:nope'],
-      ['rollback', 'smile-dental:booking-form', '--reason', 'x'],
-    ]) {
-      const [api, db] = [await overApi(...args), await onDatabase(...args)];
-      expect(api.code, api.err).toBe(1);
-      expect(lines(api.err)).toEqual([lines(db.err).at(-1)]);
-      expect(api.err).toMatch(/^error: (No integration "brightpath:nope"|.*only a switched-off integration can be rolled back)/);
+  it('refuses as database mode refuses: exit 1 (refused) or 2 (usage) and the same one line', async () => {
+    for (const [args, code, line] of [
+      [['issue-key', 'brightpath:nope'], 1, /^error: No integration "brightpath:nope"/],
+      [['rollback', 'smile-dental:booking-form', '--reason', 'x'], 1, /^error: .*only a switched-off integration can be rolled back/],
+      // The admin API's bounds, checked before either target is asked.
+      [['audit', '--limit', '5000'], 2, /^error: option '--limit <n>' argument '5000' is invalid\. Too big: expected number to be <=1000$/],
+      [['revoke-key', 'brightpath:telegram-bot', 'abc'], 2, /^error: command-argument value 'abc' is invalid for argument 'key-id'\. Invalid UUID$/],
+    ] as const) {
+      const [api, db] = await Promise.all([overApi(...args), onDatabase(...args)]);
+      expect([api.code, db.code], api.err).toEqual([code, code]);
+      const apiLines = lines(api.err).filter((l) => !l.startsWith('(run with --help'));
+      expect(apiLines).toEqual([lines(db.err).filter((l) => !l.startsWith('(run with --help')).at(-1)]);
+      expect(apiLines[0]).toMatch(line);
     }
   });
 
