@@ -11,7 +11,7 @@ Targets:
                       or shell in a container needed. The admin token is read from the environment,
                       LEAD_GATEWAY_ADMIN_TOKEN (or else ADMIN_TOKEN), never from an argument: an
                       argument shows in \`ps\` and stays in the shell's history. Changes are audited
-                      under the token's operator. Each request waits at most ${ADMIN_REQUEST_TIMEOUT_MS / 1000} s.
+                      under the token's operator. Each request waits at most ${ADMIN_REQUEST_TIMEOUT_MS / 1000} s (--timeout).
   migrate and admin-token work on the database only.
 
 Exit codes: 0 done, 1 refused, 2 usage, 3 environment (database, rules, gateway or token unusable).

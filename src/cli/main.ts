@@ -140,7 +140,7 @@ function createProgram(): Command {
 
   program
     .command('migrate')
-    .description("bring the database's schema up to date (the gateway also does at start, under the same lock)")
+    .description("bring the database's schema up to date (the gateway also does at start, under the same lock; database only)")
     .action(() =>
       onDatabase('migrate', 'a running gateway brought its schema up to date when it started', async ({ store }) => {
         const { version, applied } = store.schema;
