@@ -1,130 +1,148 @@
 #!/usr/bin/env node
-// The service team's command line: the admin API's service functions, on the same database file.
+// The service team's command line: the admin API's service functions on the gateway's database, or the
+// admin API of a running gateway (--url): the same commands, the same output.
 import { userInfo } from 'node:os';
-import { Command, CommanderError, InvalidArgumentError } from 'commander';
-import { AppError } from '../errors.js';
-import { openStore, storeLocation, type StoreOptions } from '../store/open-store.js';
-import { StoreOpenError, type Store } from '../store/store.js';
-import { RulesError, createRulesHolder, type RulesHolder } from '../rules/loader.js';
-import { integrationByRef } from '../admin/integration-ref.js';
-import { createUsageRecorder, type UsageRecorder } from '../migration/usage.js';
-import { importLegacyKey, issueV1Key, relinkLegacyLeads, renewKeys, revokeKey, rollback, switchOff, type LinkReport } from '../migration/service.js';
-import { migrationReport } from '../migration/report.js';
+import { Command, InvalidArgumentError } from 'commander';
+import type { StoreOptions } from '../store/open-store.js';
+import type { z } from 'zod';
 import { table } from './table.js';
-import { auditView, integrationView, issuedKeyView, keyView, linkView, listOf, stateView } from '../admin/views.js';
+import { AuditQuerySchema, KeyParamsSchema, ReportQuerySchema } from '../admin/schemas.js';
+import { HELP_AFTER, linkSummary, reportText } from './human.js';
+import { listOf } from '../admin/views.js';
 import { withEnvFile } from '../config.js';
 import { createAdminCredential, revokeAdminCredentials } from '../admin/credentials.js';
-
-/** Exit codes: 0 done, 1 refused (unknown integration, a state move not allowed), 2 usage, 3 environment. */
-const EXIT = { refused: 1, usage: 2, environment: 3 } as const;
-
-class UsageError extends Error {}
-/** The database or rules cannot be used: exit 3 with one line, no stack. */
-class EnvironmentError extends Error {}
-
-interface Context {
-  rules: RulesHolder;
-  store: Store;
-  usage: UsageRecorder;
-}
+import type { Backend } from './backend.js';
+import { databaseBackend, openDatabase, type Context } from './database-backend.js';
+import { apiBackend } from './api-backend.js';
+import { ADMIN_REQUEST_TIMEOUT_MS, adminClient, adminTokenFrom, gatewayBase } from './admin-client.js';
+import { UsageError, exitFor } from './exit.js';
 
 interface GlobalOptions {
   database: string;
   databaseUrl?: string;
+  url?: string;
+  timeout?: number;
   create?: boolean;
   rules: string;
   json?: boolean;
 }
 
 /**
- * The audit name of a change made with the CLI: the account that runs it, which is what holds the
- * credential (access to the database file). It cannot be chosen on the command line.
+ * The audit name of a change made with the CLI on the database: the account that runs it, which is
+ * what holds the credential (access to the database). It cannot be chosen on the command line. In API
+ * mode the gateway names the admin credential's operator instead.
  */
 const CLI_ACTOR = `cli:${userInfo().username}`;
 
-const wholeNumber = (value: string) => {
+
+const positiveNumber = (value: string) => {
   const n = Number(value);
-  if (!Number.isInteger(n) || n < 0) throw new InvalidArgumentError('must be a whole number');
+  if (!Number.isFinite(n) || n <= 0) throw new InvalidArgumentError('must be a number of seconds above 0');
   return n;
 };
 
-/** How many unlinked lead ids a summary names; `--json` lists them all. */
-const FIRST_UNLINKED = 5;
-
-/** Linked and unlinked legacy leads in a few lines: counts by reason and the first ids, never one line a lead. */
-function linkSummary(links: LinkReport): string[] {
-  const lines = [`legacy leads linked: ${links.linked}; not linked: ${links.unlinked.length}`];
-  const byCode = new Map<string, { count: number; reason: string; ids: string[] }>();
-  for (const u of links.unlinked) {
-    const entry = byCode.get(u.code) ?? { count: 0, reason: u.reason, ids: [] };
-    entry.count++;
-    if (entry.ids.length < FIRST_UNLINKED) entry.ids.push(u.lead_id);
-    byCode.set(u.code, entry);
-  }
-  for (const [code, e] of byCode) {
-    const more = e.count > e.ids.length ? `, and ${e.count - e.ids.length} more (--json lists all)` : '';
-    lines.push(`  ${e.count} ${code}${e.count === 1 ? `: ${e.reason}` : ` (e.g. ${e.reason})`}`, `    ${e.ids.join(', ')}${more}`);
-  }
-  return lines;
-}
+/**
+ * An argument checked by the admin API's own schema, so a value is refused the same way (exit 2) on the
+ * database as by a gateway, which would answer it with a 422.
+ */
+const checkedBy =
+  <T>(schema: z.ZodType<T>) =>
+  (value: string): T => {
+    const result = schema.safeParse(value);
+    if (!result.success) throw new InvalidArgumentError(result.error.issues.map((i) => i.message).join('; '));
+    return result.data;
+  };
+const quietHours = checkedBy(ReportQuerySchema.shape.quiet_period_hours.unwrap());
+const auditLimit = checkedBy(AuditQuerySchema.shape.limit.unwrap());
+const keyId = checkedBy(KeyParamsSchema.shape.key);
 
 function createProgram(): Command {
   // The same .env the server reads: the CLI opens the database the server uses.
   const { env } = withEnvFile({ ...process.env });
   const program = new Command('lead-gateway')
-    .description('Keys and migration state of lead-gateway integrations (the service team\'s tool).')
+    .description("Keys and migration state of lead-gateway integrations (the service team's tool).")
     .option('--database <path>', 'SQLite file of the gateway', env.DATABASE_PATH || 'data/lead-gateway.db')
     .option('--database-url <url>', 'PostgreSQL database of the gateway (instead of a SQLite file)', env.DATABASE_URL || undefined)
+    .option('--url <base-url>', 'a running gateway instead, over its admin API; token from LEAD_GATEWAY_ADMIN_TOKEN (or ADMIN_TOKEN)', env.LEAD_GATEWAY_URL || undefined)
+    .option('--timeout <seconds>', `with --url: how long one request may take (default ${ADMIN_REQUEST_TIMEOUT_MS / 1000})`, positiveNumber)
     .option('--create', 'create the database file if there is none (otherwise the CLI only opens an existing one)')
     .option('--rules <dir>', 'rules folder', env.RULES_DIR || 'rules')
     .option('--json', 'print JSON for scripts instead of tables')
+    .addHelpText('after', HELP_AFTER)
     .showHelpAfterError('(run with --help for usage)')
     .exitOverride();
 
   const globals = () => program.opts<GlobalOptions>();
   const print = (human: string, data: unknown) => console.log(globals().json ? JSON.stringify(data, null, 2) : human);
+  const given = (option: string) => program.getOptionValueSource(option) === 'cli';
 
-  async function run<T>(fn: (ctx: Context) => Promise<T>): Promise<T> {
+  /** The gateway's base URL when the commands go to its admin API, else null (the database). */
+  function apiTarget(): string | null {
     const o = globals();
-    let rules: RulesHolder;
-    let store: Store;
-    if (o.databaseUrl && program.getOptionValueSource('database') === 'cli') throw new UsageError('--database and --database-url name two databases: give one');
+    if (given('url') && (given('database') || given('databaseUrl'))) throw new UsageError('--url names a gateway and --database/--database-url a database: give one');
+    // LEAD_GATEWAY_URL is the CLI's own variable, so it outranks the server's DATABASE_* (from the
+    // environment or .env); a database named on the command line outranks it in turn.
+    if (o.url === undefined || given('database') || given('databaseUrl')) {
+      if (given('timeout')) throw new UsageError('--timeout is for requests to a gateway: give it with --url');
+      return null;
+    }
+    if (given('create')) throw new UsageError('--create makes a SQLite file; a gateway reached with --url has its own database');
+    if (given('rules')) throw new UsageError('--rules: a gateway reached with --url applies its own rules');
+    return gatewayBase(o.url);
+  }
+
+  async function database(): Promise<Context> {
+    const o = globals();
+    if (o.databaseUrl && given('database')) throw new UsageError('--database and --database-url name two databases: give one');
     // As the server: both variables set is refused, unless the command line names the one meant.
-    if (env.DATABASE_URL && env.DATABASE_PATH && program.getOptionValueSource('databaseUrl') !== 'cli' && program.getOptionValueSource('database') !== 'cli') {
+    if (env.DATABASE_URL && env.DATABASE_PATH && !given('databaseUrl') && !given('database')) {
       throw new UsageError('DATABASE_URL and DATABASE_PATH are both set: set DATABASE_URL for PostgreSQL or DATABASE_PATH for SQLite, not both (or give --database-url or --database)');
     }
     if (o.databaseUrl && o.create) throw new UsageError('--create makes a SQLite file; a PostgreSQL database is created by its operator (createdb), and the CLI migrates it');
     const options: StoreOptions = o.databaseUrl
       ? { engine: 'postgres', url: o.databaseUrl, poolSize: 2 }
       : { engine: 'sqlite', path: o.database, synchronous: 'FULL', mustExist: !o.create };
-    try {
-      rules = createRulesHolder(o.rules);
-      store = await openStore(options);
-    } catch (error) {
-      if (error instanceof StoreOpenError) {
-        const hint = error.problem === 'no such file' ? ' (the gateway creates it on its first start; pass --create to make an empty one here)' : '';
-        const setting = options.engine === 'postgres' ? '--database-url / DATABASE_URL' : '--database / DATABASE_PATH';
-        throw new EnvironmentError(`${setting}: ${error.message}${hint}.`);
-      }
-      (error as Error & { exitCode?: number }).exitCode = EXIT.environment;
-      throw error;
+    return openDatabase(options, o.rules);
+  }
+
+  /** A command with an admin API equivalent: on the database or on a running gateway. */
+  async function withBackend(fn: (backend: Backend) => Promise<void>): Promise<void> {
+    const base = apiTarget();
+    // Which database or gateway a change went to is the first question when it seems to have gone
+    // nowhere: named on stderr once it answered (an unusable one is a single error line instead).
+    let backend: Backend;
+    if (base === null) {
+      const ctx = await database();
+      console.error(ctx.location);
+      backend = databaseBackend(ctx, CLI_ACTOR);
+    } else {
+      const timeoutMs = (globals().timeout ?? ADMIN_REQUEST_TIMEOUT_MS / 1000) * 1000;
+      backend = apiBackend(adminClient(base, adminTokenFrom(env), { timeoutMs, onAnswer: () => console.error(`gateway: ${base}`) }));
     }
-    // Which database a change went to is the first question when it seems to have gone nowhere.
-    console.error(`database: ${storeLocation(options)}`);
-    const usage = createUsageRecorder(store);
     try {
-      return await fn({ rules, store, usage });
+      await fn(backend);
     } finally {
-      await usage.close();
-      await store.close();
+      await backend.close();
+    }
+  }
+
+  /** A command without an admin API equivalent: refused in API mode, saying why. */
+  async function onDatabase(command: string, why: string, fn: (ctx: Context) => Promise<void>): Promise<void> {
+    if (apiTarget() !== null) throw new UsageError(`${command} works on the database only (--database or --database-url, not --url): ${why}`);
+    const ctx = await database();
+    console.error(ctx.location);
+    try {
+      await fn(ctx);
+    } finally {
+      await ctx.close();
     }
   }
 
   program
     .command('migrate')
-    .description("bring the database's schema up to date (the gateway also does at start, under the same lock)")
+    .description("bring the database's schema up to date (the gateway also does at start, under the same lock; database only)")
     .action(() =>
-      run(async ({ store }) => {
+      onDatabase('migrate', 'a running gateway brought its schema up to date when it started', async ({ store }) => {
         const { version, applied } = store.schema;
         const human = applied.length > 0 ? `Applied migration(s) ${applied.join(', ')}; the schema is at version ${version}.` : `The schema is up to date at version ${version}.`;
         print(human, { engine: store.engine, version, applied });
@@ -135,11 +153,9 @@ function createProgram(): Command {
     .command('integrations')
     .description('list integrations with their migration state')
     .action(() =>
-      run(async ({ rules, store }) => {
-        const list = [...rules.current().integrations.values()];
-        const states = await store.read((r) => Promise.all(list.map((i) => r.states.get(i.id))));
-        const data = list.map((i, n) => integrationView(i, states[n]!));
-        print(table(['HANDLE', 'STATE', 'NAME', 'ID'], data.map((d) => [d.handle, d.state, d.name, d.id])), listOf(data));
+      withBackend(async (b) => {
+        const data = await b.integrations();
+        print(table(['HANDLE', 'STATE', 'NAME', 'ID'], data.items.map((d) => [d.handle, d.state, d.name, d.id])), data);
       }),
     );
 
@@ -148,11 +164,9 @@ function createProgram(): Command {
     .description('list the keys of an integration (by prefix; values are never stored)')
     .argument('<integration>', 'id or workspace:integration handle')
     .action((ref: string) =>
-      run(async ({ rules, store }) => {
-        const integration = integrationByRef(rules, ref);
-        const keys = await store.read((r) => r.keys.listForIntegration(integration.id));
-        const data = keys.map(keyView);
-        print(table(['ID', 'PREFIX', 'KIND', 'CREATED', 'BY', 'REVOKED'], data.map((k) => [k.id, k.prefix || '-', k.kind, k.created_at, k.created_by, k.revoked_at])), listOf(data));
+      withBackend(async (b) => {
+        const data = await b.keys(ref);
+        print(table(['ID', 'PREFIX', 'KIND', 'CREATED', 'BY', 'REVOKED'], data.items.map((k) => [k.id, k.prefix || '-', k.kind, k.created_at, k.created_by, k.revoked_at])), data);
       }),
     );
 
@@ -163,14 +177,14 @@ function createProgram(): Command {
     .option('--key <value>', 'the legacy key itself')
     .option('--hash <sha256>', 'or its SHA-256, hex')
     .option('--reason <text>', 'why, for the audit log')
-    .action((ref: string, o: { key?: string; hash?: string; reason?: string }) =>
-      run(async ({ rules, store, usage }) => {
-        if ((o.key === undefined) === (o.hash === undefined)) throw new UsageError('give exactly one of --key or --hash');
-        if (o.hash !== undefined && !/^[0-9a-fA-F]{64}$/.test(o.hash)) throw new UsageError('--hash must be 64 hex digits (SHA-256)');
-        const key = await importLegacyKey({ store, usage }, integrationByRef(rules, ref), { key: o.key, hash: o.hash, actor: CLI_ACTOR, reason: o.reason ?? null });
-        print(`Imported legacy key ${key.prefix ? `${key.prefix}… ` : ''}(id ${key.id}) for ${ref}.`, keyView(key));
-      }),
-    );
+    .action((ref: string, o: { key?: string; hash?: string; reason?: string }) => {
+      if ((o.key === undefined) === (o.hash === undefined)) throw new UsageError('give exactly one of --key or --hash');
+      if (o.hash !== undefined && !/^[0-9a-fA-F]{64}$/.test(o.hash)) throw new UsageError('--hash must be 64 hex digits (SHA-256)');
+      return withBackend(async (b) => {
+        const key = await b.importKey(ref, o);
+        print(`Imported legacy key ${key.prefix ? `${key.prefix}… ` : ''}(id ${key.id}) for ${ref}.`, key);
+      });
+    });
 
   program
     .command('issue-key')
@@ -178,13 +192,11 @@ function createProgram(): Command {
     .argument('<integration>', 'id or workspace:integration handle')
     .option('--reason <text>', 'why, for the audit log')
     .action((ref: string, o: { reason?: string }) =>
-      run(async ({ rules, store, usage }) => {
-        const r = await issueV1Key({ store, usage }, integrationByRef(rules, ref), { actor: CLI_ACTOR, reason: o.reason ?? null });
+      withBackend(async (b) => {
+        const r = await b.issueKey(ref, o.reason);
+        const links = { linked_leads: r.linked_leads ?? 0, unlinked_leads: r.unlinked_leads ?? [] };
         // The key comes last, set apart, so it is not lost above a long report.
-        print(
-          [`state: ${r.state}`, ...linkSummary(r.links), '', `v1 key for ${ref} (shown once, store it now):`, '', `  ${r.secret}`, ''].join('\n'),
-          issuedKeyView(r, r.state, linkView(r.links)),
-        );
+        print([`state: ${r.state}`, ...linkSummary(links), '', `v1 key for ${ref} (shown once, store it now):`, '', `  ${r.key}`, ''].join('\n'), r);
       }),
     );
 
@@ -194,9 +206,9 @@ function createProgram(): Command {
     .argument('<integration>', 'id or workspace:integration handle')
     .option('--reason <text>', 'why, for the audit log')
     .action((ref: string, o: { reason?: string }) =>
-      run(async ({ rules, store, usage }) => {
-        const links = await relinkLegacyLeads({ store, usage }, integrationByRef(rules, ref), { actor: CLI_ACTOR, reason: o.reason ?? null });
-        print(linkSummary(links).join('\n'), linkView(links));
+      withBackend(async (b) => {
+        const links = await b.link(ref, o.reason);
+        print(linkSummary(links).join('\n'), links);
       }),
     );
 
@@ -204,12 +216,12 @@ function createProgram(): Command {
     .command('revoke-key')
     .description('revoke one key of an integration at once (see `keys` for ids); the others go on working')
     .argument('<integration>', 'id or workspace:integration handle')
-    .argument('<key-id>', 'the key\'s id')
+    .argument('<key-id>', "the key's id", keyId)
     .option('--reason <text>', 'why, for the audit log')
     .action((ref: string, keyId: string, o: { reason?: string }) =>
-      run(async ({ rules, store, usage }) => {
-        const key = await revokeKey({ store, usage }, integrationByRef(rules, ref), keyId, { actor: CLI_ACTOR, reason: o.reason ?? null });
-        print(`Revoked ${key.kind} key ${key.id}${key.prefix ? ` (${key.prefix}…)` : ''} of ${ref}.`, keyView(key));
+      withBackend(async (b) => {
+        const key = await b.revokeKey(ref, keyId, o.reason);
+        print(`Revoked ${key.kind} key ${key.id}${key.prefix ? ` (${key.prefix}…)` : ''} of ${ref}.`, key);
       }),
     );
 
@@ -219,9 +231,9 @@ function createProgram(): Command {
     .argument('<integration>', 'id or workspace:integration handle')
     .option('--reason <text>', 'why, for the audit log')
     .action((ref: string, o: { reason?: string }) =>
-      run(async ({ rules, store, usage }) => {
-        const r = await renewKeys({ store, usage }, integrationByRef(rules, ref), { actor: CLI_ACTOR, reason: o.reason ?? null });
-        print(`Revoked ${r.revoked} key(s). New v1 key for ${ref} (shown once):\n  ${r.secret}`, issuedKeyView(r, r.state, { revoked_keys: r.revoked }));
+      withBackend(async (b) => {
+        const r = await b.renew(ref, o.reason);
+        print(`Revoked ${r.revoked_keys ?? 0} key(s). New v1 key for ${ref} (shown once):\n  ${r.key}`, r);
       }),
     );
 
@@ -231,17 +243,11 @@ function createProgram(): Command {
     .argument('<integration>', 'id or workspace:integration handle')
     .requiredOption('--reason <text>', 'why, for the audit log')
     .option('--force', 'even if legacy calls were seen within the quiet period')
-    .option('--quiet-hours <n>', 'quiet period in hours (default 24)', wholeNumber)
+    .option('--quiet-hours <n>', 'quiet period in hours (default 24)', quietHours)
     .action((ref: string, o: { reason: string; force?: boolean; quietHours?: number }) =>
-      run(async ({ rules, store, usage }) => {
-        const integration = integrationByRef(rules, ref);
-        const state = await switchOff({ store, usage }, integration, {
-          actor: CLI_ACTOR,
-          reason: o.reason,
-          force: o.force ?? false,
-          quietPeriodHours: o.quietHours,
-        });
-        print(`${ref} is now ${state}.`, stateView(integration, state));
+      withBackend(async (b) => {
+        const state = await b.switchOff(ref, { reason: o.reason, force: o.force ?? false, quietHours: o.quietHours });
+        print(`${ref} is now ${state.state}.`, state);
       }),
     );
 
@@ -251,10 +257,9 @@ function createProgram(): Command {
     .argument('<integration>', 'id or workspace:integration handle')
     .requiredOption('--reason <text>', 'why, for the audit log')
     .action((ref: string, o: { reason: string }) =>
-      run(async ({ rules, store, usage }) => {
-        const integration = integrationByRef(rules, ref);
-        const state = await rollback({ store, usage }, integration, { actor: CLI_ACTOR, reason: o.reason });
-        print(`${ref} is now ${state}.`, stateView(integration, state));
+      withBackend(async (b) => {
+        const state = await b.rollback(ref, o.reason);
+        print(`${ref} is now ${state.state}.`, state);
       }),
     );
 
@@ -262,24 +267,11 @@ function createProgram(): Command {
     .command('report')
     .description('migration report: legacy and v1 calls, ignored fields, unlinked leads, readiness')
     .argument('<integration>', 'id or workspace:integration handle')
-    .option('--quiet-hours <n>', 'quiet period in hours (default 24)', wholeNumber)
+    .option('--quiet-hours <n>', 'quiet period in hours (default 24)', quietHours)
     .action((ref: string, o: { quietHours?: number }) =>
-      run(async ({ rules, store, usage }) => {
-        const r = await migrationReport({ store, usage }, integrationByRef(rules, ref), o.quietHours);
-        const routes = [...r.legacy.routes.map((x) => ['legacy', x.route, x.calls_24h, x.calls_7d, x.last_seen]), ...r.v1.routes.map((x) => ['v1', x.route, x.calls_24h, x.calls_7d, x.last_seen])];
-        print(
-          [
-            `${r.integration.handle} (${r.integration.name}): ${r.state}`,
-            `readiness: ${r.readiness.verdict}${r.readiness.reasons.map((x) => `\n  - ${x}`).join('')}`,
-            '',
-            routes.length > 0 ? table(['API', 'ROUTE', '24H', '7D', 'LAST SEEN'], routes as (string | number | null)[][]) : 'no calls counted yet',
-            '',
-            `ignored legacy fields: ${r.ignored_legacy_fields.map((f) => `${f.field} (${f.calls})`).join(', ') || 'none'}`,
-            `unlinked legacy leads: ${r.unlinked_legacy_leads.length}`,
-            `live keys: ${r.keys.v1} v1, ${r.keys.legacy} legacy`,
-          ].join('\n'),
-          r,
-        );
+      withBackend(async (b) => {
+        const r = await b.report(ref, o.quietHours);
+        print(reportText(r), r);
       }),
     );
 
@@ -287,46 +279,48 @@ function createProgram(): Command {
     .command('audit')
     .description('the audit log, newest first')
     .argument('[integration]', 'id or workspace:integration handle (all when omitted)')
-    .option('--limit <n>', 'how many entries', wholeNumber, 50)
+    .option('--limit <n>', 'how many entries', auditLimit, 50)
     .action((ref: string | undefined, o: { limit: number }) =>
-      run(async ({ rules, store }) => {
-        const id = ref === undefined ? null : integrationByRef(rules, ref).id;
-        const entries = await store.read((r) => r.states.listAudit(id, o.limit));
-        const handleOf = (integrationId: string) => rules.current().integrations.get(integrationId)?.handle ?? integrationId;
+      withBackend(async (b) => {
+        const { list, handles } = await b.audit(ref, o.limit);
+        const handleOf = (integrationId: string) => handles.get(integrationId) ?? integrationId;
         print(
-          table(['AT', 'INTEGRATION', 'ACTION', 'STATE', 'ACTOR', 'REASON'], entries.map((e) => [e.at, handleOf(e.integrationId), e.action, `${e.fromState} -> ${e.toState}`, e.actor, e.reason])),
-          listOf(entries.map(auditView)),
+          table(['AT', 'INTEGRATION', 'ACTION', 'STATE', 'ACTOR', 'REASON'], list.items.map((e) => [e.at, handleOf(e.integration_id), e.action, `${e.from_state} -> ${e.to_state}`, e.actor, e.reason])),
+          list,
         );
       }),
     );
 
-  const adminToken = program.command('admin-token').description('named admin credentials: the audit log names their operator');
-  adminToken
+  // The credentials the admin API trusts are managed where the database is: an admin token cannot
+  // mint or revoke admin tokens, so one stolen token cannot make itself others or lock operators out.
+  const tokensWhy = 'the admin API does not manage its own credentials, so an admin token cannot mint or revoke admin tokens';
+  const tokens = program.command('admin-token').description('named admin credentials: the audit log names their operator (database only)');
+  tokens
     .command('create')
     .description('issue a personal admin token for an operator (shown once)')
     .argument('<name>', 'the operator, as the audit log names them (a-z 0-9 . _ @ -)')
     .action((name: string) =>
-      run(async ({ store }) => {
+      onDatabase('admin-token', tokensWhy, async ({ store }) => {
         const { credential, token } = await createAdminCredential(store, name, CLI_ACTOR, env.ADMIN_TOKEN_NAME || undefined);
         print(`Admin token for ${name} (shown once, hand it over safely):\n\n  ${token}\n`, { id: credential.id, name, prefix: credential.prefix, token });
       }),
     );
-  adminToken
+  tokens
     .command('list')
     .description('list admin credentials by name and prefix (tokens are never stored)')
     .action(() =>
-      run(async ({ store }) => {
+      onDatabase('admin-token', tokensWhy, async ({ store }) => {
         const list = await store.read((r) => r.adminCredentials.list());
         const items = list.map((c) => ({ id: c.id, name: c.name, prefix: c.prefix, created_at: c.createdAt, created_by: c.createdBy, revoked_at: c.revokedAt }));
         print(table(['NAME', 'PREFIX', 'CREATED', 'BY', 'REVOKED'], items.map((c) => [c.name, c.prefix, c.created_at, c.created_by, c.revoked_at])), listOf(items));
       }),
     );
-  adminToken
+  tokens
     .command('revoke')
     .description("revoke an operator's admin tokens at once")
     .argument('<name>', 'the operator')
     .action((name: string) =>
-      run(async ({ store }) => {
+      onDatabase('admin-token', tokensWhy, async ({ store }) => {
         const revoked = await revokeAdminCredentials(store, name);
         print(`Revoked ${revoked} admin token(s) of ${name}.`, { name, revoked });
       }),
@@ -340,25 +334,7 @@ async function main(argv: string[]): Promise<number> {
     await createProgram().parseAsync(argv);
     return 0;
   } catch (error) {
-    if (error instanceof CommanderError) return error.exitCode === 0 ? 0 : EXIT.usage;
-    if (error instanceof UsageError) {
-      console.error(`error: ${error.message}`);
-      return EXIT.usage;
-    }
-    if (error instanceof AppError) {
-      console.error(`error: ${error.message}`);
-      return EXIT.refused;
-    }
-    if (error instanceof RulesError) {
-      console.error(error.message);
-      return EXIT.environment;
-    }
-    if (error instanceof EnvironmentError) {
-      console.error(`error: ${error.message}`);
-      return EXIT.environment;
-    }
-    console.error(`error: ${(error as Error).message}`);
-    return (error as { exitCode?: number }).exitCode ?? EXIT.environment;
+    return exitFor(error);
   }
 }
 

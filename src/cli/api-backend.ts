@@ -1,0 +1,31 @@
+// The CLI's API mode: each command is one admin API call (audit adds the integration list, for handles).
+// The gateway answers the admin views themselves, so the CLI prints what it gets; the audit actor is
+// the credential's operator, which the gateway decides (the CLI sends no actor).
+import type { MigrationReport } from '../migration/report.js';
+import type { AdminClient } from './admin-client.js';
+import type { AuditEntryView, Backend, IntegrationSummary, IssuedKey, KeySummary, LinkReportView, List, StateView } from './backend.js';
+
+export function apiBackend(client: AdminClient): Backend {
+  const of = (ref: string) => `/integrations/${encodeURIComponent(ref)}`;
+  // The body members of the admin API; an absent reason is left out rather than sent as null.
+  const because = (reason: string | undefined) => (reason === undefined ? {} : { reason });
+
+  return {
+    integrations: () => client.get<List<IntegrationSummary>>('/integrations'),
+    keys: (ref) => client.get<List<KeySummary>>(`${of(ref)}/keys`),
+    importKey: (ref, input) => client.post<KeySummary>(`${of(ref)}/keys/import`, { key: input.key, hash: input.hash, ...because(input.reason) }),
+    issueKey: (ref, reason) => client.post<IssuedKey>(`${of(ref)}/keys`, because(reason)),
+    link: (ref, reason) => client.post<LinkReportView>(`${of(ref)}/link`, because(reason)),
+    revokeKey: (ref, keyId, reason) => client.post<KeySummary>(`${of(ref)}/keys/${encodeURIComponent(keyId)}/revoke`, because(reason)),
+    renew: (ref, reason) => client.post<IssuedKey>(`${of(ref)}/keys/renew`, because(reason)),
+    switchOff: (ref, input) => client.post<StateView>(`${of(ref)}/switch-off`, { reason: input.reason, force: input.force, quiet_period_hours: input.quietHours }),
+    rollback: (ref, reason) => client.post<StateView>(`${of(ref)}/rollback`, { reason }),
+    report: (ref, quietHours) => client.get<MigrationReport>(`${of(ref)}/report`, { quiet_period_hours: quietHours }),
+    async audit(ref, limit) {
+      const list = await client.get<List<AuditEntryView>>(ref === undefined ? '/audit' : `${of(ref)}/audit`, { limit });
+      const integrations = await client.get<List<IntegrationSummary>>('/integrations');
+      return { list, handles: new Map(integrations.items.map((i) => [i.id, i.handle])) };
+    },
+    close: async () => {},
+  };
+}

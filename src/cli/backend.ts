@@ -1,0 +1,30 @@
+// What the CLI's commands ask of their target, in the admin API's own shapes (src/admin/views.ts): the
+// database (the services, then the views) or a running gateway (its admin API, which answers the views).
+// Both answer the same objects, so every command prints the same table and the same --json either way.
+import type { z } from 'zod';
+import type { AuditEntrySchema, IntegrationSummarySchema, IssuedKeySchema, KeySummarySchema, LinkReportSchema, StateSchema } from '../admin/schemas.js';
+import type { MigrationReport } from '../migration/report.js';
+
+export type IntegrationSummary = z.infer<typeof IntegrationSummarySchema>;
+export type KeySummary = z.infer<typeof KeySummarySchema>;
+export type IssuedKey = z.infer<typeof IssuedKeySchema>;
+export type LinkReportView = z.infer<typeof LinkReportSchema>;
+export type StateView = z.infer<typeof StateSchema>;
+export type AuditEntryView = z.infer<typeof AuditEntrySchema>;
+export type List<T> = { items: T[] };
+
+export interface Backend {
+  integrations(): Promise<List<IntegrationSummary>>;
+  keys(ref: string): Promise<List<KeySummary>>;
+  importKey(ref: string, input: { key?: string; hash?: string; reason?: string }): Promise<KeySummary>;
+  issueKey(ref: string, reason?: string): Promise<IssuedKey>;
+  link(ref: string, reason?: string): Promise<LinkReportView>;
+  revokeKey(ref: string, keyId: string, reason?: string): Promise<KeySummary>;
+  renew(ref: string, reason?: string): Promise<IssuedKey>;
+  switchOff(ref: string, input: { reason: string; force: boolean; quietHours?: number }): Promise<StateView>;
+  rollback(ref: string, reason: string): Promise<StateView>;
+  report(ref: string, quietHours?: number): Promise<MigrationReport>;
+  /** The entries, and the handle of each integration they name (an id the rules no longer know stays an id). */
+  audit(ref: string | undefined, limit: number): Promise<{ list: List<AuditEntryView>; handles: Map<string, string> }>;
+  close(): Promise<void>;
+}

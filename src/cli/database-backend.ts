@@ -1,0 +1,106 @@
+// The CLI's database mode: the admin API's service functions on the gateway's own database, answered
+// through the same view functions the admin routes answer with.
+import { integrationByRef } from '../admin/integration-ref.js';
+import { auditView, integrationView, issuedKeyView, keyView, linkView, listOf, stateView } from '../admin/views.js';
+import { importLegacyKey, issueV1Key, relinkLegacyLeads, renewKeys, revokeKey, rollback, switchOff } from '../migration/service.js';
+import { migrationReport } from '../migration/report.js';
+import { createUsageRecorder, type UsageRecorder } from '../migration/usage.js';
+import { createRulesHolder, type RulesHolder } from '../rules/loader.js';
+import { openStore, storeLocation, type StoreOptions } from '../store/open-store.js';
+import { StoreOpenError, type Store } from '../store/store.js';
+import type { Backend } from './backend.js';
+import { EXIT, EnvironmentError } from './exit.js';
+
+export interface Context {
+  rules: RulesHolder;
+  store: Store;
+  usage: UsageRecorder;
+  location: string;
+  close(): Promise<void>;
+}
+
+/** Opens the rules and the store; an unusable database is one line with exit 3. */
+export async function openDatabase(options: StoreOptions, rulesDir: string): Promise<Context> {
+  let rules: RulesHolder;
+  let store: Store;
+  try {
+    rules = createRulesHolder(rulesDir);
+    store = await openStore(options);
+  } catch (error) {
+    if (error instanceof StoreOpenError) {
+      const hint = error.problem === 'no such file' ? ' (the gateway creates it on its first start; pass --create to make an empty one here)' : '';
+      const setting = options.engine === 'postgres' ? '--database-url / DATABASE_URL' : '--database / DATABASE_PATH';
+      throw new EnvironmentError(`${setting}: ${error.message}${hint}.`);
+    }
+    (error as Error & { exitCode?: number }).exitCode = EXIT.environment;
+    throw error;
+  }
+  const usage = createUsageRecorder(store);
+  return {
+    rules,
+    store,
+    usage,
+    location: `database: ${storeLocation(options)}`,
+    async close() {
+      await usage.close();
+      await store.close();
+    },
+  };
+}
+
+/**
+ * The commands on the database. `actor` is the audit name of every change: the account that runs the
+ * CLI, which is what holds the credential here (access to the database).
+ */
+export function databaseBackend(ctx: Context, actor: string): Backend {
+  const { rules, store, usage } = ctx;
+  const deps = { store, usage };
+  const find = (ref: string) => integrationByRef(rules, ref);
+  const who = (reason: string | undefined) => ({ actor, reason: reason ?? null });
+
+  return {
+    async integrations() {
+      const list = [...rules.current().integrations.values()];
+      const states = await store.read((r) => Promise.all(list.map((i) => r.states.get(i.id))));
+      return listOf(list.map((i, n) => integrationView(i, states[n]!)));
+    },
+    async keys(ref) {
+      const integration = find(ref);
+      return listOf((await store.read((r) => r.keys.listForIntegration(integration.id))).map(keyView));
+    },
+    async importKey(ref, input) {
+      return keyView(await importLegacyKey(deps, find(ref), { key: input.key, hash: input.hash, ...who(input.reason) }));
+    },
+    async issueKey(ref, reason) {
+      const r = await issueV1Key(deps, find(ref), who(reason));
+      return issuedKeyView(r, r.state, linkView(r.links));
+    },
+    async link(ref, reason) {
+      return linkView(await relinkLegacyLeads(deps, find(ref), who(reason)));
+    },
+    async revokeKey(ref, keyId, reason) {
+      return keyView(await revokeKey(deps, find(ref), keyId, who(reason)));
+    },
+    async renew(ref, reason) {
+      const r = await renewKeys(deps, find(ref), who(reason));
+      return issuedKeyView(r, r.state, { revoked_keys: r.revoked });
+    },
+    async switchOff(ref, input) {
+      const integration = find(ref);
+      const state = await switchOff(deps, integration, { actor, reason: input.reason, force: input.force, quietPeriodHours: input.quietHours });
+      return stateView(integration, state);
+    },
+    async rollback(ref, reason) {
+      const integration = find(ref);
+      return stateView(integration, await rollback(deps, integration, { actor, reason }));
+    },
+    report: (ref, quietHours) => migrationReport(deps, find(ref), quietHours),
+    async audit(ref, limit) {
+      const id = ref === undefined ? null : find(ref).id;
+      const entries = await store.read((r) => r.states.listAudit(id, limit));
+      const handles = new Map([...rules.current().integrations.values()].map((i) => [i.id, i.handle]));
+      return { list: listOf(entries.map(auditView)), handles };
+    },
+    close: () => ctx.close(),
+  };
+}

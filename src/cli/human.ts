@@ -1,0 +1,53 @@
+// What the CLI prints for people at a terminal, from the admin API's objects (--json prints the objects).
+import type { MigrationReport } from '../migration/report.js';
+import { ADMIN_REQUEST_TIMEOUT_MS } from './admin-client.js';
+import type { LinkReportView } from './backend.js';
+import { table } from './table.js';
+
+export const HELP_AFTER = `
+Targets:
+  database (default)  --database <file> / DATABASE_PATH, or --database-url <url> / DATABASE_URL
+  a running gateway   --url <base URL> / LEAD_GATEWAY_URL, over its admin API: no database access
+                      or shell in a container needed. The admin token is read from the environment,
+                      LEAD_GATEWAY_ADMIN_TOKEN (or else ADMIN_TOKEN), never from an argument: an
+                      argument shows in \`ps\` and stays in the shell's history. Changes are audited
+                      under the token's operator. Each request waits at most ${ADMIN_REQUEST_TIMEOUT_MS / 1000} s (--timeout).
+  migrate and admin-token work on the database only.
+
+Exit codes: 0 done, 1 refused, 2 usage, 3 environment (database, rules, gateway or token unusable).
+`;
+
+/** How many unlinked lead ids a summary names; `--json` lists them all. */
+const FIRST_UNLINKED = 5;
+
+/** Linked and unlinked legacy leads in a few lines: counts by reason and the first ids, never one line a lead. */
+export function linkSummary(links: LinkReportView): string[] {
+  const lines = [`legacy leads linked: ${links.linked_leads}; not linked: ${links.unlinked_leads.length}`];
+  const byCode = new Map<string, { count: number; reason: string; ids: string[] }>();
+  for (const u of links.unlinked_leads) {
+    const entry = byCode.get(u.code) ?? { count: 0, reason: u.reason, ids: [] };
+    entry.count++;
+    if (entry.ids.length < FIRST_UNLINKED) entry.ids.push(u.lead_id);
+    byCode.set(u.code, entry);
+  }
+  for (const [code, e] of byCode) {
+    const more = e.count > e.ids.length ? `, and ${e.count - e.ids.length} more (--json lists all)` : '';
+    lines.push(`  ${e.count} ${code}${e.count === 1 ? `: ${e.reason}` : ` (e.g. ${e.reason})`}`, `    ${e.ids.join(', ')}${more}`);
+  }
+  return lines;
+}
+
+/** The migration report in a screenful: state, readiness and why, calls per route, what is left. */
+export function reportText(r: MigrationReport): string {
+  const routes = [...r.legacy.routes.map((x) => ['legacy', x.route, x.calls_24h, x.calls_7d, x.last_seen]), ...r.v1.routes.map((x) => ['v1', x.route, x.calls_24h, x.calls_7d, x.last_seen])];
+  return [
+    `${r.integration.handle} (${r.integration.name}): ${r.state}`,
+    `readiness: ${r.readiness.verdict}${r.readiness.reasons.map((x) => `\n  - ${x}`).join('')}`,
+    '',
+    routes.length > 0 ? table(['API', 'ROUTE', '24H', '7D', 'LAST SEEN'], routes as (string | number | null)[][]) : 'no calls counted yet',
+    '',
+    `ignored legacy fields: ${r.ignored_legacy_fields.map((f) => `${f.field} (${f.calls})`).join(', ') || 'none'}`,
+    `unlinked legacy leads: ${r.unlinked_legacy_leads.length}`,
+    `live keys: ${r.keys.v1} v1, ${r.keys.legacy} legacy`,
+  ].join('\n');
+}
