@@ -117,7 +117,10 @@ function sharedLimiter(shared: RateLimiterPostgres, local: RateLimiterMemory, fa
   const ask = (key: string) => either(fallback, () => shared.get(key), () => local.get(key));
   const peek = async (key: string) => (peekFrom === 'shared' ? ask(key) : seen.get(key));
   return {
-    hit: async (key) => seen.note(key, await either(fallback, () => shared.penalty(key, 1), () => local.penalty(key, 1))),
+    async hit(key) {
+      const usage = await either(fallback, () => shared.penalty(key, 1), () => local.penalty(key, 1));
+      return peekFrom === 'last-seen' ? seen.note(key, usage) : usage;
+    },
     async giveBack(key, hit) {
       // After the window ended, a reward would open a new window at -1: one request more than allowed.
       if (Date.now() >= hit.resetAt) return peek(key);
