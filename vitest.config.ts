@@ -9,6 +9,8 @@ const NOT_AGAIN_ON_POSTGRES = [
   // Both engines already, each file on its own throwaway cluster (test/support/engines.ts).
   'test/store/**',
   'test/nul-character.test.ts',
+  // The shared rate limits on their own cluster, as the replicas of a PostgreSQL deployment.
+  'test/rate-limit/**',
   // The processes, the CLI and the documented commands on their SQLite default (DATABASE_PATH files).
   'test/process/**',
   'test/cli/**',

@@ -20,7 +20,8 @@ import { registerOpenApi } from './openapi.js';
 import { declareProblems } from './problem-responses.js';
 import { createMetrics, registerMetrics, type Metrics } from './metrics.js';
 import { createUsageRecorder, type UsageRecorder } from './migration/usage.js';
-import { createMemoryLimiter } from './rate-limit/memory-limiter.js';
+import { createMemoryLimiters } from './rate-limit/memory-limiter.js';
+import type { RateLimiters } from './rate-limit/limiter.js';
 import { createIntegrationQuota } from './rate-limit/quota.js';
 import { createAuthFailureGuard } from './rate-limit/auth-failures.js';
 import { guardConnections, serverOptions, setAnswered } from './http-server.js';
@@ -36,6 +37,8 @@ export interface AppDeps {
   metrics?: Metrics;
   /** A pino logger; omitted in tests that do not read logs. */
   logger?: FastifyBaseLogger;
+  /** The rate-limit counters (shared through PostgreSQL by main.ts); this process's memory when omitted. Closed with the app. */
+  limiters?: RateLimiters;
 }
 
 export const BODY_LIMIT_BYTES = 1_048_576;
@@ -114,15 +117,17 @@ export async function buildApp(config: Pick<Config, 'adminToken'> & Partial<Pick
   registerMethodNotAllowed(app);
 
   const usage = deps.usage ?? createUsageRecorder(deps.store);
+  const limiters = deps.limiters ?? createMemoryLimiters();
   app.addHook('onClose', async () => {
     await usage.close();
+    await limiters.close();
     await deps.store.close();
   });
 
   const metrics = deps.metrics ?? createMetrics();
   // One quota and one failure count per gateway: v1, legacy and admin plugins share them.
-  const quota = createIntegrationQuota(createMemoryLimiter('quota'), config.rateLimitPerMinute ?? DEFAULT_RATE_LIMIT_PER_MINUTE);
-  const authFailures = createAuthFailureGuard(createMemoryLimiter('auth-failures'), config.authFailuresPerMinute ?? DEFAULT_AUTH_FAILURES_PER_MINUTE);
+  const quota = createIntegrationQuota(limiters, config.rateLimitPerMinute ?? DEFAULT_RATE_LIMIT_PER_MINUTE);
+  const authFailures = createAuthFailureGuard(limiters.authFailures, config.authFailuresPerMinute ?? DEFAULT_AUTH_FAILURES_PER_MINUTE);
   const services = { store: deps.store, rules: deps.rules, usage, metrics, authFailures };
   declareProblems(app);
   await registerOpenApi(app, VERSION);

@@ -8,6 +8,7 @@ import { ensureDemoKeys, revokeDemoKeys, type DemoCredentials, type DemoKeyStatu
 import { createUsageRecorder } from './migration/usage.js';
 import { createLogger } from './logging.js';
 import { RulesError, createRulesHolder } from './rules/loader.js';
+import { openSharedLimiters } from './rate-limit/shared-limiter.js';
 
 /** Start-up failed for a reason its message tells an operator in full (no stack). */
 class StartupError extends Error {}
@@ -41,7 +42,14 @@ async function main(): Promise<void> {
     const revoked = await revokeDemoKeys(store, usage);
     if (revoked > 0) logger.warn({ revoked }, 'revoked the demo keys found in the database: they never work outside demo mode');
   }
-  const app = await buildApp(config, { store, rules, logger, usage });
+  // On PostgreSQL the replicas count requests and failed authentications together (docs/operations.md#rate-limits).
+  const limiters = config.databaseUrl
+    ? await openSharedLimiters(config.databaseUrl, logger).catch(async (error: unknown) => {
+        await store.close();
+        throw new StartupError(`DATABASE_URL: cannot create the shared rate-limit table: ${(error as Error).message}.`);
+      })
+    : undefined;
+  const app = await buildApp(config, { store, rules, logger, usage, ...(limiters ? { limiters } : {}) });
 
   let stopping = false;
   const stop = (signal: string) => {

@@ -6,6 +6,7 @@ import { parseEnv } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { ConfigSchema, parseConfig } from '../src/config.js';
+import { SHARED_LIMITS_POOL_SIZE } from '../src/rate-limit/shared-limiter.js';
 
 const ROOT = join(import.meta.dirname, '..');
 const compose = parse(readFileSync(join(ROOT, 'compose.yaml'), 'utf8')) as {
@@ -33,8 +34,9 @@ describe('compose.yaml', () => {
     const replicas = gateway.deploy!.replicas!;
     expect(replicas).toBeGreaterThanOrEqual(2);
     const maxConnections = Number(/max_connections=(\d+)/.exec(compose.services.postgres!.command!.join(' '))![1]);
-    // Three connections stay for superusers (PostgreSQL's reserve), and room for an operator's psql.
-    expect(replicas * config.databasePoolSize).toBeLessThanOrEqual(maxConnections - 3 - 10);
+    // Each process: its pool, its change feed (1) and its shared rate-limit counters. Three connections
+    // stay for superusers (PostgreSQL's reserve), and room for a rolling upgrade's extra replica and psql.
+    expect((replicas + 1) * (config.databasePoolSize + 1 + SHARED_LIMITS_POOL_SIZE)).toBeLessThanOrEqual(maxConnections - 3 - 10);
     expect(nginx).toMatch(new RegExp(`server gateway:${config.port} resolve;`));
   });
 

@@ -13,7 +13,8 @@ import { expect, inject } from 'vitest';
 import { secretsFoundIn } from './support/secrets.js';
 import { recordResponses } from './support/contract.js';
 import { inspect, type Inspector } from './support/inspect.js';
-import { openTestStore, storeContentFiles } from './support/store.js';
+import { databaseEnv, openTestStore, storeContentFiles, testEngine } from './support/store.js';
+import { openSharedLimiters } from '../src/rate-limit/shared-limiter.js';
 
 export const ADMIN_TOKEN = 'test-admin-token-0123456789abcdef';
 export const EXAMPLE_RULES = join(import.meta.dirname, '..', 'rules');
@@ -49,7 +50,9 @@ export async function startGateway(options: { rulesDir?: string; rateLimitPerMin
     ...(options.connections ? { connections: options.connections } : {}),
     ...(options.trustProxy ? { trustProxy: options.trustProxy } : {}),
   };
-  const app = await buildApp({ adminToken: ADMIN_TOKEN, ...limits }, { store, rules, logger });
+  // On PostgreSQL the counters are shared through the database, as main.ts opens them.
+  const limiters = testEngine() === 'postgres' ? await openSharedLimiters(databaseEnv(store).DATABASE_URL!, logger) : undefined;
+  const app = await buildApp({ adminToken: ADMIN_TOKEN, ...limits }, { store, rules, logger, ...(limiters ? { limiters } : {}) });
   recordForContract(app);
   const admin: Gateway['admin'] = async (method, url, body) => {
     const sent = (body as { key?: unknown } | undefined)?.key;

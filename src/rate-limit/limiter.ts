@@ -6,13 +6,18 @@ export interface WindowUsage {
   used: number;
   /** When the window ends, in epoch milliseconds; a key with no count has a window ending now. */
   resetAt: number;
+  /**
+   * Set by the shared limiter when its database did not answer and the unit was counted by this
+   * process alone: `giveBack` returns it to the same counter.
+   */
+  localOnly?: boolean;
 }
 
 /**
  * Counts units per key in fixed windows that start at a key's first unit. Limits are compared by
  * the caller, not stored here: an integration's limit can change at a rules reload and applies at
- * once to the count it already has. Implementations: memory (one process); a shared one (several
- * replicas on one database) is the next step.
+ * once to the count it already has. Implementations: memory (one process, memory-limiter.ts) and
+ * shared through PostgreSQL (several replicas on one database, shared-limiter.ts).
  */
 export interface RateLimiter {
   /** Adds one unit to `key` and returns the count with it. */
@@ -28,3 +33,13 @@ export interface RateLimiter {
 
 /** Requests and failures are counted per minute (the limits are configured "per minute"). */
 export const WINDOW_MS = 60_000;
+
+/** The gateway's counters: requests per integration, its free outcomes, failed authentications per client address. */
+export interface RateLimiters {
+  quota: RateLimiter;
+  /** Replays and conflicts per integration (quota.ts's ceiling): always this process's own count. */
+  freeOutcomes: RateLimiter;
+  authFailures: RateLimiter;
+  /** Releases what the counters hold (a database pool); the counts of a memory limiter are simply dropped. */
+  close(): Promise<void>;
+}

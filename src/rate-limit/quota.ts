@@ -1,7 +1,7 @@
 // The per-integration request quota: charged at authentication, given back for free outcomes.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { AppError } from '../errors.js';
-import type { RateLimiter, WindowUsage } from './limiter.js';
+import type { RateLimiters, WindowUsage } from './limiter.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -33,10 +33,11 @@ const FREE_STATUSES = new Set([409, 500, 503]);
  * Free outcomes still cost the gateway work (a 409 parses, fingerprints and compares a body of up to
  * 1 MiB), so they have a ceiling of their own: this many times the quota a minute. Past it, the
  * integration's requests are refused until the window ends; a bot resending its backlog after an
- * outage stays far below it.
+ * outage stays far below it. They are counted by each replica alone (`freeOutcomes`, in memory even
+ * when the quota is shared): the ceiling bounds a replica's own work, and the shared quota then
+ * costs one statement per request, not two (docs/reliability.md#shared-rate-limits).
  */
 export const FREE_OUTCOMES_FACTOR = 10;
-const freeKey = (integrationId: string) => `free:${integrationId}`;
 
 export interface IntegrationQuota {
   /** Adds the charge (onRequest, after the authentication hook) and the settlement (onSend) to a plugin. */
@@ -64,12 +65,13 @@ function rateLimitHeaders(charge: QuotaCharge): Record<string, string> {
  * onRequest, before the body is read: a request over the limit is refused without parsing or
  * validating anything, and every request that gets further counts, whatever its status.
  */
-export function createIntegrationQuota(limiter: RateLimiter, defaultPerMinute: number): IntegrationQuota {
+export function createIntegrationQuota(limiters: Pick<RateLimiters, 'quota' | 'freeOutcomes'>, defaultPerMinute: number): IntegrationQuota {
+  const { quota: limiter, freeOutcomes } = limiters;
   async function charge(request: FastifyRequest): Promise<void> {
     const integration = request.integration;
     if (!integration) return;
     const limit = integration.rateLimitPerMinute ?? defaultPerMinute;
-    const freeUsed = await limiter.peek(freeKey(integration.id));
+    const freeUsed = await freeOutcomes.peek(integration.id);
     const overFree = freeUsed.used >= limit * FREE_OUTCOMES_FACTOR;
     const usage = overFree ? await limiter.peek(integration.id) : await limiter.hit(integration.id);
     const refused = overFree || usage.used > limit;
@@ -91,7 +93,7 @@ export function createIntegrationQuota(limiter: RateLimiter, defaultPerMinute: n
     charge.settled = true;
     if (!charge.refused && (charge.free || FREE_STATUSES.has(reply.statusCode))) {
       charge.usage = await limiter.giveBack(charge.integrationId, charge.usage);
-      await limiter.hit(freeKey(charge.integrationId));
+      await freeOutcomes.hit(charge.integrationId);
     }
     reply.headers(rateLimitHeaders(charge));
     return payload;

@@ -1,0 +1,192 @@
+// The RateLimiter shared by the replicas of one PostgreSQL database (rate-limiter-flexible's
+// RateLimiterPostgres), counting in this process alone while the database does not answer.
+import pg from 'pg';
+import { RateLimiterMemory, RateLimiterPostgres, type RateLimiterRes } from 'rate-limiter-flexible';
+import { WINDOW_MS, type RateLimiter, type RateLimiters, type WindowUsage } from './limiter.js';
+import { createMemoryLimiter, usageOf } from './memory-limiter.js';
+
+/** The library's table (key, points, expire), created by it at start if missing; one row per counted key and window. */
+export const SHARED_LIMITS_TABLE = 'rate_limits';
+/**
+ * Connections of the limiter's own pool. Not the store's: a unit of work holds its connection for a
+ * whole transaction and its commit, so under load a one-statement count would queue behind them
+ * (and time out into the fallback). Four connections carry several thousand counts a second here
+ * (docs/reliability.md#shared-rate-limits); the rows of one integration serialize on its row anyway.
+ */
+export const SHARED_LIMITS_POOL_SIZE = 4;
+/** Longest a count may wait for a connection, and run on the server, before this process counts alone. */
+export const SHARED_LIMITS_TIMEOUT_MS = 500;
+/** While the database does not answer, one request tries it again this often; the others count locally. */
+export const SHARED_LIMITS_RETRY_MS = 5_000;
+
+/** What the limiter logs to: the gateway's pino logger. */
+export interface LimiterLog {
+  warn(fields: object, message: string): void;
+}
+
+/**
+ * Whether the shared counters are in use. Every replica falls back on its own: one warn line when
+ * it starts counting alone, one when the database answers again (not one per request). While down,
+ * one request every SHARED_LIMITS_RETRY_MS probes the database and the others skip it, so a database
+ * that hangs costs one timeout per retry period instead of one per request.
+ */
+function createFallback(log: LimiterLog) {
+  let down = false;
+  let retryAt = 0;
+  return {
+    /** The database is skipped now: counted locally without trying it. */
+    skipShared(): boolean {
+      return down && Date.now() < retryAt;
+    },
+    /** Marks a call as the probe when the database was down; the others keep skipping it meanwhile. */
+    startCall(): boolean {
+      if (!down) return false;
+      retryAt = Date.now() + SHARED_LIMITS_RETRY_MS;
+      return true;
+    },
+    succeeded(probe: boolean): void {
+      // A call that started before the failure and answered late says nothing about now: only a probe recovers.
+      if (!probe || !down) return;
+      down = false;
+      log.warn({ table: SHARED_LIMITS_TABLE }, 'shared rate limits reachable again: counting across all replicas');
+    },
+    failed(error: unknown): void {
+      retryAt = Date.now() + SHARED_LIMITS_RETRY_MS;
+      if (down) return;
+      down = true;
+      log.warn(
+        { err: error, table: SHARED_LIMITS_TABLE, retry_every_s: SHARED_LIMITS_RETRY_MS / 1000 },
+        'shared rate limits unreachable: this replica counts alone until the database answers (each replica then allows the full limit)',
+      );
+    },
+  };
+}
+
+type Fallback = ReturnType<typeof createFallback>;
+
+/** Runs `shared`, or `local` when the database is skipped or fails; says which one counted. */
+async function either(fallback: Fallback, shared: () => Promise<RateLimiterRes | null>, local: () => Promise<RateLimiterRes | null>): Promise<WindowUsage> {
+  if (fallback.skipShared()) return { ...usageOf(await local()), localOnly: true };
+  const probe = fallback.startCall();
+  try {
+    const usage = usageOf(await shared());
+    fallback.succeeded(probe);
+    return usage;
+  } catch (error) {
+    fallback.failed(error);
+    return { ...usageOf(await local()), localOnly: true };
+  }
+}
+
+/**
+ * The quota asks the database for every count (one statement per request). The failed-authentication
+ * check runs before every key lookup, so asking the database there would add a statement to every
+ * request: it answers instead the count this process last got back for the address from its own
+ * failures (`last-seen`). An address that reaches the limit through other replicas is refused here
+ * after its next failure on this one: with R replicas at most R - 1 failures past the limit.
+ */
+type PeekFrom = 'shared' | 'last-seen';
+
+/** Addresses whose last-seen count a process keeps at most; past it, ended windows and then the oldest go. */
+export const LAST_SEEN_MAX = 10_000;
+
+function lastSeenCounts() {
+  const seen = new Map<string, WindowUsage>();
+  const none = (): WindowUsage => ({ used: 0, resetAt: Date.now() });
+  return {
+    note(key: string, usage: WindowUsage): WindowUsage {
+      const before = seen.get(key);
+      // Answers of concurrent hits arrive in any order: while a window lasts its count only grows.
+      if (before && before.resetAt > Date.now() && before.used > usage.used) return usage;
+      if (seen.size >= LAST_SEEN_MAX && !seen.has(key)) {
+        for (const [k, u] of seen) if (u.resetAt <= Date.now()) seen.delete(k);
+        if (seen.size >= LAST_SEEN_MAX) seen.delete(seen.keys().next().value!);
+      }
+      seen.set(key, usage);
+      return usage;
+    },
+    get(key: string): WindowUsage {
+      const usage = seen.get(key);
+      return usage && usage.resetAt > Date.now() ? usage : none();
+    },
+  };
+}
+
+function sharedLimiter(shared: RateLimiterPostgres, local: RateLimiterMemory, fallback: Fallback, peekFrom: PeekFrom): RateLimiter {
+  const seen = lastSeenCounts();
+  const ask = (key: string) => either(fallback, () => shared.get(key), () => local.get(key));
+  const peek = async (key: string) => (peekFrom === 'shared' ? ask(key) : seen.get(key));
+  return {
+    async hit(key) {
+      const usage = await either(fallback, () => shared.penalty(key, 1), () => local.penalty(key, 1));
+      return peekFrom === 'last-seen' ? seen.note(key, usage) : usage;
+    },
+    async giveBack(key, hit) {
+      // After the window ended, a reward would open a new window at -1: one request more than allowed.
+      if (Date.now() >= hit.resetAt) return peek(key);
+      if (hit.localOnly) return { ...usageOf(await local.reward(key, 1)), localOnly: true };
+      // The unit is in the shared count: it goes back there, or stays counted if the database does not answer.
+      if (fallback.skipShared()) return hit;
+      try {
+        return usageOf(await shared.reward(key, 1));
+      } catch (error) {
+        fallback.failed(error);
+        return hit;
+      }
+    },
+    peek,
+  };
+}
+
+/** Creates the library's limiter on `pool`; resolves once its table exists (created if missing). */
+function postgresCounter(pool: pg.Pool, keyPrefix: string, tableCreated: boolean): Promise<RateLimiterPostgres> {
+  let ready: (error?: Error) => void = () => {};
+  const created = new Promise<void>((resolve, reject) => (ready = (error) => (error ? reject(error) : resolve())));
+  const limiter = new RateLimiterPostgres(
+    { storeClient: pool, tableName: SHARED_LIMITS_TABLE, keyPrefix, points: Number.MAX_SAFE_INTEGER, duration: WINDOW_MS / 1000, tableCreated },
+    (error?: Error) => ready(error),
+  );
+  return created.then(() => limiter);
+}
+
+/**
+ * The gateway's counters on the PostgreSQL database at `url`, on a pool of their own with short
+ * timeouts (free outcomes stay in memory: quota.ts). Counting is exact across replicas while the database answers: each unit is one
+ * atomic upsert of the key's row (INSERT … ON CONFLICT … RETURNING), so concurrent requests on any
+ * replicas can never both take the last unit.
+ */
+export async function openSharedLimiters(url: string, log: LimiterLog): Promise<RateLimiters> {
+  const pool = new pg.Pool({
+    connectionString: url,
+    max: SHARED_LIMITS_POOL_SIZE,
+    connectionTimeoutMillis: SHARED_LIMITS_TIMEOUT_MS,
+    statement_timeout: SHARED_LIMITS_TIMEOUT_MS,
+    // The row of a busy integration is locked by each count in turn: a long wait is a failing database.
+    lock_timeout: SHARED_LIMITS_TIMEOUT_MS,
+    // The client-side bound: a statement whose answer never comes (a silent network).
+    query_timeout: SHARED_LIMITS_TIMEOUT_MS * 2,
+    application_name: 'lead-gateway rate limits',
+    // A count is no lead: it need not wait for its WAL flush. A crash of the database server loses the
+    // last fraction of a second of counts (wal_writer_delay), never a unit of work of the store.
+    options: '-c synchronous_commit=off',
+  });
+  // A lost connection is replaced by the pool; a count that fails is what the fallback reports.
+  pool.on('error', () => {});
+  pool.on('connect', (client) => void client.on('error', () => {}));
+  try {
+    // One after the other: both would create the same table.
+    const quota = await postgresCounter(pool, 'quota', false);
+    const authFailures = await postgresCounter(pool, 'auth-failures', true);
+    const fallback = createFallback(log);
+    const local = (keyPrefix: string) => new RateLimiterMemory({ keyPrefix, points: Number.MAX_SAFE_INTEGER, duration: WINDOW_MS / 1000 });
+    return {
+      quota: sharedLimiter(quota, local('quota'), fallback, 'shared'),
+      freeOutcomes: createMemoryLimiter('free-outcomes'),
+      authFailures: sharedLimiter(authFailures, local('auth-failures'), fallback, 'last-seen'),
+      close: () => pool.end(),
+    };
+  } catch (error) {
+    await pool.end().catch(() => {});
+    throw error;
+  }
+}
