@@ -65,14 +65,12 @@ const userOf = (ws: Workspace, id: string | null) => (id === null ? undefined : 
 export async function renderLead(r: Repos, ws: Workspace, lead: Lead): Promise<LeadObject> {
   const status = lead.statusId === null ? undefined : ws.statuses.get(lead.statusId);
   const group = lead.groupId === null ? undefined : ws.groups.get(lead.groupId);
-  const [fieldValues, payments, tagIds, commentsCount, statusCount, groupCount] = await Promise.all([
-    r.fieldValues.listForLead(lead.id),
-    r.leads.payments(lead.id),
-    r.leads.tagIds(lead.id),
-    r.leads.commentsCount(lead.id),
-    status ? r.leads.countByStatus(status.id) : 0,
-    group ? r.leads.countByGroup(group.id) : 0,
-  ]);
+  // Counted only for a status and a group the catalog knows: an unknown one is shown as none.
+  const { fieldValues, payments, tagIds, commentsCount, statusCount, groupCount } = await r.leadViews.parts(
+    lead.id,
+    status ? status.id : null,
+    group ? group.id : null,
+  );
   return {
     id: lead.id,
     first_name: lead.firstName,

@@ -36,6 +36,8 @@ export interface PostgresOptions {
   connectTimeoutMs?: number;
   /** Told of a failure of a connection nobody was using (a restarted server): the pool replaces it. */
   onIdleError?: (error: Error) => void;
+  /** Told the name of every statement sent (tests count a request's round trips with it). */
+  onStatement?: (statement: string) => void;
 }
 
 /** The store the configuration names: PostgreSQL when DATABASE_URL is set, else the SQLite file at DATABASE_PATH. */

@@ -6,7 +6,7 @@ import { createPool, safeLocation, type PoolOptions } from './pool.js';
 import { migrate } from './migrations.js';
 import { isRetryable, notReady, toStoreError, unavailableCode } from './errors.js';
 import { reposFor } from './repos/index.js';
-import { inOrder } from './sql.js';
+import { inOrder, writeBehind } from './sql.js';
 
 export type PostgresStoreOptions = PoolOptions;
 
@@ -58,7 +58,10 @@ export function postgresStore(pool: pg.Pool, schema: SchemaState): PostgresStore
     let broken: Error | undefined;
     try {
       await client.query(begin);
-      const value = await fn(reposFor(inOrder(client)));
+      // The unit's writes whose result it does not read go out together (sql.ts, writeBehind).
+      const sql = writeBehind(inOrder(client));
+      const value = await fn(reposFor(sql));
+      await sql.flush();
       const commit = await client.query('COMMIT');
       // COMMIT of a transaction a failed statement aborted answers ROLLBACK, not an error.
       if (commit.command === 'ROLLBACK') throw new UnitAbortedError();
