@@ -59,12 +59,14 @@ export function submitLead(
 
 /** The reply body; `current` is the lead as the caller just wrote it, saving a read of the row. */
 async function respond(r: Repos, integration: Integration, record: LeadOutcomeRecord, replayed: boolean, current?: Lead) {
-  const lead = current ?? (await r.leads.get(record.lead_id));
+  // A replay reads the lead and its parts at once; the caller who just wrote the lead reads its parts.
+  const found = current ? { lead: current, parts: undefined } : await r.leadViews.withLead(record.lead_id);
+  const lead = found?.lead ?? null;
   const live = lead !== null && lead.deletedAt === null;
   const { lead_id: _leadId, ...outcome } = record;
   return {
     ...outcome,
-    lead: live ? await renderLead(r, integration.workspace, lead) : null,
+    lead: live ? await renderLead(r, integration.workspace, lead, found?.parts) : null,
     deleted: !live,
     replayed,
   };

@@ -132,6 +132,13 @@ onEachEngine((_engine, open) => {
         groupCount: 1,
       });
       expect(await store.peek((r) => r.leadViews.parts('l2', 's-none', null))).toEqual(empty);
+      // With the lead itself, counted under its own status and group.
+      expect(await store.peek((r) => r.leadViews.withLead('l1'))).toEqual({
+        lead: lead('l1', { statusId: 's1', groupId: 'g1' }),
+        parts: await store.peek((r) => r.leadViews.parts('l1', 's1', 'g1')),
+      });
+      expect(await store.peek((r) => r.leadViews.withLead('l2'))).toEqual({ lead: lead('l2', { statusId: 's1' }), parts: { ...empty, statusCount: 2 } });
+      expect(await store.peek((r) => r.leadViews.withLead('nope'))).toBeNull();
     });
   });
 

@@ -13,6 +13,12 @@ const nameOf = (prefix: string, text: string) => `${prefix}.${createHash('sha1')
 const get = statement<LeadRow>('leads.get', 'SELECT * FROM leads WHERE id = $1');
 const lock = statement<LeadRow>('leads.lock', 'SELECT * FROM leads WHERE id = $1 FOR NO KEY UPDATE');
 const latest = statement<LeadRow>('leads.latest', 'SELECT * FROM leads WHERE contact_id = $1 AND deleted_at IS NULL ORDER BY created_at DESC, id DESC LIMIT 1');
+// The lock is taken on the lead the subquery found; a row a waited-for unit changed is answered in its
+// committed version (READ COMMITTED re-checks `id =` on it), deleted or not.
+const lockLatest = statement<LeadRow>(
+  'leads.lockLatest',
+  'SELECT * FROM leads WHERE id = (SELECT id FROM leads WHERE contact_id = $1 AND deleted_at IS NULL ORDER BY created_at DESC, id DESC LIMIT 1) FOR NO KEY UPDATE',
+);
 const insertColumns = Object.values({ id: 'id', workspaceId: 'workspace_id', contactId: 'contact_id', integrationId: 'integration_id', origin: 'origin' });
 const insert = statement(
   'leads.insert',
@@ -66,6 +72,7 @@ export function pgLeadRepo(sql: Sql): LeadRepo {
     get: async (id) => one(await get.one(sql, id)),
     lock: async (id) => one(await lock.one(sql, id)),
     latestOfContact: async (contactId) => one(await latest.one(sql, contactId)),
+    lockLatestOfContact: async (contactId) => one(await lockLatest.one(sql, contactId)),
     insert: (lead) =>
       insert.later(
         sql,
