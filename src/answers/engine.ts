@@ -5,7 +5,7 @@ import { ANSWER_KEY_MAX_CHARS, type AnswersResult } from './schemas.js';
 import type { AnswerOutcome } from '../store/repos/answers.js';
 import { coerce, inexactNumberError } from '../lead/coerce.js';
 import { writeField } from '../lead/field-write.js';
-import type { Writer } from '../store/repos/field-values.js';
+import type { FieldValue, Writer } from '../store/repos/field-values.js';
 import { newId } from '../store/ids.js';
 
 export const emptyAnswersResult = (): AnswersResult => ({
@@ -30,14 +30,22 @@ function keyProblem(key: string): string | null {
 }
 
 /** One answer through the integration's mapping; `unmapped` when the key has none. */
-async function applyOne(tx: Repos, integration: Integration, leadId: string, key: string, raw: unknown, at: string): Promise<Applied> {
+async function applyOne(
+  tx: Repos,
+  integration: Integration,
+  leadId: string,
+  key: string,
+  raw: unknown,
+  at: string,
+  known?: Map<string, FieldValue | null>,
+): Promise<Applied> {
   const mapping = integration.answers.get(key);
   if (!mapping) return { outcome: 'unmapped', error: null, fieldId: null };
   const fieldId = mapping.field.id;
   const coerced = coerce(mapping.field, raw, mapping.values);
   if (!coerced.ok) return { outcome: 'invalid', error: coerced.error, fieldId };
   const writer: Writer = { kind: 'integration', ref: integration.id };
-  const outcome = await writeField(tx, { leadId, fieldId, at }, coerced.data, writer, mapping.policy === 'integration_wins');
+  const outcome = await writeField(tx, { leadId, fieldId, at }, coerced.data, writer, mapping.policy === 'integration_wins', known);
   return { outcome, error: null, fieldId };
 }
 
@@ -48,16 +56,21 @@ async function applyOne(tx: Repos, integration: Integration, leadId: string, key
 export async function applyAnswers(
   tx: Repos,
   integration: Integration,
-  target: { leadId: string; submissionId: string; at: string },
+  /** `leadIsNew`: the lead was created in this unit, so it has no values yet and none is read. */
+  target: { leadId: string; submissionId: string; at: string; leadIsNew?: boolean },
   answers: Record<string, unknown>,
   /** Keys whose number the request text holds more precisely than a JavaScript number can. */
   inexact: ReadonlySet<string> = new Set(),
 ): Promise<AnswersResult> {
   const result = emptyAnswersResult();
+  // The stored values of every field these answers map to, read at once (the caller holds the lead's lock).
+  const fieldIds = Object.keys(answers).flatMap((key) => integration.answers.get(key)?.field.id ?? []);
+  const known = new Map<string, FieldValue | null>(fieldIds.map((id) => [id, null]));
+  if (!target.leadIsNew && fieldIds.length > 0) for (const value of await tx.fieldValues.getMany(target.leadId, fieldIds)) known.set(value.fieldId, value);
   for (const [key, raw] of Object.entries(answers)) {
     // Checked before the mapping: an answer stored unmapped would otherwise be applied later, rounded.
     const refused = keyProblem(key) ?? (inexact.has(key) ? inexactNumberError(key) : null);
-    const applied = refused !== null ? { outcome: 'invalid' as const, error: refused, fieldId: null } : await applyOne(tx, integration, target.leadId, key, raw, target.at);
+    const applied = refused !== null ? { outcome: 'invalid' as const, error: refused, fieldId: null } : await applyOne(tx, integration, target.leadId, key, raw, target.at, known);
     if (applied.outcome === 'invalid') result.invalid.push({ key, error: applied.error! });
     else result[applied.outcome].push(key);
     await tx.answers.insert({

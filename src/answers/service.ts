@@ -54,7 +54,7 @@ export function submitAnswers(
           answers: await applyAnswers(tx, integration, { leadId: lead.id, submissionId, at }, body.answers, options.inexact),
         };
         return {
-          reply: { ...record, replayed: false, deleted: false },
+          reply: async () => ({ ...record, replayed: false, deleted: false }),
           record: { id: submissionId, contactId: contact.id, leadId: lead.id, outcome: record, createdAt: at },
         };
       },

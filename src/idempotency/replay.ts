@@ -22,18 +22,26 @@ export interface IdempotentRequest {
   body: unknown;
 }
 
+/** Runs of a unit that lost the race to record its event: each then finds the event and replays it. */
+const MAX_FRESH_ATTEMPTS = 3;
+
 /**
  * Runs `fresh` exactly once per (integration, endpoint, event_id). A known event with the same
  * fingerprint is answered by `replay` (from committed data, without entering the write queue); with
- * other data it is a 409. If another writer records the event between our check and our insert, the
- * store's uniqueness constraint rejects ours and the request is answered as a replay.
+ * other data it is a 409 (one look-up and one read, each a single statement). If another writer records the event between our check and our insert, the
+ * store's uniqueness rejects ours (DuplicateEventError), our unit is rolled back whole, and the
+ * request is answered as a replay of the committed one. `fresh` records its event before its reply is
+ * rendered: the record goes to the database with the unit's other writes (PostgreSQL sends them as one
+ * statement before the unit's next read).
  */
 export async function runOnce<T>(
   store: Store,
   request: IdempotentRequest,
   handlers: {
+    /** Answers a known event from at most one read: it runs as a `peek` (one statement, its own snapshot). */
     replay: (r: Repos, submission: Submission) => Promise<T>;
-    fresh: (tx: Repos) => Promise<{ reply: T; record: EventRecord }>;
+    /** The work of a first event; `reply` renders the answer in the same unit, after the record. */
+    fresh: (tx: Repos) => Promise<{ record: EventRecord; reply: () => Promise<T> }>;
   },
 ): Promise<T> {
   const print = fingerprint(request.body);
@@ -44,11 +52,14 @@ export async function runOnce<T>(
   const find = (r: Repos) => r.submissions.find(request.integrationId, request.endpoint, request.eventId);
 
   const known = await store.peek(find);
-  if (known) return store.read((r) => seen(r, known));
+  if (known) return store.peek((r) => seen(r, known));
   for (let attempt = 1; ; attempt++) {
     try {
       return await store.transact(async (tx) => {
-        const existing = await find(tx);
+        // Looked for again only after losing a race: the first run relies on the ledger's uniqueness
+        // (an event recorded meanwhile fails our insert, and the whole unit with it). The look is made
+        // inside a unit, on the writer: it sees the winner's commit whatever a reader's snapshot holds.
+        const existing = attempt > 1 ? await find(tx) : null;
         if (existing) return seen(tx, existing);
         const { reply, record } = await handlers.fresh(tx);
         // Recorded in the same unit as the work: both stand, or neither does.
@@ -62,10 +73,15 @@ export async function runOnce<T>(
           reviewReason: null,
           ...record,
         });
-        return reply;
+        return reply();
       });
     } catch (error) {
-      if (!(error instanceof DuplicateEventError) || attempt >= 3) throw error;
+      if (error instanceof DuplicateEventError && attempt < MAX_FRESH_ATTEMPTS) continue;
+      // A refusal (404, 422) of an event another writer recorded meanwhile is answered as that
+      // event's replay (or 409), as it would have been had the event been found first.
+      const meanwhile = error instanceof AppError ? await store.peek(find) : null;
+      if (meanwhile) return store.peek((r) => seen(r, meanwhile));
+      throw error;
     }
   }
 }

@@ -59,12 +59,14 @@ export function submitLead(
 
 /** The reply body; `current` is the lead as the caller just wrote it, saving a read of the row. */
 async function respond(r: Repos, integration: Integration, record: LeadOutcomeRecord, replayed: boolean, current?: Lead) {
-  const lead = current ?? (await r.leads.get(record.lead_id));
+  // A replay reads the lead and its parts at once; the caller who just wrote the lead reads its parts.
+  const found = current ? { lead: current, parts: undefined } : await r.leadViews.withLead(record.lead_id);
+  const lead = found?.lead ?? null;
   const live = lead !== null && lead.deletedAt === null;
   const { lead_id: _leadId, ...outcome } = record;
   return {
     ...outcome,
-    lead: live ? await renderLead(r, integration.workspace, lead) : null,
+    lead: live ? await renderLead(r, integration.workspace, lead, found?.parts) : null,
     deleted: !live,
     replayed,
   };
@@ -82,22 +84,11 @@ interface Person {
   externalId: string | null;
 }
 
-/** Order of contract 4: the integration's binding, then the same phone, then the same e-mail. */
+/** Order of contract 4: the integration's binding, then the same phone, then the same e-mail (one read). */
 async function matchPerson(tx: Repos, integration: Integration, p: Person): Promise<{ contact: Contact | null; by: MatchedBy }> {
-  const ws = integration.workspace.id;
-  if (p.externalId !== null) {
-    const contact = await tx.contacts.findByBinding(integration.id, p.externalId);
-    if (contact) return { contact, by: 'external_contact_id' };
-  }
-  if (p.phone !== null) {
-    const contact = await tx.contacts.findByPhone(ws, p.phone);
-    if (contact) return { contact, by: 'phone' };
-  }
-  if (p.email !== null) {
-    const contact = await tx.contacts.findByEmail(ws, p.email);
-    if (contact) return { contact, by: 'email' };
-  }
-  return { contact: null, by: null };
+  const found = await tx.contacts.match(integration.workspace.id, integration.id, p);
+  if (found === null) return { contact: null, by: null };
+  return { contact: found.contact, by: found.by === 'binding' ? 'external_contact_id' : found.by };
 }
 
 /** The keys the person may be found by, locked before matching (repos/locks.ts). */
@@ -157,7 +148,7 @@ async function intake(
   at: string,
   origin: Lead['origin'],
   inexactAnswers?: ReadonlySet<string>,
-): Promise<{ reply: LeadSubmissionReply; record: EventRecord }> {
+): Promise<{ reply: () => Promise<LeadSubmissionReply>; record: EventRecord }> {
   const person: Person = {
     firstName: body.first_name.trim(),
     lastName: textOrNull(body.last_name),
@@ -185,10 +176,9 @@ async function intake(
     await tx.contacts.fillEmpty(contact.id, person, at);
   }
   if (person.externalId !== null && by !== 'external_contact_id') {
-    // Under the binding's person lock nobody else can have bound it since the match found none.
-    if (!(await tx.contacts.bind(integration.id, person.externalId, contact.id, at))) {
-      throw new Error(`external_contact_id ${person.externalId} was bound by a unit that did not lock it`);
-    }
+    // Under the binding's person lock nobody else can have bound it since the match found none; if
+    // someone did, the submission fails loudly rather than losing the binding.
+    await tx.contacts.bindNew(integration.id, person.externalId, contact.id, at);
   }
 
   const metadata = body.metadata ?? null;
@@ -232,7 +222,7 @@ async function intake(
 
   const submissionId = newId();
   const answers = body.answers
-    ? await applyAnswers(tx, integration, { leadId: lead.id, submissionId, at }, body.answers, inexactAnswers)
+    ? await applyAnswers(tx, integration, { leadId: lead.id, submissionId, at, leadIsNew: outcome === 'created' }, body.answers, inexactAnswers)
     : emptyAnswersResult();
   const record: LeadOutcomeRecord = {
     contact_id: contact.id,
@@ -246,7 +236,7 @@ async function intake(
     answers,
   };
   return {
-    reply: { status: outcome === 'created' ? 201 : 200, body: await respond(tx, integration, record, false, lead) },
+    reply: async () => ({ status: outcome === 'created' ? 201 : 200, body: await respond(tx, integration, record, false, lead) }),
     record: { id: submissionId, contactId: contact.id, leadId: lead.id, outcome: record, needsReview: reason !== null, reviewReason: reason, createdAt: at },
   };
 }

@@ -9,9 +9,7 @@ import type { Lead } from '../store/repos/leads.js';
  */
 export async function lockLatestLead(tx: Repos, contactId: string): Promise<Lead | null> {
   for (;;) {
-    const latest = await tx.leads.latestOfContact(contactId);
-    if (latest === null) return null;
-    const locked = await tx.leads.lock(latest.id);
-    if (locked !== null && locked.deletedAt === null) return locked;
+    const locked = await tx.leads.lockLatestOfContact(contactId);
+    if (locked === null || locked.deletedAt === null) return locked;
   }
 }

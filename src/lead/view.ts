@@ -4,6 +4,7 @@ import type { FieldOption, User, Workspace } from '../rules/catalog.js';
 import type { FieldValue } from '../store/repos/field-values.js';
 import type { Lead } from '../store/repos/leads.js';
 import type { LeadObject } from './schemas.js';
+import type { LeadViewParts } from '../store/repos/lead-views.js';
 
 const userDetail = (user: User | undefined): LeadObject['assigned_to_detail'] =>
   user
@@ -62,17 +63,13 @@ export function formatMinor(minor: bigint): string {
 
 const userOf = (ws: Workspace, id: string | null) => (id === null ? undefined : ws.users.get(id));
 
-export async function renderLead(r: Repos, ws: Workspace, lead: Lead): Promise<LeadObject> {
+/** `parts`: the lead's parts as read with it (`leadViews.withLead`); read here when not given. */
+export async function renderLead(r: Repos, ws: Workspace, lead: Lead, parts?: LeadViewParts): Promise<LeadObject> {
   const status = lead.statusId === null ? undefined : ws.statuses.get(lead.statusId);
   const group = lead.groupId === null ? undefined : ws.groups.get(lead.groupId);
-  const [fieldValues, payments, tagIds, commentsCount, statusCount, groupCount] = await Promise.all([
-    r.fieldValues.listForLead(lead.id),
-    r.leads.payments(lead.id),
-    r.leads.tagIds(lead.id),
-    r.leads.commentsCount(lead.id),
-    status ? r.leads.countByStatus(status.id) : 0,
-    group ? r.leads.countByGroup(group.id) : 0,
-  ]);
+  // Counted only for a status and a group the catalog knows: an unknown one is shown as none.
+  const { fieldValues, payments, tagIds, commentsCount, statusCount, groupCount } =
+    parts ?? (await r.leadViews.parts(lead.id, status ? status.id : null, group ? group.id : null));
   return {
     id: lead.id,
     first_name: lead.firstName,

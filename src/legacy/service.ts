@@ -170,7 +170,7 @@ export async function updateLegacyLead(
           const at = (deps.now?.() ?? new Date()).toISOString();
           const id = newId();
           const result = await applyAnswers(tx, integration, { leadId: lead.id, submissionId: id, at }, answers, inexactAnswers);
-          return { reply: false, record: { id, contactId: lead.contactId, leadId: lead.id, outcome: { lead_id: lead.id, contact_id: lead.contactId, submission_id: id, answers: result }, createdAt: at } };
+          return { reply: async () => false, record: { id, contactId: lead.contactId, leadId: lead.id, outcome: { lead_id: lead.id, contact_id: lead.contactId, submission_id: id, answers: result }, createdAt: at } };
         },
       },
     );

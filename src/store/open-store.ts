@@ -39,6 +39,8 @@ export interface PostgresOptions {
   onIdleError?: (error: Error) => void;
   /** Where the change feed reports a lost or regained connection, or a change not seen everywhere in time. */
   log?: FeedLog;
+  /** Told the name of every statement sent (tests count a request's round trips with it). */
+  onStatement?: (statement: string) => void;
 }
 
 /** The store the configuration names: PostgreSQL when DATABASE_URL is set, else the SQLite file at DATABASE_PATH. */

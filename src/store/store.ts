@@ -12,6 +12,7 @@ import type { LegacyTagRepo } from './repos/legacy-tags.js';
 import type { AdminCredentialRepo } from './repos/admin-credentials.js';
 import type { LeadPageRepo } from './repos/lead-pages.js';
 import type { LockRepo } from './repos/locks.js';
+import type { LeadViewRepo } from './repos/lead-views.js';
 
 /** The repositories reachable inside a read or a unit of work. */
 export interface Repos {
@@ -25,6 +26,7 @@ export interface Repos {
   legacyTags: LegacyTagRepo;
   adminCredentials: AdminCredentialRepo;
   leadPages: LeadPageRepo;
+  leadViews: LeadViewRepo;
   /** Locks a unit takes before it reads what it decides on; meaningful only inside `transact` (repos/locks.ts). */
   locks: LockRepo;
 }

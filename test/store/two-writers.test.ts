@@ -80,6 +80,33 @@ onEachEngineTwice((_engine, twins) => {
     }
   }, 60_000);
 
+  it('one event sent at once through both gateways: one lead and one record, the losers answered as its replay', async () => {
+    const t = twins();
+    if (!t) return;
+    const keys = await issueKeys(t, TELEGRAM);
+    for (let round = 0; round < ROUNDS; round++) {
+      const tag = unique();
+      // Every racer misses the event at its first look and does the work; all but one then find the
+      // event recorded when they record it (the ledger's uniqueness), are rolled back and replay it.
+      const body = { event_id: `once-${tag}`, external_contact_id: `tg:${tag}`, first_name: 'Once', phone: phoneOf(tag), answers: { goal: 'job', laptop: 'yes' } };
+      const replies = await race(RACERS, (i) => v1(t, i, keys[TELEGRAM]!, 'leads/', body));
+      expect(replies.map((r) => r.statusCode).sort(), replies.map((r) => r.body).join('\n')).toEqual([...Array(RACERS - 1).fill(200), 201]);
+      const bodies = replies.map((r) => r.json<{ replayed: boolean; intake_outcome: string; lead: { id: string } }>());
+      expect(bodies.filter((b) => !b.replayed)).toHaveLength(1);
+      expect(new Set(bodies.map((b) => `${b.intake_outcome} ${b.lead.id}`)).size).toBe(1);
+      expect(await t.inspect.leads.count({ id: bodies[0]!.lead.id })).toBe(1);
+      expect(await t.inspect.contacts.count({ firstName: 'Once', phone: phoneOf(tag) })).toBe(1);
+      expect(await t.inspect.submissions.count({ eventId: `once-${tag}` })).toBe(1);
+      expect(await t.inspect.answers.count({ leadId: bodies[0]!.lead.id })).toBe(2);
+
+      const answers = { event_id: `once-${tag}-answers`, external_contact_id: `tg:${tag}`, answers: { age: 30 } };
+      const answered = await race(RACERS, (i) => v1(t, i, keys[TELEGRAM]!, 'leads/answers/', answers));
+      expect(answered.map((r) => r.statusCode)).toEqual(Array(RACERS).fill(200));
+      expect(answered.filter((r) => !r.json<{ replayed: boolean }>().replayed)).toHaveLength(1);
+      expect(await t.inspect.answers.count({ leadId: bodies[0]!.lead.id })).toBe(3);
+    }
+  }, 60_000);
+
   it('two integrations answering one field at once: the first writer keeps it, the others are told kept_existing', async () => {
     const t = twins();
     if (!t) return;

@@ -13,6 +13,8 @@ export interface PoolOptions {
   connectTimeoutMs?: number;
   /** Called with an error of a connection nobody was using (a restarted server, a cut socket). */
   onIdleError?: (error: Error) => void;
+  /** Told the name (or text) of every statement sent, before it goes: for counting round trips. */
+  onStatement?: (statement: string) => void;
 }
 
 export const DEFAULT_POOL_SIZE = 10;
@@ -54,6 +56,19 @@ export function createPool(options: PoolOptions): pg.Pool {
   });
   pool.on('error', onIdleError);
   // Emitted once per new connection, checked out or idle later: every client gets its listener.
-  pool.on('connect', (client) => void client.on('error', onIdleError));
+  pool.on('connect', (client) => {
+    client.on('error', onIdleError);
+    if (options.onStatement) countStatements(client, options.onStatement);
+  });
   return pool;
+}
+
+/** Tells `onStatement` of each statement the client sends: every one is a round trip (node-postgres does not pipeline). */
+function countStatements(client: pg.PoolClient, onStatement: (statement: string) => void): void {
+  const query = client.query.bind(client) as (...args: unknown[]) => unknown;
+  (client as unknown as { query: (...args: unknown[]) => unknown }).query = (...args: unknown[]) => {
+    const config = args[0] as string | { name?: string; text?: string };
+    onStatement(typeof config === 'string' ? config : (config.name ?? config.text ?? ''));
+    return query(...args);
+  };
 }

@@ -7,7 +7,7 @@ import { migrate } from './migrations.js';
 import { isRetryable, notReady, toStoreError, unavailableCode } from './errors.js';
 import { reposFor } from './repos/index.js';
 import { startChangeFeed, type ChangeFeed, type FeedLog } from './change-feed.js';
-import { inOrder } from './sql.js';
+import { inOrder, writeBehind } from './sql.js';
 
 export type PostgresStoreOptions = PoolOptions & {
   /** Where the change feed says it lost or regained its connection, or that a change was not seen everywhere in time. */
@@ -65,7 +65,10 @@ export function postgresStore(pool: pg.Pool, schema: SchemaState, feed: ChangeFe
     let broken: Error | undefined;
     try {
       await client.query(begin);
-      const value = await fn(reposFor(inOrder(client)));
+      // The unit's writes whose result it does not read go out together (sql.ts, writeBehind).
+      const sql = writeBehind(inOrder(client));
+      const value = await fn(reposFor(sql));
+      await sql.flush();
       const commit = await client.query('COMMIT');
       // COMMIT of a transaction a failed statement aborted answers ROLLBACK, not an error.
       if (commit.command === 'ROLLBACK') throw new UnitAbortedError();

@@ -1,9 +1,31 @@
 // What a PostgreSQL repository runs its statements on: the pool (one statement, autocommitted) or the
 // client of a unit of work. Every statement is named, so each connection parses and plans it once.
+import { createHash } from 'node:crypto';
 import type pg from 'pg';
+
+/**
+ * A write whose result the unit does not read at once: the unit's connection may hold it back and send
+ * it with the unit's other such writes as one statement (`writeBehind`).
+ */
+export interface LaterWrite {
+  name: string;
+  /** One INSERT or UPDATE without RETURNING, with its parameters numbered from $1. */
+  text: string;
+  values: unknown[];
+  /**
+   * The rows it writes, as `table:key`. Parts of one statement do not see each other's rows, and
+   * ON CONFLICT cannot touch a row twice in one statement: a write of a row already held back goes
+   * into the next statement.
+   */
+  rows: readonly string[];
+  /** Told how many rows the write changed; throws to fail the unit (a duplicate event, say). */
+  check?: (rowCount: number) => void;
+}
 
 export interface Sql {
   query<R extends pg.QueryResultRow>(config: pg.QueryConfig): Promise<pg.QueryResult<R>>;
+  /** Holds a write back until the unit's next statement (absent on the pool, where a write runs at once). */
+  later?(write: LaterWrite): void;
 }
 
 /**
@@ -25,11 +47,105 @@ export function inOrder(client: Sql): Sql {
   };
 }
 
+/** Most writes sent as one statement: each distinct sequence of writes is one more prepared statement per connection. */
+export const MAX_WRITES_PER_STATEMENT = 32;
+
+/**
+ * Several writes as one statement: a data-modifying CTE per write, parameters renumbered, and the
+ * count of each write's rows as the answer. All parts run in one snapshot and none sees another's
+ * rows; foreign keys and AFTER triggers (the lead counts) are checked and fired at the statement's
+ * end, when every part's rows are there.
+ */
+export function batchOf(writes: readonly LaterWrite[]): pg.QueryConfig {
+  const values: unknown[] = [];
+  const parts = writes.map((w, i) => {
+    const offset = values.length;
+    values.push(...w.values);
+    return `w${i} AS (${w.text.replace(/\$(\d+)/g, (_, n: string) => `$${Number(n) + offset}`)} RETURNING 1)`;
+  });
+  const counts = writes.map((_, i) => `(SELECT count(*) FROM w${i})::int AS w${i}`);
+  const text = `WITH ${parts.join(', ')} SELECT ${counts.join(', ')}`;
+  return { name: `batch.${createHash('sha1').update(text).digest('hex').slice(0, 20)}`, text, values };
+}
+
+/** Sends held-back writes: one alone as itself, several as one statement; then runs their checks. */
+function send(sql: Sql, writes: readonly LaterWrite[]): Promise<void> {
+  if (writes.length === 1) {
+    const [w] = writes as [LaterWrite];
+    return sql.query({ name: w.name, text: w.text, values: w.values }).then((r) => w.check?.(r.rowCount ?? 0));
+  }
+  return sql.query<Record<string, number>>(batchOf(writes)).then((r) => writes.forEach((w, i) => w.check?.(r.rows[0]![`w${i}`]!)));
+}
+
+/**
+ * A unit's connection that holds back writes whose result the unit does not read (`LaterWrite`) and
+ * sends them together, as one statement, before the unit's next statement and before its COMMIT
+ * (`flush`): what a unit reads it reads after its own writes, as if each had been sent at once. A
+ * failure of a held-back write fails the statement that sent it, and so the unit; a unit that throws
+ * first never sends them.
+ */
+export function writeBehind(inner: Sql): Sql & { flush(): Promise<void> } {
+  let held: LaterWrite[] = [];
+  let rows = new Set<string>();
+  let sent: Promise<void>[] = [];
+
+  const sendHeld = () => {
+    if (held.length === 0) return;
+    for (let i = 0; i < held.length; i += MAX_WRITES_PER_STATEMENT) {
+      const done = send(inner, held.slice(i, i + MAX_WRITES_PER_STATEMENT));
+      // Awaited by the next flush; until then its failure must not count as unhandled.
+      done.catch(() => {});
+      sent.push(done);
+    }
+    held = [];
+    rows = new Set();
+  };
+  const flush = (): Promise<void> => {
+    sendHeld();
+    const waiting = sent;
+    sent = [];
+    return Promise.all(waiting).then(() => undefined);
+  };
+
+  return {
+    flush,
+    later(write) {
+      if (write.rows.some((row) => rows.has(row))) sendHeld();
+      held.push(write);
+      for (const row of write.rows) rows.add(row);
+    },
+    query<R extends pg.QueryResultRow>(config: pg.QueryConfig): Promise<pg.QueryResult<R>> {
+      const flushed = flush();
+      const result = inner.query<R>(config);
+      return flushed.then(
+        () => result,
+        (error: unknown) => {
+          result.catch(() => {});
+          throw error;
+        },
+      );
+    },
+  };
+}
+
+/** Holds `write` back on a unit's connection, or runs it at once (and checks it) on the pool. */
+export async function writeLater(sql: Sql, write: LaterWrite): Promise<void> {
+  if (sql.later) return sql.later(write);
+  const result = await sql.query({ name: write.name, text: write.text, values: write.values });
+  write.check?.(result.rowCount ?? 0);
+}
+
+/** The name of a row for `LaterWrite.rows`: its table and key. */
+export const rowName = (table: string, ...key: unknown[]): string => JSON.stringify([table, ...key]);
+
 /** A named statement: `run(sql, ...values)` executes it prepared on whichever connection runs it. */
 export function statement<R extends pg.QueryResultRow = pg.QueryResultRow>(name: string, text: string) {
   return {
     run: (sql: Sql, ...values: unknown[]): Promise<pg.QueryResult<R>> => sql.query<R>({ name, text, values }),
     rows: async (sql: Sql, ...values: unknown[]): Promise<R[]> => (await sql.query<R>({ name, text, values })).rows,
     one: async (sql: Sql, ...values: unknown[]): Promise<R | null> => (await sql.query<R>({ name, text, values })).rows[0] ?? null,
+    /** A write held back by a unit's connection (`writeBehind`), or run at once on the pool. */
+    later: (sql: Sql, rows: readonly string[], check: ((rowCount: number) => void) | undefined, ...values: unknown[]): Promise<void> =>
+      writeLater(sql, { name, text, values, rows, ...(check ? { check } : {}) }),
   };
 }

@@ -11,6 +11,16 @@ export interface Contact {
   updatedAt: string;
 }
 
+/** The keys a submitted person may be found by, in the matching form (normalized phone); null when not given. */
+export interface PersonKeys {
+  externalId: string | null;
+  phone: string | null;
+  email: string | null;
+}
+
+/** Which key found the person. */
+export type MatchedKey = 'binding' | 'phone' | 'email';
+
 export type ContactFill = Partial<Pick<Contact, 'lastName' | 'phone' | 'email'>>;
 
 export interface ContactRepo {
@@ -24,6 +34,12 @@ export interface ContactRepo {
   findByBinding(integrationId: string, externalContactId: string): Promise<Contact | null>;
   findByPhone(workspaceId: string, phone: string): Promise<Contact | null>;
   findByEmail(workspaceId: string, email: string): Promise<Contact | null>;
+  /**
+   * The person the keys find, in contract 4's order: the integration's binding, then the phone, then
+   * the e-mail, each as findByBinding, findByPhone and findByEmail find it; null when none does.
+   * PostgreSQL asks all three in one statement.
+   */
+  match(workspaceId: string, integrationId: string, keys: PersonKeys): Promise<{ contact: Contact; by: MatchedKey } | null>;
   insert(contact: Contact): Promise<void>;
   /** Fills only the members that are empty on the stored contact. */
   fillEmpty(id: string, fill: ContactFill, at: string): Promise<void>;
@@ -32,4 +48,10 @@ export interface ContactRepo {
    * person), and nothing changed. A caller holding the person lock of that binding knows which.
    */
   bind(integrationId: string, externalContactId: string, contactId: string, at: string): Promise<boolean>;
+  /**
+   * Binds an external_contact_id the caller knows to be unbound, holding that binding's person lock.
+   * Finding it bound fails the unit: at once, or (PostgreSQL, whose unit sends such writes together)
+   * at the unit's next statement or its commit. Nothing of the unit then stands.
+   */
+  bindNew(integrationId: string, externalContactId: string, contactId: string, at: string): Promise<void>;
 }

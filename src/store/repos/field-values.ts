@@ -29,6 +29,8 @@ export interface FieldValue extends FieldData {
 
 export interface FieldValueRepo {
   get(leadId: string, fieldId: string): Promise<FieldValue | null>;
+  /** The lead's values of these fields (those it has), in one read. */
+  getMany(leadId: string, fieldIds: readonly string[]): Promise<FieldValue[]>;
   listForLead(leadId: string): Promise<FieldValue[]>;
   /** Inserts or replaces the lead's value of that field. */
   put(value: FieldValue): Promise<void>;

@@ -77,6 +77,12 @@ export interface LeadRepo {
   lock(id: string): Promise<Lead | null>;
   /** The person's most recent lead that is not deleted. */
   latestOfContact(contactId: string): Promise<Lead | null>;
+  /**
+   * `latestOfContact` and `lock` of the lead it finds, in one statement. The lead is answered as its
+   * lock found it: deleted, when a unit that held the lock deleted it meanwhile (the caller looks
+   * again). Null only when the person has no live lead: leads are marked deleted, never removed.
+   */
+  lockLatestOfContact(contactId: string): Promise<Lead | null>;
   insert(lead: Lead): Promise<void>;
   update(id: string, patch: LeadPatch): Promise<void>;
   addTags(leadId: string, tagIds: readonly string[]): Promise<void>;

@@ -7,6 +7,7 @@ import { migrate } from './migrations.js';
 import { notReady, toStoreError } from './errors.js';
 import { NotReadyError, type Repos, type SchemaState, type Store } from '../store.js';
 import { sqliteContactRepo } from './repos/contacts.js';
+import { sqliteLeadViewRepo } from './repos/lead-views.js';
 import { sqliteLeadRepo } from './repos/leads.js';
 import { sqliteSubmissionRepo } from './repos/submissions.js';
 import { sqliteKeyRepo } from './repos/keys.js';
@@ -43,19 +44,24 @@ interface Unit {
   reject: (error: unknown) => void;
 }
 
-const reposFor = (db: Db): Repos => ({
-  contacts: sqliteContactRepo(db),
-  leads: sqliteLeadRepo(db),
-  submissions: sqliteSubmissionRepo(db),
-  keys: sqliteKeyRepo(db),
-  fieldValues: sqliteFieldValueRepo(db),
-  answers: sqliteAnswerRepo(db),
-  states: sqliteStateRepo(db),
-  legacyTags: sqliteLegacyTagRepo(db),
-  adminCredentials: sqliteAdminCredentialRepo(db),
-  leadPages: sqliteLeadPageRepo(db),
-  locks: sqliteLockRepo(),
-});
+const reposFor = (db: Db): Repos => {
+  const leads = sqliteLeadRepo(db);
+  const fieldValues = sqliteFieldValueRepo(db);
+  return {
+    contacts: sqliteContactRepo(db),
+    leads,
+    submissions: sqliteSubmissionRepo(db),
+    keys: sqliteKeyRepo(db),
+    fieldValues,
+    answers: sqliteAnswerRepo(db),
+    states: sqliteStateRepo(db),
+    legacyTags: sqliteLegacyTagRepo(db),
+    adminCredentials: sqliteAdminCredentialRepo(db),
+    leadPages: sqliteLeadPageRepo(db),
+    leadViews: sqliteLeadViewRepo(leads, fieldValues),
+    locks: sqliteLockRepo(),
+  };
+};
 
 export interface SqliteStore extends Store {
   readonly engine: 'sqlite';

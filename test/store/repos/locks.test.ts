@@ -6,6 +6,7 @@ import type { Repos, Store } from '../../../src/store/store.js';
 import type { PersonKey } from '../../../src/store/repos/locks.js';
 import { personLockNames } from '../../../src/store/repos/locks.js';
 import { onEachEngine } from '../../support/engines.js';
+import { lockLatestLead } from '../../../src/lead/lock.js';
 
 /** How long the first unit holds its lock: long enough for the second to ask for it meanwhile. */
 const HOLD_MS = 100;
@@ -83,6 +84,33 @@ onEachEngine((_engine, open) => {
     );
     expect(events).toEqual(['A locked', 'A ends', 'B locked']);
     expect(seen).toBe('by A');
+  });
+
+  it("a person's latest lead, locked in one statement: a unit waiting for it while it is deleted takes the next one", async (context) => {
+    const store = await open();
+    if (!store) return context.skip();
+    const lead = (id: string, createdAt: string) => ({
+      id, workspaceId: 'ws-1', contactId: 'c1', integrationId: 'int-1', origin: 'v1' as const, firstName: 'Ann', lastName: null, phone: null, email: null,
+      notes: null, source: null, invitedBy: null, stageId: null, statusId: null, groupId: null, assignedTo: null, createdBy: null, closedBy: null,
+      closedAt: null, closeOutcome: null, closeReason: null, extraData: null, createdAt, updatedAt: createdAt, deletedAt: null,
+    });
+    expect(await store.transact((tx) => tx.leads.lockLatestOfContact('c1'))).toBeNull();
+    await store.transact(async (tx) => {
+      await tx.contacts.insert({ id: 'c1', workspaceId: 'ws-1', firstName: 'Ann', lastName: null, phone: null, email: null, createdAt: 't', updatedAt: 't' });
+      await tx.leads.insert(lead('l1', 't1'));
+      await tx.leads.insert(lead('l2', 't2'));
+    });
+    let seen: unknown;
+    const events = await contend(
+      store,
+      async (tx) => {
+        await tx.leads.lock('l2');
+        await tx.leads.update('l2', { deletedAt: 't3' });
+      },
+      async (tx) => (seen = (await lockLatestLead(tx, 'c1'))?.id),
+    );
+    expect(events).toEqual(['A locked', 'A ends', 'B locked']);
+    expect(seen).toBe('l1');
   });
 
   it('units locking overlapping keys in any order at once all commit', async (context) => {

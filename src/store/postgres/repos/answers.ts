@@ -1,7 +1,7 @@
 // The answer log in PostgreSQL.
 import type { AnswerRepo } from '../../repos/answers.js';
 import { rowToAnswer, type AnswerRow } from '../../sql-rows.js';
-import { statement, type Sql } from '../sql.js';
+import { rowName, statement, type Sql } from '../sql.js';
 
 const insert = statement(
   'answers.insert',
@@ -17,9 +17,9 @@ const mark = statement('answers.mark', 'UPDATE answers SET applied_at = $1, appl
 
 export function pgAnswerRepo(sql: Sql): AnswerRepo {
   return {
-    insert: async (a) =>
-      void (await insert.run(sql, a.id, a.submissionId, a.integrationId, a.leadId, a.key, JSON.stringify(a.raw), a.outcome, a.error, a.fieldId, a.createdAt)),
+    insert: (a) =>
+      insert.later(sql, [rowName('answers', a.id)], undefined, a.id, a.submissionId, a.integrationId, a.leadId, a.key, JSON.stringify(a.raw), a.outcome, a.error, a.fieldId, a.createdAt),
     listPendingUnmapped: async (integrationId) => (await pending.rows(sql, integrationId)).map(rowToAnswer),
-    markApplied: async (id, at, outcome, fieldId, error) => void (await mark.run(sql, at, outcome, fieldId, error, id)),
+    markApplied: (id, at, outcome, fieldId, error) => mark.later(sql, [rowName('answers', id)], undefined, at, outcome, fieldId, error, id),
   };
 }

@@ -1,7 +1,7 @@
 // Contacts and their bindings in PostgreSQL.
-import type { ContactRepo } from '../../repos/contacts.js';
+import type { ContactRepo, MatchedKey } from '../../repos/contacts.js';
 import { rowToContact, type ContactRow } from '../../sql-rows.js';
-import { statement, type Sql } from '../sql.js';
+import { rowName, statement, type Sql } from '../sql.js';
 
 const columns = 'c.id, c.workspace_id, c.first_name, c.last_name, c.phone, c.email, c.created_at, c.updated_at';
 const get = statement<ContactRow>('contacts.get', `SELECT ${columns} FROM contacts c WHERE c.id = $1`);
@@ -14,6 +14,19 @@ const byBinding = statement<ContactRow>(
 // newest row, as ids are time-ordered).
 const byPhone = statement<ContactRow>('contacts.byPhone', `SELECT ${columns} FROM contacts c WHERE c.workspace_id = $1 AND c.phone = $2 ORDER BY c.updated_at DESC, c.id DESC LIMIT 1`);
 const byEmail = statement<ContactRow>('contacts.byEmail', `SELECT ${columns} FROM contacts c WHERE c.workspace_id = $1 AND c.email_norm = $2 ORDER BY c.updated_at DESC, c.id DESC LIMIT 1`);
+// The three look-ups above as one statement: each branch keeps its own order and limit, a key not
+// given ($n IS NULL) finds nothing, and the first branch that finds a person wins.
+const match = statement<ContactRow & { matched_by: MatchedKey }>(
+  'contacts.match',
+  `SELECT * FROM (
+     (SELECT 1 AS priority, 'binding' AS matched_by, ${columns} FROM contact_bindings b JOIN contacts c ON c.id = b.contact_id
+        WHERE b.integration_id = $2 AND b.external_contact_id = $3)
+     UNION ALL
+     (SELECT 2, 'phone', ${columns} FROM contacts c WHERE c.workspace_id = $1 AND c.phone = $4 ORDER BY c.updated_at DESC, c.id DESC LIMIT 1)
+     UNION ALL
+     (SELECT 3, 'email', ${columns} FROM contacts c WHERE c.workspace_id = $1 AND c.email_norm = $5 ORDER BY c.updated_at DESC, c.id DESC LIMIT 1)
+   ) AS found ORDER BY priority LIMIT 1`,
+);
 const insert = statement(
   'contacts.insert',
   `INSERT INTO contacts (id, workspace_id, first_name, last_name, phone, email, email_norm, created_at, updated_at)
@@ -37,6 +50,10 @@ const bind = statement(
  */
 const norm = (email: string | null | undefined): string | null => (email == null ? null : email.toLowerCase());
 
+const bindingTaken = (inserted: number, externalId: string) => {
+  if (inserted === 0) throw new Error(`external_contact_id ${externalId} was bound by a unit that did not lock it`);
+};
+
 export function pgContactRepo(sql: Sql): ContactRepo {
   const one = (row: ContactRow | null) => (row ? rowToContact(row) : null);
   return {
@@ -45,8 +62,14 @@ export function pgContactRepo(sql: Sql): ContactRepo {
     findByBinding: async (integrationId, externalId) => one(await byBinding.one(sql, integrationId, externalId)),
     findByPhone: async (workspaceId, phone) => one(await byPhone.one(sql, workspaceId, phone)),
     findByEmail: async (workspaceId, email) => one(await byEmail.one(sql, workspaceId, norm(email))),
-    insert: async (c) => void (await insert.run(sql, c.id, c.workspaceId, c.firstName, c.lastName, c.phone, c.email, norm(c.email), c.createdAt, c.updatedAt)),
-    fillEmpty: async (id, f, at) => void (await fill.run(sql, id, f.lastName ?? null, f.phone ?? null, f.email ?? null, norm(f.email), at)),
+    match: async (workspaceId, integrationId, k) => {
+      const row = await match.one(sql, workspaceId, integrationId, k.externalId, k.phone, norm(k.email));
+      return row ? { contact: rowToContact(row), by: row.matched_by } : null;
+    },
+    insert: (c) => insert.later(sql, [rowName('contacts', c.id)], undefined, c.id, c.workspaceId, c.firstName, c.lastName, c.phone, c.email, norm(c.email), c.createdAt, c.updatedAt),
+    fillEmpty: (id, f, at) => fill.later(sql, [rowName('contacts', id)], undefined, id, f.lastName ?? null, f.phone ?? null, f.email ?? null, norm(f.email), at),
     bind: async (integrationId, externalId, contactId, at) => (await bind.run(sql, integrationId, externalId, contactId, at)).rowCount === 1,
+    bindNew: (integrationId, externalId, contactId, at) =>
+      bind.later(sql, [rowName('contact_bindings', integrationId, externalId)], (n) => bindingTaken(n, externalId), integrationId, externalId, contactId, at),
   };
 }

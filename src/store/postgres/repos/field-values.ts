@@ -1,9 +1,10 @@
 // Custom field values in PostgreSQL.
 import type { FieldValueRepo } from '../../repos/field-values.js';
 import { rowToFieldValue, type FieldValueRow } from '../../sql-rows.js';
-import { statement, type Sql } from '../sql.js';
+import { rowName, statement, type Sql } from '../sql.js';
 
 const get = statement<FieldValueRow>('fieldValues.get', 'SELECT * FROM custom_field_values WHERE lead_id = $1 AND field_id = $2');
+const many = statement<FieldValueRow>('fieldValues.many', 'SELECT * FROM custom_field_values WHERE lead_id = $1 AND field_id = ANY($2::text[])');
 const list = statement<FieldValueRow>('fieldValues.list', 'SELECT * FROM custom_field_values WHERE lead_id = $1 ORDER BY field_id');
 const put = statement(
   'fieldValues.put',
@@ -23,10 +24,13 @@ export function pgFieldValueRepo(sql: Sql): FieldValueRepo {
       const row = await get.one(sql, leadId, fieldId);
       return row ? rowToFieldValue(row) : null;
     },
+    getMany: async (leadId, fieldIds) => (fieldIds.length === 0 ? [] : (await many.rows(sql, leadId, [...new Set(fieldIds)])).map(rowToFieldValue)),
     listForLead: async (leadId) => (await list.rows(sql, leadId)).map(rowToFieldValue),
-    put: async (v) =>
-      void (await put.run(
+    put: (v) =>
+      put.later(
         sql,
+        [rowName('custom_field_values', v.leadId, v.fieldId)],
+        undefined,
         v.id,
         v.leadId,
         v.fieldId,
@@ -40,6 +44,6 @@ export function pgFieldValueRepo(sql: Sql): FieldValueRepo {
         v.writtenBy.kind,
         v.writtenBy.ref,
         v.updatedAt,
-      )),
+      ),
   };
 }

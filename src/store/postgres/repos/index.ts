@@ -12,6 +12,7 @@ import { pgLegacyTagRepo } from './legacy-tags.js';
 import { pgAdminCredentialRepo } from './admin-credentials.js';
 import { pgLeadPageRepo } from './lead-pages.js';
 import { pgLockRepo } from './locks.js';
+import { pgLeadViewRepo } from './lead-views.js';
 
 export const reposFor = (sql: Sql): Repos => ({
   contacts: pgContactRepo(sql),
@@ -24,5 +25,6 @@ export const reposFor = (sql: Sql): Repos => ({
   legacyTags: pgLegacyTagRepo(sql),
   adminCredentials: pgAdminCredentialRepo(sql),
   leadPages: pgLeadPageRepo(sql),
+  leadViews: pgLeadViewRepo(sql),
   locks: pgLockRepo(sql),
 });

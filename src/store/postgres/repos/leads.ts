@@ -2,7 +2,7 @@
 import { createHash } from 'node:crypto';
 import type { Comment, LeadFilter, LeadPatch, LeadRepo } from '../../repos/leads.js';
 import { patchColumns, rowToLead, type LeadRow } from '../../sql-rows.js';
-import { statement, type Sql } from '../sql.js';
+import { rowName, statement, writeLater, type Sql } from '../sql.js';
 
 const toColumnValue = (key: keyof LeadPatch, value: unknown): unknown => (key === 'extraData' ? (value === null ? null : JSON.stringify(value)) : value);
 
@@ -13,6 +13,12 @@ const nameOf = (prefix: string, text: string) => `${prefix}.${createHash('sha1')
 const get = statement<LeadRow>('leads.get', 'SELECT * FROM leads WHERE id = $1');
 const lock = statement<LeadRow>('leads.lock', 'SELECT * FROM leads WHERE id = $1 FOR NO KEY UPDATE');
 const latest = statement<LeadRow>('leads.latest', 'SELECT * FROM leads WHERE contact_id = $1 AND deleted_at IS NULL ORDER BY created_at DESC, id DESC LIMIT 1');
+// The lock is taken on the lead the subquery found; a row a waited-for unit changed is answered in its
+// committed version (READ COMMITTED re-checks `id =` on it), deleted or not.
+const lockLatest = statement<LeadRow>(
+  'leads.lockLatest',
+  'SELECT * FROM leads WHERE id = (SELECT id FROM leads WHERE contact_id = $1 AND deleted_at IS NULL ORDER BY created_at DESC, id DESC LIMIT 1) FOR NO KEY UPDATE',
+);
 const insertColumns = Object.values({ id: 'id', workspaceId: 'workspace_id', contactId: 'contact_id', integrationId: 'integration_id', origin: 'origin' });
 const insert = statement(
   'leads.insert',
@@ -66,9 +72,12 @@ export function pgLeadRepo(sql: Sql): LeadRepo {
     get: async (id) => one(await get.one(sql, id)),
     lock: async (id) => one(await lock.one(sql, id)),
     latestOfContact: async (contactId) => one(await latest.one(sql, contactId)),
-    insert: async (lead) =>
-      void (await insert.run(
+    lockLatestOfContact: async (contactId) => one(await lockLatest.one(sql, contactId)),
+    insert: (lead) =>
+      insert.later(
         sql,
+        [rowName('leads', lead.id)],
+        undefined,
         lead.id,
         lead.workspaceId,
         lead.contactId,
@@ -76,18 +85,18 @@ export function pgLeadRepo(sql: Sql): LeadRepo {
         lead.origin,
         ...(Object.keys(patchColumns) as (keyof LeadPatch)[]).map((key) => toColumnValue(key, lead[key])),
         lead.createdAt,
-      )),
+      ),
     update: async (id, patch) => {
       const keys = (Object.keys(patch) as (keyof LeadPatch)[]).filter((k) => k in patchColumns).sort();
       if (keys.length === 0) return;
       const text = `UPDATE leads SET ${keys.map((key, i) => `${patchColumns[key]} = $${i + 2}`).join(', ')} WHERE id = $1`;
-      await sql.query({ name: nameOf('leads.update', text), text, values: [id, ...keys.map((key) => toColumnValue(key, patch[key]))] });
+      await writeLater(sql, { name: nameOf('leads.update', text), text, values: [id, ...keys.map((key) => toColumnValue(key, patch[key]))], rows: [rowName('leads', id)] });
     },
     addTags: async (leadId, ids) => {
-      if (ids.length > 0) await addTags.run(sql, leadId, ids);
+      if (ids.length > 0) await addTags.later(sql, [rowName('lead_tags', leadId)], undefined, leadId, ids);
     },
     tagIds: async (leadId) => (await tagIds.rows(sql, leadId)).map((r) => r.tag_id),
-    addComment: async (c) => void (await addComment.run(sql, c.id, c.leadId, c.body, c.authorKind, c.authorRef, c.createdAt)),
+    addComment: (c) => addComment.later(sql, [rowName('lead_comments', c.id)], undefined, c.id, c.leadId, c.body, c.authorKind, c.authorRef, c.createdAt),
     commentsCount: async (leadId) => (await commentsCount.one(sql, leadId))?.n ?? 0,
     countByStatus: async (statusId) => Number((await counted.one(sql, 'status', statusId))?.n ?? 0),
     countByGroup: async (groupId) => Number((await counted.one(sql, 'group', groupId))?.n ?? 0),

@@ -2,7 +2,7 @@
 import type { SubmissionRepo } from '../../repos/submissions.js';
 import { rowToSubmission, type SubmissionRow } from '../../sql-rows.js';
 import { DuplicateEventError } from '../../store.js';
-import { statement, type Sql } from '../sql.js';
+import { rowName, statement, type Sql } from '../sql.js';
 
 const find = statement<SubmissionRow>('submissions.find', 'SELECT * FROM submissions WHERE integration_id = $1 AND endpoint = $2 AND event_id = $3');
 // DO NOTHING rather than a unique violation: a failed statement would abort the whole unit, and the
@@ -21,6 +21,11 @@ const review = statement<SubmissionRow>(
 );
 const submittedTo = statement('submissions.submittedTo', "SELECT 1 AS found FROM submissions WHERE lead_id = $1 AND integration_id = $2 AND endpoint = 'leads' LIMIT 1");
 
+/** ON CONFLICT DO NOTHING inserted nothing: another writer recorded the event first. */
+const recordedFirst = (inserted: number) => {
+  if (inserted === 0) throw new DuplicateEventError();
+};
+
 export function pgSubmissionRepo(sql: Sql): SubmissionRepo {
   return {
     submittedTo: async (integrationId, leadId) => (await submittedTo.one(sql, leadId, integrationId)) !== null,
@@ -28,9 +33,11 @@ export function pgSubmissionRepo(sql: Sql): SubmissionRepo {
       const row = await find.one(sql, integrationId, endpoint, eventId);
       return row ? rowToSubmission(row) : null;
     },
-    insert: async (s) => {
-      const result = await insert.run(
+    insert: (s) =>
+      insert.later(
         sql,
+        [rowName('submissions', s.integrationId, s.endpoint, s.eventId)],
+        recordedFirst,
         s.id,
         s.integrationId,
         s.endpoint,
@@ -43,9 +50,7 @@ export function pgSubmissionRepo(sql: Sql): SubmissionRepo {
         s.needsReview,
         s.reviewReason,
         s.createdAt,
-      );
-      if (result.rowCount === 0) throw new DuplicateEventError();
-    },
+      ),
     listNeedingReview: async (integrationId, limit) => (await review.rows(sql, integrationId, limit)).map(rowToSubmission),
   };
 }

@@ -1,6 +1,6 @@
 // Contacts and their bindings in SQLite.
 import type { Db } from '../connection.js';
-import type { ContactRepo } from '../../repos/contacts.js';
+import type { ContactRepo, MatchedKey } from '../../repos/contacts.js';
 import { rowToContact, type ContactRow } from '../../sql-rows.js';
 
 const columns = 'id, workspace_id, first_name, last_name, phone, email, created_at, updated_at';
@@ -36,7 +36,12 @@ export function sqliteContactRepo(db: Db): ContactRepo {
      ON CONFLICT (integration_id, external_contact_id) DO NOTHING`,
   );
   const one = (row: ContactRow | undefined) => (row ? rowToContact(row) : null);
+  const found = (row: ContactRow | undefined, by: MatchedKey) => (row ? { contact: rowToContact(row), by } : null);
   return {
+    match: async (workspaceId, integrationId, k) =>
+      (k.externalId === null ? null : found(byBinding.get(integrationId, k.externalId), 'binding')) ??
+      (k.phone === null ? null : found(byPhone.get(workspaceId, k.phone), 'phone')) ??
+      (k.email === null ? null : found(byEmail.get(workspaceId, k.email.toLowerCase()), 'email')),
     get: async (id) => one(get.get(id)),
     // One writer: the unit that reads the row is the only one that can write it (locks.ts).
     lock: async (id) => one(get.get(id)),
@@ -47,5 +52,10 @@ export function sqliteContactRepo(db: Db): ContactRepo {
     fillEmpty: async (id, f, at) =>
       void fill.run({ id, at, lastName: f.lastName ?? null, phone: f.phone ?? null, email: f.email ?? null }),
     bind: async (integrationId, externalId, contactId, at) => bind.run(integrationId, externalId, contactId, at).changes === 1,
+    bindNew: async (integrationId, externalId, contactId, at) => {
+      if (bind.run(integrationId, externalId, contactId, at).changes === 0) {
+        throw new Error(`external_contact_id ${externalId} was bound by a unit that did not lock it`);
+      }
+    },
   };
 }

@@ -31,6 +31,7 @@ export function sqliteFieldValueRepo(db: Db): FieldValueRepo {
       const row = get.get(leadId, fieldId);
       return row ? rowToFieldValue(row) : null;
     },
+    getMany: async (leadId, fieldIds) => [...new Set(fieldIds)].flatMap((fieldId) => get.all(leadId, fieldId).map(rowToFieldValue)),
     listForLead: async (leadId) => list.all(leadId).map(rowToFieldValue),
     put: async (v) =>
       void put.run({

@@ -127,6 +127,11 @@ export function sqliteLeadRepo(db: Db): LeadRepo {
       const row = latest.get(contactId);
       return row ? rowToLead(row) : null;
     },
+    // One writer: the unit that reads the row is the only one that can write it (locks.ts).
+    lockLatestOfContact: async (contactId) => {
+      const row = latest.get(contactId);
+      return row ? rowToLead(row) : null;
+    },
     insert: async (lead) => void insert.run({ ...lead, extraData: toColumnValue('extraData', lead.extraData) }),
     update: async (id, patch) => {
       const keys = (Object.keys(patch) as (keyof LeadPatch)[]).filter((k) => k in patchColumns).sort();

@@ -1,0 +1,62 @@
+// The lead object's parts in PostgreSQL: one statement, one round trip.
+import type { LeadViewParts, LeadViewRepo } from '../../repos/lead-views.js';
+import { rowToFieldValue, rowToLead, type FieldValueRow, type LeadRow } from '../../sql-rows.js';
+import { statement, type Sql } from '../sql.js';
+
+type PartsRow = { [K in keyof FieldValueRow]: FieldValueRow[K] | null } & {
+  paid_total: string;
+  paid_last: string | null;
+  tag_ids: string[];
+  comments_n: number;
+  status_n: string | null;
+  group_n: string | null;
+};
+
+/**
+ * The lead's parts, as columns beside each of its field values: subqueries on the lead id ($1) are
+ * computed once; the counts are the trigger-kept rows of the status and the group named by `status`
+ * and `group`. The same reads as LeadRepo's payments, tagIds, commentsCount and counts.
+ */
+const partsColumns = (status: string, group: string) => `v.*,
+     (SELECT coalesce(sum(amount_minor), 0)::text FROM lead_payments WHERE lead_id = $1) AS paid_total,
+     (SELECT max(created_at) FROM lead_payments WHERE lead_id = $1) AS paid_last,
+     array(SELECT tag_id FROM lead_tags WHERE lead_id = $1 ORDER BY tag_id) AS tag_ids,
+     (SELECT count(*)::int FROM lead_comments WHERE lead_id = $1) AS comments_n,
+     (SELECT sum(n) FROM lead_counts WHERE kind = 'status' AND item_id = ${status}) AS status_n,
+     (SELECT sum(n) FROM lead_counts WHERE kind = 'group' AND item_id = ${group}) AS group_n`;
+
+// One row of NULLs for v.* when the lead has no field values.
+const parts = statement<PartsRow>(
+  'leadViews.parts',
+  `SELECT ${partsColumns('$2', '$3')} FROM (SELECT 1) AS one LEFT JOIN custom_field_values v ON v.lead_id = $1 ORDER BY v.field_id`,
+);
+// The lead's row as JSON: its columns would collide with the field values' (id, lead_id, updated_at).
+const withLead = statement<PartsRow & { lead_row: LeadRow }>(
+  'leadViews.withLead',
+  `SELECT to_jsonb(l) AS lead_row, ${partsColumns('l.status_id', 'l.group_id')}
+   FROM leads l LEFT JOIN custom_field_values v ON v.lead_id = l.id WHERE l.id = $1 ORDER BY v.field_id`,
+);
+
+const partsOf = (rows: PartsRow[], statusId: string | null, groupId: string | null): LeadViewParts => {
+  const first = rows[0]!;
+  return {
+    fieldValues: rows.filter((r) => r.id !== null).map((r) => rowToFieldValue(r as FieldValueRow)),
+    payments: { totalMinor: BigInt(first.paid_total), lastAt: first.paid_last },
+    tagIds: first.tag_ids,
+    commentsCount: first.comments_n,
+    statusCount: statusId === null ? 0 : Number(first.status_n ?? 0),
+    groupCount: groupId === null ? 0 : Number(first.group_n ?? 0),
+  };
+};
+
+export function pgLeadViewRepo(sql: Sql): LeadViewRepo {
+  return {
+    parts: async (leadId, statusId, groupId) => partsOf(await parts.rows(sql, leadId, statusId, groupId), statusId, groupId),
+    withLead: async (leadId) => {
+      const rows = await withLead.rows(sql, leadId);
+      if (rows.length === 0) return null;
+      const lead = rowToLead(rows[0]!.lead_row);
+      return { lead, parts: partsOf(rows, lead.statusId, lead.groupId) };
+    },
+  };
+}
