@@ -14,7 +14,11 @@ export function healthRoutes(deps: { store: Store; rules: RulesHolder }) {
       { schema: { tags: ['operations'], summary: 'The process is alive', response: { 200: z.object({ status: z.literal('ok') }) } } },
       async () => ({ status: 'ok' as const }),
     );
-    const ready = z.object({ status: z.literal('ready'), integrations: z.number().int() });
+    const ready = z.object({
+      status: z.literal('ready'),
+      integrations: z.number().int(),
+      rules_version: z.string().meta({ description: 'The version (a hash of the files) of the rules this process runs: replicas that differ show here' }),
+    });
     app.get('/readyz', { schema: { tags: ['operations'], summary: 'A write commits, the disk has room, and rules are loaded', response: { 200: ready, 503: ProblemSchema } } }, async (request, reply) => {
       try {
         await deps.store.checkReady();
@@ -23,7 +27,7 @@ export function healthRoutes(deps: { store: Store; rules: RulesHolder }) {
         const { reason, message } = error instanceof NotReadyError ? error : { reason: 'unavailable', message: 'The database does not accept writes.' };
         return sendProblem(reply, 'service-unavailable', `Not ready: ${message}`, { reason }, { 'retry-after': '5' });
       }
-      return { status: 'ready' as const, integrations: deps.rules.current().integrations.size };
+      return { status: 'ready' as const, integrations: deps.rules.current().integrations.size, rules_version: deps.rules.version().version };
     });
   };
 }

@@ -73,12 +73,12 @@ async function main(): Promise<void> {
   process.on('SIGINT', () => stop('SIGINT'));
   process.on('SIGHUP', () => {
     const result = rules.reload();
-    if (result.ok) logger.info('rules reloaded');
+    if (result.ok) logger.info({ rules_version: result.version }, 'rules reloaded');
     else logger.error({ problems: result.problems }, 'rules reload failed; the previous rules stay in force');
   });
 
   const address = await app.listen({ port: config.port, host: config.host });
-  logger.info({ address, database, engine: store.engine, rules: config.rulesDir, demo: config.demo, connections: config.connections }, 'lead-gateway listening');
+  logger.info({ address, database, engine: store.engine, rules: config.rulesDir, rules_version: rules.version().version, demo: config.demo, connections: config.connections }, 'lead-gateway listening');
   if (demo) console.log(demoBanner(address, demo, config.adminToken!));
 }
 

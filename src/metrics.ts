@@ -1,6 +1,7 @@
 // Prometheus metrics (prom-client): one registry per app, so tests and replicas never share counters.
 import type { FastifyInstance } from 'fastify';
-import { Counter, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import type { RulesHolder } from './rules/loader.js';
 
 export interface Metrics {
   registry: Registry;
@@ -28,6 +29,22 @@ export function createMetrics(): Metrics {
     upstreamErrors: new Counter({ name: 'lead_gateway_upstream_errors_total', help: 'Upstream failures: timeout or unavailable', labelNames: ['kind'], registers: [registry] }),
     upstreamDuration: new Histogram({ name: 'lead_gateway_upstream_duration_seconds', help: 'Forwarded requests, by answer status', labelNames: ['status'], buckets: seconds, registers: [registry] }),
   };
+}
+
+/** `lead_gateway_rules_info{version="…"} 1`: the rules each replica runs, so drift between replicas shows. */
+export function registerRulesInfo(metrics: Metrics, rules: Pick<RulesHolder, 'version'>): void {
+  // A registry shared by two apps (tests) keeps the first one's gauge.
+  if (metrics.registry.getSingleMetric('lead_gateway_rules_info')) return;
+  new Gauge({
+    name: 'lead_gateway_rules_info',
+    help: 'The version (a hash of the files) of the rules in force, as a label; always 1',
+    labelNames: ['version'],
+    registers: [metrics.registry],
+    collect() {
+      this.reset();
+      this.set({ version: rules.version().version }, 1);
+    },
+  });
 }
 
 /** Counts every answered request from the route pattern (bounded label values, never raw URLs). */

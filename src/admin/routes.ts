@@ -148,9 +148,25 @@ export function adminRoutes(deps: { store: Store; rules: RulesHolder; adminToken
       },
     );
 
+    r.get(
+      '/admin/v1/rules',
+      {
+        schema: {
+          ...meta,
+          summary: 'The rules this process runs: their version (a hash of the files) and when they were loaded',
+          response: { 200: z.object({ rules_version: z.string(), loaded_at: z.string(), workspaces: z.number().int(), integrations: z.number().int() }) },
+        },
+      },
+      async () => {
+        const { version, loadedAt } = deps.rules.version();
+        const rules = deps.rules.current();
+        return { rules_version: version, loaded_at: loadedAt, workspaces: rules.workspaces.size, integrations: rules.integrations.size };
+      },
+    );
+
     r.post(
       '/admin/v1/rules/reload',
-      { schema: { ...meta, summary: 'Reload the rules files', response: { 200: z.object({ reloaded: z.literal(true) }) }, problems: ['validation-failed'] } },
+      { schema: { ...meta, summary: 'Reload the rules files', response: { 200: z.object({ reloaded: z.literal(true), rules_version: z.string() }) }, problems: ['validation-failed'] } },
       async () => {
         const result = deps.rules.reload();
         if (!result.ok) {
@@ -158,7 +174,7 @@ export function adminRoutes(deps: { store: Store; rules: RulesHolder; adminToken
             errors: result.problems.map((message) => ({ path: '/', message })),
           });
         }
-        return { reloaded: true as const };
+        return { reloaded: true as const, rules_version: result.version };
       },
     );
   };

@@ -1,4 +1,5 @@
 // Reads rules/*.yaml, validates every file, and reports each problem with its file and path.
+import { createHash } from 'node:crypto';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseDocument } from 'yaml';
@@ -31,7 +32,7 @@ function forbiddenKeyPaths(value: unknown, path: (string | number)[] = [], out: 
   return out;
 }
 
-function parseFile(dir: string, name: string, problems: string[]): RulesFile | null {
+function parseFile(dir: string, name: string, problems: string[], texts: Map<string, string>): RulesFile | null {
   const label = join(dir, name);
   let text: string;
   try {
@@ -40,6 +41,7 @@ function parseFile(dir: string, name: string, problems: string[]): RulesFile | n
     problems.push(`${label}: cannot be read (${(error as Error).message})`);
     return null;
   }
+  texts.set(name, text);
   const doc = parseDocument(text, { prettyErrors: true, uniqueKeys: true });
   if (doc.errors.length > 0) {
     for (const e of doc.errors) problems.push(`${label}: line ${e.linePos?.[0].line ?? '?'}: ${e.message.split('\n')[0]}`);
@@ -62,6 +64,20 @@ function parseFile(dir: string, name: string, problems: string[]): RulesFile | n
 
 /** Loads and validates every `*.yaml`/`*.yml` file of `dir`; throws a RulesError naming each problem. */
 export function loadRules(dir: string): Rules {
+  return loadVersionedRules(dir).rules;
+}
+
+/**
+ * The version of a set of rules files: the first 12 hex digits of a SHA-256 over each file's name and
+ * bytes, in name order. Replicas given the same files report the same version, whatever their paths.
+ */
+function versionOf(texts: Map<string, string>): string {
+  const hash = createHash('sha256');
+  for (const name of [...texts.keys()].sort()) hash.update(`${name}\0${texts.get(name)!}\0`);
+  return hash.digest('hex').slice(0, 12);
+}
+
+function loadVersionedRules(dir: string): { rules: Rules; version: string } {
   const problems: string[] = [];
   let names: string[];
   try {
@@ -71,8 +87,9 @@ export function loadRules(dir: string): Rules {
   }
   if (names.length === 0) throw new RulesError([`${dir}: holds no *.yaml rules file`]);
   const files: { name: string; file: RulesFile }[] = [];
+  const texts = new Map<string, string>();
   for (const name of names) {
-    const file = parseFile(dir, name, problems);
+    const file = parseFile(dir, name, problems, texts);
     if (file) files.push({ name, file });
   }
   const seen = new Map<string, string>();
@@ -82,23 +99,26 @@ export function loadRules(dir: string): Rules {
     seen.set(file.workspace.slug, name);
   }
   if (problems.length > 0) throw new RulesError(problems);
-  return buildRules(files.map((f) => f.file));
+  return { rules: buildRules(files.map((f) => f.file)), version: versionOf(texts) };
 }
 
 /** Holds the current rules; a reload that fails keeps the previous rules and says why. */
 export interface RulesHolder {
   current(): Rules;
-  reload(): { ok: true } | { ok: false; problems: string[] };
+  /** The version of the rules in force (see versionOf), and when they were loaded. */
+  version(): { version: string; loadedAt: string };
+  reload(): { ok: true; version: string } | { ok: false; problems: string[] };
 }
 
 export function createRulesHolder(dir: string): RulesHolder {
-  let rules = loadRules(dir);
+  let loaded = { ...loadVersionedRules(dir), loadedAt: new Date().toISOString() };
   return {
-    current: () => rules,
+    current: () => loaded.rules,
+    version: () => ({ version: loaded.version, loadedAt: loaded.loadedAt }),
     reload() {
       try {
-        rules = loadRules(dir);
-        return { ok: true };
+        loaded = { ...loadVersionedRules(dir), loadedAt: new Date().toISOString() };
+        return { ok: true, version: loaded.version };
       } catch (error) {
         if (error instanceof RulesError) return { ok: false, problems: error.problems };
         throw error;
