@@ -46,7 +46,7 @@ async function main(): Promise<void> {
   const limiters = config.databaseUrl
     ? await openSharedLimiters(config.databaseUrl, logger).catch(async (error: unknown) => {
         await store.close();
-        throw new StartupError(`DATABASE_URL: cannot create the shared rate-limit table: ${(error as Error).message}.`);
+        throw new StartupError(`DATABASE_URL: cannot open the shared rate limits: ${(error as Error).message}.`);
       })
     : undefined;
   const app = await buildApp(config, { store, rules, logger, usage, ...(limiters ? { limiters } : {}) });

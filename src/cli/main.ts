@@ -56,6 +56,16 @@ const quietHours = checkedBy(ReportQuerySchema.shape.quiet_period_hours.unwrap()
 const auditLimit = checkedBy(AuditQuerySchema.shape.limit.unwrap());
 const keyId = checkedBy(KeyParamsSchema.shape.key);
 
+/** Whether a PostgreSQL URL carries a password (in its userinfo, or as node-postgres's ?password=). */
+function hasPassword(url: string): boolean {
+  try {
+    const parsed = new URL(url);
+    return parsed.password !== '' || parsed.searchParams.has('password');
+  } catch {
+    return false;
+  }
+}
+
 function createProgram(): Command {
   // The same .env the server reads: the CLI opens the database the server uses.
   const { env } = withEnvFile({ ...process.env });
@@ -97,6 +107,10 @@ function createProgram(): Command {
     // As the server: both variables set is refused, unless the command line names the one meant.
     if (env.DATABASE_URL && env.DATABASE_PATH && !given('databaseUrl') && !given('database')) {
       throw new UsageError('DATABASE_URL and DATABASE_PATH are both set: set DATABASE_URL for PostgreSQL or DATABASE_PATH for SQLite, not both (or give --database-url or --database)');
+    }
+    // As with the admin token: a password on the command line shows in `ps` and the shell's history.
+    if (given('databaseUrl') && o.databaseUrl && hasPassword(o.databaseUrl)) {
+      throw new UsageError('--database-url holds a password, which would show in ps and the shell history: put the URL in DATABASE_URL (the environment or .env), or the password in PGPASSWORD or ~/.pgpass');
     }
     if (o.databaseUrl && o.create) throw new UsageError('--create makes a SQLite file; a PostgreSQL database is created by its operator (createdb), and the CLI migrates it');
     const options: StoreOptions = o.databaseUrl

@@ -5,7 +5,7 @@ import { RateLimiterMemory, RateLimiterPostgres, type RateLimiterRes } from 'rat
 import { WINDOW_MS, type RateLimiter, type RateLimiters, type WindowUsage } from './limiter.js';
 import { createMemoryLimiter, usageOf } from './memory-limiter.js';
 
-/** The library's table (key, points, expire), created by it at start if missing; one row per counted key and window. */
+/** The library's table (key, points, expire), made by PostgreSQL migration 4; one row per counted key and window. */
 export const SHARED_LIMITS_TABLE = 'rate_limits';
 /**
  * Connections of the limiter's own pool. Not the store's: a unit of work holds its connection for a
@@ -174,8 +174,8 @@ export async function openSharedLimiters(url: string, log: LimiterLog): Promise<
   pool.on('error', () => {});
   pool.on('connect', (client) => void client.on('error', () => {}));
   try {
-    // One after the other: both would create the same table.
-    const quota = await postgresCounter(pool, 'quota', false);
+    // The store's migrations made the table (migration 4): the library never creates it.
+    const quota = await postgresCounter(pool, 'quota', true);
     const authFailures = await postgresCounter(pool, 'auth-failures', true);
     const fallback = createFallback(log);
     const local = (keyPrefix: string) => new RateLimiterMemory({ keyPrefix, points: Number.MAX_SAFE_INTEGER, duration: WINDOW_MS / 1000 });

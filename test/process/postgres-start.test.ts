@@ -62,6 +62,22 @@ describe('a gateway on PostgreSQL', () => {
     expect(gw.output()).not.toContain('pw-never-logged');
   });
 
+  it('starts on a database that takes no writes, and says so on /readyz instead of serving', async (context) => {
+    if (!cluster) return context.skip();
+    const url = await freshDatabase(cluster.url);
+    const first = await spawnGateway({ env: { DATABASE_URL: url } });
+    await first.stop();
+    const admin = new pg.Client({ connectionString: url });
+    await admin.connect();
+    await admin.query(`ALTER DATABASE ${new URL(url).pathname.slice(1)} SET default_transaction_read_only = on`);
+    await admin.end();
+    const gw = await spawnGateway({ env: { DATABASE_URL: url }, capture: true });
+    gateways.push(gw);
+    const ready = await fetch(`${gw.address}/readyz`);
+    expect(ready.status).toBe(503);
+    expect(await ready.json()).toMatchObject({ code: 'service-unavailable', reason: 'read-only' });
+  });
+
   it('refuses to start on an unreachable server, in one line naming DATABASE_URL without the password', async (context) => {
     if (!cluster) return context.skip();
     const url = new URL(withPassword(cluster.url));
@@ -99,6 +115,10 @@ describe('the CLI on PostgreSQL', () => {
     const run = cli({}, '--database', 'x.db', '--database-url', cluster.url, 'migrate');
     expect(run.code).toBe(2);
     expect(run.err.trim()).toBe('error: --database and --database-url name two databases: give one');
+    const withPassword = cli({}, '--database-url', 'postgres://gw:s3cret@127.0.0.1:1/gw', 'migrate');
+    expect(withPassword.code).toBe(2);
+    expect(withPassword.err.trim()).toMatch(/^error: --database-url holds a password, which would show in ps/);
+    expect(withPassword.err).not.toContain('s3cret');
     const both = cli({ DATABASE_URL: cluster.url, DATABASE_PATH: 'x.db' }, 'migrate');
     expect(both.code).toBe(2);
     expect(both.err.trim()).toMatch(/^error: DATABASE_URL and DATABASE_PATH are both set/);

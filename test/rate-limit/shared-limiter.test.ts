@@ -20,6 +20,13 @@ afterAll(async () => {
   await cluster?.stop();
 });
 
+/** A fresh database with the store's schema (migration 4 makes the counters' table). */
+async function migratedDatabase(clusterUrl: string): Promise<string> {
+  const url = await freshDatabase(clusterUrl);
+  await (await openPostgresStore({ url, poolSize: 1 })).close();
+  return url;
+}
+
 /** A log that keeps its warn lines. */
 function recordingLog(): LimiterLog & { lines: { fields: Record<string, unknown>; message: string }[] } {
   const lines: { fields: Record<string, unknown>; message: string }[] = [];
@@ -35,7 +42,7 @@ async function open(url: string, log: LimiterLog = recordingLog()): Promise<Rate
 describe('the shared counters', () => {
   it('count the hits of two processes together, atomically, and take a refund back on either', async ({ skip }) => {
     if (!cluster) return skip();
-    const url = await freshDatabase(cluster.url);
+    const url = await migratedDatabase(cluster.url);
     const [a, b] = [await open(url), await open(url)];
     // 40 hits at once, half on each: every count is distinct, the last one is 40.
     const counts = await Promise.all(Array.from({ length: 40 }, (_, i) => (i % 2 ? a : b).quota.hit('integration-1')));
@@ -53,7 +60,7 @@ describe('the shared counters', () => {
 
   it('count alone while the table cannot be used, with one warn line, and together again after it returns', async ({ skip }) => {
     if (!cluster) return skip();
-    const url = await freshDatabase(cluster.url);
+    const url = await migratedDatabase(cluster.url);
     const log = recordingLog();
     const limiters = await open(url, log);
     expect((await limiters.quota.hit('k')).used).toBe(1);
@@ -87,7 +94,7 @@ describe('the shared counters', () => {
 
   it('reports the cost of a count: one hot key, memory against PostgreSQL', async ({ skip }) => {
     if (!cluster) return skip();
-    const url = await freshDatabase(cluster.url);
+    const url = await migratedDatabase(cluster.url);
     const shared = await open(url);
     const memory = createMemoryLimiters();
     const REQUESTS = 2_000;
@@ -127,7 +134,7 @@ describe('the shared counters', () => {
   // Some 15-30 s on a busy machine: run on demand with REPORT_COSTS=1 (docs/reliability.md#shared-rate-limits).
   it.runIf(process.env.REPORT_COSTS)('reports the cost per request: lead submissions of one integration, memory against the shared counters', async ({ skip }) => {
     if (!cluster) return skip();
-    const url = await freshDatabase(cluster.url);
+    const url = await migratedDatabase(cluster.url);
     const ADMIN = 'cost-admin-token-0123456789abcdefgh';
     const gateway = async (limiters?: RateLimiters) => {
       const app = await buildApp(

@@ -5,8 +5,14 @@
 // LISTENs on a connection of its own; a notification moves its generation, which makes the remembered
 // reads go (src/store/hot-reads.ts), and only then is the version recorded as seen in `replicas`. The
 // process that made a change waits, after its COMMIT, until every live process has seen it
-// (`awaitSeen`), so the change applies to the very next request on any replica. While the feed's
-// connection is down, nothing may be remembered: every call to `generation()` is a new one.
+// (`awaitSeen`), so the change applies to the very next request on any replica.
+//
+// Everything the feed says to the database (registering, the heartbeat, the versions seen) goes over
+// its own connection, in order, with timeouts: never behind the store's busy pool, and a feed
+// connection that dies stops the heartbeat with it. A process remembers nothing (every `generation()`
+// is a new one) unless its feed is connected, it is registered, and its last heartbeat is recent:
+// exactly while the others wait for it. A database that cannot take the feed (a standby in recovery
+// refuses LISTEN; a read-only one the registration) only makes the process remember nothing.
 import { hostname } from 'node:os';
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
@@ -15,10 +21,18 @@ import { CHANGE_FEED_CHANNEL } from './change-feed-schema.js';
 /** How often a process says it is alive; a process silent for LIVE_WITHIN_MS is not waited for. */
 export const HEARTBEAT_MS = 2_000;
 export const LIVE_WITHIN_MS = 10_000;
-/** How long a change waits for every live process to have seen it before answering anyway. */
+/**
+ * How long a change waits for every live process to have seen it before answering anyway. Longer
+ * than a remembered read lives (hot-reads.ts, 1 s): by then a process that never confirmed has
+ * forgotten every read made before the change anyway.
+ */
 export const SEEN_TIMEOUT_MS = 2_000;
+/** A process whose last heartbeat is older than this stops remembering: the others may stop waiting for it soon. */
+const STALE_AFTER_MS = LIVE_WITHIN_MS - 2 * HEARTBEAT_MS;
 const SEEN_POLL_MS = 10;
 const RECONNECT_MS = 1_000;
+/** Each statement of the feed's connection, on the server and waited for here. */
+const FEED_STATEMENT_TIMEOUT_MS = 2_000;
 /** Rows of processes silent this long are removed when a process starts. */
 const FORGET_AFTER = '1 hour';
 
@@ -42,9 +56,24 @@ export interface ChangeFeed {
 export interface FeedOptions {
   url: string;
   connectTimeoutMs: number;
-  /** Statements of the feed (the waits included) on the store's pool. */
+  /** The store's pool: only the waits of `awaitSeen` run on it. */
   pool: pg.Pool;
   log?: FeedLog;
+}
+
+/** Warns once when a condition starts and says once when it ends, never once per attempt. */
+function episode(log: FeedLog | undefined, start: string, end: string) {
+  let on = false;
+  return {
+    failed(details: Record<string, unknown>) {
+      if (!on) log?.warn(details, start);
+      on = true;
+    },
+    recovered(details: Record<string, unknown>) {
+      if (on) log?.info(details, end);
+      on = false;
+    },
+  };
 }
 
 export async function startChangeFeed(options: FeedOptions): Promise<ChangeFeed> {
@@ -52,56 +81,91 @@ export async function startChangeFeed(options: FeedOptions): Promise<ChangeFeed>
   const log = options.log;
   let generation = 0;
   let client: pg.Client | null = null;
+  let registered = false;
+  let beatAt = 0;
   let closed = false;
   let reconnect: NodeJS.Timeout | null = null;
-  let acking: Promise<unknown> = Promise.resolve();
-  let registered = false;
+  /** The feed's statements, one after another on its connection. */
+  let queue: Promise<unknown> = Promise.resolve();
+  const connection = episode(log, 'change feed lost its connection: keys and states are read from the database on every request until it is back', 'change feed reconnected; remembered reads start afresh');
+  const registration = episode(log, 'change feed: this process cannot record itself; it remembers no key or state until it can', 'change feed: this process is recorded again');
 
-  const record = (version: string) =>
-    options.pool.query({
-      name: 'feed.seen',
-      text: 'UPDATE replicas SET seen_version = greatest(seen_version, $2::bigint), heartbeat_at = now() WHERE id = $1',
-      values: [replicaId, version],
-    });
+  /** Runs a statement on the feed's connection after the ones before it; null when there is none. */
+  const onFeed = <R extends pg.QueryResultRow>(text: string, values: unknown[]): Promise<pg.QueryResult<R> | null> => {
+    const on = client;
+    const next = queue.then(() => (on && client === on ? on.query<R>({ text, values, query_timeout: FEED_STATEMENT_TIMEOUT_MS } as pg.QueryConfig) : null));
+    queue = next.catch(() => {});
+    return next;
+  };
+
+  /**
+   * Joins the processes a change waits for. Listening already, so a change committed after this
+   * statement's snapshot is notified too; the version never goes back (a notification recorded
+   * first wins). The generation moves first: nothing read before counts.
+   */
+  const register = async (): Promise<void> => {
+    generation++;
+    try {
+      const result = await onFeed(
+        `INSERT INTO replicas (id, seen_version, heartbeat_at) SELECT $1, version, now() FROM change_feed WHERE id = 1
+         ON CONFLICT (id) DO UPDATE SET seen_version = greatest(replicas.seen_version, excluded.seen_version), heartbeat_at = now()`,
+        [replicaId],
+      );
+      if (result === null) return;
+      registered = true;
+      beatAt = Date.now();
+      registration.recovered({ replica: replicaId });
+    } catch (error) {
+      registered = false;
+      registration.failed({ err: error, replica: replicaId });
+    }
+  };
+
+  const beat = async (): Promise<void> => {
+    if (!registered) return register();
+    try {
+      const result = await onFeed('UPDATE replicas SET heartbeat_at = now() WHERE id = $1', [replicaId]);
+      if (result === null) return;
+      // The row is gone (removed as silent by another process's start): join again.
+      if (result.rowCount === 0) return register();
+      beatAt = Date.now();
+    } catch (error) {
+      registration.failed({ err: error, replica: replicaId });
+    }
+  };
 
   const connect = async (): Promise<void> => {
-    const next = new pg.Client({ connectionString: options.url, connectionTimeoutMillis: options.connectTimeoutMs, application_name: 'lead-gateway change feed' });
+    const next = new pg.Client({
+      connectionString: options.url,
+      connectionTimeoutMillis: options.connectTimeoutMs,
+      statement_timeout: FEED_STATEMENT_TIMEOUT_MS,
+      keepAlive: true,
+      application_name: 'lead-gateway change feed',
+    });
     next.on('error', (error) => lost(next, error));
     next.on('end', () => lost(next, null));
     next.on('notification', (message) => {
       if (message.channel !== CHANGE_FEED_CHANNEL || client !== next) return;
       generation++;
       const version = message.payload ?? '0';
-      // In order, so a later version is never overtaken by an earlier one.
-      acking = acking.then(() => record(version)).catch((error: Error) => log?.warn({ err: error }, 'change feed: recording a seen change failed'));
+      onFeed('UPDATE replicas SET seen_version = greatest(seen_version, $2::bigint), heartbeat_at = now() WHERE id = $1', [replicaId, version]).then(
+        () => (beatAt = Date.now()),
+        (error: Error) => registration.failed({ err: error, replica: replicaId }),
+      );
     });
-    await next.connect();
-    await next.query(`LISTEN ${CHANGE_FEED_CHANNEL}`);
+    try {
+      await next.connect();
+      // A standby in recovery refuses LISTEN: the connection is ended and tried again later.
+      await next.query({ text: `LISTEN ${CHANGE_FEED_CHANNEL}`, query_timeout: FEED_STATEMENT_TIMEOUT_MS } as pg.QueryConfig);
+      if (closed) throw new Error('closed');
+    } catch (error) {
+      next.removeAllListeners('end');
+      await next.end().catch(() => {});
+      throw error;
+    }
     client = next;
     registered = false;
     await register();
-  };
-
-  /**
-   * Joins the processes a change waits for. Listening already, then reading the version: a change
-   * committed in between is notified too. A database that takes no writes (a standby) cannot hold
-   * the row: until a heartbeat manages it, this process remembers nothing.
-   */
-  const register = async (): Promise<void> => {
-    const on = client;
-    if (!on) return;
-    try {
-      const { rows } = await on.query<{ version: string }>('SELECT version::text AS version FROM change_feed WHERE id = 1');
-      generation++;
-      await on.query(
-        `INSERT INTO replicas (id, seen_version, heartbeat_at) VALUES ($1, $2, now())
-         ON CONFLICT (id) DO UPDATE SET seen_version = excluded.seen_version, heartbeat_at = now()`,
-        [replicaId, rows[0]!.version],
-      );
-      if (client === on) registered = true;
-    } catch (error) {
-      log?.warn({ err: error, replica: replicaId }, 'change feed: this process cannot record itself; it remembers no key or state until it can');
-    }
   };
 
   const scheduleReconnect = () => {
@@ -109,8 +173,11 @@ export async function startChangeFeed(options: FeedOptions): Promise<ChangeFeed>
     reconnect = setTimeout(() => {
       reconnect = null;
       connect().then(
-        () => log?.info({ replica: replicaId }, 'change feed reconnected; remembered reads start afresh'),
-        () => scheduleReconnect(),
+        () => connection.recovered({ replica: replicaId }),
+        (error: Error) => {
+          connection.failed({ err: error, replica: replicaId });
+          scheduleReconnect();
+        },
       );
     }, RECONNECT_MS);
     reconnect.unref();
@@ -119,53 +186,68 @@ export async function startChangeFeed(options: FeedOptions): Promise<ChangeFeed>
   function lost(which: pg.Client, error: Error | null): void {
     if (client !== which) return;
     client = null;
+    registered = false;
     generation++;
     which.end().catch(() => {});
     if (!closed) {
-      log?.warn({ err: error ?? undefined, replica: replicaId }, 'change feed lost its connection: keys and states are read from the database on every request until it is back');
+      connection.failed({ err: error ?? undefined, replica: replicaId });
       scheduleReconnect();
     }
   }
 
   await options.pool.query(`DELETE FROM replicas WHERE heartbeat_at < now() - interval '${FORGET_AFTER}'`).catch(() => {});
-  await connect();
+  // A feed that cannot start only makes this process remember nothing; the store opens all the same.
+  await connect().catch((error: Error) => {
+    connection.failed({ err: error, replica: replicaId });
+    scheduleReconnect();
+  });
   const heartbeat = setInterval(() => {
-    if (!client) return;
-    if (!registered) void register();
-    else options.pool.query({ name: 'feed.heartbeat', text: 'UPDATE replicas SET heartbeat_at = now() WHERE id = $1', values: [replicaId] }).catch(() => {});
+    if (client) void beat();
   }, HEARTBEAT_MS);
   heartbeat.unref();
 
+  /** Waits until no live process is behind the newest change; the processes still behind at the deadline. */
+  const waitForAll = async (deadline: number): Promise<string[]> => {
+    for (;;) {
+      const { rows } = await options.pool.query<{ id: string }>({
+        name: 'feed.behind',
+        text: `SELECT id FROM replicas WHERE heartbeat_at > now() - make_interval(secs => $1::double precision / 1000)
+               AND seen_version < (SELECT version FROM change_feed WHERE id = 1) ORDER BY id`,
+        values: [LIVE_WITHIN_MS],
+      });
+      if (rows.length === 0 || Date.now() >= deadline) return rows.map((r) => r.id);
+      await new Promise((resolve) => setTimeout(resolve, SEEN_POLL_MS));
+    }
+  };
+
   return {
     replicaId,
-    // Without a listening connection no notification can arrive, so no read may be kept.
-    generation: () => (client && registered ? generation : ++generation),
+    generation: () => (client && registered && Date.now() - beatAt < STALE_AFTER_MS ? generation : ++generation),
     async awaitSeen() {
       const deadline = Date.now() + SEEN_TIMEOUT_MS;
-      for (;;) {
-        const { rows } = await options.pool.query<{ id: string }>({
-          name: 'feed.behind',
-          text: `SELECT id FROM replicas WHERE heartbeat_at > now() - make_interval(secs => $1::double precision / 1000)
-                 AND seen_version < (SELECT version FROM change_feed WHERE id = 1) ORDER BY id`,
-          values: [LIVE_WITHIN_MS],
-        });
-        if (rows.length === 0) return [];
-        if (Date.now() >= deadline) {
-          const behind = rows.map((r) => r.id);
-          log?.warn({ replicas: behind, waited_ms: SEEN_TIMEOUT_MS }, 'change feed: a change of keys or states is not yet applied by these processes; they may accept an old key for up to a second');
-          return behind;
-        }
-        await new Promise((resolve) => setTimeout(resolve, SEEN_POLL_MS));
+      let behind: string[];
+      try {
+        behind = await waitForAll(deadline);
+      } catch (error) {
+        // Who has seen it cannot be asked: wait out the bound, after which no process still holds a
+        // read made before the change.
+        log?.warn({ err: error }, 'change feed: cannot ask which processes have seen a change; waiting out the bound instead');
+        await new Promise((resolve) => setTimeout(resolve, Math.max(0, deadline - Date.now())));
+        return ['(unknown)'];
       }
+      if (behind.length > 0) {
+        log?.warn({ replicas: behind, waited_ms: SEEN_TIMEOUT_MS }, 'change feed: these processes did not confirm a change of keys or states in time; any read they remembered from before it has expired by now');
+      }
+      return behind;
     },
     async close() {
       closed = true;
       clearInterval(heartbeat);
       if (reconnect) clearTimeout(reconnect);
       const last = client;
+      if (last) await onFeed('DELETE FROM replicas WHERE id = $1', [replicaId]).catch(() => {});
       client = null;
-      await acking;
-      await options.pool.query('DELETE FROM replicas WHERE id = $1', [replicaId]).catch(() => {});
+      last?.removeAllListeners('end');
       await last?.end().catch(() => {});
     },
   };

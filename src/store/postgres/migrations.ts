@@ -19,6 +19,14 @@ export const migrations: Migration[] = [
   { version: 1, name: 'the schema of SQLite migration 12', sql: schema },
   { version: 2, name: 'the change feed of keys and migration states', sql: changeFeedSchema },
   { version: 3, name: 'lead counts spread over stripes', sql: stripedCountsSchema },
+  // The shape rate-limiter-flexible's RateLimiterPostgres uses (src/rate-limit/shared-limiter.ts). Made
+  // here, under the migration lock, rather than by the library at every start: replicas starting
+  // together raced to create it, and a read-only database refused even CREATE TABLE IF NOT EXISTS.
+  {
+    version: 4,
+    name: 'the table of the shared rate limits',
+    sql: `CREATE TABLE IF NOT EXISTS rate_limits (key varchar(255) PRIMARY KEY, points integer NOT NULL DEFAULT 0, expire bigint)`,
+  },
 ];
 
 /**

@@ -23,11 +23,15 @@ const DEFAULT_CONNECT_TIMEOUT_MS = 5_000;
 /** The client-side bound beyond the server's own: a statement whose answer never comes (a silent network). */
 const QUERY_TIMEOUT_SLACK_MS = 1_000;
 
-/** The URL with its password masked: what logs and errors may show. */
+/** Query parameters node-postgres reads as secrets (`?password=` stands in for the userinfo's). */
+const SECRET_PARAMETERS = ['password', 'sslpassword'];
+
+/** The URL with its passwords masked, in the userinfo or the query: what logs and errors may show. */
 export const safeLocation = (url: string): string => {
   try {
     const parsed = new URL(url);
     if (parsed.password) parsed.password = '***';
+    for (const name of SECRET_PARAMETERS) if (parsed.searchParams.has(name)) parsed.searchParams.set(name, '***');
     return parsed.toString();
   } catch {
     return 'postgres://(an unreadable URL)';

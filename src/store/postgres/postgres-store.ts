@@ -18,6 +18,8 @@ export interface PostgresStore extends Store {
   readonly engine: 'postgres';
   /** The pool, for tests and tools that inspect the database (never for domain code). */
   readonly pool: pg.Pool;
+  /** This process's row in `replicas` (the change feed), or null without a feed. */
+  replicaId(): string | null;
 }
 
 /** Whether `store` runs on PostgreSQL: tests that inspect the database reach its pool through this. */
@@ -111,6 +113,7 @@ export function postgresStore(pool: pg.Pool, schema: SchemaState, feed: ChangeFe
     engine: 'postgres',
     schema,
     pool,
+    replicaId: () => feed?.replicaId ?? null,
     transact,
     read: (fn) => inTransaction('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY', fn).catch((error: unknown) => Promise.reject(toStoreError(error))),
     // One statement on whichever connection is free: its own snapshot.

@@ -7,8 +7,10 @@ import { statement, type Sql } from '../sql.js';
  * (hashtextextended); the ids are locked in ascending order, so two units asking for overlapping sets
  * take their common locks in the same order and never deadlock. The order holds: the plan is an
  * Aggregate over Unique over Sort (EXPLAIN VERBOSE, PostgreSQL 15), so count() calls the volatile
- * pg_advisory_xact_lock on the sorted ids, one after the other. A colliding hash only makes two units
- * wait for each other.
+ * pg_advisory_xact_lock on the sorted ids, one after the other. Person, integration and migration
+ * locks share one 64-bit id space: two names whose hashes collide (about 2^-64 a pair) make units
+ * wait for each other, and at worst deadlock, which PostgreSQL detects (40P01) and the store runs
+ * again; never a wrong result.
  *
  * The lock is a statement of its own: a READ COMMITTED statement reads the data as of its start, so the
  * reads the lock protects must come after it, not in the same statement.
