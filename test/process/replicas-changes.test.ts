@@ -4,6 +4,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CHILD_ADMIN_TOKEN, spawnGateway, type ChildGateway } from '../support/child-gateway.js';
 import { clusterOrSkip, freshDatabase, type TestPostgres } from '../support/postgres.js';
+import { USAGE_FLUSH_MS } from '../../src/migration/usage.js';
 
 let cluster: TestPostgres | null = null;
 let replicas: ChildGateway[] = [];
@@ -62,5 +63,26 @@ describe('three replicas on one PostgreSQL', () => {
       expect((await admin(replicas[(round + 1) % 3]!, 'rollback', { reason: `round ${round}` })).status).toBe(200);
     }
     for (const r of replicas) expect(await legacy(r)).toBe(200);
+  });
+
+  it('count the old interface on every replica, even one killed a second after its calls (report and quiet period)', async (context) => {
+    if (!cluster) return context.skip();
+    const report = async () =>
+      (await (await fetch(`${replicas[0]!.address}/admin/v1/integrations/${INTEGRATION}/report`, { headers: { authorization: `Bearer ${CHILD_ADMIN_TOKEN}` } })).json()) as {
+        legacy: { calls_24h: number };
+      };
+    // Every replica has written the calls of the tests before (each writes its counts every USAGE_FLUSH_MS).
+    await new Promise((resolve) => setTimeout(resolve, 4 * USAGE_FLUSH_MS));
+    const before = (await report()).legacy.calls_24h;
+    const doomed = replicas[2]!;
+    for (let i = 0; i < 5; i++) expect(await legacy(doomed)).toBe(200);
+    await new Promise((resolve) => setTimeout(resolve, 1_000));
+    doomed.child.kill('SIGKILL');
+    await doomed.exited;
+    replicas = replicas.filter((r) => r !== doomed);
+    expect((await report()).legacy.calls_24h).toBe(before + 5);
+    // The switch-off check reads the same counts: without force it is refused within the quiet period.
+    const refused = await admin(replicas[1]!, 'switch-off', { reason: 'quiet?', quiet_period_hours: 1 });
+    expect(refused.status).toBe(409);
   });
 });
