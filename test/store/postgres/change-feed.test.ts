@@ -5,8 +5,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openPostgresStore, type PostgresStore } from '../../../src/store/postgres/postgres-store.js';
 import { SEEN_TIMEOUT_MS } from '../../../src/store/postgres/change-feed.js';
 import { hotRead, forgetHotReads } from '../../../src/store/hot-reads.js';
-import type { ApiKey } from '../../../src/store/repos/keys.js';
 import { clusterOrSkip, freshDatabase, type TestPostgres } from '../../support/postgres.js';
+import { aKey } from '../../support/records.js';
 
 let cluster: TestPostgres | null = null;
 const stores: PostgresStore[] = [];
@@ -28,7 +28,7 @@ async function twoReplicas(): Promise<[PostgresStore, PostgresStore, string]> {
   return [a, b, url];
 }
 
-const key: ApiKey = { id: 'k1', integrationId: 'int-1', kind: 'v1', prefix: 'lgv1_', hash: 'h1', createdAt: 't', createdBy: 'test', revokedAt: null };
+const key = aKey('k1', { hash: 'h1' });
 /** What a request does: the key by hash, remembered for a second. */
 const lookUp = (store: PostgresStore) => hotRead(store, 'key:h1', () => store.peek((r) => r.keys.findByHash('h1')), (k) => k !== null);
 const until = async (check: () => Promise<boolean> | boolean, ms = 5_000) => {

@@ -7,6 +7,7 @@ import { createPool } from '../../../src/store/postgres/pool.js';
 import { NotReadyError, StoreOpenError, StoreUnavailableError } from '../../../src/store/store.js';
 import type { ApiKey } from '../../../src/store/repos/keys.js';
 import { clusterOrSkip, freshDatabase, type TestPostgres } from '../../support/postgres.js';
+import { aContact, aKey } from '../../support/records.js';
 
 let cluster: TestPostgres | null = null;
 const stores: PostgresStore[] = [];
@@ -22,16 +23,7 @@ const open = async (url?: string) => {
   return store;
 };
 
-const key = (id: string, hash = `hash-${id}`): ApiKey => ({
-  id,
-  integrationId: 'int-1',
-  kind: 'v1',
-  prefix: 'lgw_',
-  hash,
-  createdAt: '2026-11-22T00:00:00.000Z',
-  createdBy: 'test',
-  revokedAt: null,
-});
+const key = (id: string, hash = `hash-${id}`): ApiKey => aKey(id, { hash });
 
 describe('the PostgreSQL store', () => {
   it('commits a unit, and a unit that throws leaves nothing behind', async (context) => {
@@ -78,10 +70,9 @@ describe('the PostgreSQL store', () => {
   it('runs a unit again when the server picked it as a deadlock victim', async (context) => {
     if (!cluster) return context.skip();
     const store = await open();
-    const contact = (id: string) => ({ id, workspaceId: 'w', firstName: 'X', lastName: null, phone: null, email: null, createdAt: 't', updatedAt: 't' });
     await store.transact(async (tx) => {
-      await tx.contacts.insert(contact('c1'));
-      await tx.contacts.insert(contact('c2'));
+      await tx.contacts.insert(aContact('c1'));
+      await tx.contacts.insert(aContact('c2'));
     });
     // Each unit locks one row, waits until the other has locked the other, then wants it: a deadlock.
     // (Not keys: every change of a key also takes the change feed's row, which orders such units.)

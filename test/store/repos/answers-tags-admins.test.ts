@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest';
 import type { StoredAnswer } from '../../../src/store/repos/answers.js';
 import type { AdminCredential } from '../../../src/store/repos/admin-credentials.js';
 import { onEachEngine } from '../../support/engines.js';
+import { aContact, aLead } from '../../support/records.js';
 
 const answer = (id: string, createdAt: string, over: Partial<StoredAnswer> = {}): StoredAnswer => ({
   id,
@@ -36,12 +37,8 @@ onEachEngine((_engine, open) => {
       const store = await open();
       if (!store) return context.skip();
       await store.transact(async (tx) => {
-        await tx.contacts.insert({ id: 'c1', workspaceId: 'ws-1', firstName: 'Ann', lastName: null, phone: null, email: null, createdAt: 't', updatedAt: 't' });
-        await tx.leads.insert({
-          id: 'l1', workspaceId: 'ws-1', contactId: 'c1', integrationId: 'int-1', origin: 'v1', firstName: 'Ann', lastName: null, phone: null, email: null,
-          notes: null, source: null, invitedBy: null, stageId: null, statusId: null, groupId: null, assignedTo: null, createdBy: null, closedBy: null,
-          closedAt: null, closeOutcome: null, closeReason: null, extraData: null, createdAt: 't', updatedAt: 't', deletedAt: null,
-        });
+        await tx.contacts.insert(aContact('c1', { createdAt: 't', updatedAt: 't' }));
+        await tx.leads.insert(aLead('l1', { createdAt: 't', updatedAt: 't' }));
         await tx.answers.insert(answer('a2', 't2'));
         await tx.answers.insert(answer('a1', 't1', { raw: 'plain' }));
         await tx.answers.insert(answer('a3', 't2', { raw: 3 }));

@@ -4,51 +4,13 @@
 import { describe, expect, it } from 'vitest';
 import type { Repos, Store } from '../../../src/store/store.js';
 import { DuplicateEventError } from '../../../src/store/store.js';
-import type { Contact } from '../../../src/store/repos/contacts.js';
-import type { Lead } from '../../../src/store/repos/leads.js';
 import type { FieldValue } from '../../../src/store/repos/field-values.js';
 import { onEachEngine } from '../../support/engines.js';
+import { aContact, aLead } from '../../support/records.js';
 
-const contact = (id: string, over: Partial<Contact> = {}): Contact => ({
-  id,
-  workspaceId: 'ws-1',
-  firstName: 'Ann',
-  lastName: null,
-  phone: null,
-  email: null,
-  createdAt: 't1',
-  updatedAt: 't1',
-  ...over,
-});
+const contact = aContact;
 
-const lead = (id: string, over: Partial<Lead> = {}): Lead => ({
-  id,
-  workspaceId: 'ws-1',
-  contactId: 'c1',
-  integrationId: 'int-1',
-  origin: 'v1',
-  firstName: 'Ann',
-  lastName: null,
-  phone: null,
-  email: null,
-  notes: null,
-  source: null,
-  invitedBy: null,
-  stageId: null,
-  statusId: null,
-  groupId: null,
-  assignedTo: null,
-  createdBy: null,
-  closedBy: null,
-  closedAt: null,
-  closeOutcome: null,
-  closeReason: null,
-  extraData: null,
-  createdAt: 't1',
-  updatedAt: 't1',
-  deletedAt: null,
-  ...over,
-});
+const lead = aLead;
 
 const value = (leadId: string, fieldId: string, text: string): FieldValue => ({
   id: `${leadId}-${fieldId}`,

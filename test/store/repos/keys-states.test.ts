@@ -4,17 +4,9 @@ import { describe, expect, it } from 'vitest';
 import type { ApiKey } from '../../../src/store/repos/keys.js';
 import type { UsageIncrement } from '../../../src/store/repos/states.js';
 import { onEachEngine } from '../../support/engines.js';
+import { aKey } from '../../support/records.js';
 
-const key = (id: string, integrationId = 'int-1', createdAt = '2026-11-22T00:00:00.000Z'): ApiKey => ({
-  id,
-  integrationId,
-  kind: 'v1',
-  prefix: 'lgw_ab',
-  hash: `hash-${id}`,
-  createdAt,
-  createdBy: 'ops',
-  revokedAt: null,
-});
+const key = (id: string, integrationId = 'int-1', createdAt = '2026-11-22T00:00:00.000Z'): ApiKey => aKey(id, { integrationId, createdAt });
 
 const usage = (route: string, hour: string, calls: number, okCalls: number, lastSeen: string, lastOk: string | null): UsageIncrement => ({
   integrationId: 'int-1',

@@ -5,35 +5,9 @@ import type { Repos, Store } from '../../../src/store/store.js';
 import type { Lead } from '../../../src/store/repos/leads.js';
 import type { FieldValue } from '../../../src/store/repos/field-values.js';
 import { onEachEngine } from '../../support/engines.js';
+import { aLead } from '../../support/records.js';
 
-const lead = (id: string, createdAt: string, over: Partial<Lead> = {}): Lead => ({
-  id,
-  workspaceId: 'ws-1',
-  contactId: 'c1',
-  integrationId: 'int-1',
-  origin: 'v1',
-  firstName: 'Ann',
-  lastName: null,
-  phone: null,
-  email: null,
-  notes: null,
-  source: null,
-  invitedBy: null,
-  stageId: null,
-  statusId: null,
-  groupId: null,
-  assignedTo: null,
-  createdBy: null,
-  closedBy: null,
-  closedAt: null,
-  closeOutcome: null,
-  closeReason: null,
-  extraData: null,
-  createdAt,
-  updatedAt: createdAt,
-  deletedAt: null,
-  ...over,
-});
+const lead = (id: string, createdAt: string, over: Partial<Lead> = {}): Lead => aLead(id, { createdAt, updatedAt: createdAt, ...over });
 
 const value = (leadId: string, fieldId: string, over: Partial<FieldValue> = {}): FieldValue => ({
   id: `${leadId}-${fieldId}`,

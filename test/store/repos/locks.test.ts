@@ -7,6 +7,7 @@ import type { PersonKey } from '../../../src/store/repos/locks.js';
 import { personLockNames } from '../../../src/store/repos/locks.js';
 import { onEachEngine } from '../../support/engines.js';
 import { lockLatestLead } from '../../../src/lead/lock.js';
+import { aContact, aLead } from '../../support/records.js';
 
 /** How long the first unit holds its lock: long enough for the second to ask for it meanwhile. */
 const HOLD_MS = 100;
@@ -66,12 +67,8 @@ onEachEngine((_engine, open) => {
     const store = await open();
     if (!store) return context.skip();
     await store.transact(async (tx) => {
-      await tx.contacts.insert({ id: 'c1', workspaceId: 'ws-1', firstName: 'Ann', lastName: null, phone: null, email: null, createdAt: 't', updatedAt: 't' });
-      await tx.leads.insert({
-        id: 'l1', workspaceId: 'ws-1', contactId: 'c1', integrationId: 'int-1', origin: 'v1', firstName: 'Ann', lastName: null, phone: null, email: null,
-        notes: null, source: null, invitedBy: null, stageId: null, statusId: null, groupId: null, assignedTo: null, createdBy: null, closedBy: null,
-        closedAt: null, closeOutcome: null, closeReason: null, extraData: null, createdAt: 't', updatedAt: 't', deletedAt: null,
-      });
+      await tx.contacts.insert(aContact('c1', { createdAt: 't', updatedAt: 't' }));
+      await tx.leads.insert(aLead('l1', { createdAt: 't', updatedAt: 't' }));
     });
     let seen: unknown;
     const events = await contend(
@@ -96,7 +93,7 @@ onEachEngine((_engine, open) => {
     });
     expect(await store.transact((tx) => tx.leads.lockLatestOfContact('c1'))).toBeNull();
     await store.transact(async (tx) => {
-      await tx.contacts.insert({ id: 'c1', workspaceId: 'ws-1', firstName: 'Ann', lastName: null, phone: null, email: null, createdAt: 't', updatedAt: 't' });
+      await tx.contacts.insert(aContact('c1', { createdAt: 't', updatedAt: 't' }));
       await tx.leads.insert(lead('l1', 't1'));
       await tx.leads.insert(lead('l2', 't2'));
     });

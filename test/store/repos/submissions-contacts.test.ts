@@ -5,6 +5,7 @@ import { DuplicateEventError } from '../../../src/store/store.js';
 import type { Submission } from '../../../src/store/repos/submissions.js';
 import type { Contact } from '../../../src/store/repos/contacts.js';
 import { onEachEngine } from '../../support/engines.js';
+import { aContact } from '../../support/records.js';
 
 const submission = (id: string, eventId: string, over: Partial<Submission> = {}): Submission => ({
   id,
@@ -22,17 +23,7 @@ const submission = (id: string, eventId: string, over: Partial<Submission> = {})
   ...over,
 });
 
-const contact = (id: string, over: Partial<Contact> = {}): Contact => ({
-  id,
-  workspaceId: 'ws-1',
-  firstName: 'Ann',
-  lastName: null,
-  phone: null,
-  email: null,
-  createdAt: 't0',
-  updatedAt: 't0',
-  ...over,
-});
+const contact = (id: string, over: Partial<Contact> = {}): Contact => aContact(id, { createdAt: 't0', updatedAt: 't0', ...over });
 
 onEachEngine((_engine, open) => {
   describe('submissions', () => {
