@@ -1,17 +1,19 @@
-// One scenario under autocannon, and what the bench reads around it: the server's requests per second
+// One scenario under load (bench/load.ts: wrk, or autocannon without it), and what the bench reads around it: the server's requests per second
 // and latencies, its CPU per request from /proc, and (on PostgreSQL) the database's statements and CPU.
 import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
-import autocannon from 'autocannon';
 import { memoryOf } from '../test/support/child-gateway.js';
 import type { BenchDatabase } from './postgres.js';
+import { generate, type Load } from './load.js';
+
+export type { Load } from './load.js';
 
 export interface Figures {
   scenario: string;
   requests: number;
   /**
    * Requests the measured run sent, the divisor of every per-request cost. The server processes each,
-   * also the few autocannon abandons in flight when its time is up (those are never answered).
+   * also the few the generator abandons in flight when its time is up (those are never answered).
    */
   sent: number;
   rps: number;
@@ -28,16 +30,6 @@ export interface Figures {
   round_trips: number | null;
   /** What the gateway's PostgreSQL backends were doing, sampled through the run: samples per state. */
   pg_states: Record<string, number> | null;
-}
-
-export interface Load {
-  url: string;
-  method?: 'GET' | 'POST';
-  headers?: Record<string, string>;
-  /** A body per request; `i` counts from 0 across the warm-up and the measured run. */
-  body?: (i: number) => unknown;
-  /** Run this many requests instead of for the scenario's duration. */
-  amount?: number;
 }
 
 export interface Target {
@@ -81,9 +73,9 @@ async function answeredBy(gateway: string): Promise<number> {
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
 /**
- * Waits until the requests autocannon left in flight are done: the gateway's count of answers and the
+ * Waits until the requests the generator left in flight are done: the gateway's count of answers and the
  * statements PostgreSQL counted both stand still (bounded; other servers get a moment). The requests
- * autocannon abandons at the end are never answered, yet their units still run; on PostgreSQL's
+ * the generator abandons at the end are never answered, yet their units still run; on PostgreSQL's
  * slowest scenario they take a few hundred milliseconds, and would land in the next measured run.
  */
 async function settle(target: Target): Promise<void> {
@@ -99,23 +91,13 @@ async function settle(target: Target): Promise<void> {
 }
 const perRequest = (micros: number, requests: number) => (requests > 0 ? Math.round(micros / requests) : null);
 
+/** The warm-up's requests are numbered from the load's offset, the measured run's this much further. */
+export const MEASURED_OFFSET = 5_000_000;
+
 /** Runs one scenario: a short warm-up, then the measured run, sampling the server's resident memory. */
 export async function measure(settings: Settings, scenario: string, load: Load, target: Target, warmup = true): Promise<Figures> {
-  let counter = 0;
-  const options = (seconds: number | null): autocannon.Options => ({
-    url: load.url,
-    connections: settings.connections,
-    ...(load.amount !== undefined && seconds === null ? { amount: load.amount } : { duration: seconds ?? settings.durationS }),
-    requests: [
-      {
-        method: load.method ?? 'POST',
-        headers: { 'content-type': 'application/json', ...load.headers },
-        ...(load.body ? { setupRequest: (req: autocannon.Request) => ({ ...req, body: JSON.stringify(load.body!(counter++)) }) } : {}),
-      },
-    ],
-  });
   if (warmup) {
-    await autocannon(options(settings.warmupS));
+    await generate(load, settings.connections, settings.warmupS);
     await settle(target);
   }
   await target.postgres?.resetStatements();
@@ -124,24 +106,24 @@ export async function measure(settings: Settings, scenario: string, load: Load, 
   const watch = target.postgres?.watch();
   let peak = 0;
   const sampler = setInterval(() => (peak = Math.max(peak, memoryOf(target.pid)?.rss ?? 0)), 100);
-  const result = await autocannon(options(load.amount !== undefined ? null : settings.durationS));
+  const result = await generate({ ...load, offset: (load.offset ?? 0) + (warmup ? MEASURED_OFFSET : 0) }, settings.connections, settings.durationS);
   clearInterval(sampler);
   const states = (await watch?.stop()) ?? null;
   await settle(target);
   const cpu = cpuMicros(target.pid) - cpuBefore;
   const pgCpuAfter = target.postgres?.clusterCpuMicros() ?? null;
   const statements = (await target.postgres?.statementCalls()) ?? null;
-  const sent = result.requests.sent;
+  const sent = result.sent;
   peak = Math.max(peak, memoryOf(target.pid)?.rss ?? 0);
   const figures: Figures = {
     scenario,
-    requests: result.requests.total,
+    requests: result.requests,
     sent,
-    rps: Math.round(result.requests.total / (result.duration || 1)),
-    p50_ms: result.latency.p50,
-    p99_ms: result.latency.p99,
-    errors: result.errors + result.timeouts,
-    non_2xx: result.non2xx,
+    rps: result.rps,
+    p50_ms: result.p50_ms,
+    p99_ms: result.p99_ms,
+    errors: result.errors,
+    non_2xx: result.non_2xx,
     peak_rss_mb: Math.round(peak / 1048576),
     cpu_us: perRequest(cpu, sent),
     pg_cpu_us: pgCpuBefore !== null && pgCpuAfter !== null ? perRequest(pgCpuAfter - pgCpuBefore, sent) : null,

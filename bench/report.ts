@@ -21,6 +21,8 @@ export interface RunSettings {
   warmupS: number;
   rounds: number;
   submissions: number;
+  /** The load generator, as bench/load.ts names it. */
+  generator: string;
   out: string;
 }
 
@@ -113,7 +115,7 @@ export function report(f: Record<string, Figures>, rounds: Record<string, Figure
   const markdown = [
     `# Benchmark ${when}`,
     '',
-    `${machine}; ${run.connections} connections, ${run.durationS} s per scenario after a ${run.warmupS} s warm-up, median of ${run.rounds} rounds (the long runs once); SQLite gateway with synchronous=FULL unless marked.`,
+    `${machine}; ${run.connections} connections, ${run.durationS} s per scenario after a ${run.warmupS} s warm-up, load from ${run.generator}, median of ${run.rounds} rounds (the long runs once); SQLite gateway with synchronous=FULL unless marked.`,
     'CPU µs/req: the measured server process (the gateway, or the reference server) per request sent; PostgreSQL CPU: every process of the cluster; round trips: statements the gateway ran on PostgreSQL per request.',
     '',
     '| scenario | req/s | × echo | × SQLite | p50 ms | p99 ms | errors | non-2xx | peak RSS MB | CPU µs/req | PostgreSQL CPU µs/req | round trips/req |',
@@ -137,7 +139,7 @@ export function report(f: Record<string, Figures>, rounds: Record<string, Figure
   ].join('\n');
   mkdirSync(run.out, { recursive: true });
   const stamp = when.replace(/[:.]/g, '-');
-  const json = { when, machine, connections: run.connections, duration_s: run.durationS, rounds, figures: f, targets: goals.map((g) => ({ ...g, met: met(g) })), postgres: detail };
+  const json = { when, machine, generator: run.generator, connections: run.connections, duration_s: run.durationS, rounds, figures: f, targets: goals.map((g) => ({ ...g, met: met(g) })), postgres: detail };
   writeFileSync(join(run.out, `${stamp}.json`), JSON.stringify(json, null, 2) + '\n');
   writeFileSync(join(run.out, `${stamp}.md`), markdown);
   writeFileSync(join(run.out, 'latest.md'), markdown);

@@ -10,12 +10,14 @@
 // from the machine's binaries (or TEST_DATABASE_URL, as for the tests); without one the bench says so
 // in one line and measures the SQLite rows only.
 import { spawn, type ChildProcess } from 'node:child_process';
+import Database from 'better-sqlite3';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { CHILD_ADMIN_TOKEN, ROOT, memoryOf, postJson, spawnGateway, type ChildGateway } from '../test/support/child-gateway.js';
-import { combine, measure as measureWith, type Figures, type Load, type Target } from './measure.js';
+import { MEASURED_OFFSET, combine, measure as measureWith, type Figures, type Load, type Target } from './measure.js';
+import { bodyOf, generatorName } from './load.js';
 import { startBenchPostgres, type BenchCluster, type BenchDatabase } from './postgres.js';
 import { report, type PostgresDetail } from './report.js';
 
@@ -37,6 +39,8 @@ const INTEGRATION = 'brightpath:telegram-bot';
 const LEGACY_KEY = 'bench-legacy-bot-key-0123456789';
 const LEADS = '/api/integrations/v1/leads/';
 const ANSWERS = '/api/integrations/v1/leads/answers/';
+/** Where the stored-data scenario's numbers start: past every number the long run used. */
+const FILLED_OFFSET = 20_000_000;
 const SETTINGS = { connections: CONNECTIONS, durationS: DURATION, warmupS: WARMUP_S };
 
 const measure = (scenario: string, load: Load, target: Target | number, warmup = true): Promise<Figures> =>
@@ -82,30 +86,46 @@ async function issueKeys(gw: ChildGateway): Promise<string> {
   return issued.body.key as string;
 }
 
-/** The lead a new bot sends; `run` keeps event_ids apart between scenarios on one database. */
-const leadBody = (run: string) => (i: number) => ({
-  event_id: `${run}-${i}`,
-  external_contact_id: `telegram:${run}-${i}`,
-  first_name: 'Bench',
-  last_name: `Person ${i}`,
-  phone: `+99890${String(1_000_000 + (i % 9_000_000)).padStart(7, '0')}`,
-  metadata: { source_key: 'ig_spring' },
-  answers: { course: 'python', age: 18 + (i % 40) },
-});
+/**
+ * The lead a new bot sends, as a template (bench/load.ts): a new person each (a phone of its own),
+ * `run` keeps event_ids apart between scenarios on one database.
+ */
+const leadBody = (run: string) =>
+  JSON.stringify({
+    event_id: `${run}-{i}`,
+    external_contact_id: `telegram:${run}-{i}`,
+    first_name: 'Bench',
+    last_name: 'Person {i}',
+    phone: '+9989{i+10000000}',
+    metadata: { source_key: 'ig_spring' },
+    answers: { course: 'python', age: 27 },
+  });
 
 /**
- * How many of a new-lead scenario's first events the replay and answers scenarios use: at most 1,000,
- * and never more than it stored (PostgreSQL's slower runs store fewer), or a "replay" would be new.
+ * How many of a new-lead scenario's first measured events the replay and answers scenarios use: at
+ * most 1,000, and never more than it stored (PostgreSQL's slower runs store fewer), or a "replay"
+ * would be new.
  */
 const storedOf = (newLead: Figures) => Math.max(1, Math.min(1000, newLead.sent));
 
-const replayBody = (run: string, stored: number) => (i: number) => leadBody(run)(i % stored);
+/** The new-lead scenario's first `stored` measured events again, body for body (numbered from MEASURED_OFFSET). */
+const replayBody = (run: string, stored: number) =>
+  JSON.stringify({
+    event_id: `${run}-{i%${stored}+${MEASURED_OFFSET}}`,
+    external_contact_id: `telegram:${run}-{i%${stored}+${MEASURED_OFFSET}}`,
+    first_name: 'Bench',
+    last_name: `Person {i%${stored}+${MEASURED_OFFSET}}`,
+    phone: `+9989{i%${stored}+${MEASURED_OFFSET + 10_000_000}}`,
+    metadata: { source_key: 'ig_spring' },
+    answers: { course: 'python', age: 27 },
+  });
 
-const answersBody = (run: string, stored: number) => (i: number) => ({
-  event_id: `answers-${i}`,
-  external_contact_id: `telegram:${run}-${i % stored}`,
-  answers: { laptop: i % 2 ? 'ha' : "yo'q", goal: `goal ${i}` },
-});
+const answersBody = (run: string, stored: number) =>
+  JSON.stringify({
+    event_id: 'answers-{i}',
+    external_contact_id: `telegram:${run}-{i%${stored}+${MEASURED_OFFSET}}`,
+    answers: { laptop: "{i%2:yo'q|ha}", goal: 'goal {i}' },
+  });
 
 /** One round of the short scenarios, each server fresh; `round` keeps event_ids apart between rounds. */
 async function shortRound(work: string, round: number, children: { stop(): unknown }[], cluster: BenchCluster | null, detail: PostgresDetail): Promise<Record<string, Figures>> {
@@ -140,7 +160,7 @@ async function shortRound(work: string, round: number, children: { stop(): unkno
     {
       url: `${full.address}/api/bots/api/leads/`,
       headers: { 'x-bot-api-key': LEGACY_KEY },
-      body: (i) => ({ first_name: 'Legacy', phone: `+99891${String(1_000_000 + i).padStart(7, '0')}`, source: 'ig_spring', extra_data: { telegram_id: 500_000 + i, course: 'python' } }),
+      body: JSON.stringify({ first_name: 'Legacy', phone: '+99891{i+10000000}', source: 'ig_spring', extra_data: { telegram_id: '{i+500000}', course: 'python' } }).replace('"{i+500000}"', '{i+500000}'),
     },
     at(full),
   );
@@ -179,12 +199,27 @@ async function postgresScenarios(cluster: BenchCluster, run: string, detail: Pos
     await new Promise((resolve) => setTimeout(resolve, 1_500));
     detail.oneNewLead = await database.trace(async () => {
       // A phone no scenario uses: a new person, as in the new-lead scenario.
-      const sent = await postJson(`${gw.address}${LEADS}`, headers, { ...leadBody(`${run}-alone`)(0), phone: '+998931234567' });
+      const sent = await postJson(`${gw.address}${LEADS}`, headers, { ...(JSON.parse(bodyOf(leadBody(`${run}-alone`), 0)) as object), phone: '+998931234567' });
       if (sent.status !== 201) throw new Error(`the traced new lead answered ${sent.status}`);
     });
   }
   await gw.stop();
   return figures;
+}
+
+/**
+ * The stored-data scenario must store what its name says: a lead and a person per answered request
+ * (once it reused the long run's phone numbers, and every request attached to a stored person).
+ */
+function checkNewPersons(path: string, atLeast: number): void {
+  const db = new Database(path, { readonly: true });
+  try {
+    const count = (table: string) => (db.prepare(`SELECT count(*) AS n FROM ${table}`).get() as { n: number }).n;
+    const [contacts, leads] = [count('contacts'), count('leads')];
+    if (contacts < atLeast || leads < atLeast) throw new Error(`the stored-data scenario stored ${contacts} persons and ${leads} leads, fewer than the ${atLeast} it answered`);
+  } finally {
+    db.close();
+  }
 }
 
 async function main(): Promise<void> {
@@ -228,13 +263,15 @@ async function main(): Promise<void> {
     figures.long.peak_rss_mb = Math.round((memoryOf(long.pid)?.peak ?? 0) / 1048576);
     await long.stop();
 
-    // 6. The same submissions with those leads already stored (a restarted process, as for the empty figure).
+    // 6. New leads with those leads already stored (a restarted process, as for the empty figure): new
+    // persons too, numbered past the stored ones so that no phone matches a stored person.
     const filled = await startGateway({ path: longDb, synchronous: 'FULL' });
     children.push(filled);
-    figures.newLeadFilled = await measure(`v1 new lead (${SUBMISSIONS} stored)`, { url: `${filled.address}${LEADS}`, headers: { authorization: `Bearer ${longKey}` }, body: leadBody('filled') }, at(filled));
+    figures.newLeadFilled = await measure(`v1 new lead (${SUBMISSIONS} stored)`, { url: `${filled.address}${LEADS}`, headers: { authorization: `Bearer ${longKey}` }, body: leadBody('filled'), offset: FILLED_OFFSET }, at(filled));
     await filled.stop();
+    checkNewPersons(longDb, SUBMISSIONS + figures.newLeadFilled.requests);
 
-    report(figures, rounds, detail, { connections: CONNECTIONS, durationS: DURATION, warmupS: WARMUP_S, rounds: ROUNDS, submissions: SUBMISSIONS, out: args.out });
+    report(figures, rounds, detail, { connections: CONNECTIONS, durationS: DURATION, warmupS: WARMUP_S, rounds: ROUNDS, submissions: SUBMISSIONS, generator: generatorName(), out: args.out });
   } finally {
     await stopAll();
   }

@@ -129,13 +129,8 @@ async function issueKey(gw: ChildGateway): Promise<string> {
 }
 
 let runs = 0;
-const leadBody = (run: string) => (i: number) => ({
-  event_id: `${run}-${i}`,
-  external_contact_id: `telegram:${run}-${i}`,
-  first_name: 'Scale',
-  phone: `+99891${String(1_000_000 + ((i * 7919) % 9_000_000)).padStart(7, '0')}`,
-  answers: { course: 'python', age: 18 + (i % 40) },
-});
+const leadBody = (run: string) =>
+  JSON.stringify({ event_id: `${run}-{i}`, external_contact_id: `telegram:${run}-{i}`, first_name: 'Scale', phone: '+9989{i+10000000}', answers: { course: 'python', age: 27 } });
 
 /** New leads on one gateway at `connections`; figures per request from its process. */
 async function newLeads(gw: ChildGateway, key: string, connections: number, postgres?: BenchDatabase): Promise<Figures> {
