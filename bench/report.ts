@@ -93,15 +93,17 @@ function postgresSection(f: Record<string, Figures>, firstRound: Record<string, 
 
 export function report(f: Record<string, Figures>, rounds: Record<string, Figures>[], detail: PostgresDetail, run: RunSettings): void {
   const get = (k: string) => f[k]!;
+  const cpu = (k: string) => get(k).cpu_us ?? Number.NaN;
+  // Gateway CPU per request at the run's connections, FULL durability, production logging.
   const goals: Goal[] = [
-    { name: 'v1 new lead / echo', value: ratio(get('newLead').rps, get('echo').rps), limit: 0.15, kind: 'min' },
-    { name: 'v1 replay / echo', value: ratio(get('replay').rps, get('echo').rps), limit: 0.4, kind: 'min' },
-    { name: `v1 new lead p99 at ${run.connections} connections (ms)`, value: get('newLead').p99_ms, limit: 25, kind: 'max' },
-    { name: 'legacy POST leads/ / v1 new lead', value: ratio(get('legacy').rps, get('newLead').rps), limit: 0.8, kind: 'min' },
-    { name: 'pass-through / upstream direct', value: ratio(get('passThrough').rps, get('direct').rps), limit: 0.7, kind: 'min' },
-    { name: 'new lead FULL / OFF', value: ratio(get('newLead').rps, get('newLeadOff').rps), limit: 0.8, kind: 'min' },
-    { name: `new lead with ${run.submissions} stored / empty`, value: ratio(get('newLeadFilled').rps, get('newLead').rps), limit: 0.8, kind: 'min' },
+    { name: 'v1 new lead, gateway CPU µs/req', value: cpu('newLead'), limit: 260, kind: 'max' },
+    { name: 'v1 replay, gateway CPU µs/req', value: cpu('replay'), limit: 170, kind: 'max' },
+    { name: 'v1 answers, gateway CPU µs/req', value: cpu('answers'), limit: 180, kind: 'max' },
+    { name: 'legacy POST leads/ CPU / v1 new lead CPU', value: ratio(cpu('legacy'), cpu('newLead')), limit: 1.1, kind: 'max' },
+    { name: 'legacy pass-through, gateway CPU µs/req', value: cpu('passThrough'), limit: 110, kind: 'max' },
+    { name: `v1 new lead p99 at ${run.connections} connections (ms)`, value: get('newLead').p99_ms, limit: 20, kind: 'max' },
     { name: `peak RSS over ${run.submissions} submissions (MB)`, value: get('long').peak_rss_mb, limit: 250, kind: 'max' },
+    { name: `new lead CPU with ${run.submissions} stored / empty`, value: ratio(cpu('newLeadFilled'), cpu('newLead')), limit: 1.1, kind: 'max' },
   ];
   if (f.newLeadPg?.round_trips != null) goals.push({ name: 'database round trips per new lead (PostgreSQL)', value: f.newLeadPg.round_trips, limit: 4, kind: 'max' });
   const met = (g: Goal) => (g.kind === 'min' ? g.value >= g.limit : g.value <= g.limit);
@@ -126,12 +128,20 @@ export function report(f: Record<string, Figures>, rounds: Record<string, Figure
     '|---|---:|---:|:---:|',
     ...goals.map((g) => `| ${g.name} | ${g.value} | ${g.kind === 'min' ? '≥' : '≤'} ${g.limit} | ${met(g) ? 'yes' : '**no**'} |`),
     '',
-    'Context (not targets): what forwarding alone costs here, and how close the gateway comes to it.',
+    'Context (not targets): throughput ratios to the references of the same run, and what forwarding alone costs here.',
     '',
     '| ratio | measured |',
     '|---|---:|',
-    `| bare reply-from proxy / upstream direct | ${ratio(get('bareProxy').rps, get('direct').rps)} |`,
-    `| pass-through / bare reply-from proxy | ${ratio(get('passThrough').rps, get('bareProxy').rps)} |`,
+    `| v1 new lead / echo (req/s) | ${ratio(get('newLead').rps, get('echo').rps)} |`,
+    `| v1 replay / echo (req/s) | ${ratio(get('replay').rps, get('echo').rps)} |`,
+    `| new lead FULL / OFF (req/s) | ${ratio(get('newLead').rps, get('newLeadOff').rps)} |`,
+    `| RESPONSE_CHECKS=on / off, CPU of a new lead | ${ratio(cpu('newLeadChecked'), cpu('newLead'))} |`,
+    `| RESPONSE_CHECKS=on / off, CPU of a replay | ${ratio(cpu('replayChecked'), cpu('replay'))} |`,
+    `| bare reply-from proxy / upstream direct (req/s) | ${ratio(get('bareProxy').rps, get('direct').rps)} |`,
+    `| pass-through / bare reply-from proxy (req/s) | ${ratio(get('passThrough').rps, get('bareProxy').rps)} |`,
+    `| pass-through CPU − bare reply-from proxy CPU (µs/req) | ${cpu('passThrough') - cpu('bareProxy')} |`,
+    ...(f.undiciProxy ? [`| bare undici stream proxy CPU (µs/req) | ${cpu('undiciProxy')} |`] : []),
+    ...(f.nginxProxy ? [`| nginx proxy CPU (µs/req) | ${cpu('nginxProxy')} |`] : ['| nginx proxy | not installed |']),
     `| v1 new lead / echo, per round | ${perRound('newLead', 'echo')} |`,
     ...(f.newLeadPg ? [`| v1 new lead PostgreSQL / SQLite, per round | ${perRound('newLeadPg', 'newLead')} |`] : []),
     '',

@@ -11,7 +11,8 @@
 // in one line and measures the SQLite rows only.
 import { spawn, type ChildProcess } from 'node:child_process';
 import Database from 'better-sqlite3';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -46,11 +47,22 @@ const SETTINGS = { connections: CONNECTIONS, durationS: DURATION, warmupS: WARMU
 const measure = (scenario: string, load: Load, target: Target | number, warmup = true): Promise<Figures> =>
   measureWith(SETTINGS, scenario, load, typeof target === 'number' ? { pid: target } : target, warmup);
 
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as { port: number };
+      server.close(() => resolve(port));
+    });
+  });
+}
+
 /** A gateway as a measured target: its /metrics tells when the requests in flight are done. */
 const at = (gw: ChildGateway): Target => ({ pid: gw.pid, gateway: gw.address });
 
 /** A reference server from bench/servers.ts, resolved with its address once it listens. */
-async function startServer(mode: 'echo' | 'upstream' | 'proxy', target?: string): Promise<{ address: string; child: ChildProcess }> {
+async function startServer(mode: 'echo' | 'upstream' | 'proxy' | 'undici', target?: string): Promise<{ address: string; child: ChildProcess }> {
   const args = ['--import', 'tsx', join(ROOT, 'bench', 'servers.ts'), mode, ...(target ? [target] : [])];
   const child = spawn(process.execPath, args, { cwd: ROOT, stdio: ['ignore', 'pipe', 'inherit'] });
   const address = await new Promise<string>((resolve, reject) => {
@@ -63,8 +75,51 @@ async function startServer(mode: 'echo' | 'upstream' | 'proxy', target?: string)
   return { address, child };
 }
 
+/**
+ * nginx as a reverse proxy to the upstream, when the machine has it: the floor of what forwarding
+ * costs, in one process (no master) so its CPU is the measured process's.
+ */
+async function startNginx(work: string, upstream: string): Promise<{ address: string; child: ChildProcess } | null> {
+  const binary = ['/usr/sbin/nginx', '/usr/local/sbin/nginx', '/usr/local/nginx/sbin/nginx'].find((p) => existsSync(p));
+  if (!binary) return null;
+  const port = await freePort();
+  const dir = join(work, 'nginx');
+  mkdirSync(join(dir, 'logs'), { recursive: true });
+  const target = new URL(upstream);
+  writeFileSync(
+    join(dir, 'nginx.conf'),
+    `daemon off;
+master_process off;
+worker_processes 1;
+error_log ${join(dir, 'logs', 'error.log')} warn;
+pid ${join(dir, 'nginx.pid')};
+events { worker_connections 1024; }
+http {
+  access_log off;
+  client_body_temp_path ${dir}/body; proxy_temp_path ${dir}/proxy; fastcgi_temp_path ${dir}/fcgi;
+  uwsgi_temp_path ${dir}/uwsgi; scgi_temp_path ${dir}/scgi;
+  upstream legacy { server ${target.host}; keepalive 64; }
+  server {
+    listen 127.0.0.1:${port};
+    location / { proxy_pass http://legacy; proxy_http_version 1.1; proxy_set_header Connection ""; }
+  }
+}
+`,
+  );
+  const child = spawn(binary, ['-p', dir, '-c', join(dir, 'nginx.conf')], { stdio: ['ignore', 'ignore', 'inherit'] });
+  const address = `http://127.0.0.1:${port}`;
+  for (let tries = 0; tries < 50; tries++) {
+    if (child.exitCode !== null) return null;
+    const up = await fetch(`${address}/api/bots/api/employees/`).then((r) => r.ok, () => false);
+    if (up) return { address, child };
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  child.kill();
+  return null;
+}
+
 /** The built gateway on a SQLite file (`FULL` or `OFF`), or on a PostgreSQL database (a URL). */
-async function startGateway(store: { path: string; synchronous: 'FULL' | 'OFF' } | { url: string }, upstream?: string): Promise<ChildGateway> {
+async function startGateway(store: { path: string; synchronous: 'FULL' | 'OFF' } | { url: string }, upstream?: string, extra: Record<string, string> = {}): Promise<ChildGateway> {
   return spawnGateway({
     entry: 'dist',
     env: {
@@ -73,6 +128,7 @@ async function startGateway(store: { path: string; synchronous: 'FULL' | 'OFF' }
       // The limiter still runs (its cost is part of every figure) but never refuses.
       RATE_LIMIT_PER_MINUTE: '1000000',
       ...(upstream ? { LEGACY_UPSTREAM_URL: upstream } : {}),
+      ...extra,
     },
   });
 }
@@ -144,6 +200,16 @@ async function shortRound(work: string, round: number, children: { stop(): unkno
   children.push({ stop: () => proxy.child.kill() });
   figures.bareProxy = await measure('bare reply-from proxy', { url: `${proxy.address}/api/bots/api/employees/`, method: 'GET' }, proxy.child.pid!);
   proxy.child.kill();
+  const undiciProxy = await startServer('undici', upstream.address);
+  children.push({ stop: () => undiciProxy.child.kill() });
+  figures.undiciProxy = await measure('bare undici stream proxy', { url: `${undiciProxy.address}/api/bots/api/employees/`, method: 'GET' }, undiciProxy.child.pid!);
+  undiciProxy.child.kill();
+  const nginx = await startNginx(work, upstream.address);
+  if (nginx) {
+    children.push({ stop: () => nginx.child.kill() });
+    figures.nginxProxy = await measure('nginx proxy', { url: `${nginx.address}/api/bots/api/employees/`, method: 'GET' }, nginx.child.pid!);
+    nginx.child.kill();
+  }
 
   const full = await startGateway({ path: join(work, `full${round}.db`), synchronous: 'FULL' }, upstream.address);
   children.push(full);
@@ -174,6 +240,14 @@ async function shortRound(work: string, round: number, children: { stop(): unkno
   const offKey = await issueKeys(off);
   figures.newLeadOff = await measure('v1 new lead (OFF)', { url: `${off.address}${LEADS}`, headers: { authorization: `Bearer ${offKey}` }, body: leadBody(run) }, at(off));
   await off.stop();
+
+  // 3b. What checking every response against its schema costs (RESPONSE_CHECKS=on: the tests' setting).
+  const checked = await startGateway({ path: join(work, `checked${round}.db`), synchronous: 'FULL' }, undefined, { RESPONSE_CHECKS: 'on' });
+  children.push(checked);
+  const checkedKey = { authorization: `Bearer ${await issueKeys(checked)}` };
+  figures.newLeadChecked = await measure('v1 new lead (RESPONSE_CHECKS=on)', { url: `${checked.address}${LEADS}`, headers: checkedKey, body: leadBody(run) }, at(checked));
+  figures.replayChecked = await measure('v1 replay (RESPONSE_CHECKS=on)', { url: `${checked.address}${LEADS}`, headers: checkedKey, body: replayBody(run, storedOf(figures.newLeadChecked)) }, at(checked));
+  await checked.stop();
 
   // 4. The same new leads, replays and answers on PostgreSQL (fsync and synchronous_commit on).
   if (cluster) Object.assign(figures, await postgresScenarios(cluster, run, round === 1 ? detail : null, children));
