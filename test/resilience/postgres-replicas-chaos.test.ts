@@ -352,6 +352,9 @@ describe(`${REPLICAS} replicas on one PostgreSQL, one killed and restarted, the 
     const leadIdOf = new Map(leads.map((r) => [r.firstName as string, r.id as string]));
     const elsewhere = ackedEvents.filter((e) => e.leadId !== leadIdOf.get(person(e.person).name)).map((e) => `${e.endpoint}:${e.eventId}`);
 
+    const foundCommitted = [...byEvent.values()]
+      .filter((acks) => acks[0]!.why === 'resend' && acks[0]!.body?.replayed === true && !acks.some((s) => s.start < acks[0]!.start))
+      .map((acks) => (sent.filter((s) => s.event === acks[0]!.event && s.end <= acks[0]!.start).at(-1)?.status === 503 ? 'after_503' : 'after_no_answer'));
     const count = (xs: Sent[], f: (s: Sent) => boolean) => xs.filter(f).length;
     const ms = (x: number) => Math.round(x);
     reportFigures(`postgres replicas under chaos (${FULL ? 'full' : 'quick'})`, {
@@ -369,7 +372,7 @@ describe(`${REPLICAS} replicas on one PostgreSQL, one killed and restarted, the 
       acknowledged_resends: count(sent, (s) => s.why === 'acknowledged-resend'),
       replays: count(sent, (s) => s.body?.replayed === true),
       // Sent, no answer or a 503, and yet committed: the first acknowledgement was a replay of a resend.
-      resends_found_committed: [...byEvent.values()].filter((acks) => acks[0]!.why === 'resend' && acks[0]!.body?.replayed === true && !acks.some((s) => s.start < acks[0]!.start)).length,
+      resends_found_committed: [...groupBy(foundCommitted, (why) => why)].map(([why, n]) => `${why}:${n.length}`).join(',') || 0,
       kills: victim.kills,
       victim_start_ms: `${ms(Math.min(...victim.starts))}-${ms(Math.max(...victim.starts))}`,
       victim_dead_ms: `${ms(Math.min(...victim.deadMs))}-${ms(Math.max(...victim.deadMs))}`,
