@@ -164,6 +164,7 @@ function bad503(s: Sent): string | null {
     s.contentType?.startsWith('application/problem+json') &&
     s.body?.type === 'urn:lead-gateway:problem:service-unavailable' &&
     s.body?.status === 503 &&
+    s.body?.code === 'service-unavailable' &&
     typeof s.body?.detail === 'string' &&
     typeof s.body?.request_id === 'string';
   return ok ? null : `${s.event.eventId} via ${s.replica}: 503 retry-after=${s.retryAfter} ${s.contentType} ${JSON.stringify(s.body)}`;
@@ -242,7 +243,8 @@ describe(`${REPLICAS} replicas on one PostgreSQL, one killed and restarted, the 
       const cursor = { at: c };
       for (;;) {
         const job = queue.shift() ?? (stopped ? undefined : { event: newLeadEvent(), why: 'new' as const, avoid: -1 });
-        if (!job || requests[c]! >= MAX_REQUESTS_PER_CLIENT) return;
+        if (!job) return;
+        if (requests[c]! >= MAX_REQUESTS_PER_CLIENT) return void unfinished.push(`${job.event.endpoint}:${job.event.eventId}: client ${c} at its request cap`);
         if (job.why === 'new' && job.event.endpoint === 'leads' && Math.random() < DUPLICATE_SHARE) {
           // The same event at once through another client, to another replica than this one's.
           queue.unshift({ event: job.event, why: 'duplicate', avoid: cursor.at % REPLICAS });
@@ -393,6 +395,9 @@ describe(`${REPLICAS} replicas on one PostgreSQL, one killed and restarted, the 
 
     expect(victim.kills).toBeGreaterThanOrEqual(scale.chaosKills);
     expect(outage.upDone).toBeLessThan(Infinity);
+    // The chaos met the load: requests reached the killed replica and the stopped server.
+    expect(noAnswer.length).toBeGreaterThan(0);
+    expect(answers503.length).toBeGreaterThan(0);
     expect(unexpected).toEqual([]);
     expect(unfinished).toEqual([]);
     expect(answers503.map(bad503).filter((x) => x !== null)).toEqual([]);
