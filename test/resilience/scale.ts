@@ -18,6 +18,8 @@ export const scale = {
   /** Clients posting leads while PostgreSQL is stopped and started (or restarted), and those cycles. */
   restartClients: FULL ? 8 : 4,
   restartCycles: FULL ? 10 : 2,
+  /** Three replicas under load: SIGKILLs (and restarts) of one of them; PostgreSQL is restarted once midway. */
+  chaosKills: FULL ? 20 : 3,
 };
 
 /** Writes one line of figures for docs/reliability.md to stdout. */
