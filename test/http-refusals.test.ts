@@ -2,6 +2,7 @@
 // bad percent-encoding, oversized or malformed requests, paths outside the static folders, requests
 // during shutdown, and any method on any route.
 import { readFileSync } from 'node:fs';
+import { connect } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startGateway, type Gateway } from './helper.js';
@@ -127,6 +128,23 @@ describe('methods', () => {
   });
 });
 
+/** Resolves once nothing listens on `port` any more (at most 10 s). */
+async function refusesConnections(port: number): Promise<void> {
+  for (let waited = 0; waited < 10_000; waited += 20) {
+    const refused = await new Promise<boolean>((resolve) => {
+      const probe = connect({ port, host: '127.0.0.1' });
+      probe.once('connect', () => {
+        probe.destroy();
+        resolve(false);
+      });
+      probe.once('error', () => resolve(true));
+    });
+    if (refused) return;
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+  throw new Error(`port ${port} still accepts connections after 10 s`);
+}
+
 describe('during shutdown', () => {
   it('a request arriving on an open connection gets a 503 problem with Retry-After and Connection: close (regression: Fastify answered its own JSON)', async () => {
     const closing = await startGateway();
@@ -135,7 +153,9 @@ describe('during shutdown', () => {
     const conn = await openRaw(closingPort, 'GET /healthz HTTP/1.1\r\nHost: gateway\r\nX-Request-Id: during-close-1\r\n', 10_000);
     await new Promise((resolve) => setTimeout(resolve, 100));
     const closed = closing.close();
-    await new Promise((resolve) => setTimeout(resolve, 100));
+    // close() first copies the database for its secrets search (slow on PostgreSQL under load); the
+    // gateway is closing once its port refuses new connections.
+    await refusesConnections(closingPort);
     conn.socket.write('\r\n');
     const { raw, byServer } = await conn.closed;
     await closed;
