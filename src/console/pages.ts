@@ -11,7 +11,8 @@ export function viewerOf(request: FastifyRequest): Viewer | null {
 }
 
 export function render(reply: FastifyReply, template: string, data: Record<string, unknown>): FastifyReply {
-  return reply.type('text/html; charset=utf-8').view(template, { viewer: viewerOf(reply.request), csrf: reply.generateCsrf(), ...data });
+  const csrf = 'csrf' in data ? data.csrf : reply.generateCsrf();
+  return reply.type('text/html; charset=utf-8').view(template, { viewer: viewerOf(reply.request), ...data, csrf });
 }
 
 /** What a person is told of a failure: the problem catalogue's words; a 5xx is logged and masked. */
@@ -33,5 +34,7 @@ export function renderError(reply: FastifyReply, request: FastifyRequest, error:
     request.log.error({ err: error }, 'console request failed');
     problem.detail = `Something failed on our side; the log has it under request ${request.id}.`;
   }
-  return render(reply.code(problem.status).headers(problem.headers), 'error', { title: problem.title, status: problem.status, detail: problem.detail });
+  // The sign-out form needs a CSRF token; a page for nobody signed in sets no cookie.
+  const csrf = viewerOf(request) === null ? { csrf: null } : {};
+  return render(reply.code(problem.status).headers(problem.headers), 'error', { title: problem.title, status: problem.status, detail: problem.detail, ...csrf });
 }

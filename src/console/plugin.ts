@@ -9,6 +9,7 @@ import csrf from '@fastify/csrf-protection';
 import helmet from '@fastify/helmet';
 import view from '@fastify/view';
 import { Eta } from 'eta';
+import { AppError } from '../errors.js';
 import type { Store } from '../store/store.js';
 import type { RulesHolder } from '../rules/loader.js';
 import type { UsageRecorder } from '../migration/usage.js';
@@ -105,6 +106,13 @@ export function consolePlugin(deps: ConsoleDeps) {
 
     app.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string', bodyLimit: FORM_BODY_LIMIT_BYTES }, (_request, body, done) => {
       done(null, Object.fromEntries(new URLSearchParams(body as string)));
+    });
+    // With Secure cookies a browser on plain http keeps none of them: every sign-in would fail as a
+    // missing CSRF token. Said plainly instead (behind a TLS proxy, TRUST_PROXY makes this https).
+    app.addHook('onRequest', async (request) => {
+      if (deps.secureCookies && request.protocol !== 'https' && !request.url.startsWith('/console/static/')) {
+        throw new AppError('forbidden', 'The console is served with Secure cookies: open it over HTTPS (behind a proxy, name it in TRUST_PROXY). For development on plain http, set CONSOLE_SECURE_COOKIES=false.');
+      }
     });
     // Every form posts its CSRF token: a POST without it (or with another browser's) is refused with 403.
     app.addHook('preHandler', (request, reply, done) => {

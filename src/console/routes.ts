@@ -10,6 +10,7 @@ import type { consoleSessionStore } from './session-store.js';
 import { checkSignIn, type Viewer } from './users.js';
 import { integrationForViewer, integrationsOverview, OverviewQuerySchema, SORT_COLUMNS } from './overview.js';
 import { render, viewerOf } from './pages.js';
+import { ADMIN_NAME } from '../admin/credentials.js';
 
 /**
  * Failed sign-ins a minute for one user name, from any address: the per-address budget
@@ -51,15 +52,16 @@ export function consoleRoutes(app: FastifyInstance, deps: RouteDeps): void {
     const name = field(request.body, 'name').trim().toLowerCase();
     const password = field(request.body, 'password');
     await deps.authFailures.refuseIfThrottled(request, 'console');
-    const byName = await deps.limiter.peek(nameKey(name));
+    const byName = ADMIN_NAME.test(name) ? await deps.limiter.peek(nameKey(name)) : { used: 0, resetAt: 0 };
     if (byName.used >= SIGN_IN_FAILURES_PER_NAME_PER_MINUTE) {
       const retryAfter = Math.max(Math.ceil((byName.resetAt - Date.now()) / 1000), 1);
       throw new AppError('rate-limited', `Too many failed sign-ins for this name. Retry after ${retryAfter} s.`, {}, { 'retry-after': String(retryAfter) });
     }
-    const user = name === '' ? null : await checkSignIn(deps.store, name, password);
+    // A name no user can have is refused without a look-up, and without a per-name count (whose key it would be).
+    const user = ADMIN_NAME.test(name) ? await checkSignIn(deps.store, name, password) : null;
     if (user === null) {
       await deps.authFailures.recordFailure(request, 'console');
-      await deps.limiter.hit(nameKey(name));
+      if (ADMIN_NAME.test(name)) await deps.limiter.hit(nameKey(name));
       request.log.warn({ console_user: name, client_address: clientBucket(request.ip) }, 'console sign-in refused');
       return render(reply.code(401), 'sign-in', { title: 'Sign in', name, error: 'Wrong name or password, or the user is disabled.' });
     }

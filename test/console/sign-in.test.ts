@@ -113,6 +113,18 @@ describe('console sign-in', () => {
     expect(css.headers['content-type']).toBe('text/css; charset=utf-8');
   });
 
+  it('says to use HTTPS when the console with Secure cookies is opened over plain http', async () => {
+    const plain = await consoleClient(gw.app).get('/console/sign-in');
+    expect(plain.statusCode).toBe(403);
+    expect(plain.body).toContain('open it over HTTPS');
+    expect(plain.cookies).toEqual([]);
+  });
+
+  it('refuses a name no user can have without a look-up or an error: a 10,000-character name is a 401', async () => {
+    const res = await https('10.9.1.1').signIn('x'.repeat(10_000));
+    expect(res.statusCode).toBe(401);
+  });
+
   it('sends a page asked for without a session to the sign-in form', async () => {
     const res = await https().get('/console/integrations');
     expect(res.statusCode).toBe(303);

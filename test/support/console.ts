@@ -27,7 +27,8 @@ export const csrfTokenOf = (html: string): string | null => /name="_csrf" value=
  */
 export function consoleClient(app: FastifyInstance, options: { https?: boolean; remoteAddress?: string; gw?: Gateway } = {}): ConsoleClient {
   const cookies = new Map<string, string>();
-  const headers = options.https ? { 'x-forwarded-proto': 'https' } : {};
+  // Over "https" the socket is the proxy's (127.0.0.1) and the client's address comes in X-Forwarded-For.
+  const headers = options.https ? { 'x-forwarded-proto': 'https', ...(options.remoteAddress ? { 'x-forwarded-for': options.remoteAddress } : {}) } : {};
   const remember = (res: LightMyRequestResponse) => {
     for (const c of res.cookies) {
       if (c.value === '' || (c.expires !== undefined && c.expires.getTime() <= Date.now())) cookies.delete(c.name);
@@ -37,7 +38,7 @@ export function consoleClient(app: FastifyInstance, options: { https?: boolean; 
     }
     return res;
   };
-  const common = () => ({ headers, cookies: Object.fromEntries(cookies), ...(options.remoteAddress ? { remoteAddress: options.remoteAddress } : {}) });
+  const common = () => ({ headers, cookies: Object.fromEntries(cookies), ...(options.remoteAddress && !options.https ? { remoteAddress: options.remoteAddress } : {}) });
   const client: ConsoleClient = {
     cookies,
     get: async (url) => remember(await app.inject({ method: 'GET', url, ...common() })),
