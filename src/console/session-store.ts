@@ -42,9 +42,14 @@ export function consoleSessionStore(store: Store, now: () => number = Date.now) 
 
   async function set(sessionId: string, data: ConsoleSessionData): Promise<void> {
     if (!data.user) return;
-    if (data.seenAt !== undefined && now() - data.seenAt < TOUCH_EVERY_MS) return;
     const at = new Date(now()).toISOString();
-    await store.transact((tx) => tx.consoleSessions.save({ idHash: idHash(sessionId), userName: data.user!, createdAt: at, lastSeenAt: at }));
+    // No seenAt: the session was made by this request (sign-in). Otherwise it was read from the table,
+    // and is only touched: one signed out meanwhile stays signed out.
+    if (data.seenAt === undefined) {
+      await store.transact((tx) => tx.consoleSessions.insert({ idHash: idHash(sessionId), userName: data.user!, createdAt: at, lastSeenAt: at }));
+    } else if (now() - data.seenAt >= TOUCH_EVERY_MS) {
+      await store.transact((tx) => tx.consoleSessions.touch(idHash(sessionId), at));
+    }
   }
 
   const callbacks: SessionStore = {

@@ -55,6 +55,18 @@ describe('console session lifetime', () => {
     expect(await s.get('busy-session')).toBeNull();
   });
 
+  it('does not bring back a session signed out while one of its requests was in flight', async () => {
+    const clock = { now: Date.parse('2026-11-22T08:00:00Z') };
+    const s = sessionsAt(clock);
+    await s.set('raced-session', { user: 'dilnoza' });
+    clock.now += 5 * MINUTE;
+    const inFlight = await s.get('raced-session');
+    await promisify(consoleSessionStore(gw.store).destroy)('raced-session');
+    await s.set('raced-session', inFlight!);
+    expect(await row('raced-session')).toBeNull();
+    expect(await s.get('raced-session')).toBeNull();
+  });
+
   it('writes last_seen_at at most once a minute per session', async () => {
     const clock = { now: Date.parse('2026-11-22T08:00:00Z') };
     const s = sessionsAt(clock);

@@ -31,8 +31,13 @@ export interface ConsoleSession {
 
 export interface ConsoleSessionRepo {
   find(idHash: string): Promise<ConsoleSession | null>;
-  /** Inserts the session, or moves an existing one's last_seen_at (its created_at never changes). */
-  save(session: ConsoleSession): Promise<void>;
+  /** A session just signed in. */
+  insert(session: ConsoleSession): Promise<void>;
+  /**
+   * Moves a live session's last_seen_at. Never inserts: a request that was in flight when its session
+   * was signed out must not bring the session back.
+   */
+  touch(idHash: string, at: string): Promise<void>;
   delete(idHash: string): Promise<void>;
   /** Ends every session of a user (disabled); returns how many. */
   deleteForUser(userName: string): Promise<number>;

@@ -24,11 +24,8 @@ export function pgConsoleUserRepo(sql: Sql): ConsoleUserRepo {
 }
 
 const findSession = statement<ConsoleSessionRow>('consoleSessions.find', 'SELECT * FROM console_sessions WHERE id_hash = $1');
-const saveSession = statement(
-  'consoleSessions.save',
-  `INSERT INTO console_sessions (id_hash, user_name, created_at, last_seen_at) VALUES ($1, $2, $3, $4)
-   ON CONFLICT (id_hash) DO UPDATE SET last_seen_at = excluded.last_seen_at`,
-);
+const insertSession = statement('consoleSessions.insert', 'INSERT INTO console_sessions (id_hash, user_name, created_at, last_seen_at) VALUES ($1, $2, $3, $4)');
+const touchSession = statement('consoleSessions.touch', 'UPDATE console_sessions SET last_seen_at = $1 WHERE id_hash = $2');
 const deleteSession = statement('consoleSessions.delete', 'DELETE FROM console_sessions WHERE id_hash = $1');
 const deleteForUser = statement('consoleSessions.deleteForUser', 'DELETE FROM console_sessions WHERE user_name = $1');
 const deleteExpired = statement('consoleSessions.deleteExpired', 'DELETE FROM console_sessions WHERE last_seen_at < $1 OR created_at < $2');
@@ -39,7 +36,8 @@ export function pgConsoleSessionRepo(sql: Sql): ConsoleSessionRepo {
       const row = await findSession.one(sql, idHash);
       return row ? rowToConsoleSession(row) : null;
     },
-    save: async (s) => void (await saveSession.run(sql, s.idHash, s.userName, s.createdAt, s.lastSeenAt)),
+    insert: async (s) => void (await insertSession.run(sql, s.idHash, s.userName, s.createdAt, s.lastSeenAt)),
+    touch: async (idHash, at) => void (await touchSession.run(sql, at, idHash)),
     delete: async (idHash) => void (await deleteSession.run(sql, idHash)),
     deleteForUser: async (userName) => (await deleteForUser.run(sql, userName)).rowCount ?? 0,
     deleteExpired: async (idleBefore, openedBefore) => (await deleteExpired.run(sql, idleBefore, openedBefore)).rowCount ?? 0,

@@ -23,10 +23,8 @@ export function sqliteConsoleUserRepo(db: Db): ConsoleUserRepo {
 
 export function sqliteConsoleSessionRepo(db: Db): ConsoleSessionRepo {
   const find = db.prepare<[string], ConsoleSessionRow>('SELECT * FROM console_sessions WHERE id_hash = ?');
-  const save = db.prepare(
-    `INSERT INTO console_sessions (id_hash, user_name, created_at, last_seen_at) VALUES (@idHash, @userName, @createdAt, @lastSeenAt)
-     ON CONFLICT (id_hash) DO UPDATE SET last_seen_at = excluded.last_seen_at`,
-  );
+  const insert = db.prepare('INSERT INTO console_sessions (id_hash, user_name, created_at, last_seen_at) VALUES (@idHash, @userName, @createdAt, @lastSeenAt)');
+  const touch = db.prepare('UPDATE console_sessions SET last_seen_at = ? WHERE id_hash = ?');
   const remove = db.prepare('DELETE FROM console_sessions WHERE id_hash = ?');
   const removeForUser = db.prepare('DELETE FROM console_sessions WHERE user_name = ?');
   const removeExpired = db.prepare('DELETE FROM console_sessions WHERE last_seen_at < ? OR created_at < ?');
@@ -35,7 +33,8 @@ export function sqliteConsoleSessionRepo(db: Db): ConsoleSessionRepo {
       const row = find.get(idHash);
       return row ? rowToConsoleSession(row) : null;
     },
-    save: async (s) => void save.run(s),
+    insert: async (s) => void insert.run(s),
+    touch: async (idHash, at) => void touch.run(at, idHash),
     delete: async (idHash) => void remove.run(idHash),
     deleteForUser: async (userName) => removeForUser.run(userName).changes,
     deleteExpired: async (idleBefore, openedBefore) => removeExpired.run(idleBefore, openedBefore).changes,
