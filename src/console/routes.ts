@@ -7,7 +7,7 @@ import { migrationReport } from '../migration/report.js';
 import { relinkLegacyLeads } from '../migration/service.js';
 import type { ConsoleDeps } from './plugin.js';
 import type { consoleSessionStore } from './session-store.js';
-import { checkSignIn, type Viewer } from './users.js';
+import { checkSignIn, checkTokenSignIn, type Viewer } from './users.js';
 import { integrationForViewer, integrationsOverview, OverviewQuerySchema, SORT_COLUMNS } from './overview.js';
 import { render, viewerOf } from './pages.js';
 import { ADMIN_NAME } from '../admin/credentials.js';
@@ -65,14 +65,28 @@ export function consoleRoutes(app: FastifyInstance, deps: RouteDeps): void {
       request.log.warn({ console_user: name, client_address: clientBucket(request.ip) }, 'console sign-in refused');
       return render(reply.code(401), 'sign-in', { title: 'Sign in', name, error: 'Wrong name or password, or the user is disabled.' });
     }
+    return startSession(request, reply, { user: user.name, workspace: user.workspace, credential: null });
+  });
+
+  app.post('/console/sign-in/token', hidden, async (request, reply) => {
+    await deps.authFailures.refuseIfThrottled(request, 'console');
+    const credential = await checkTokenSignIn(deps.store, field(request.body, 'token').trim());
+    if (credential === null) {
+      await deps.authFailures.recordFailure(request, 'console');
+      request.log.warn({ client_address: clientBucket(request.ip) }, 'console sign-in refused');
+      return render(reply.code(401), 'sign-in', { title: 'Sign in', name: '', error: 'That is not a live personal admin token.' });
+    }
+    return startSession(request, reply, { user: credential.name, workspace: null, credential: credential.id });
+  });
+
+  async function startSession(request: FastifyRequest, reply: FastifyReply, who: { user: string; workspace: string | null; credential: string | null }) {
     // A new session id at sign-in: an id planted in the browser before cannot ride into the session.
     await request.session.regenerate();
-    request.session.user = user.name;
-    request.session.workspace = user.workspace;
+    Object.assign(request.session, who);
     await deps.sessions.sweep();
-    request.log.info({ console_user: user.name }, 'console sign-in');
+    request.log.info({ console_user: who.user, with: who.credential === null ? 'password' : 'admin token' }, 'console sign-in');
     return reply.redirect(OVERVIEW, 303);
-  });
+  }
 
   app.post('/console/sign-out', hidden, async (request, reply) => {
     const viewer = viewerOf(request);

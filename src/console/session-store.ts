@@ -16,6 +16,8 @@ const TOUCH_EVERY_MS = 60_000;
 export interface ConsoleSessionData {
   user?: string;
   workspace?: string | null;
+  /** The personal admin token signed in with (its id), when not a password. */
+  credential?: string | null;
   seenAt?: number;
 }
 
@@ -29,15 +31,22 @@ export function consoleSessionStore(store: Store, now: () => number = Date.now) 
     const hash = idHash(sessionId);
     const found = await store.peek(async (r) => {
       const session = await r.consoleSessions.find(hash);
-      return session ? { session, user: await r.consoleUsers.findByName(session.userName) } : null;
+      if (session === null) return null;
+      // Who the session belongs to, as of now: a disabled user or a revoked token signs nobody in.
+      if (session.credentialId !== null) {
+        const credential = await r.adminCredentials.findById(session.credentialId);
+        const live = credential !== null && credential.revokedAt === null && credential.name === session.userName;
+        return { session, viewer: live ? { user: session.userName, workspace: null, credential: session.credentialId } : null };
+      }
+      const user = await r.consoleUsers.findByName(session.userName);
+      return { session, viewer: user !== null && user.disabledAt === null ? { user: user.name, workspace: user.workspace, credential: null } : null };
     });
     if (found === null) return null;
-    // A disabled user's sessions were deleted with the user; the check stays for a race with that delete.
-    if (expired(found.session.createdAt, found.session.lastSeenAt) || !found.user || found.user.disabledAt !== null) {
+    if (expired(found.session.createdAt, found.session.lastSeenAt) || found.viewer === null) {
       await store.transact((tx) => tx.consoleSessions.delete(hash));
       return null;
     }
-    return { user: found.user.name, workspace: found.user.workspace, seenAt: Date.parse(found.session.lastSeenAt) };
+    return { ...found.viewer, seenAt: Date.parse(found.session.lastSeenAt) };
   }
 
   async function set(sessionId: string, data: ConsoleSessionData): Promise<void> {
@@ -46,7 +55,7 @@ export function consoleSessionStore(store: Store, now: () => number = Date.now) 
     // No seenAt: the session was made by this request (sign-in). Otherwise it was read from the table,
     // and is only touched: one signed out meanwhile stays signed out.
     if (data.seenAt === undefined) {
-      await store.transact((tx) => tx.consoleSessions.insert({ idHash: idHash(sessionId), userName: data.user!, createdAt: at, lastSeenAt: at }));
+      await store.transact((tx) => tx.consoleSessions.insert({ idHash: idHash(sessionId), userName: data.user!, credentialId: data.credential ?? null, createdAt: at, lastSeenAt: at }));
     } else if (now() - data.seenAt >= TOUCH_EVERY_MS) {
       await store.transact((tx) => tx.consoleSessions.touch(idHash(sessionId), at));
     }

@@ -5,6 +5,8 @@ import type { ConsoleUser } from '../store/repos/console.js';
 import { AppError } from '../errors.js';
 import { newId } from '../store/ids.js';
 import { checkOperatorName } from '../admin/credentials.js';
+import type { AdminCredential } from '../store/repos/admin-credentials.js';
+import { hashKey } from '../migration/keys.js';
 import { MAX_PASSWORD_LENGTH, MIN_PASSWORD_LENGTH, decoyHash, hashPassword, verifyPassword } from './password.js';
 
 /** Who is looking: a person's name and the workspace they may see (null: the service team, every workspace). */
@@ -66,4 +68,15 @@ export async function checkSignIn(store: Store, name: string, password: string):
   const user = password.length > MAX_PASSWORD_LENGTH ? null : await store.peek((r) => r.consoleUsers.findByName(name));
   const matches = await verifyPassword(password.slice(0, MAX_PASSWORD_LENGTH), user?.passwordHash ?? (await decoyHash()));
   return user !== null && user.disabledAt === null && matches ? user : null;
+}
+
+/**
+ * The operator a personal admin token belongs to (`lead-gateway admin-token create`), or null: the
+ * other way to sign in. Admin tokens are the service team's, so such a session sees every workspace.
+ * The shared ADMIN_TOKEN names no person and is not taken. Found by its hash, as the admin API does.
+ */
+export async function checkTokenSignIn(store: Store, token: string): Promise<AdminCredential | null> {
+  if (!token.startsWith('lgadm_') || token.length > 200) return null;
+  const found = await store.peek((r) => r.adminCredentials.findByHash(hashKey(token)));
+  return found !== null && found.revokedAt === null ? found : null;
 }

@@ -24,8 +24,9 @@ export const rowToConsoleUser = (r: ConsoleUserRow): ConsoleUser => ({
 export interface ConsoleSessionRow {
   id_hash: string;
   user_name: string;
+  credential_id: string | null;
   created_at: string;
   last_seen_at: string;
 }
 
-export const rowToConsoleSession = (r: ConsoleSessionRow): ConsoleSession => ({ idHash: r.id_hash, userName: r.user_name, createdAt: r.created_at, lastSeenAt: r.last_seen_at });
+export const rowToConsoleSession = (r: ConsoleSessionRow): ConsoleSession => ({ idHash: r.id_hash, userName: r.user_name, credentialId: r.credential_id, createdAt: r.created_at, lastSeenAt: r.last_seen_at });

@@ -45,7 +45,7 @@ async function signIn(page: Page, name: string, password = PASSWORD): Promise<vo
   await page.goto(`${base}/console`);
   await page.getByLabel('Name').fill(name);
   await page.getByLabel('Password').fill(password);
-  await page.getByRole('button', { name: 'Sign in' }).click();
+  await page.getByRole('button', { name: 'Sign in', exact: true }).click();
 }
 
 const cell = (page: Page, handle: string, column: string) => page.locator(`tr[data-handle="${handle}"] td[data-col="${column}"]`).innerText();

@@ -5,6 +5,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startGateway, type Gateway } from '../helper.js';
 import { addUser, consoleClient, PASSWORD } from '../support/console.js';
 import { disableConsoleUser } from '../../src/console/users.js';
+import { createAdminCredential, revokeAdminCredentials } from '../../src/admin/credentials.js';
+import { ADMIN_TOKEN } from '../helper.js';
 
 let gw: Gateway;
 beforeAll(async () => {
@@ -129,6 +131,25 @@ describe('console sign-in', () => {
     const res = await https().get('/console/integrations');
     expect(res.statusCode).toBe(303);
     expect(res.headers.location).toBe('/console/sign-in');
+  });
+});
+
+describe('console sign-in with a personal admin token', () => {
+  it('signs the operator in as the service team; revoking the token ends the session', async () => {
+    const { token } = await createAdminCredential(gw.store, 'operator', 'test');
+    gw.secrets.add(token);
+    const browser = https();
+    const res = await browser.post('/console/sign-in/token', { token }, '/console/sign-in');
+    expect(res.statusCode).toBe(303);
+    expect((await browser.get('/console/integrations')).body).toContain('Signed in as <strong data-testid="viewer">operator</strong> (service team)');
+    await revokeAdminCredentials(gw.store, 'operator');
+    expect((await browser.get('/console/integrations')).statusCode).toBe(303);
+    expect((await https().post('/console/sign-in/token', { token }, '/console/sign-in')).statusCode).toBe(401);
+  });
+
+  it('refuses the shared ADMIN_TOKEN (it names no person) and a token that is no token', async () => {
+    expect((await https().post('/console/sign-in/token', { token: ADMIN_TOKEN }, '/console/sign-in')).statusCode).toBe(401);
+    expect((await https().post('/console/sign-in/token', { token: 'lgadm_not-a-live-token' }, '/console/sign-in')).statusCode).toBe(401);
   });
 });
 

@@ -12,6 +12,7 @@ CREATE TABLE console_users (
 CREATE TABLE console_sessions (
   id_hash      text COLLATE "C" PRIMARY KEY,
   user_name    text COLLATE "C" NOT NULL,
+  credential_id text COLLATE "C",
   created_at   text COLLATE "C" NOT NULL,
   last_seen_at text COLLATE "C" NOT NULL
 );

@@ -25,6 +25,8 @@ export interface ConsoleUserRepo {
 export interface ConsoleSession {
   idHash: string;
   userName: string;
+  /** Signed in with this personal admin token (admin_credentials.id), not a password: revoking it ends the session. */
+  credentialId: string | null;
   createdAt: string;
   lastSeenAt: string;
 }

@@ -375,6 +375,7 @@ export const migrations: Migration[] = [
         CREATE TABLE console_sessions (
           id_hash      TEXT PRIMARY KEY,
           user_name    TEXT NOT NULL,
+          credential_id TEXT,
           created_at   TEXT NOT NULL,
           last_seen_at TEXT NOT NULL
         );

@@ -24,7 +24,7 @@ export function pgConsoleUserRepo(sql: Sql): ConsoleUserRepo {
 }
 
 const findSession = statement<ConsoleSessionRow>('consoleSessions.find', 'SELECT * FROM console_sessions WHERE id_hash = $1');
-const insertSession = statement('consoleSessions.insert', 'INSERT INTO console_sessions (id_hash, user_name, created_at, last_seen_at) VALUES ($1, $2, $3, $4)');
+const insertSession = statement('consoleSessions.insert', 'INSERT INTO console_sessions (id_hash, user_name, credential_id, created_at, last_seen_at) VALUES ($1, $2, $3, $4, $5)');
 const touchSession = statement('consoleSessions.touch', 'UPDATE console_sessions SET last_seen_at = $1 WHERE id_hash = $2');
 const deleteSession = statement('consoleSessions.delete', 'DELETE FROM console_sessions WHERE id_hash = $1');
 const deleteForUser = statement('consoleSessions.deleteForUser', 'DELETE FROM console_sessions WHERE user_name = $1');
@@ -36,7 +36,7 @@ export function pgConsoleSessionRepo(sql: Sql): ConsoleSessionRepo {
       const row = await findSession.one(sql, idHash);
       return row ? rowToConsoleSession(row) : null;
     },
-    insert: async (s) => void (await insertSession.run(sql, s.idHash, s.userName, s.createdAt, s.lastSeenAt)),
+    insert: async (s) => void (await insertSession.run(sql, s.idHash, s.userName, s.credentialId, s.createdAt, s.lastSeenAt)),
     touch: async (idHash, at) => void (await touchSession.run(sql, at, idHash)),
     delete: async (idHash) => void (await deleteSession.run(sql, idHash)),
     deleteForUser: async (userName) => (await deleteForUser.run(sql, userName)).rowCount ?? 0,

@@ -23,7 +23,7 @@ export function sqliteConsoleUserRepo(db: Db): ConsoleUserRepo {
 
 export function sqliteConsoleSessionRepo(db: Db): ConsoleSessionRepo {
   const find = db.prepare<[string], ConsoleSessionRow>('SELECT * FROM console_sessions WHERE id_hash = ?');
-  const insert = db.prepare('INSERT INTO console_sessions (id_hash, user_name, created_at, last_seen_at) VALUES (@idHash, @userName, @createdAt, @lastSeenAt)');
+  const insert = db.prepare('INSERT INTO console_sessions (id_hash, user_name, credential_id, created_at, last_seen_at) VALUES (@idHash, @userName, @credentialId, @createdAt, @lastSeenAt)');
   const touch = db.prepare('UPDATE console_sessions SET last_seen_at = ? WHERE id_hash = ?');
   const remove = db.prepare('DELETE FROM console_sessions WHERE id_hash = ?');
   const removeForUser = db.prepare('DELETE FROM console_sessions WHERE user_name = ?');
