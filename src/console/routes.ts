@@ -62,7 +62,8 @@ export function consoleRoutes(app: FastifyInstance, deps: RouteDeps): void {
     if (user === null) {
       await deps.authFailures.recordFailure(request, 'console');
       if (ADMIN_NAME.test(name)) await deps.limiter.hit(nameKey(name));
-      request.log.warn({ console_user: name, client_address: clientBucket(request.ip) }, 'console sign-in refused');
+      // A name no user can have may be anything (a password typed in the wrong field): not logged.
+      request.log.warn({ console_user: ADMIN_NAME.test(name) ? name : null, client_address: clientBucket(request.ip) }, 'console sign-in refused');
       return render(reply.code(401), 'sign-in', { title: 'Sign in', name, error: 'Wrong name or password, or the user is disabled.' });
     }
     return startSession(request, reply, { user: user.name, workspace: user.workspace, credential: null });

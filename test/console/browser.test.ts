@@ -12,6 +12,7 @@ const chromiumPath = chromiumOrSkip();
 const LEGACY_KEY = 'browser-telegram-legacy-key';
 /** The README shows this screenshot; `UPDATE_SCREENSHOTS=1` refreshes the copy kept there. */
 const README_SCREENSHOT = join(import.meta.dirname, '..', '..', 'docs', 'images', 'console-overview.png');
+const README_INTEGRATION_SCREENSHOT = join(import.meta.dirname, '..', '..', 'docs', 'images', 'console-integration.png');
 
 let gw: Gateway;
 let base: string;
@@ -83,6 +84,20 @@ describe.skipIf(chromiumPath === null)('the console in Chromium', () => {
     const shot = join(ARTEFACTS_DIR, 'console-overview.png');
     await page.screenshot({ path: shot, fullPage: true });
     if (process.env.UPDATE_SCREENSHOTS) copyFileSync(shot, README_SCREENSHOT);
+  });
+
+  it("runs an integration page's action under the signed-in name, shown in its audit trail", async () => {
+    const page = await newPage();
+    await signIn(page, 'dilnoza');
+    await page.waitForURL(`${base}/console/integrations`);
+    await page.getByRole('link', { name: 'Admissions Telegram bot' }).click();
+    await page.waitForURL(`${base}/console/integrations/brightpath%3Atelegram-bot`);
+    expect(await page.getByTestId('state').innerText()).toBe('legacy');
+    await page.getByRole('button', { name: 'Re-run linking' }).click();
+    await expect.poll(() => page.getByTestId('audit').locator('td[data-col="actor"]').first().innerText()).toBe('dilnoza');
+    const shot = join(ARTEFACTS_DIR, 'console-integration.png');
+    await page.screenshot({ path: shot, fullPage: true });
+    if (process.env.UPDATE_SCREENSHOTS) copyFileSync(shot, README_INTEGRATION_SCREENSHOT);
   });
 
   it('keeps a workspace owner to their workspace: others are not listed, and their URL is a 404', async () => {
