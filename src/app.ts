@@ -27,6 +27,7 @@ import { createAuthFailureGuard } from './rate-limit/auth-failures.js';
 import { guardConnections, serverOptions, setAnswered } from './http-server.js';
 import { DEFAULT_SHARED_TOKEN_NAME } from './admin/credentials.js';
 import { DEMO_KEY_HASHES } from './demo.js';
+import { consolePlugin } from './console/plugin.js';
 
 export interface AppDeps {
   store: Store;
@@ -55,7 +56,7 @@ const VERSION = '0.1.0';
 /** Seconds a client told "shutting down" should wait before it retries (another replica, or this one restarted). */
 const SHUTDOWN_RETRY_AFTER_S = 5;
 
-export async function buildApp(config: Pick<Config, 'adminToken'> & Partial<Pick<Config, 'upstream' | 'rateLimitPerMinute' | 'authFailuresPerMinute' | 'checkResponses' | 'connections' | 'adminTokenName' | 'demo' | 'trustProxy'>>, deps: AppDeps): Promise<FastifyInstance> {
+export async function buildApp(config: Pick<Config, 'adminToken'> & Partial<Pick<Config, 'upstream' | 'rateLimitPerMinute' | 'authFailuresPerMinute' | 'checkResponses' | 'connections' | 'adminTokenName' | 'demo' | 'trustProxy' | 'console'>>, deps: AppDeps): Promise<FastifyInstance> {
   const connections = config.connections ?? CONNECTION_DEFAULTS;
   const app = Fastify({
     // Timeouts, the connection cap and problems for what Node refuses on the socket (http-server.ts).
@@ -143,6 +144,9 @@ export async function buildApp(config: Pick<Config, 'adminToken'> & Partial<Pick
     const admin = { adminToken: config.adminToken, adminTokenName: config.adminTokenName ?? DEFAULT_SHARED_TOKEN_NAME };
     await app.register(adminRoutes({ ...services, ...admin }));
     await app.register(migrationRoutes({ ...services, ...admin }));
+  }
+  if (config.console) {
+    await app.register(consolePlugin({ ...services, limiter: limiters.authFailures, sharedTokenName: config.adminTokenName ?? DEFAULT_SHARED_TOKEN_NAME, ...config.console }));
   }
   return app;
 }

@@ -132,6 +132,15 @@ export const ConfigSchema = z
     SQLITE_SYNCHRONOUS: z.preprocess(upperCase, z.enum(['FULL', 'NORMAL', 'OFF'], { error: 'must be FULL, NORMAL or OFF' })).default('FULL'),
     READY_MIN_FREE_MB: wholeNumber(0, 1_048_576, 64, 'MiB').meta({ description: '/readyz reports not ready when the database disk has less free space than this' }),
     // on: every response body is checked against its schema (tests and development; costs ~20% under load).
+    CONSOLE_SECRET: z
+      .string()
+      .min(ADMIN_TOKEN_MIN_LENGTH, `must be at least ${ADMIN_TOKEN_MIN_LENGTH} characters (${GENERATE_TOKEN})`)
+      .refine(isVaried, `must not repeat a few characters (${GENERATE_TOKEN})`)
+      .optional()
+      .meta({ description: 'Signs the console cookies; the same on every replica. Unset: no console (docs/console.md)' }),
+    CONSOLE_SECURE_COOKIES: booleanFromEnv.default(true).meta({
+      description: 'false only for a console on plain http during development: cookies without Secure and without the __Host- prefix',
+    }),
     RESPONSE_CHECKS: z.preprocess(lowerCase, z.enum(['on', 'off'], { error: 'must be on or off' })).default('off'),
     // The client's side of a connection: how long it may take to send a request, how long an idle
     // keep-alive connection is kept, how many connections are held at once (docs/operations.md).
@@ -190,6 +199,15 @@ export interface Config {
   /** Free bytes the database disk must keep for /readyz to say ready. */
   readyMinFreeBytes: number;
   connections: ConnectionLimits;
+  /** The web console (src/console/); null when CONSOLE_SECRET is unset. */
+  console: ConsoleConfig | null;
+}
+
+export interface ConsoleConfig {
+  /** Signs the session and CSRF cookies; every replica must have the same. */
+  secret: string;
+  /** Secure, __Host- cookies (HTTPS); false only on plain http in development. */
+  secureCookies: boolean;
 }
 
 /** What a client may hold of the server (http-server.ts). */
@@ -284,6 +302,7 @@ export function parseConfig(env: Record<string, string | undefined>, source?: Pi
       keepAliveTimeoutMs: c.KEEP_ALIVE_TIMEOUT_MS,
       maxConnections: c.MAX_CONNECTIONS,
     },
+    console: c.CONSOLE_SECRET === undefined ? null : { secret: c.CONSOLE_SECRET, secureCookies: c.CONSOLE_SECURE_COOKIES },
     upstream:
       c.LEGACY_UPSTREAM_URL === undefined
         ? null

@@ -26,7 +26,15 @@ describe('parseConfig', () => {
       checkResponses: false,
       readyMinFreeBytes: 64 * 1024 * 1024,
       connections: { headersTimeoutMs: 10_000, requestTimeoutMs: 30_000, keepAliveTimeoutMs: 72_000, maxConnections: 10_000 },
+      console: null,
     });
+  });
+
+  it('turns the console on with CONSOLE_SECRET, Secure cookies unless told otherwise, and refuses a weak secret', () => {
+    const secret = 'console-secret-Zq8vN2pXr7LkT4mWb9Yc';
+    expect(parseConfig({ ADMIN_TOKEN: token, CONSOLE_SECRET: secret }).console).toEqual({ secret, secureCookies: true });
+    expect(parseConfig({ ADMIN_TOKEN: token, CONSOLE_SECRET: secret, CONSOLE_SECURE_COOKIES: 'false' }).console).toEqual({ secret, secureCookies: false });
+    expect(() => parseConfig({ ADMIN_TOKEN: token, CONSOLE_SECRET: 'short' })).toThrow(/CONSOLE_SECRET/);
   });
 
   it('selects PostgreSQL by DATABASE_URL, with its pool and statement limit, and refuses two databases at once', () => {

@@ -7,7 +7,7 @@ import { buildApp } from '../src/app.js';
 import type { Store } from '../src/store/store.js';
 import { createRulesHolder, type RulesHolder } from '../src/rules/loader.js';
 import { createLogger } from '../src/logging.js';
-import type { ConnectionLimits } from '../src/config.js';
+import type { ConnectionLimits, ConsoleConfig } from '../src/config.js';
 import pino from 'pino';
 import { expect, inject } from 'vitest';
 import { secretsFoundIn } from './support/secrets.js';
@@ -36,19 +36,25 @@ export interface Gateway {
   close(): Promise<void>;
 }
 
-export async function startGateway(options: { rulesDir?: string; rateLimitPerMinute?: number; authFailuresPerMinute?: number; connections?: ConnectionLimits; trustProxy?: string[] } = {}): Promise<Gateway> {
+/** The console's cookie secret in tests (test/console/). */
+export const CONSOLE_SECRET = 'test-console-secret-0123456789abcdef';
+
+export async function startGateway(
+  options: { rulesDir?: string; rateLimitPerMinute?: number; authFailuresPerMinute?: number; connections?: ConnectionLimits; trustProxy?: string[]; console?: Partial<ConsoleConfig> } = {},
+): Promise<Gateway> {
   const dir = mkdtempSync(join(tmpdir(), 'lead-gateway-test-'));
   const store = await openTestStore(dir);
   const rules = createRulesHolder(options.rulesDir ?? EXAMPLE_RULES);
   // Every test gateway logs to a file that close() searches, with the database, for the secrets it saw.
   const logFile = join(dir, 'gateway.log');
   const logger = createLogger('info', pino.destination({ dest: logFile, sync: true }));
-  const secrets = new Set<string>([ADMIN_TOKEN]);
+  const secrets = new Set<string>([ADMIN_TOKEN, ...(options.console ? [CONSOLE_SECRET] : [])]);
   const limits = {
     ...(options.rateLimitPerMinute ? { rateLimitPerMinute: options.rateLimitPerMinute } : {}),
     ...(options.authFailuresPerMinute ? { authFailuresPerMinute: options.authFailuresPerMinute } : {}),
     ...(options.connections ? { connections: options.connections } : {}),
     ...(options.trustProxy ? { trustProxy: options.trustProxy } : {}),
+    ...(options.console ? { console: { secret: CONSOLE_SECRET, secureCookies: true, ...options.console } } : {}),
   };
   // On PostgreSQL the counters are shared through the database, as main.ts opens them.
   const limiters = testEngine() === 'postgres' ? await openSharedLimiters(databaseEnv(store).DATABASE_URL!, logger) : undefined;

@@ -21,16 +21,21 @@ export interface IssuedCredential {
 /** Names the audit log gives to the gateway itself: start-up's revocations and demo mode's keys. */
 const SYSTEM_ACTORS = ['startup', 'demo-mode'];
 
+/** Refuses a name that is malformed or that the audit log already gives to someone else (admin tokens, console users). */
+export function checkOperatorName(name: string, sharedTokenName = DEFAULT_SHARED_TOKEN_NAME): void {
+  if (!ADMIN_NAME.test(name)) throw new AppError('validation-failed', 'A name is 1-64 of a-z 0-9 . _ @ -, starting with a letter or digit.');
+  if ([DEFAULT_SHARED_TOKEN_NAME, sharedTokenName, ...SYSTEM_ACTORS].includes(name)) {
+    throw new AppError('conflict', `"${name}" already names ${SYSTEM_ACTORS.includes(name) ? 'the gateway itself' : 'the shared ADMIN_TOKEN'} in the audit log; choose another name.`);
+  }
+}
+
 /**
  * Issues a personal admin token for `name` (192 random bits, stored as a hash). A name the audit log
  * already uses for someone else (the shared token's, the gateway's own) is refused, so an entry's
  * actor always means one thing.
  */
 export async function createAdminCredential(store: Store, name: string, createdBy: string, sharedTokenName = DEFAULT_SHARED_TOKEN_NAME): Promise<IssuedCredential> {
-  if (!ADMIN_NAME.test(name)) throw new AppError('validation-failed', 'A name is 1-64 of a-z 0-9 . _ @ -, starting with a letter or digit.');
-  if ([DEFAULT_SHARED_TOKEN_NAME, sharedTokenName, ...SYSTEM_ACTORS].includes(name)) {
-    throw new AppError('conflict', `"${name}" already names ${SYSTEM_ACTORS.includes(name) ? 'the gateway itself' : 'the shared ADMIN_TOKEN'} in the audit log; choose another name.`);
-  }
+  checkOperatorName(name, sharedTokenName);
   const token = `lgadm_${randomBytes(24).toString('base64url')}`;
   const credential: AdminCredential = { id: newId(), name, prefix: keyPrefix(token), hash: hashKey(token), createdAt: new Date().toISOString(), createdBy, revokedAt: null };
   await store.transact((tx) => tx.adminCredentials.insert(credential));

@@ -16,6 +16,7 @@ import { databaseBackend, openDatabase, type Context } from './database-backend.
 import { apiBackend } from './api-backend.js';
 import { ADMIN_REQUEST_TIMEOUT_MS, adminClient, adminTokenFrom, gatewayBase } from './admin-client.js';
 import { UsageError, exitFor } from './exit.js';
+import { registerUserCommands } from './users.js';
 
 interface GlobalOptions {
   database: string;
@@ -340,6 +341,7 @@ function createProgram(): Command {
       }),
     );
 
+  registerUserCommands(program, { env, actor: CLI_ACTOR, print, onDatabase });
   return program;
 }
 

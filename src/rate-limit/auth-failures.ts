@@ -5,7 +5,7 @@ import { AppError } from '../errors.js';
 import type { RateLimiter } from './limiter.js';
 
 /** Where the credentials were presented; named in the warn line. */
-export type AuthInterface = 'v1' | 'legacy' | 'admin';
+export type AuthInterface = 'v1' | 'legacy' | 'admin' | 'console';
 
 export interface AuthFailureGuard {
   /** 429 when this address has used up its failures: before any key is looked up. */

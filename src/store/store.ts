@@ -13,6 +13,7 @@ import type { AdminCredentialRepo } from './repos/admin-credentials.js';
 import type { LeadPageRepo } from './repos/lead-pages.js';
 import type { LockRepo } from './repos/locks.js';
 import type { LeadViewRepo } from './repos/lead-views.js';
+import type { ConsoleSessionRepo, ConsoleUserRepo } from './repos/console.js';
 
 /** The repositories reachable inside a read or a unit of work. */
 export interface Repos {
@@ -27,6 +28,8 @@ export interface Repos {
   adminCredentials: AdminCredentialRepo;
   leadPages: LeadPageRepo;
   leadViews: LeadViewRepo;
+  consoleUsers: ConsoleUserRepo;
+  consoleSessions: ConsoleSessionRepo;
   /** Locks a unit takes before it reads what it decides on; meaningful only inside `transact` (repos/locks.ts). */
   locks: LockRepo;
 }

@@ -18,6 +18,8 @@ const NOT_RUN: Record<string, string> = {
   'npm ci && npm run build': 'CI runs exactly these steps (.ci/run)',
   'npm start': 'starts a gateway in demo mode, as this test does (spawnGateway); test/docs/npm-start.test.ts runs npm start itself',
   'npm test': 'runs this test among the others',
+  "read -rs PW && printf '%s\\n' \"$PW\" | npm run cli -- users add aziza --service-team":
+    'waits for a password typed at a terminal; test/cli/users.test.ts gives the same command its password on stdin',
   'npm run dev': 'a watch mode that never ends',
   'npm run typecheck': 'CI runs it (.ci/run)',
   'npm run lint': 'CI runs it (.ci/run)',
@@ -44,7 +46,7 @@ const NOT_RUN: Record<string, string> = {
 };
 
 /** Files in reading order; the runbook shows each step both ways, so each way runs on its own gateway. */
-const READING_ORDER = ['README.md', 'docs/api.md', 'docs/migration.md', 'docs/legacy-api.md', 'docs/rules.md', 'docs/operations.md', 'docs/performance.md', 'docs/reliability.md', 'docs/architecture.md'];
+const READING_ORDER = ['README.md', 'docs/api.md', 'docs/migration.md', 'docs/console.md', 'docs/legacy-api.md', 'docs/rules.md', 'docs/operations.md', 'docs/performance.md', 'docs/reliability.md', 'docs/architecture.md'];
 const RUNBOOK = 'docs/runbook.md';
 const DEMO_HOST = 'http://127.0.0.1:3000';
 

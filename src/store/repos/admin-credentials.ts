@@ -13,6 +13,7 @@ export interface AdminCredential {
 
 export interface AdminCredentialRepo {
   findByHash(hash: string): Promise<AdminCredential | null>;
+  findById(id: string): Promise<AdminCredential | null>;
   insert(credential: AdminCredential): Promise<void>;
   list(): Promise<AdminCredential[]>;
   /** Revokes every live credential of a name; returns how many. */

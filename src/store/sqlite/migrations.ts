@@ -357,6 +357,33 @@ export const migrations: Migration[] = [
         CREATE INDEX admin_credentials_name ON admin_credentials (name);
       `),
   },
+  {
+    version: 13,
+    name: 'console users and sessions',
+    // The console's sign-in per person (docs/console.md); PostgreSQL migration 6 makes the same tables.
+    up: (db) =>
+      db.exec(`
+        CREATE TABLE console_users (
+          id             TEXT PRIMARY KEY,
+          name           TEXT NOT NULL UNIQUE,
+          password_hash  TEXT NOT NULL,
+          workspace_slug TEXT,
+          created_at     TEXT NOT NULL,
+          created_by     TEXT NOT NULL,
+          disabled_at    TEXT
+        );
+        CREATE TABLE console_sessions (
+          id_hash      TEXT PRIMARY KEY,
+          user_name    TEXT NOT NULL,
+          credential_id TEXT,
+          created_at   TEXT NOT NULL,
+          last_seen_at TEXT NOT NULL
+        );
+        CREATE INDEX console_sessions_user ON console_sessions (user_name);
+        CREATE INDEX console_sessions_last_seen ON console_sessions (last_seen_at);
+        CREATE INDEX console_sessions_created ON console_sessions (created_at);
+      `),
+  },
 ];
 
 export class MigrationError extends Error {

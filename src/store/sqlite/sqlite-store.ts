@@ -18,6 +18,7 @@ import { sqliteLeadPageRepo } from './repos/lead-pages.js';
 import { sqliteLegacyTagRepo } from './repos/legacy-tags.js';
 import { sqliteAdminCredentialRepo } from './repos/admin-credentials.js';
 import { sqliteLockRepo } from './repos/locks.js';
+import { sqliteConsoleSessionRepo, sqliteConsoleUserRepo } from './repos/console.js';
 
 export interface SqliteStoreOptions {
   path: string;
@@ -59,6 +60,8 @@ const reposFor = (db: Db): Repos => {
     adminCredentials: sqliteAdminCredentialRepo(db),
     leadPages: sqliteLeadPageRepo(db),
     leadViews: sqliteLeadViewRepo(leads, fieldValues),
+    consoleUsers: sqliteConsoleUserRepo(db),
+    consoleSessions: sqliteConsoleSessionRepo(db),
     locks: sqliteLockRepo(),
   };
 };

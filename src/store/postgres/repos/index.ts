@@ -13,6 +13,7 @@ import { pgAdminCredentialRepo } from './admin-credentials.js';
 import { pgLeadPageRepo } from './lead-pages.js';
 import { pgLockRepo } from './locks.js';
 import { pgLeadViewRepo } from './lead-views.js';
+import { pgConsoleSessionRepo, pgConsoleUserRepo } from './console.js';
 
 export const reposFor = (sql: Sql): Repos => ({
   contacts: pgContactRepo(sql),
@@ -26,5 +27,7 @@ export const reposFor = (sql: Sql): Repos => ({
   adminCredentials: pgAdminCredentialRepo(sql),
   leadPages: pgLeadPageRepo(sql),
   leadViews: pgLeadViewRepo(sql),
+  consoleUsers: pgConsoleUserRepo(sql),
+  consoleSessions: pgConsoleSessionRepo(sql),
   locks: pgLockRepo(sql),
 });

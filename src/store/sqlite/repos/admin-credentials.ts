@@ -5,6 +5,7 @@ import { rowToCredential, type AdminCredentialRow as Row } from '../../sql-rows.
 
 export function sqliteAdminCredentialRepo(db: Db): AdminCredentialRepo {
   const byHash = db.prepare<[string], Row>('SELECT * FROM admin_credentials WHERE hash = ?');
+  const byId = db.prepare<[string], Row>('SELECT * FROM admin_credentials WHERE id = ?');
   const insert = db.prepare(
     'INSERT INTO admin_credentials (id, name, prefix, hash, created_at, created_by) VALUES (@id, @name, @prefix, @hash, @createdAt, @createdBy)',
   );
@@ -13,6 +14,10 @@ export function sqliteAdminCredentialRepo(db: Db): AdminCredentialRepo {
   return {
     findByHash: async (hash) => {
       const row = byHash.get(hash);
+      return row ? rowToCredential(row) : null;
+    },
+    findById: async (id) => {
+      const row = byId.get(id);
       return row ? rowToCredential(row) : null;
     },
     insert: async (c) => void insert.run(c),

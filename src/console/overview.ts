@@ -1,0 +1,122 @@
+// The integrations overview: one row per integration the viewer may see, from the migration report
+// (src/migration/report.ts: the same numbers as the admin API and the CLI), and the fleet's progress.
+import { z } from 'zod';
+import { AppError } from '../errors.js';
+import type { Integration, Rules } from '../rules/catalog.js';
+import { migrationReport, type MigrationReport } from '../migration/report.js';
+import type { MigrationDeps } from '../migration/service.js';
+import type { Viewer } from './users.js';
+
+const STATES = ['legacy', 'migrating', 'switched_off'] as const;
+const VERDICTS = ['ready', 'not_ready', 'switched_off'] as const;
+export const SORT_COLUMNS = ['integration', 'workspace', 'state', 'legacy_24h', 'legacy_7d', 'last_legacy', 'v1_7d', 'verdict'] as const;
+export type SortColumn = (typeof SORT_COLUMNS)[number];
+
+/**
+ * The overview's query: filters and the sort, all in the URL so that the page works without script and
+ * a view can be bookmarked. A value the page does not know is ignored rather than refused: these URLs
+ * are typed and shared by people.
+ */
+export const OverviewQuerySchema = z.object({
+  workspace: z.string().max(64).optional().catch(undefined),
+  state: z.enum(STATES).optional().catch(undefined),
+  verdict: z.enum(VERDICTS).optional().catch(undefined),
+  q: z.string().max(100).optional().catch(undefined),
+  sort: z.enum(SORT_COLUMNS).default('integration').catch('integration'),
+  order: z.enum(['asc', 'desc']).default('asc').catch('asc'),
+});
+export type OverviewQuery = z.infer<typeof OverviewQuerySchema>;
+
+export interface OverviewRow {
+  handle: string;
+  name: string;
+  workspace: { slug: string; name: string };
+  state: MigrationReport['state'];
+  keys: MigrationReport['keys'];
+  legacy24h: number;
+  legacy7d: number;
+  lastLegacy: string | null;
+  v17d: number;
+  verdict: MigrationReport['readiness']['verdict'];
+  reasons: string[];
+}
+
+export interface FleetSummary {
+  integrations: number;
+  byState: Record<MigrationReport['state'], number>;
+  legacyCalls7d: number;
+  v1Calls7d: number;
+  /** Legacy calls as a share of all calls in the last 7 days, 0-1; null when there were no calls. */
+  legacyShare7d: number | null;
+}
+
+/** The integrations a viewer may see: all for the service team, their workspace's for a workspace owner. */
+export const visibleIntegrations = (rules: Rules, viewer: Viewer): Integration[] =>
+  [...rules.integrations.values()].filter((i) => viewer.workspace === null || i.workspace.slug === viewer.workspace);
+
+/**
+ * An integration the viewer may see, by id or handle. One outside their workspace is "not found",
+ * word for word as one that does not exist: the console does not tell which integrations exist elsewhere.
+ */
+export function integrationForViewer(rules: Rules, viewer: Viewer, ref: string): Integration {
+  const integration = rules.findIntegration(ref);
+  if (!integration || (viewer.workspace !== null && integration.workspace.slug !== viewer.workspace)) throw new AppError('not-found', `No integration "${ref}".`);
+  return integration;
+}
+
+const toRow = (i: Integration, r: MigrationReport): OverviewRow => ({
+  handle: i.handle,
+  name: i.name,
+  workspace: { slug: i.workspace.slug, name: i.workspace.name },
+  state: r.state,
+  keys: r.keys,
+  legacy24h: r.legacy.calls_24h,
+  legacy7d: r.legacy.calls_7d,
+  lastLegacy: r.legacy.last_seen,
+  v17d: r.v1.calls_7d,
+  verdict: r.readiness.verdict,
+  reasons: r.readiness.reasons,
+});
+
+const sortKey: Record<SortColumn, (r: OverviewRow) => string | number> = {
+  integration: (r) => r.handle,
+  workspace: (r) => `${r.workspace.slug}\u0000${r.handle}`,
+  state: (r) => STATES.indexOf(r.state),
+  legacy_24h: (r) => r.legacy24h,
+  legacy_7d: (r) => r.legacy7d,
+  last_legacy: (r) => r.lastLegacy ?? '',
+  v1_7d: (r) => r.v17d,
+  verdict: (r) => VERDICTS.indexOf(r.verdict),
+};
+
+export function summariseFleet(rows: OverviewRow[]): FleetSummary {
+  const byState = { legacy: 0, migrating: 0, switched_off: 0 };
+  for (const row of rows) byState[row.state] += 1;
+  const legacyCalls7d = rows.reduce((n, r) => n + r.legacy7d, 0);
+  const v1Calls7d = rows.reduce((n, r) => n + r.v17d, 0);
+  const total = legacyCalls7d + v1Calls7d;
+  return { integrations: rows.length, byState, legacyCalls7d, v1Calls7d, legacyShare7d: total === 0 ? null : legacyCalls7d / total };
+}
+
+/** The rows the query asks for, sorted, and the summary of every integration the viewer may see. */
+export async function integrationsOverview(deps: MigrationDeps & { rules: Rules }, viewer: Viewer, query: OverviewQuery): Promise<{ rows: OverviewRow[]; fleet: FleetSummary }> {
+  const all: OverviewRow[] = [];
+  for (const integration of visibleIntegrations(deps.rules, viewer)) all.push(toRow(integration, await migrationReport(deps, integration)));
+  const needle = query.q?.toLowerCase();
+  const rows = all.filter(
+    (r) =>
+      (query.workspace === undefined || r.workspace.slug === query.workspace) &&
+      (query.state === undefined || r.state === query.state) &&
+      (query.verdict === undefined || r.verdict === query.verdict) &&
+      (needle === undefined || `${r.handle} ${r.name}`.toLowerCase().includes(needle)),
+  );
+  const key = sortKey[query.sort];
+  const direction = query.order === 'asc' ? 1 : -1;
+  // Ties keep the handle order, so a sort by a count is stable from one load to the next.
+  rows.sort((a, b) => {
+    const x = key(a);
+    const y = key(b);
+    return (x < y ? -1 : x > y ? 1 : 0) * direction || a.handle.localeCompare(b.handle);
+  });
+  return { rows, fleet: summariseFleet(all) };
+}

@@ -1,0 +1,128 @@
+// The console's pages: sign-in and sign-out, the integrations overview, an integration's page. Thin:
+// each reads the form or query, calls a service (the admin API's own), and renders a view.
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { AppError } from '../errors.js';
+import { clientBucket } from '../rate-limit/auth-failures.js';
+import { migrationReport } from '../migration/report.js';
+import { relinkLegacyLeads } from '../migration/service.js';
+import type { ConsoleDeps } from './plugin.js';
+import type { consoleSessionStore } from './session-store.js';
+import { checkSignIn, checkTokenSignIn, type Viewer } from './users.js';
+import { integrationForViewer, integrationsOverview, OverviewQuerySchema, SORT_COLUMNS } from './overview.js';
+import { render, viewerOf } from './pages.js';
+import { ADMIN_NAME } from '../admin/credentials.js';
+
+/**
+ * Failed sign-ins a minute for one user name, from any address: the per-address budget
+ * (AUTH_FAILURES_PER_MINUTE) stops one guesser; this one stops many addresses guessing one person's
+ * password. Reaching it locks that name's sign-in for the rest of the minute, which is the price.
+ */
+export const SIGN_IN_FAILURES_PER_NAME_PER_MINUTE = 5;
+
+const hidden = { schema: { hide: true } };
+const SIGN_IN = '/console/sign-in';
+const OVERVIEW = '/console/integrations';
+
+type RouteDeps = ConsoleDeps & { sessions: ReturnType<typeof consoleSessionStore>; cookies: { session: string; path: string } };
+
+const field = (body: unknown, name: string): string => {
+  const value = (body as Record<string, unknown> | undefined)?.[name];
+  return typeof value === 'string' ? value : '';
+};
+
+export function consoleRoutes(app: FastifyInstance, deps: RouteDeps): void {
+  const migration = { store: deps.store, usage: deps.usage };
+  const nameKey = (name: string) => `console-name:${name}`;
+
+  /** The signed-in person; a page asked for without a session goes to the sign-in form. */
+  function signedIn(request: FastifyRequest, reply: FastifyReply): Viewer | null {
+    const viewer = viewerOf(request);
+    if (viewer === null) {
+      if (request.method === 'GET') void reply.redirect(SIGN_IN, 303);
+      else throw new AppError('unauthorized', 'Your session has ended. Sign in again, then repeat what you were doing.');
+    }
+    return viewer;
+  }
+
+  app.get('/console', hidden, (request, reply) => reply.redirect(viewerOf(request) ? OVERVIEW : SIGN_IN, 303));
+
+  app.get(SIGN_IN, hidden, (request, reply) => (viewerOf(request) ? reply.redirect(OVERVIEW, 303) : render(reply, 'sign-in', { title: 'Sign in', name: '', error: null })));
+
+  app.post(SIGN_IN, hidden, async (request, reply) => {
+    const name = field(request.body, 'name').trim().toLowerCase();
+    const password = field(request.body, 'password');
+    await deps.authFailures.refuseIfThrottled(request, 'console');
+    const byName = ADMIN_NAME.test(name) ? await deps.limiter.peek(nameKey(name)) : { used: 0, resetAt: 0 };
+    if (byName.used >= SIGN_IN_FAILURES_PER_NAME_PER_MINUTE) {
+      const retryAfter = Math.max(Math.ceil((byName.resetAt - Date.now()) / 1000), 1);
+      throw new AppError('rate-limited', `Too many failed sign-ins for this name. Retry after ${retryAfter} s.`, {}, { 'retry-after': String(retryAfter) });
+    }
+    // A name no user can have is refused without a look-up, and without a per-name count (whose key it would be).
+    const user = ADMIN_NAME.test(name) ? await checkSignIn(deps.store, name, password) : null;
+    if (user === null) {
+      await deps.authFailures.recordFailure(request, 'console');
+      if (ADMIN_NAME.test(name)) await deps.limiter.hit(nameKey(name));
+      // A name no user can have may be anything (a password typed in the wrong field): not logged.
+      request.log.warn({ console_user: ADMIN_NAME.test(name) ? name : null, client_address: clientBucket(request.ip) }, 'console sign-in refused');
+      return render(reply.code(401), 'sign-in', { title: 'Sign in', name, error: 'Wrong name or password, or the user is disabled.' });
+    }
+    return startSession(request, reply, { user: user.name, workspace: user.workspace, credential: null });
+  });
+
+  app.post('/console/sign-in/token', hidden, async (request, reply) => {
+    await deps.authFailures.refuseIfThrottled(request, 'console');
+    const credential = await checkTokenSignIn(deps.store, field(request.body, 'token').trim());
+    if (credential === null) {
+      await deps.authFailures.recordFailure(request, 'console');
+      request.log.warn({ client_address: clientBucket(request.ip) }, 'console sign-in refused');
+      return render(reply.code(401), 'sign-in', { title: 'Sign in', name: '', error: 'That is not a live personal admin token.' });
+    }
+    return startSession(request, reply, { user: credential.name, workspace: null, credential: credential.id });
+  });
+
+  async function startSession(request: FastifyRequest, reply: FastifyReply, who: { user: string; workspace: string | null; credential: string | null }) {
+    // A new session id at sign-in: an id planted in the browser before cannot ride into the session.
+    await request.session.regenerate();
+    Object.assign(request.session, who);
+    await deps.sessions.sweep();
+    request.log.info({ console_user: who.user, with: who.credential === null ? 'password' : 'admin token' }, 'console sign-in');
+    return reply.redirect(OVERVIEW, 303);
+  }
+
+  app.post('/console/sign-out', hidden, async (request, reply) => {
+    const viewer = viewerOf(request);
+    // The row goes: the cookie the browser still holds names nothing, on every replica.
+    if (viewer) await request.session.destroy();
+    if (viewer) request.log.info({ console_user: viewer.name }, 'console sign-out');
+    return reply.clearCookie(deps.cookies.session, { path: deps.cookies.path }).redirect(SIGN_IN, 303);
+  });
+
+  app.get(OVERVIEW, hidden, async (request, reply) => {
+    const viewer = signedIn(request, reply);
+    if (viewer === null) return reply;
+    const query = OverviewQuerySchema.parse(request.query ?? {});
+    const { rows, fleet } = await integrationsOverview({ ...migration, rules: deps.rules.current() }, viewer, query);
+    const workspaces = [...deps.rules.current().workspaces.values()].filter((w) => viewer.workspace === null || w.slug === viewer.workspace);
+    return render(reply, 'integrations', { title: 'Integrations', rows, fleet, query, workspaces, columns: SORT_COLUMNS });
+  });
+
+  app.get('/console/integrations/:integration', hidden, async (request, reply) => {
+    const viewer = signedIn(request, reply);
+    if (viewer === null) return reply;
+    const integration = integrationForViewer(deps.rules.current(), viewer, (request.params as { integration: string }).integration);
+    const report = await migrationReport(migration, integration);
+    const { keys, audit } = await deps.store.read(async (r) => ({
+      keys: await r.keys.listForIntegration(integration.id),
+      audit: await r.states.listAudit(integration.id, 20),
+    }));
+    return render(reply, 'integration', { title: integration.name, integration, report, keys, audit });
+  });
+
+  app.post('/console/integrations/:integration/relink', hidden, async (request, reply) => {
+    const viewer = signedIn(request, reply)!;
+    const integration = integrationForViewer(deps.rules.current(), viewer, (request.params as { integration: string }).integration);
+    // Audited under the signed-in person's name, as the admin API audits under its credential's.
+    await relinkLegacyLeads(migration, integration, { actor: viewer.name, reason: 'console' });
+    return reply.redirect(`/console/integrations/${encodeURIComponent(integration.handle)}`, 303);
+  });
+}

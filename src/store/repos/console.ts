@@ -1,0 +1,48 @@
+// The console's people and their sessions: named users (a slow password hash) and the sessions every replica shares.
+
+export interface ConsoleUser {
+  id: string;
+  /** The person, as the audit log names every change they make in the console. */
+  name: string;
+  /** `scrypt$N$r$p$salt$hash` (src/console/password.ts): the parameters travel with the hash. */
+  passwordHash: string;
+  /** The one workspace (its slug) the user sees; null: the service team, who see every workspace. */
+  workspace: string | null;
+  createdAt: string;
+  createdBy: string;
+  disabledAt: string | null;
+}
+
+export interface ConsoleUserRepo {
+  findByName(name: string): Promise<ConsoleUser | null>;
+  insert(user: ConsoleUser): Promise<void>;
+  list(): Promise<ConsoleUser[]>;
+  /** Disables a live user; returns 1, or 0 when there was none to disable. */
+  disable(name: string, at: string): Promise<number>;
+}
+
+/** A signed-in session. Only a hash of its id is stored: a copy of the table signs nobody in. */
+export interface ConsoleSession {
+  idHash: string;
+  userName: string;
+  /** Signed in with this personal admin token (admin_credentials.id), not a password: revoking it ends the session. */
+  credentialId: string | null;
+  createdAt: string;
+  lastSeenAt: string;
+}
+
+export interface ConsoleSessionRepo {
+  find(idHash: string): Promise<ConsoleSession | null>;
+  /** A session just signed in. */
+  insert(session: ConsoleSession): Promise<void>;
+  /**
+   * Moves a live session's last_seen_at. Never inserts: a request that was in flight when its session
+   * was signed out must not bring the session back.
+   */
+  touch(idHash: string, at: string): Promise<void>;
+  delete(idHash: string): Promise<void>;
+  /** Ends every session of a user (disabled); returns how many. */
+  deleteForUser(userName: string): Promise<number>;
+  /** Drops sessions idle since `idleBefore` or opened before `openedBefore`; returns how many. */
+  deleteExpired(idleBefore: string, openedBefore: string): Promise<number>;
+}

@@ -1,0 +1,137 @@
+// The console in a real headless Chromium: sign in, a legacy bot's calls on the overview, a workspace
+// owner held to their workspace, a form without its CSRF token refused, sign-out that ends the session.
+import { copyFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
+import { startGateway, type Gateway } from '../helper.js';
+import { addUser, PASSWORD } from '../support/console.js';
+import { ARTEFACTS_DIR, chromiumOrSkip, launchChromium } from '../support/browser.js';
+
+const chromiumPath = chromiumOrSkip();
+const LEGACY_KEY = 'browser-telegram-legacy-key';
+/** The README shows this screenshot; `UPDATE_SCREENSHOTS=1` refreshes the copy kept there. */
+const README_SCREENSHOT = join(import.meta.dirname, '..', '..', 'docs', 'images', 'console-overview.png');
+const README_INTEGRATION_SCREENSHOT = join(import.meta.dirname, '..', '..', 'docs', 'images', 'console-integration.png');
+
+let gw: Gateway;
+let base: string;
+let browser: Browser;
+const contexts: BrowserContext[] = [];
+
+beforeAll(async () => {
+  if (chromiumPath === null) return;
+  // Plain http on 127.0.0.1: the development setting, cookies without Secure (test/console/sign-in.test.ts covers HTTPS).
+  gw = await startGateway({ console: { secureCookies: false } });
+  gw.secrets.add(LEGACY_KEY);
+  base = await gw.app.listen({ port: 0, host: '127.0.0.1' });
+  await addUser(gw, 'dilnoza');
+  await addUser(gw, 'smile-owner', 'smile-dental');
+  expect((await gw.admin('POST', '/admin/v1/integrations/brightpath:telegram-bot/keys/import', { key: LEGACY_KEY })).statusCode).toBe(201);
+  browser = await launchChromium(chromiumPath);
+});
+afterAll(async () => {
+  if (chromiumPath === null) return;
+  await browser.close();
+  await gw.close();
+});
+
+async function newPage(): Promise<Page> {
+  const context = await browser.newContext({ viewport: { width: 1360, height: 900 } });
+  contexts.push(context);
+  return context.newPage();
+}
+
+async function signIn(page: Page, name: string, password = PASSWORD): Promise<void> {
+  await page.goto(`${base}/console`);
+  await page.getByLabel('Name').fill(name);
+  await page.getByLabel('Password').fill(password);
+  await page.getByRole('button', { name: 'Sign in', exact: true }).click();
+}
+
+const cell = (page: Page, handle: string, column: string) => page.locator(`tr[data-handle="${handle}"] td[data-col="${column}"]`).innerText();
+
+describe.skipIf(chromiumPath === null)('the console in Chromium', () => {
+  it('refuses a wrong password and lands on the overview with the right one', async () => {
+    const page = await newPage();
+    await signIn(page, 'dilnoza', 'not the password at all');
+    await expect.poll(() => page.getByRole('alert').innerText()).toContain('Wrong name or password');
+    expect(page.url()).toBe(`${base}/console/sign-in`);
+    await signIn(page, 'dilnoza');
+    await page.waitForURL(`${base}/console/integrations`);
+    expect(await page.getByRole('heading', { level: 1 }).innerText()).toBe('Integrations');
+    expect(await page.getByTestId('viewer').innerText()).toBe('dilnoza');
+    const session = (await page.context().cookies()).find((c) => c.name === 'lg_console')!;
+    expect(session).toMatchObject({ httpOnly: true, sameSite: 'Lax', path: '/console', expires: -1 });
+  });
+
+  it("shows a scripted legacy bot's calls on the overview", async () => {
+    for (let i = 0; i < 4; i++) {
+      const res = await fetch(`${base}/api/bots/api/boards/`, { headers: { 'x-bot-api-key': LEGACY_KEY } });
+      expect(res.status).toBe(200);
+    }
+    const page = await newPage();
+    await signIn(page, 'dilnoza');
+    await page.waitForURL(`${base}/console/integrations`);
+    expect(await cell(page, 'brightpath:telegram-bot', 'legacy_24h')).toBe('4');
+    expect(await cell(page, 'brightpath:telegram-bot', 'legacy_7d')).toBe('4');
+    expect(await page.getByTestId('fleet-legacy-share').innerText()).toBe('100.0 %');
+    // Sorting is a link: the busiest legacy caller first.
+    await page.getByRole('link', { name: 'Legacy calls 7 d' }).click();
+    await page.getByRole('link', { name: 'Legacy calls 7 d' }).click();
+    await page.waitForURL(/sort=legacy_7d&order=desc/);
+    expect(await page.locator('tbody tr').first().getAttribute('data-handle')).toBe('brightpath:telegram-bot');
+    const shot = join(ARTEFACTS_DIR, 'console-overview.png');
+    await page.screenshot({ path: shot, fullPage: true });
+    if (process.env.UPDATE_SCREENSHOTS) copyFileSync(shot, README_SCREENSHOT);
+  });
+
+  it("runs an integration page's action under the signed-in name, shown in its audit trail", async () => {
+    const page = await newPage();
+    await signIn(page, 'dilnoza');
+    await page.waitForURL(`${base}/console/integrations`);
+    await page.getByRole('link', { name: 'Admissions Telegram bot' }).click();
+    await page.waitForURL(`${base}/console/integrations/brightpath%3Atelegram-bot`);
+    expect(await page.getByTestId('state').innerText()).toBe('legacy');
+    await page.getByRole('button', { name: 'Re-run linking' }).click();
+    await expect.poll(() => page.getByTestId('audit').locator('td[data-col="actor"]').first().innerText()).toBe('dilnoza');
+    const shot = join(ARTEFACTS_DIR, 'console-integration.png');
+    await page.screenshot({ path: shot, fullPage: true });
+    if (process.env.UPDATE_SCREENSHOTS) copyFileSync(shot, README_INTEGRATION_SCREENSHOT);
+  });
+
+  it('keeps a workspace owner to their workspace: others are not listed, and their URL is a 404', async () => {
+    const page = await newPage();
+    await signIn(page, 'smile-owner');
+    await page.waitForURL(`${base}/console/integrations`);
+    expect(await page.locator('tbody tr[data-handle]').evaluateAll((rows) => rows.map((r) => r.getAttribute('data-handle')))).toEqual(['smile-dental:booking-form']);
+    const other = await page.goto(`${base}/console/integrations/brightpath:telegram-bot`);
+    expect(other!.status()).toBe(404);
+    expect(await page.getByRole('alert').innerText()).toBe('No integration "brightpath:telegram-bot".');
+  });
+
+  it('refuses a form posted without its CSRF token with 403, and keeps the session', async () => {
+    const page = await newPage();
+    await signIn(page, 'dilnoza');
+    await page.waitForURL(`${base}/console/integrations`);
+    // What a forged form on another site would lack: the token. DevTools removes it (no script runs in the page).
+    await page.locator('form.sign-out input[name="_csrf"]').evaluate((input) => input.remove());
+    const [answer] = await Promise.all([page.waitForResponse(`${base}/console/sign-out`), page.getByRole('button', { name: 'Sign out' }).click()]);
+    expect(answer.status()).toBe(403);
+    expect(await page.getByRole('alert').innerText()).toContain('without its security token');
+    expect((await page.goto(`${base}/console/integrations`))!.status()).toBe(200);
+  });
+
+  it('ends the session at sign-out: the old cookie no longer opens the overview', async () => {
+    const page = await newPage();
+    await signIn(page, 'dilnoza');
+    await page.waitForURL(`${base}/console/integrations`);
+    const kept = await page.context().cookies();
+    await page.getByRole('button', { name: 'Sign out' }).click();
+    await page.waitForURL(`${base}/console/sign-in`);
+    const replay = await newPage();
+    await replay.context().addCookies(kept);
+    await replay.goto(`${base}/console/integrations`);
+    expect(replay.url()).toBe(`${base}/console/sign-in`);
+  });
+});
