@@ -7,6 +7,7 @@ import type pg from 'pg';
 import { schema } from './schema.js';
 import { changeFeedSchema } from './change-feed-schema.js';
 import { stripedCountsSchema } from './striped-counts-schema.js';
+import { replicaRulesSchema } from './replica-rules-schema.js';
 import type { SchemaState } from '../store.js';
 
 export interface Migration {
@@ -27,6 +28,7 @@ export const migrations: Migration[] = [
     name: 'the table of the shared rate limits',
     sql: `CREATE TABLE IF NOT EXISTS rate_limits (key varchar(255) PRIMARY KEY, points integer NOT NULL DEFAULT 0, expire bigint)`,
   },
+  { version: 5, name: 'the rules each replica runs, and reload requests to every replica', sql: replicaRulesSchema },
 ];
 
 /**
