@@ -51,6 +51,13 @@ export interface RulesAcrossReplicas {
 
 const distinctVersions = (replicas: ReplicaRecord[]): string[] => [...new Set(replicas.flatMap((r) => (r.rules ? [r.rules.version] : [])))].sort();
 
+/** The live replicas as recorded, seen from the process `replicas` belongs to. */
+export async function listReplicas(replicas: ReplicaSet): Promise<Survey> {
+  const live = await replicas.live();
+  const versions = distinctVersions(live);
+  return { replicas: live, self: replicas.self, versions, drift: versions.length > 1 };
+}
+
 /** What a replica answered to request `n`, from its record. */
 const outcomeOf = (replica: ReplicaRecord, request: number): ReloadOutcome =>
   replica.answered < request ? 'no-answer' : replica.rules?.reloadError ? 'failed' : 'reloaded';
@@ -75,9 +82,8 @@ export async function shareRules(deps: { replicas: ReplicaSet; rules: RulesHolde
 
   let drifting = false;
   const survey = async (): Promise<Survey> => {
-    const live = await replicas.live();
-    const versions = distinctVersions(live);
-    const drift = versions.length > 1;
+    const now = await listReplicas(replicas);
+    const { replicas: live, versions, drift } = now;
     if (drift && !drifting) {
       log?.warn(
         { rules_versions: versions, replicas: live.filter((r) => r.rules).map((r) => ({ id: r.id, rules_version: r.rules!.version })) },
@@ -87,7 +93,7 @@ export async function shareRules(deps: { replicas: ReplicaSet; rules: RulesHolde
       log?.info({ rules_versions: versions }, 'rules drift ended: every live replica runs the same rules');
     }
     drifting = drift;
-    return { replicas: live, self: replicas.self, versions, drift };
+    return now;
   };
 
   let recent: { at: number; survey: Promise<Survey | null> } | null = null;

@@ -3,6 +3,7 @@
 // folder; the rules each runs, and drift between them, show in the admin API, /readyz and /metrics;
 // a replica whose files are broken keeps its rules and is named; one that cannot answer in time is
 // named too, and applies the reload once it runs again.
+import { spawnSync } from 'node:child_process';
 import { appendFileSync, cpSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -25,12 +26,14 @@ interface ReplicaView {
 }
 
 let cluster: TestPostgres | null = null;
+let databaseUrl = '';
 const replicas: Replica[] = [];
 const dirs: string[] = [];
 beforeAll(async () => {
   cluster = await clusterOrSkip();
   if (!cluster) return;
-  const env = { DATABASE_URL: await freshDatabase(cluster.url), RATE_LIMIT_PER_MINUTE: '100000' };
+  databaseUrl = await freshDatabase(cluster.url);
+  const env = { DATABASE_URL: databaseUrl, RATE_LIMIT_PER_MINUTE: '100000' };
   const start = async () => {
     const rulesDir = mkdtempSync(join(tmpdir(), 'lead-gateway-replica-rules-'));
     dirs.push(rulesDir);
@@ -62,6 +65,16 @@ const metrics = async (r: Replica) => (await fetch(`${r.gw.address}/metrics`)).t
 const edit = (r: Replica, note: string) => appendFileSync(join(r.rulesDir, 'brightpath.yaml'), `\n# ${note}\n`);
 const versionOf = (r: Replica) => createRulesHolder(r.rulesDir).version().version;
 const byId = (views: ReplicaView[]) => Object.fromEntries(views.map((v) => [v.id, v]));
+/** The CLI's `replicas` command, through a replica's admin API or on the database. */
+const cliReplicas = (target: Record<string, string>, ...args: string[]) => {
+  const run = spawnSync(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', ...args, 'replicas'], {
+    cwd: ROOT,
+    env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: process.env.HOME ?? '/tmp', ...target },
+    encoding: 'utf8',
+    timeout: 20_000,
+  });
+  return { code: run.status, out: run.stdout, err: run.stderr };
+};
 const until = async (check: () => Promise<boolean>, ms = 10_000) => {
   const end = Date.now() + ms;
   while (!(await check())) {
@@ -116,6 +129,15 @@ describe('rules on three replicas with a folder each', () => {
       expect(await metrics(r)).toContain(`lead_gateway_rules_info{version="${versionOf(r)}"} 1`);
     }
     expect(byId((await listed(b)).items)[c.id]!.rules_version).toBe(versionOf(c));
+    // The CLI says the same, over the admin API and on the database (leaving its own process out).
+    const overApi = cliReplicas({ LEAD_GATEWAY_ADMIN_TOKEN: CHILD_ADMIN_TOKEN }, '--url', b.gw.address);
+    expect(overApi.code).toBe(0);
+    expect(overApi.out).toContain(`DRIFT: the live replicas run 2 versions of the rules: ${versions.join(', ')}`);
+    const onDatabase = cliReplicas({ DATABASE_URL: databaseUrl }, '--json');
+    expect(onDatabase.code).toBe(0);
+    const json = JSON.parse(onDatabase.out) as { items: ReplicaView[]; rules_versions: string[]; drift: boolean };
+    expect(json).toMatchObject({ rules_versions: versions, drift: true });
+    expect(json.items.map((x) => [x.id, x.rules_version])).toEqual(replicas.map((r) => [r.id, versionOf(r)]).sort());
     const warned = (r: Replica) => r.gw.output().split('\n').filter((l) => l.includes('"msg":"rules drift: live replicas run different rules')).length;
     expect(warned(a)).toBe(1);
     expect(a.gw.output()).toContain(`"rules_versions":${JSON.stringify(versions)}`);
