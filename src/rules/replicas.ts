@@ -118,7 +118,15 @@ export async function shareRules(deps: { replicas: ReplicaSet; rules: RulesHolde
       return result;
     },
     async reloadEverywhere() {
-      const request = await replicas.askReload();
+      let request: number;
+      try {
+        request = await replicas.askReload();
+      } catch (error) {
+        // The others cannot be asked (the database is down): this replica reloads all the same, and
+        // the caller is told to retry, which asks them again.
+        await reload('admin API').written;
+        throw error;
+      }
       const { result, written } = reload('admin API', request);
       await written;
       const deadline = Date.now() + RELOAD_ANSWER_TIMEOUT_MS;

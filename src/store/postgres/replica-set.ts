@@ -5,6 +5,7 @@ import type { ReplicaRecord, ReplicaSet, RulesRecord } from '../replicas.js';
 import type { ChangeFeed } from './change-feed.js';
 import { LIVE_WITHIN_MS } from './change-feed.js';
 import { RULES_RELOAD_CHANNEL } from './replica-rules-schema.js';
+import { toStoreError } from './errors.js';
 
 interface ReplicaRow {
   id: string;
@@ -31,6 +32,11 @@ const rowToReplica = (row: ReplicaRow): ReplicaRecord => ({
   answered: Number(row.reload_answered),
 });
 
+/** A database that cannot be reached is the store's own StoreUnavailableError (a 503 to an admin call). */
+const unavailable = (error: unknown): never => {
+  throw toStoreError(error);
+};
+
 export function postgresReplicaSet(pool: pg.Pool, feed: ChangeFeed): ReplicaSet {
   return {
     self: feed.replicaId,
@@ -43,7 +49,7 @@ export function postgresReplicaSet(pool: pg.Pool, feed: ChangeFeed): ReplicaSet 
         text: `WITH r AS (UPDATE rules_reloads SET request = request + 1 WHERE id = 1 RETURNING request)
                SELECT request, pg_notify('${RULES_RELOAD_CHANNEL}', request || ':' || $1) FROM r`,
         values: [feed.replicaId],
-      });
+      }).catch(unavailable);
       return Number(rows[0]!.request);
     },
     async live() {
@@ -52,7 +58,7 @@ export function postgresReplicaSet(pool: pg.Pool, feed: ChangeFeed): ReplicaSet 
         text: `SELECT id, host, pid, started_at, heartbeat_at, rules_version, rules_loaded_at, rules_reload_error, reload_answered
                FROM replicas WHERE heartbeat_at > now() - make_interval(secs => $1::double precision / 1000) ORDER BY id`,
         values: [LIVE_WITHIN_MS],
-      });
+      }).catch(unavailable);
       return rows.map(rowToReplica);
     },
   };
