@@ -130,13 +130,10 @@ export async function shareRules(deps: { replicas: ReplicaSet; rules: RulesHolde
       const { result, written } = reload('admin API', request);
       await written;
       const deadline = Date.now() + RELOAD_ANSWER_TIMEOUT_MS;
-      let now: Survey;
-      for (;;) {
-        now = await survey();
-        const waiting = now.replicas.filter((r) => r.rules && r.id !== now.self && r.answered < request);
-        if (waiting.length === 0 || Date.now() >= deadline) break;
-        await new Promise((resolve) => setTimeout(resolve, ANSWER_POLL_MS));
-      }
+      // Replicas part-way through the reload differ for a moment: only the last look may tell drift.
+      const answered = (look: Survey) => look.replicas.every((r) => !r.rules || r.id === look.self || r.answered >= request);
+      while (!answered(await listReplicas(replicas)) && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, ANSWER_POLL_MS));
+      let now = await survey();
       recent = null;
       // This replica's own record is the one in memory (its row may wait behind a feed reconnecting).
       now = { ...now, replicas: now.replicas.map((r) => (r.id === now.self ? { ...r, rules: record(), answered: Math.max(r.answered, request) } : r)) };
