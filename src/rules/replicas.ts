@@ -12,6 +12,12 @@ export const RELOAD_ANSWER_TIMEOUT_MS = 5_000;
 const ANSWER_POLL_MS = 20;
 /** How often each replica looks for drift on its own, so the log tells it without any probe asking. */
 export const DRIFT_CHECK_MS = 10_000;
+/**
+ * How long drift must last before a replica's own look logs it: replicas part-way through a reload
+ * differ for some milliseconds. The replica that asked for the reload looks once all have answered,
+ * and logs at once.
+ */
+const DRIFT_SETTLE_MS = 2_000;
 /** How long one look at the live replicas serves /readyz and /metrics (probes may come many a second). */
 const SURVEY_REUSE_MS = 1_000;
 
@@ -81,18 +87,21 @@ export async function shareRules(deps: { replicas: ReplicaSet; rules: RulesHolde
   };
 
   let drifting = false;
-  const survey = async (): Promise<Survey> => {
+  let driftSince: number | null = null;
+  const survey = async (settled = false): Promise<Survey> => {
     const now = await listReplicas(replicas);
     const { replicas: live, versions, drift } = now;
-    if (drift && !drifting) {
+    driftSince = drift ? (driftSince ?? Date.now()) : null;
+    if (drift && !drifting && (settled || Date.now() - driftSince! >= DRIFT_SETTLE_MS)) {
+      drifting = true;
       log?.warn(
         { rules_versions: versions, replicas: live.filter((r) => r.rules).map((r) => ({ id: r.id, rules_version: r.rules!.version })) },
         'rules drift: live replicas run different rules (a rolling update, or a folder not updated on every replica)',
       );
     } else if (!drift && drifting) {
+      drifting = false;
       log?.info({ rules_versions: versions }, 'rules drift ended: every live replica runs the same rules');
     }
-    drifting = drift;
     return now;
   };
 
@@ -133,7 +142,7 @@ export async function shareRules(deps: { replicas: ReplicaSet; rules: RulesHolde
       // Replicas part-way through the reload differ for a moment: only the last look may tell drift.
       const answered = (look: Survey) => look.replicas.every((r) => !r.rules || r.id === look.self || r.answered >= request);
       while (!answered(await listReplicas(replicas)) && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, ANSWER_POLL_MS));
-      let now = await survey();
+      let now = await survey(true);
       recent = null;
       // This replica's own record is the one in memory (its row may wait behind a feed reconnecting).
       now = { ...now, replicas: now.replicas.map((r) => (r.id === now.self ? { ...r, rules: record(), answered: Math.max(r.answered, request) } : r)) };
@@ -142,7 +151,7 @@ export async function shareRules(deps: { replicas: ReplicaSet; rules: RulesHolde
       if (silent.length > 0) log?.warn({ replicas: silent, waited_ms: RELOAD_ANSWER_TIMEOUT_MS, request }, 'rules reload: these replicas did not answer in time');
       return { ...now, here: result, outcomes };
     },
-    survey,
+    survey: () => survey(),
     recentSurvey,
     close() {
       clearInterval(watch);

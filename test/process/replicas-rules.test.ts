@@ -64,6 +64,7 @@ const metrics = async (r: Replica) => (await fetch(`${r.gw.address}/metrics`)).t
 /** An edit of one rules file that changes the version and nothing else. */
 const edit = (r: Replica, note: string) => appendFileSync(join(r.rulesDir, 'brightpath.yaml'), `\n# ${note}\n`);
 const versionOf = (r: Replica) => createRulesHolder(r.rulesDir).version().version;
+const warned = (r: Replica) => r.gw.output().split('\n').filter((l) => l.includes('"msg":"rules drift: live replicas run different rules')).length;
 const byId = (views: ReplicaView[]) => Object.fromEntries(views.map((v) => [v.id, v]));
 /** The CLI's `replicas` command, through a replica's admin API or on the database. */
 const cliReplicas = (target: Record<string, string>, ...args: string[]) => {
@@ -140,9 +141,13 @@ describe('rules on three replicas with a folder each', () => {
     const json = JSON.parse(onDatabase.out) as { items: ReplicaView[]; rules_versions: string[]; drift: boolean };
     expect(json).toMatchObject({ rules_versions: versions, drift: true });
     expect(json.items.map((x) => [x.id, x.rules_version])).toEqual(replicas.map((r) => [r.id, versionOf(r)]).sort());
-    const warned = (r: Replica) => r.gw.output().split('\n').filter((l) => l.includes('"msg":"rules drift: live replicas run different rules')).length;
+    // The replica that asked logs drift at once; another once it has lasted two seconds (a look part-way
+    // through a reload is not drift), and only once however often it looks.
     expect(warned(a)).toBe(1);
     expect(a.gw.output()).toContain(`"rules_versions":${JSON.stringify(versions)}`);
+    await until(async () => (await ready(b), warned(b) === 1));
+    for (let i = 0; i < 3; i++) await listed(b);
+    expect([warned(a), warned(b)]).toEqual([1, 1]);
   });
 
   it('keep the previous rules on a replica whose file is broken, and name it in the reload answer and the list', async (context) => {
@@ -177,6 +182,8 @@ describe('rules on three replicas with a folder each', () => {
       expect(status).toBe(200);
       expect(body.not_answered).toEqual([c.id]);
       expect(byId(body.replicas)[c.id]!.outcome).toBe('no-answer');
+      expect(body.drift).toBe(false);
+      expect(a.gw.output()).toContain('"msg":"rules drift ended: every live replica runs the same rules"');
       edit(c, 'changed while stopped');
     } finally {
       c.gw.child.kill('SIGCONT');
