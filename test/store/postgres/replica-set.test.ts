@@ -1,7 +1,13 @@
 // The replica set on PostgreSQL: what each process records about its rules, requests to reload heard
 // by every other process (not by the one asking), and a request missed while a process's feed was
 // down, told to it once it is back; a record survives the process registering anew.
+import { appendFileSync, cpSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createRulesHolder } from '../../../src/rules/loader.js';
+import { shareRules } from '../../../src/rules/replicas.js';
+import { StoreUnavailableError } from '../../../src/store/store.js';
 import { openPostgresStore, type PostgresStore } from '../../../src/store/postgres/postgres-store.js';
 import { aloneReplicaSet, type RulesRecord } from '../../../src/store/replicas.js';
 import { clusterOrSkip, freshDatabase, type TestPostgres } from '../../support/postgres.js';
@@ -78,5 +84,30 @@ describe('the replica set', () => {
     await alone.record(record('dddddddddddd'), 3);
     expect(await alone.live()).toEqual([expect.objectContaining({ id: alone.self, pid: process.pid, rules: record('dddddddddddd'), answered: 3 })]);
     expect(await alone.askReload()).toBe(1);
+  });
+
+  // Last: it takes the server away.
+  it('reloads the replica asked even when the database cannot be reached, and answers unavailable so the caller retries', async (context) => {
+    if (!cluster?.server) return context.skip();
+    const [a] = await twoReplicas();
+    const dir = mkdtempSync(join(tmpdir(), 'lead-gateway-replica-set-'));
+    try {
+      cpSync(join(import.meta.dirname, '..', '..', '..', 'rules'), dir, { recursive: true });
+      const rules = createRulesHolder(dir);
+      const shared = await shareRules({ replicas: a.replicas, rules });
+      const before = rules.version().version;
+      appendFileSync(join(dir, 'brightpath.yaml'), '\n# edited\n');
+      await cluster.server.down();
+      try {
+        await expect(shared.reloadEverywhere()).rejects.toBeInstanceOf(StoreUnavailableError);
+        expect(rules.version().version).not.toBe(before);
+        expect(await shared.recentSurvey()).toBeNull();
+      } finally {
+        shared.close();
+        await cluster.server.up();
+      }
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
