@@ -14,6 +14,8 @@ import { healthRoutes } from './health.js';
 import { intakeRoutes } from './intake/routes.js';
 import { adminRoutes } from './admin/routes.js';
 import { migrationRoutes } from './admin/migration-routes.js';
+import { rulesRoutes } from './admin/rules-routes.js';
+import { shareRules, type RulesAcrossReplicas } from './rules/replicas.js';
 import { legacyRoutes } from './legacy/routes.js';
 import { docsRoutes } from './docs-routes.js';
 import { registerOpenApi } from './openapi.js';
@@ -40,6 +42,8 @@ export interface AppDeps {
   logger?: FastifyBaseLogger;
   /** The rate-limit counters (shared through PostgreSQL by main.ts); this process's memory when omitted. Closed with the app. */
   limiters?: RateLimiters;
+  /** The rules as recorded for, and reloaded by, every replica (main.ts: SIGHUP uses it too); made over `store` when omitted. Closed with the app. */
+  sharedRules?: RulesAcrossReplicas;
 }
 
 export const BODY_LIMIT_BYTES = 1_048_576;
@@ -119,7 +123,9 @@ export async function buildApp(config: Pick<Config, 'adminToken'> & Partial<Pick
 
   const usage = deps.usage ?? createUsageRecorder(deps.store);
   const limiters = deps.limiters ?? createMemoryLimiters();
+  const sharedRules = deps.sharedRules ?? (await shareRules({ replicas: deps.store.replicas, rules: deps.rules, log: app.log }));
   app.addHook('onClose', async () => {
+    sharedRules.close();
     await usage.close();
     await limiters.close();
     await deps.store.close();
@@ -129,11 +135,11 @@ export async function buildApp(config: Pick<Config, 'adminToken'> & Partial<Pick
   // One quota and one failure count per gateway: v1, legacy and admin plugins share them.
   const quota = createIntegrationQuota(limiters, config.rateLimitPerMinute ?? DEFAULT_RATE_LIMIT_PER_MINUTE);
   const authFailures = createAuthFailureGuard(limiters.authFailures, config.authFailuresPerMinute ?? DEFAULT_AUTH_FAILURES_PER_MINUTE);
-  const services = { store: deps.store, rules: deps.rules, usage, metrics, authFailures };
+  const services = { store: deps.store, rules: deps.rules, sharedRules, usage, metrics, authFailures };
   declareProblems(app);
   await registerOpenApi(app, VERSION);
   registerMetrics(app, metrics);
-  registerRulesInfo(metrics, deps.rules);
+  registerRulesInfo(metrics, deps.rules, sharedRules);
   await app.register(healthRoutes(services));
   await app.register(docsRoutes);
   // Outside demo mode the published demo keys are refused even if a database holds them live.
@@ -144,6 +150,7 @@ export async function buildApp(config: Pick<Config, 'adminToken'> & Partial<Pick
     const admin = { adminToken: config.adminToken, adminTokenName: config.adminTokenName ?? DEFAULT_SHARED_TOKEN_NAME };
     await app.register(adminRoutes({ ...services, ...admin }));
     await app.register(migrationRoutes({ ...services, ...admin }));
+    await app.register(rulesRoutes({ ...services, ...admin }));
   }
   if (config.console) {
     await app.register(consolePlugin({ ...services, limiter: limiters.authFailures, sharedTokenName: config.adminTokenName ?? DEFAULT_SHARED_TOKEN_NAME, ...config.console }));

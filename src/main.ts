@@ -8,6 +8,7 @@ import { ensureDemoKeys, revokeDemoKeys, type DemoCredentials, type DemoKeyStatu
 import { createUsageRecorder } from './migration/usage.js';
 import { createLogger } from './logging.js';
 import { RulesError, createRulesHolder } from './rules/loader.js';
+import { shareRules } from './rules/replicas.js';
 import { openSharedLimiters } from './rate-limit/shared-limiter.js';
 
 /** Start-up failed for a reason its message tells an operator in full (no stack). */
@@ -49,7 +50,9 @@ async function main(): Promise<void> {
         throw new StartupError(`DATABASE_URL: cannot open the shared rate limits: ${(error as Error).message}.`);
       })
     : undefined;
-  const app = await buildApp(config, { store, rules, logger, usage, ...(limiters ? { limiters } : {}) });
+  // The rules this process runs, recorded for the other replicas; a reload asked through any replica reaches it.
+  const sharedRules = await shareRules({ replicas: store.replicas, rules, log: logger });
+  const app = await buildApp(config, { store, rules, logger, usage, sharedRules, ...(limiters ? { limiters } : {}) });
 
   let stopping = false;
   const stop = (signal: string) => {
@@ -71,11 +74,8 @@ async function main(): Promise<void> {
   };
   process.on('SIGTERM', () => stop('SIGTERM'));
   process.on('SIGINT', () => stop('SIGINT'));
-  process.on('SIGHUP', () => {
-    const result = rules.reload();
-    if (result.ok) logger.info({ rules_version: result.version }, 'rules reloaded');
-    else logger.error({ problems: result.problems }, 'rules reload failed; the previous rules stay in force');
-  });
+  // SIGHUP reloads this process only (whoever changed its folder signals it): recorded, so drift shows.
+  process.on('SIGHUP', () => void sharedRules.reloadHere('SIGHUP'));
 
   const address = await app.listen({ port: config.port, host: config.host });
   logger.info({ address, database, engine: store.engine, rules: config.rulesDir, rules_version: rules.version().version, demo: config.demo, connections: config.connections }, 'lead-gateway listening');

@@ -2,6 +2,7 @@
 import type { FastifyInstance } from 'fastify';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import type { RulesHolder } from './rules/loader.js';
+import type { RulesAcrossReplicas } from './rules/replicas.js';
 
 export interface Metrics {
   registry: Registry;
@@ -31,9 +32,12 @@ export function createMetrics(): Metrics {
   };
 }
 
-/** `lead_gateway_rules_info{version="…"} 1`: the rules each replica runs, so drift between replicas shows. */
-export function registerRulesInfo(metrics: Metrics, rules: Pick<RulesHolder, 'version'>): void {
-  // A registry shared by two apps (tests) keeps the first one's gauge.
+/**
+ * `lead_gateway_rules_info{version="…"} 1`: the rules this replica runs; `lead_gateway_rules_versions_live`:
+ * how many distinct versions the live replicas run (1 without drift), as recorded on the database.
+ */
+export function registerRulesInfo(metrics: Metrics, rules: Pick<RulesHolder, 'version'>, shared: Pick<RulesAcrossReplicas, 'recentSurvey'>): void {
+  // A registry shared by two apps (tests) keeps the first one's gauges.
   if (metrics.registry.getSingleMetric('lead_gateway_rules_info')) return;
   new Gauge({
     name: 'lead_gateway_rules_info',
@@ -43,6 +47,16 @@ export function registerRulesInfo(metrics: Metrics, rules: Pick<RulesHolder, 've
     collect() {
       this.reset();
       this.set({ version: rules.version().version }, 1);
+    },
+  });
+  new Gauge({
+    name: 'lead_gateway_rules_versions_live',
+    help: 'Distinct rules versions among the live replicas: above 1 is drift; absent while the database cannot be asked',
+    registers: [metrics.registry],
+    async collect() {
+      const survey = await shared.recentSurvey();
+      this.reset();
+      if (survey) this.set(survey.versions.length);
     },
   });
 }

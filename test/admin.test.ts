@@ -20,6 +20,13 @@ describe('admin authentication', () => {
     }
   });
 
+  it('guards the rules and replicas routes too', async () => {
+    for (const [method, url] of [['GET', '/admin/v1/rules'], ['POST', '/admin/v1/rules/reload'], ['GET', '/admin/v1/replicas']] as const) {
+      expect((await gw.app.inject({ method, url })).statusCode).toBe(401);
+      expect((await gw.app.inject({ method, url, headers: { authorization: 'Bearer wrong-token' } })).statusCode).toBe(401);
+    }
+  });
+
   it('an admin token is not an integration key', async () => {
     const res = await gw.app.inject({ method: 'POST', url: '/api/integrations/v1/leads/', headers: { authorization: `Bearer ${ADMIN_TOKEN}` }, payload: { event_id: 'x', first_name: 'A' } });
     expect(res.statusCode).toBe(401);

@@ -2,7 +2,6 @@
 import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import { AppError } from '../errors.js';
 import type { Store } from '../store/store.js';
 import type { RulesHolder } from '../rules/loader.js';
 import { adminAuthenticator } from './authenticate.js';
@@ -145,36 +144,6 @@ export function adminRoutes(deps: { store: Store; rules: RulesHolder; adminToken
       async (request) => {
         const integration = findIntegration(request.params.integration);
         return deps.store.transact((tx) => applyStoredUnmapped(tx, integration, new Date().toISOString()));
-      },
-    );
-
-    r.get(
-      '/admin/v1/rules',
-      {
-        schema: {
-          ...meta,
-          summary: 'The rules this process runs: their version (a hash of the files) and when they were loaded',
-          response: { 200: z.object({ rules_version: z.string(), loaded_at: z.string(), workspaces: z.number().int(), integrations: z.number().int() }) },
-        },
-      },
-      async () => {
-        const { version, loadedAt } = deps.rules.version();
-        const rules = deps.rules.current();
-        return { rules_version: version, loaded_at: loadedAt, workspaces: rules.workspaces.size, integrations: rules.integrations.size };
-      },
-    );
-
-    r.post(
-      '/admin/v1/rules/reload',
-      { schema: { ...meta, summary: 'Reload the rules files', response: { 200: z.object({ reloaded: z.literal(true), rules_version: z.string() }) }, problems: ['validation-failed'] } },
-      async () => {
-        const result = deps.rules.reload();
-        if (!result.ok) {
-          throw new AppError('validation-failed', `The rules were not reloaded; the previous rules stay in force. ${result.problems.join('; ')}`, {
-            errors: result.problems.map((message) => ({ path: '/', message })),
-          });
-        }
-        return { reloaded: true as const, rules_version: result.version };
       },
     );
   };

@@ -170,3 +170,43 @@ export const LeadListQuerySchema = z.object({
   before: z.iso.datetime().optional().meta({ description: 'Cursor: next_before of the previous page' }),
   limit: z.coerce.number().int().min(1).max(500).default(50),
 });
+
+const ReloadErrorSchema = z.object({
+  at: z.string(),
+  problems: z.array(z.string()).meta({ description: 'Each problem with its file and path, as the start-up error names them' }),
+});
+
+export const ReplicaSchema = z
+  .object({
+    id: z.string().meta({ description: 'host:pid:random, new at every start' }),
+    host: z.string().nullable(),
+    pid: z.number().int().nullable(),
+    started_at: z.string().nullable(),
+    last_heartbeat_at: z.string(),
+    rules_version: z.string().nullable().meta({ description: 'The version of the rules it runs; null for a process that runs none (a CLI command) or of an earlier release' }),
+    rules_loaded_at: z.string().nullable(),
+    last_reload_error: ReloadErrorSchema.nullable().meta({ description: 'Its last reload, if it failed: it kept its previous rules. Null after a reload that succeeded' }),
+    this_replica: z.boolean().meta({ description: 'The replica that answered this request' }),
+  })
+  .meta({ id: 'Replica' });
+
+const driftMembers = {
+  rules_versions: z.array(z.string()).meta({ description: 'The distinct rules versions among the live replicas' }),
+  drift: z.boolean().meta({ description: 'Live replicas run different rules (more than one version)' }),
+};
+
+export const ReplicasSchema = z.object({ items: z.array(ReplicaSchema), ...driftMembers }).meta({ id: 'Replicas' });
+
+export const ReplicaReloadSchema = ReplicaSchema.extend({
+  outcome: z.enum(['reloaded', 'failed', 'no-answer']).meta({ description: 'no-answer: it did not record an answer in time (its rules are as it last recorded them)' }),
+}).meta({ id: 'ReplicaReload' });
+
+export const RulesReloadSchema = z
+  .object({
+    reloaded: z.literal(true),
+    rules_version: z.string().meta({ description: 'The version the replica that answered runs now' }),
+    replicas: z.array(ReplicaReloadSchema),
+    not_answered: z.array(z.string()).meta({ description: 'Ids of live replicas that did not answer in time' }),
+    ...driftMembers,
+  })
+  .meta({ id: 'RulesReload' });

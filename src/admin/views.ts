@@ -6,7 +6,9 @@ import type { IssuedKey } from '../migration/keys.js';
 import type { LinkReport } from '../migration/service.js';
 import type { AuditEntry, MigrationState } from '../store/repos/states.js';
 import type { Integration } from '../rules/catalog.js';
-import type { AuditEntrySchema, IntegrationSummarySchema, IssuedKeySchema, KeySummarySchema, LinkReportSchema, StateSchema } from './schemas.js';
+import type { ReplicaRecord } from '../store/replicas.js';
+import type { ReloadReport, Survey } from '../rules/replicas.js';
+import type { AuditEntrySchema, IntegrationSummarySchema, IssuedKeySchema, KeySummarySchema, LinkReportSchema, ReplicaReloadSchema, ReplicaSchema, ReplicasSchema, StateSchema } from './schemas.js';
 
 /** Every list the admin API answers and the CLI prints is `{ "items": [...] }` (docs/api.md, Conventions). */
 export const listOf = <T>(items: T[]): { items: T[] } => ({ items });
@@ -55,3 +57,28 @@ export const auditView = (e: AuditEntry): z.infer<typeof AuditEntrySchema> => ({
   details: e.details,
   at: e.at,
 });
+
+/** A live replica as GET /admin/v1/replicas lists it; `self` is the replica answering. */
+export const replicaView = (r: ReplicaRecord, self: string): z.infer<typeof ReplicaSchema> => ({
+  id: r.id,
+  host: r.host,
+  pid: r.pid,
+  started_at: r.startedAt,
+  last_heartbeat_at: r.heartbeatAt,
+  rules_version: r.rules?.version ?? null,
+  rules_loaded_at: r.rules?.loadedAt ?? null,
+  last_reload_error: r.rules?.reloadError ?? null,
+  this_replica: r.id === self,
+});
+
+export const replicasView = (s: Survey): z.infer<typeof ReplicasSchema> => ({
+  items: s.replicas.map((r) => replicaView(r, s.self)),
+  rules_versions: s.versions,
+  drift: s.drift,
+});
+
+/** The replicas asked to reload (those that run rules), each with what it answered. */
+export const reloadView = (report: ReloadReport): { replicas: z.infer<typeof ReplicaReloadSchema>[]; not_answered: string[]; rules_versions: string[]; drift: boolean } => {
+  const replicas = report.replicas.filter((r) => report.outcomes.has(r.id)).map((r) => ({ ...replicaView(r, report.self), outcome: report.outcomes.get(r.id)! }));
+  return { replicas, not_answered: replicas.filter((r) => r.outcome === 'no-answer').map((r) => r.id), rules_versions: report.versions, drift: report.drift };
+};

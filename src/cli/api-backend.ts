@@ -3,7 +3,7 @@
 // the credential's operator, which the gateway decides (the CLI sends no actor).
 import type { MigrationReport } from '../migration/report.js';
 import type { AdminClient } from './admin-client.js';
-import type { AuditEntryView, Backend, IntegrationSummary, IssuedKey, KeySummary, LinkReportView, List, StateView } from './backend.js';
+import type { AuditEntryView, Backend, IntegrationSummary, IssuedKey, KeySummary, LinkReportView, List, ReplicasView, StateView } from './backend.js';
 
 export function apiBackend(client: AdminClient): Backend {
   const of = (ref: string) => `/integrations/${encodeURIComponent(ref)}`;
@@ -26,6 +26,7 @@ export function apiBackend(client: AdminClient): Backend {
       const integrations = await client.get<List<IntegrationSummary>>('/integrations');
       return { list, handles: new Map(integrations.items.map((i) => [i.id, i.handle])) };
     },
+    replicas: () => client.get<ReplicasView>('/replicas'),
     close: async () => {},
   };
 }

@@ -2,7 +2,7 @@
 // database (the services, then the views) or a running gateway (its admin API, which answers the views).
 // Both answer the same objects, so every command prints the same table and the same --json either way.
 import type { z } from 'zod';
-import type { AuditEntrySchema, IntegrationSummarySchema, IssuedKeySchema, KeySummarySchema, LinkReportSchema, StateSchema } from '../admin/schemas.js';
+import type { AuditEntrySchema, IntegrationSummarySchema, IssuedKeySchema, KeySummarySchema, LinkReportSchema, ReplicasSchema, StateSchema } from '../admin/schemas.js';
 import type { MigrationReport } from '../migration/report.js';
 
 export type IntegrationSummary = z.infer<typeof IntegrationSummarySchema>;
@@ -12,6 +12,7 @@ export type LinkReportView = z.infer<typeof LinkReportSchema>;
 export type StateView = z.infer<typeof StateSchema>;
 export type AuditEntryView = z.infer<typeof AuditEntrySchema>;
 export type List<T> = { items: T[] };
+export type ReplicasView = z.infer<typeof ReplicasSchema>;
 
 export interface Backend {
   integrations(): Promise<List<IntegrationSummary>>;
@@ -26,5 +27,7 @@ export interface Backend {
   report(ref: string, quietHours?: number): Promise<MigrationReport>;
   /** The entries, and the handle of each integration they name (an id the rules no longer know stays an id). */
   audit(ref: string | undefined, limit: number): Promise<{ list: List<AuditEntryView>; handles: Map<string, string> }>;
+  /** The live gateway processes on the database and the rules each runs (PostgreSQL). */
+  replicas(): Promise<ReplicasView>;
   close(): Promise<void>;
 }

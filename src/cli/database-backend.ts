@@ -1,7 +1,8 @@
 // The CLI's database mode: the admin API's service functions on the gateway's own database, answered
 // through the same view functions the admin routes answer with.
 import { integrationByRef } from '../admin/integration-ref.js';
-import { auditView, integrationView, issuedKeyView, keyView, linkView, listOf, stateView } from '../admin/views.js';
+import { auditView, integrationView, issuedKeyView, keyView, linkView, listOf, replicasView, stateView } from '../admin/views.js';
+import { listReplicas } from '../rules/replicas.js';
 import { importLegacyKey, issueV1Key, relinkLegacyLeads, renewKeys, revokeKey, rollback, switchOff } from '../migration/service.js';
 import { migrationReport } from '../migration/report.js';
 import { createUsageRecorder, type UsageRecorder } from '../migration/usage.js';
@@ -9,7 +10,7 @@ import { createRulesHolder, type RulesHolder } from '../rules/loader.js';
 import { openStore, storeLocation, type StoreOptions } from '../store/open-store.js';
 import { StoreOpenError, type Store } from '../store/store.js';
 import type { Backend } from './backend.js';
-import { EXIT, EnvironmentError } from './exit.js';
+import { EXIT, EnvironmentError, UsageError } from './exit.js';
 
 export interface Context {
   rules: RulesHolder;
@@ -100,6 +101,13 @@ export function databaseBackend(ctx: Context, actor: string): Backend {
       const entries = await store.read((r) => r.states.listAudit(id, limit));
       const handles = new Map([...rules.current().integrations.values()].map((i) => [i.id, i.handle]));
       return { list: listOf(entries.map(auditView)), handles };
+    },
+    async replicas() {
+      // A gateway on a SQLite file is the only process serving it, and records itself nowhere.
+      if (store.engine === 'sqlite') throw new UsageError('replicas: a gateway on a SQLite file records no replicas; ask it with --url');
+      const survey = await listReplicas(store.replicas);
+      // This command's own process runs no rules: it is left out.
+      return replicasView({ ...survey, replicas: survey.replicas.filter((r) => r.id !== survey.self) });
     },
     close: () => ctx.close(),
   };

@@ -291,6 +291,20 @@ function createProgram(): Command {
     );
 
   program
+    .command('replicas')
+    .description('the live gateway replicas on the database, the rules version each runs, and whether they differ (PostgreSQL, or --url)')
+    .action(() =>
+      withBackend(async (b) => {
+        const data = await b.replicas();
+        const rows = data.items.map((r) => [r.id, r.rules_version ?? '-', r.rules_loaded_at ?? '-', r.last_heartbeat_at, r.last_reload_error ? `failed at ${r.last_reload_error.at}` : '-']);
+        const summary = data.drift
+          ? `DRIFT: the live replicas run ${data.rules_versions.length} versions of the rules: ${data.rules_versions.join(', ')}`
+          : `rules: ${data.rules_versions[0] ?? 'none recorded'} on every live replica`;
+        print([table(['ID', 'RULES', 'LOADED', 'HEARTBEAT', 'LAST RELOAD'], rows), '', summary].join('\n'), data);
+      }),
+    );
+
+  program
     .command('audit')
     .description('the audit log, newest first')
     .argument('[integration]', 'id or workspace:integration handle (all when omitted)')

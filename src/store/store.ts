@@ -14,6 +14,7 @@ import type { LeadPageRepo } from './repos/lead-pages.js';
 import type { LockRepo } from './repos/locks.js';
 import type { LeadViewRepo } from './repos/lead-views.js';
 import type { ConsoleSessionRepo, ConsoleUserRepo } from './repos/console.js';
+import type { ReplicaSet } from './replicas.js';
 
 /** The repositories reachable inside a read or a unit of work. */
 export interface Repos {
@@ -90,6 +91,11 @@ export interface Store {
    * the processes still behind, after two seconds at most; an engine of one file resolves at once).
    */
   awaitChangeSeen(): Promise<string[]>;
+  /**
+   * The gateway processes on this database (this one included), the rules each records it runs, and
+   * requests to reload rules that reach every one of them (replicas.ts). One file: this process alone.
+   */
+  readonly replicas: ReplicaSet;
   close(): Promise<void>;
 }
 

@@ -1,7 +1,7 @@
 // The rules version: a hash of the files, the same for the same files wherever they are, shown by
 // /readyz, /metrics and the admin API, and moved by a reload that changed a file.
 import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { EXAMPLE_RULES, startGateway } from '../helper.js';
@@ -46,6 +46,34 @@ describe('the rules version', () => {
       const metrics = (await gw.app.inject({ method: 'GET', url: '/metrics' })).body;
       expect(metrics).toContain(`lead_gateway_rules_info{version="${after}"} 1`);
       expect(metrics).not.toContain(`version="${before}"`);
+    } finally {
+      await gw.close();
+    }
+  });
+
+  it('GET /admin/v1/replicas lists this process alone when it is the only one, and a reload names its failure', async () => {
+    const dir = copyOfExampleRules();
+    const gw = await startGateway({ rulesDir: dir });
+    try {
+      const version = createRulesHolder(dir).version().version;
+      const list = (await gw.admin('GET', '/admin/v1/replicas')).json();
+      expect(list).toMatchObject({ rules_versions: [version], drift: false });
+      expect(list.items).toEqual([expect.objectContaining({ host: hostname(), pid: process.pid, rules_version: version, last_reload_error: null, this_replica: true })]);
+      expect((await gw.app.inject({ method: 'GET', url: '/readyz' })).json()).toMatchObject({ rules_version: version, rules_drift: false });
+
+      const reloaded = await gw.admin('POST', '/admin/v1/rules/reload');
+      expect(reloaded.statusCode).toBe(200);
+      expect(reloaded.json()).toMatchObject({ reloaded: true, rules_version: version, not_answered: [], replicas: [{ id: list.items[0].id, outcome: 'reloaded' }] });
+
+      writeFileSync(join(dir, 'broken.yaml'), 'format_version: 2\n');
+      const refused = await gw.admin('POST', '/admin/v1/rules/reload');
+      expect(refused.statusCode).toBe(422);
+      expect(refused.json()).toMatchObject({ code: 'validation-failed', replicas: [{ outcome: 'failed', rules_version: version }] });
+      expect(refused.json().detail).toContain(join(dir, 'broken.yaml'));
+      const error = (await gw.admin('GET', '/admin/v1/replicas')).json().items[0].last_reload_error;
+      expect(error.problems.length).toBeGreaterThan(0);
+      for (const problem of error.problems) expect(problem).toContain(join(dir, 'broken.yaml'));
+      expect((await gw.app.inject({ method: 'GET', url: '/readyz' })).json().rules_version).toBe(version);
     } finally {
       await gw.close();
     }

@@ -13,10 +13,15 @@
 // is a new one) unless its feed is connected, it is registered, and its last heartbeat is recent:
 // exactly while the others wait for it. A database that cannot take the feed (a standby in recovery
 // refuses LISTEN; a read-only one the registration) only makes the process remember nothing.
+//
+// The same connection carries what a process says about its rules (the version it runs, its last
+// failed reload, the newest reload request it answered: `record`), and hears requests to reload on a
+// second channel (replica-rules-schema.ts), which it hands to the handler set by `onReloadAsked`.
 import { hostname } from 'node:os';
-import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { CHANGE_FEED_CHANNEL } from './change-feed-schema.js';
+import { RULES_RELOAD_CHANNEL } from './replica-rules-schema.js';
+import { newReplicaId, processStartedAt, type RulesRecord } from '../replicas.js';
 
 /** How often a process says it is alive; a process silent for LIVE_WITHIN_MS is not waited for. */
 export const HEARTBEAT_MS = 2_000;
@@ -50,6 +55,10 @@ export interface ChangeFeed {
    * answers the ids of processes that had not seen it by then.
    */
   awaitSeen(): Promise<string[]>;
+  /** Records this process's rules (and the reload request answered) on the feed's connection; again at every registration. */
+  record(rules: RulesRecord, answered?: number): Promise<void>;
+  /** Told of each reload request made by another process, and of one missed while disconnected. */
+  onReloadAsked(handler: ((request: number) => void) | null): void;
   close(): Promise<void>;
 }
 
@@ -77,7 +86,8 @@ function episode(log: FeedLog | undefined, start: string, end: string) {
 }
 
 export async function startChangeFeed(options: FeedOptions): Promise<ChangeFeed> {
-  const replicaId = `${hostname()}:${process.pid}:${randomBytes(3).toString('hex')}`;
+  const replicaId = newReplicaId();
+  const startedAt = processStartedAt();
   const log = options.log;
   let generation = 0;
   let client: pg.Client | null = null;
@@ -85,6 +95,10 @@ export async function startChangeFeed(options: FeedOptions): Promise<ChangeFeed>
   let beatAt = 0;
   let closed = false;
   let reconnect: NodeJS.Timeout | null = null;
+  let rules: RulesRecord | null = null;
+  /** The newest reload request answered; null until the first registration (which answers every earlier one: the rules were just read). */
+  let answered: number | null = null;
+  let reloadAsked: ((request: number) => void) | null = null;
   /** The feed's statements, one after another on its connection. */
   let queue: Promise<unknown> = Promise.resolve();
   const connection = episode(log, 'change feed lost its connection: keys and states are read from the database on every request until it is back', 'change feed reconnected; remembered reads start afresh');
@@ -106,20 +120,31 @@ export async function startChangeFeed(options: FeedOptions): Promise<ChangeFeed>
   const register = async (): Promise<void> => {
     generation++;
     try {
-      const result = await onFeed(
-        `INSERT INTO replicas (id, seen_version, heartbeat_at) SELECT $1, version, now() FROM change_feed WHERE id = 1
-         ON CONFLICT (id) DO UPDATE SET seen_version = greatest(replicas.seen_version, excluded.seen_version), heartbeat_at = now()`,
-        [replicaId],
+      const result = await onFeed<{ request: string }>(
+        `INSERT INTO replicas (id, seen_version, heartbeat_at, host, pid, started_at, rules_version, rules_loaded_at, rules_reload_error, reload_answered)
+         SELECT $1, f.version, now(), $2, $3, $4, $5, $6, $7, coalesce($8, r.request) FROM change_feed f, rules_reloads r WHERE f.id = 1 AND r.id = 1
+         ON CONFLICT (id) DO UPDATE SET seen_version = greatest(replicas.seen_version, excluded.seen_version), heartbeat_at = now(),
+           rules_version = excluded.rules_version, rules_loaded_at = excluded.rules_loaded_at, rules_reload_error = excluded.rules_reload_error,
+           reload_answered = greatest(replicas.reload_answered, excluded.reload_answered)
+         RETURNING (SELECT request FROM rules_reloads WHERE id = 1) AS request`,
+        [replicaId, ...rulesColumns(), answered],
       );
       if (result === null) return;
       registered = true;
       beatAt = Date.now();
       registration.recovered({ replica: replicaId });
+      const newest = Number(result.rows[0]!.request);
+      // A request made while this process was not listening: answered now.
+      if (answered !== null && newest > answered) reloadAsked?.(newest);
+      answered ??= newest;
     } catch (error) {
       registered = false;
       registration.failed({ err: error, replica: replicaId });
     }
   };
+
+  /** host, pid, started_at, rules_version, rules_loaded_at, rules_reload_error: what a registration writes after the id. */
+  const rulesColumns = () => [hostname(), process.pid, startedAt, rules?.version ?? null, rules?.loadedAt ?? null, rules?.reloadError ? JSON.stringify(rules.reloadError) : null];
 
   const beat = async (): Promise<void> => {
     if (!registered) return register();
@@ -145,7 +170,14 @@ export async function startChangeFeed(options: FeedOptions): Promise<ChangeFeed>
     next.on('error', (error) => lost(next, error));
     next.on('end', () => lost(next, null));
     next.on('notification', (message) => {
-      if (message.channel !== CHANGE_FEED_CHANNEL || client !== next) return;
+      if (client !== next) return;
+      if (message.channel === RULES_RELOAD_CHANNEL) {
+        // "<request>:<asking process>": the asking process reloaded itself already.
+        const [request, by] = (message.payload ?? '').split(/:(.*)/s);
+        if (by !== replicaId) reloadAsked?.(Number(request));
+        return;
+      }
+      if (message.channel !== CHANGE_FEED_CHANNEL) return;
       generation++;
       const version = message.payload ?? '0';
       onFeed('UPDATE replicas SET seen_version = greatest(seen_version, $2::bigint), heartbeat_at = now() WHERE id = $1', [replicaId, version]).then(
@@ -156,7 +188,7 @@ export async function startChangeFeed(options: FeedOptions): Promise<ChangeFeed>
     try {
       await next.connect();
       // A standby in recovery refuses LISTEN: the connection is ended and tried again later.
-      await next.query({ text: `LISTEN ${CHANGE_FEED_CHANNEL}`, query_timeout: FEED_STATEMENT_TIMEOUT_MS } as pg.QueryConfig);
+      await next.query({ text: `LISTEN ${CHANGE_FEED_CHANNEL}; LISTEN ${RULES_RELOAD_CHANNEL}`, query_timeout: FEED_STATEMENT_TIMEOUT_MS } as pg.QueryConfig);
       if (closed) throw new Error('closed');
     } catch (error) {
       next.removeAllListeners('end');
@@ -239,6 +271,23 @@ export async function startChangeFeed(options: FeedOptions): Promise<ChangeFeed>
         log?.warn({ replicas: behind, waited_ms: SEEN_TIMEOUT_MS }, 'change feed: these processes did not confirm a change of keys or states in time; any read they remembered from before it has expired by now');
       }
       return behind;
+    },
+    async record(next, request) {
+      rules = next;
+      if (request !== undefined) answered = Math.max(answered ?? 0, request);
+      try {
+        await onFeed(
+          `UPDATE replicas SET rules_version = $2, rules_loaded_at = $3, rules_reload_error = $4, reload_answered = greatest(reload_answered, $5), heartbeat_at = now()
+           WHERE id = $1`,
+          [replicaId, next.version, next.loadedAt, next.reloadError ? JSON.stringify(next.reloadError) : null, answered ?? 0],
+        );
+      } catch (error) {
+        // Written again at the next registration; meanwhile the others see the previous record.
+        registration.failed({ err: error, replica: replicaId });
+      }
+    },
+    onReloadAsked(handler) {
+      reloadAsked = handler;
     },
     async close() {
       closed = true;

@@ -8,6 +8,7 @@ import { schema } from './schema.js';
 import { changeFeedSchema } from './change-feed-schema.js';
 import { stripedCountsSchema } from './striped-counts-schema.js';
 import { consoleSchema } from './console-schema.js';
+import { replicaRulesSchema } from './replica-rules-schema.js';
 import type { SchemaState } from '../store.js';
 
 export interface Migration {
@@ -28,8 +29,8 @@ export const migrations: Migration[] = [
     name: 'the table of the shared rate limits',
     sql: `CREATE TABLE IF NOT EXISTS rate_limits (key varchar(255) PRIMARY KEY, points integer NOT NULL DEFAULT 0, expire bigint)`,
   },
-  // Version 5 is taken by the change feed's work on another branch; this one follows it (renumbered
-  // at the merge if that changes). The same tables as SQLite migration 13.
+  { version: 5, name: 'the rules each replica runs, and reload requests to every replica', sql: replicaRulesSchema },
+  // The same tables as SQLite migration 13.
   { version: 6, name: 'console users and sessions', sql: consoleSchema },
 ];
 

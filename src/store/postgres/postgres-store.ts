@@ -8,6 +8,8 @@ import { isRetryable, notReady, toStoreError, unavailableCode } from './errors.j
 import { reposFor } from './repos/index.js';
 import { startChangeFeed, type ChangeFeed, type FeedLog } from './change-feed.js';
 import { inOrder, writeBehind } from './sql.js';
+import { postgresReplicaSet } from './replica-set.js';
+import { aloneReplicaSet } from '../replicas.js';
 
 export type PostgresStoreOptions = PoolOptions & {
   /** Where the change feed says it lost or regained its connection, or that a change was not seen everywhere in time. */
@@ -113,6 +115,8 @@ export function postgresStore(pool: pg.Pool, schema: SchemaState, feed: ChangeFe
     engine: 'postgres',
     schema,
     pool,
+    // Without a feed nobody hears this process: it is alone, as far as it can tell.
+    replicas: feed ? postgresReplicaSet(pool, feed) : aloneReplicaSet(),
     replicaId: () => feed?.replicaId ?? null,
     transact,
     read: (fn) => inTransaction('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY', fn).catch((error: unknown) => Promise.reject(toStoreError(error))),

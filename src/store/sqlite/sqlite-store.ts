@@ -6,6 +6,7 @@ import { explainOpenFailure, openDatabase, type Db, type Synchronous } from './c
 import { migrate } from './migrations.js';
 import { notReady, toStoreError } from './errors.js';
 import { NotReadyError, type Repos, type SchemaState, type Store } from '../store.js';
+import { aloneReplicaSet } from '../replicas.js';
 import { sqliteContactRepo } from './repos/contacts.js';
 import { sqliteLeadViewRepo } from './repos/lead-views.js';
 import { sqliteLeadRepo } from './repos/leads.js';
@@ -218,6 +219,8 @@ export function openSqliteStore(options: SqliteStoreOptions): SqliteStore {
     },
     // Another process on the file checks data_version on its every look-up: it sees a commit at once.
     awaitChangeSeen: async () => [],
+    // One process serves a file (a CLI command beside it runs no rules): it answers for itself alone.
+    replicas: aloneReplicaSet(),
     checkReady() {
       // Concurrent and back-to-back checks share one verdict for a second.
       if (readiness === null || Date.now() - readiness.at > READY_REUSE_MS) readiness = { at: Date.now(), check: checkReady() };
