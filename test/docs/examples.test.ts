@@ -25,6 +25,7 @@ const NOT_RUN: Record<string, string> = {
   'npm run lint': 'CI runs it (.ci/run)',
   'npm run build': 'CI runs it (.ci/run); npm-start.test.ts builds through npm start',
   'npm run bench': 'minutes of load on the whole machine',
+  'npm run bench:scaling': 'minutes of load on the whole machine, and a PostgreSQL cluster of its own',
   'npm run test:resilience': 'CI runs it (.ci/run); minutes long',
   'bash .ci/run': 'CI itself',
   'npm run lint:openapi': 'CI runs it (.ci/run)',
@@ -46,7 +47,7 @@ const NOT_RUN: Record<string, string> = {
 };
 
 /** Files in reading order; the runbook shows each step both ways, so each way runs on its own gateway. */
-const READING_ORDER = ['README.md', 'docs/api.md', 'docs/migration.md', 'docs/console.md', 'docs/legacy-api.md', 'docs/rules.md', 'docs/operations.md', 'docs/performance.md', 'docs/reliability.md', 'docs/architecture.md'];
+const READING_ORDER = ['README.md', 'docs/api.md', 'docs/migration.md', 'docs/console.md', 'docs/legacy-api.md', 'docs/rules.md', 'docs/operations.md', 'docs/performance.md', 'docs/scaling.md', 'docs/reliability.md', 'docs/architecture.md'];
 const RUNBOOK = 'docs/runbook.md';
 const DEMO_HOST = 'http://127.0.0.1:3000';
 
