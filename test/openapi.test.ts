@@ -121,5 +121,6 @@ export const wrong: Extract<Answer, { ok: true }>['body']['intake_outcome'] = 'e
     );
     expect(tsc.stdout + tsc.stderr).toBe('');
     expect(tsc.status).toBe(0);
-  });
+    // Two child processes of up to 60 s each (tsx, then tsc): more than the default 20 s on busy cores.
+  }, 150_000);
 });

@@ -64,7 +64,8 @@ async function stub(handler: Parameters<typeof createServer>[1]): Promise<string
   return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
 }
 
-describe('the CLI over the admin API (--url)', () => {
+// Each command is a tsx child process (1-2 s on busy cores): a test of several outlasts the default 20 s.
+describe('the CLI over the admin API (--url)', { timeout: 90_000 }, () => {
   it('drives a migration through the gateway, printing what database mode prints for the same state', { timeout: 120_000 }, async () => {
     const handle = 'brightpath:telegram-bot';
     const reads = [['integrations'], ['keys', handle], ['audit'], ['audit', handle], ['report', handle]];

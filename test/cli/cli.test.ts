@@ -27,7 +27,8 @@ function cli(...args: string[]) {
 const legacyPost = (key: string, body: unknown) =>
   fetch(`${base}/api/bots/api/leads/`, { method: 'POST', headers: { 'x-bot-api-key': key, 'content-type': 'application/json' }, body: JSON.stringify(body) });
 
-describe('lead-gateway CLI', () => {
+// Each command is a tsx child process (1-2 s on busy cores): a test of several outlasts the default 20 s.
+describe('lead-gateway CLI', { timeout: 90_000 }, () => {
   it('lists integrations as a table and as JSON', () => {
     const human = cli('integrations');
     expect(human.code).toBe(0);

@@ -27,7 +27,8 @@ function cli(args: string[], options: { input?: string; env?: Record<string, str
   return { code: run.status, out: run.stdout, err: run.stderr };
 }
 
-describe('lead-gateway users', () => {
+// Each command is a tsx child process (1-2 s on busy cores): a test of several outlasts the default 20 s.
+describe('lead-gateway users', { timeout: 90_000 }, () => {
   it('adds a service-team user with the password on stdin; they sign in to the console', async () => {
     const added = cli(['users', 'add', 'aziza', '--service-team'], { input: `${PASSWORD}\n` });
     expect(added.err).not.toContain('error');
