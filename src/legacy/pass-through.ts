@@ -13,6 +13,13 @@ import { sendUpstreamProblem } from '../errors.js';
 /** Connections kept open to the upstream at most (what @fastify/reply-from kept before). */
 export const UPSTREAM_CONNECTIONS = 128;
 
+/**
+ * An answer that declares at most this many bytes is sent on once whole, not streamed: a stream costs
+ * a few microseconds more per answer, and a small answer that stalls half-way still gets its 504
+ * problem. Anything longer, or of no declared length, is streamed as it comes.
+ */
+export const BUFFERED_ANSWER_MAX_BYTES = 64 * 1024;
+
 /** RFC 9110 7.6.1: meaningful for one connection only, never passed on (undici refuses several). */
 const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'proxy-connection', 'proxy-authenticate', 'proxy-authorization', 'te', 'trailer', 'transfer-encoding', 'upgrade']);
 
@@ -54,11 +61,13 @@ class Forwarding implements Dispatcher.DispatchHandler {
   private clientGone = false;
   /** undici's callback (from onHeaders) that reads on after onData returned false. */
   private resume: (() => void) | null = null;
+  /** A small answer of a declared length, kept whole until it has arrived (see BUFFERED_ANSWER_MAX_BYTES). */
+  private held: { statusCode: number; headers: Headers; chunks: Buffer[] } | null = null;
 
   constructor(private readonly reply: FastifyReply) {
     // A client that leaves before the answer cancels the upstream request (after it, see UpstreamBody).
     reply.raw.once('close', () => {
-      if (this.body === null && !reply.raw.writableFinished) {
+      if (this.body === null && !reply.sent) {
         this.clientGone = true;
         this.abort?.(new Error('the client closed the connection'));
       }
@@ -80,7 +89,14 @@ class Forwarding implements Dispatcher.DispatchHandler {
       this.abort?.(error as Error);
       return false;
     }
-    reply.headers(withoutHopByHop(util.parseHeaders(rawHeaders) as Headers, {}));
+    const headers = withoutHopByHop(util.parseHeaders(rawHeaders) as Headers, {});
+    const length = Number(headers['content-length'] ?? NaN);
+    // HEAD, 204 and 304 carry no body whatever their Content-Length says: streamed, as Fastify expects.
+    if (length <= BUFFERED_ANSWER_MAX_BYTES && statusCode !== 204 && statusCode !== 304 && this.reply.request.method !== 'HEAD') {
+      this.held = { statusCode, headers, chunks: [] };
+      return true;
+    }
+    reply.headers(headers);
     const body = (this.body = new UpstreamBody());
     body.abortUpstream = this.abort;
     this.resume = resume;
@@ -89,6 +105,10 @@ class Forwarding implements Dispatcher.DispatchHandler {
   }
 
   onData(chunk: Buffer): boolean {
+    if (this.held !== null) {
+      this.held.chunks.push(chunk);
+      return true;
+    }
     const body = this.body!;
     if (body.push(chunk)) return true;
     // undici stops reading the socket until the client has taken what was pushed (_read).
@@ -97,6 +117,11 @@ class Forwarding implements Dispatcher.DispatchHandler {
   }
 
   onComplete(): void {
+    const held = this.held;
+    if (held !== null) {
+      void this.reply.headers(held.headers).send(held.chunks.length === 1 ? held.chunks[0] : Buffer.concat(held.chunks));
+      return;
+    }
     const body = this.body!;
     body.ended = true;
     body.push(null);

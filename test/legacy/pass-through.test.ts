@@ -10,6 +10,7 @@ import { buildApp } from '../../src/app.js';
 import { openTestStore } from '../support/store.js';
 import { createRulesHolder } from '../../src/rules/loader.js';
 import { ADMIN_TOKEN, EXAMPLE_RULES, recordForContract } from '../helper.js';
+import { BUFFERED_ANSWER_MAX_BYTES } from '../../src/legacy/pass-through.js';
 
 interface Seen {
   method: string;
@@ -181,10 +182,21 @@ describe('an upstream that fails', () => {
     expect(seen.filter((s) => s.method === 'GET')).toHaveLength(1);
   });
 
-  it('stalling in the middle of the body: the answer is cut off, never completed', async () => {
+  it('stalling in the middle of a small body: 504 problem (the answer is sent on only whole)', async () => {
     behave = (_req, res) => {
       res.writeHead(200, { 'content-type': 'application/json', 'content-length': '1000' });
       res.write('{"partial":');
+    };
+    const res = await bot('GET', '/leads/');
+    expect(res.status).toBe(504);
+    expect(res.json()).toMatchObject({ code: 'gateway-timeout' });
+    expect(res.text).not.toMatch(/partial/);
+  });
+
+  it('stalling in the middle of a large body: the streamed answer is cut off, never completed', async () => {
+    behave = (_req, res) => {
+      res.writeHead(200, { 'content-type': 'application/octet-stream', 'content-length': String(BUFFERED_ANSWER_MAX_BYTES + 1) });
+      res.write('partial');
     };
     const res = await fetch(`${base}/api/bots/api/leads/`, { headers: { 'x-bot-api-key': KEY } });
     expect(res.status).toBe(200);
@@ -268,7 +280,7 @@ describe('a client that leaves', () => {
     await closed;
   });
 
-  it('in the middle of the answer: the upstream response is cancelled', async () => {
+  it('in the middle of a streamed answer: the upstream response is cancelled', async () => {
     const closed = upstreamClosed((res) => {
       res.writeHead(200, { 'content-type': 'application/octet-stream' });
       res.write(Buffer.alloc(1024, 'a'));
@@ -277,6 +289,32 @@ describe('a client that leaves', () => {
     req.on('error', () => undefined);
     req.end();
     await closed;
+  });
+
+  it('in the middle of a small answer held until whole: the upstream response is cancelled', async () => {
+    let started!: () => void;
+    const headersSent = new Promise<void>((resolve) => (started = resolve));
+    const closed = upstreamClosed((res) => {
+      res.writeHead(200, { 'content-type': 'application/json', 'content-length': '100' });
+      res.write('{"partial":', () => started());
+    });
+    const req = httpRequest(`${patientBase}/api/bots/api/info/`, { headers: { 'x-bot-api-key': KEY } });
+    req.on('error', () => undefined);
+    req.end();
+    await headersSent;
+    req.destroy();
+    await closed;
+  });
+
+  it('HEAD: the upstream headers come back without a body, Content-Length kept', async () => {
+    behave = (_req, res) => {
+      res.writeHead(200, { 'content-type': 'application/json', 'content-length': '42' });
+      res.end();
+    };
+    const res = await fetch(`${patientBase}/api/bots/api/info/`, { method: 'HEAD', headers: { 'x-bot-api-key': KEY } });
+    expect(res.status).toBe(200);
+    expect(res.headers.get('content-length')).toBe('42');
+    expect(await res.text()).toBe('');
   });
 });
 
