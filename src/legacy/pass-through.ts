@@ -1,6 +1,6 @@
 // Forwarding legacy reads and actions unchanged to the old API (contract 7), with bounded waits.
 //
-// On undici's own dispatch interface rather than @fastify/reply-from: that layer cost ~25 us of CPU
+// On undici's own dispatch interface rather than @fastify/reply-from: that layer cost ~18 us of CPU
 // per forward here (docs/performance.md, "Legacy pass-through"). The answer still goes out through
 // Fastify's reply, so the hooks every legacy response runs (rate-limit headers, draining, logging,
 // usage counting, metrics) run for it too.
@@ -62,7 +62,7 @@ class Forwarding implements Dispatcher.DispatchHandler {
   /** undici's callback (from onHeaders) that reads on after onData returned false. */
   private resume: (() => void) | null = null;
   /** A small answer of a declared length, kept whole until it has arrived (see BUFFERED_ANSWER_MAX_BYTES). */
-  private held: { statusCode: number; headers: Headers; chunks: Buffer[] } | null = null;
+  private held: { headers: Headers; chunks: Buffer[] } | null = null;
 
   constructor(private readonly reply: FastifyReply) {
     // A client that leaves before the answer cancels the upstream request (after it, see UpstreamBody).
@@ -93,7 +93,7 @@ class Forwarding implements Dispatcher.DispatchHandler {
     const length = Number(headers['content-length'] ?? NaN);
     // HEAD, 204 and 304 carry no body whatever their Content-Length says: streamed, as Fastify expects.
     if (length <= BUFFERED_ANSWER_MAX_BYTES && statusCode !== 204 && statusCode !== 304 && this.reply.request.method !== 'HEAD') {
-      this.held = { statusCode, headers, chunks: [] };
+      this.held = { headers, chunks: [] };
       return true;
     }
     reply.headers(headers);
