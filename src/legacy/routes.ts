@@ -9,7 +9,7 @@ import { LeadObjectSchema } from '../lead/schemas.js';
 import { legacyGate } from './authenticate.js';
 import { legacyMeta, LegacyLeadCreateSchema, LegacyLeadParamsSchema, LegacyLeadUpdateSchema, LegacyTagCreateSchema, LegacyTagSchema } from './schemas.js';
 import { localRoutes } from './local-routes.js';
-import { forward, registerUpstream } from './pass-through.js';
+import { registerUpstream } from './pass-through.js';
 import { markFreeOfQuota, type IntegrationQuota } from '../rate-limit/quota.js';
 import type { AuthFailureGuard } from '../rate-limit/auth-failures.js';
 import { inexactKeysUnder } from '../json-body.js';
@@ -101,7 +101,7 @@ export function legacyRoutes(deps: {
     );
 
     if (deps.upstream) {
-      await registerUpstream(app, deps.upstream);
+      const forward = registerUpstream(app, deps.upstream);
       app.addHook('onResponse', async (request, reply) => {
         if (request.routeOptions.config.forwarded !== true) return;
         const failure = reply.logContext?.upstream_error;

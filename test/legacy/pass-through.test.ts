@@ -10,6 +10,7 @@ import { buildApp } from '../../src/app.js';
 import { openTestStore } from '../support/store.js';
 import { createRulesHolder } from '../../src/rules/loader.js';
 import { ADMIN_TOKEN, EXAMPLE_RULES, recordForContract } from '../helper.js';
+import { BUFFERED_ANSWER_MAX_BYTES } from '../../src/legacy/pass-through.js';
 
 interface Seen {
   method: string;
@@ -85,7 +86,9 @@ describe('forwarding', () => {
     expect(res.status).toBe(201);
     expect(res.json()).toEqual({ id: 'c1', text: 'hello' });
     expect(res.headers.get('x-upstream')).toBe('old-crm');
+    // The gateway's own headers are still added to a forwarded answer (its hooks run for it).
     expect(res.headers.get('deprecation')).toMatch(/^@\d+$/);
+    expect(res.headers.get('ratelimit-limit')).toMatch(/^\d+$/);
     expect(seen).toHaveLength(1);
     expect(seen[0]).toMatchObject({ method: 'POST', url: '/api/bots/api/leads/42/comments/?notify=1', body: '{"text":"hello"}' });
     expect(seen[0]!.headers['x-bot-api-key']).toBe(KEY);
@@ -173,6 +176,33 @@ describe('an upstream that fails', () => {
     expect(metrics).toMatch(/^lead_gateway_upstream_errors_total\{kind="timeout"\} [1-9]/m);
   });
 
+  it('a GET met by a reset is not re-sent either', async () => {
+    behave = (req) => req.socket.destroy();
+    expect((await bot('GET', '/leads/42/')).status).toBe(502);
+    expect(seen.filter((s) => s.method === 'GET')).toHaveLength(1);
+  });
+
+  it('stalling in the middle of a small body: 504 problem (the answer is sent on only whole)', async () => {
+    behave = (_req, res) => {
+      res.writeHead(200, { 'content-type': 'application/json', 'content-length': '1000' });
+      res.write('{"partial":');
+    };
+    const res = await bot('GET', '/leads/');
+    expect(res.status).toBe(504);
+    expect(res.json()).toMatchObject({ code: 'gateway-timeout' });
+    expect(res.text).not.toMatch(/partial/);
+  });
+
+  it('stalling in the middle of a large body: the streamed answer is cut off, never completed', async () => {
+    behave = (_req, res) => {
+      res.writeHead(200, { 'content-type': 'application/octet-stream', 'content-length': String(BUFFERED_ANSWER_MAX_BYTES + 1) });
+      res.write('partial');
+    };
+    const res = await fetch(`${base}/api/bots/api/leads/`, { headers: { 'x-bot-api-key': KEY } });
+    expect(res.status).toBe(200);
+    await expect(res.text()).rejects.toThrow();
+  });
+
   it('a GET that meets 503 is not retried either', async () => {
     behave = (_req, res) => {
       res.writeHead(503);
@@ -180,6 +210,111 @@ describe('an upstream that fails', () => {
     };
     expect((await bot('GET', '/tags/')).status).toBe(503);
     expect(seen).toHaveLength(1);
+  });
+});
+
+describe('streaming', () => {
+  it('passes a large answer on as it comes, byte for byte', async () => {
+    const chunk = Buffer.alloc(64 * 1024, 'a');
+    const rest = Buffer.alloc(4 * 1024 * 1024, 'b');
+    let finish!: () => void;
+    behave = (_req, res) => {
+      res.writeHead(200, { 'content-type': 'application/octet-stream' });
+      res.write(chunk);
+      // The rest only once the client holds the first part: a buffering proxy would never deliver it.
+      finish = () => res.end(rest);
+    };
+    const received = await new Promise<Buffer>((resolve, reject) => {
+      const parts: Buffer[] = [];
+      const req = httpRequest(`${base}/api/bots/api/info/`, { headers: { 'x-bot-api-key': KEY } }, (res) => {
+        res.on('data', (part: Buffer) => {
+          if (parts.length === 0) finish();
+          parts.push(part);
+        });
+        res.on('end', () => resolve(Buffer.concat(parts)));
+        res.on('error', reject);
+      });
+      req.on('error', reject);
+      req.end();
+    });
+    expect(received.length).toBe(chunk.length + rest.length);
+    expect(received.equals(Buffer.concat([chunk, rest]))).toBe(true);
+  });
+});
+
+describe('a client that leaves', () => {
+  // Timeouts far beyond the test's own: only the client's leaving can end the upstream request here.
+  let patient: FastifyInstance;
+  let patientBase: string;
+  beforeAll(async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'lead-gateway-proxy-'));
+    patient = await buildApp(
+      { adminToken: ADMIN_TOKEN, upstream: { url: upstreamUrl, connectTimeoutMs: 60_000, timeoutMs: 300_000 } },
+      { store: await openTestStore(dir, 'g.db'), rules: createRulesHolder(EXAMPLE_RULES) },
+    );
+    recordForContract(patient, { upstream: true });
+    patientBase = await patient.listen({ port: 0, host: '127.0.0.1' });
+    await patient.inject({ method: 'POST', url: '/admin/v1/integrations/brightpath:telegram-bot/keys/import', headers: { authorization: `Bearer ${ADMIN_TOKEN}` }, payload: { key: KEY } });
+  });
+  afterAll(async () => {
+    await patient.close();
+  });
+
+  /** Resolves when the upstream sees its request's connection close. */
+  function upstreamClosed(onRequest: (res: ServerResponse) => void): Promise<void> {
+    return new Promise((resolve) => {
+      behave = (req, res) => {
+        req.socket.once('close', () => resolve());
+        onRequest(res);
+      };
+    });
+  }
+
+  it('before the answer: the upstream request is cancelled', async () => {
+    const closed = upstreamClosed(() => undefined);
+    const req = httpRequest(`${patientBase}/api/bots/api/boards/`, { headers: { 'x-bot-api-key': KEY } });
+    req.on('error', () => undefined);
+    req.end();
+    while (seen.length === 0) await new Promise((resolve) => setTimeout(resolve, 10));
+    req.destroy();
+    await closed;
+  });
+
+  it('in the middle of a streamed answer: the upstream response is cancelled', async () => {
+    const closed = upstreamClosed((res) => {
+      res.writeHead(200, { 'content-type': 'application/octet-stream' });
+      res.write(Buffer.alloc(1024, 'a'));
+    });
+    const req = httpRequest(`${patientBase}/api/bots/api/info/`, { headers: { 'x-bot-api-key': KEY } }, (res) => res.once('data', () => req.destroy()));
+    req.on('error', () => undefined);
+    req.end();
+    await closed;
+  });
+
+  it('in the middle of a small answer held until whole: the upstream response is cancelled', async () => {
+    let started!: () => void;
+    const headersSent = new Promise<void>((resolve) => (started = resolve));
+    const closed = upstreamClosed((res) => {
+      res.writeHead(200, { 'content-type': 'application/json', 'content-length': '100' });
+      res.write('{"partial":', () => started());
+    });
+    const req = httpRequest(`${patientBase}/api/bots/api/info/`, { headers: { 'x-bot-api-key': KEY } });
+    req.on('error', () => undefined);
+    req.end();
+    await headersSent;
+    req.destroy();
+    await closed;
+  });
+
+  it('HEAD: the upstream headers come back without a body, Content-Length kept', async () => {
+    behave = (_req, res) => {
+      res.writeHead(200, { 'content-type': 'application/json', 'content-length': '42' });
+      res.end();
+    };
+    const res = await fetch(`${patientBase}/api/bots/api/info/`, { method: 'HEAD', headers: { 'x-bot-api-key': KEY } });
+    expect(res.status).toBe(200);
+    expect(res.headers.get('content-length')).toBe('42');
+    expect(await res.text()).toBe('');
   });
 });
 
