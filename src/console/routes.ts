@@ -99,7 +99,8 @@ export function consoleRoutes(app: FastifyInstance, deps: RouteDeps): void {
     // The row goes: the cookie the browser still holds names nothing, on every replica.
     if (viewer) await request.session.destroy();
     if (viewer) request.log.info({ console_user: viewer.name }, 'console sign-out');
-    return reply.clearCookie(deps.cookies.session, { path: deps.cookies.path }).redirect(SIGN_IN, 303);
+    // The same attributes as the cookie it clears: a browser ignores a __Host- cookie set without Secure.
+    return reply.clearCookie(deps.cookies.session, { path: deps.cookies.path, secure: deps.secureCookies, httpOnly: true, sameSite: 'lax' }).redirect(SIGN_IN, 303);
   });
 
   app.get(OVERVIEW, hidden, async (request, reply) => {

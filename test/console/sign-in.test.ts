@@ -89,6 +89,16 @@ describe('console sign-in', () => {
     expect(replay.headers.location).toBe('/console/sign-in');
   });
 
+  it('clears the session cookie at sign-out with a Set-Cookie a browser takes: Secure, as a __Host- cookie must be', async () => {
+    // Regression: the clearing cookie had no Secure, so a browser ignored it and kept the old cookie.
+    const browser = https();
+    await browser.signIn('dilnoza');
+    const out = await browser.post('/console/sign-out', {}, '/console/integrations');
+    const cleared = out.cookies.find((c) => c.name === '__Host-lg_console')!;
+    expect(cleared).toMatchObject({ value: '', path: '/', secure: true, httpOnly: true, sameSite: 'Lax' });
+    expect(cleared.domain).toBeUndefined();
+  });
+
   it('ends every session of a disabled user at once, and refuses their password', async () => {
     await addUser(gw, 'leaver');
     const browser = https();
