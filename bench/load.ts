@@ -24,7 +24,10 @@ export interface Load {
 export interface Generated {
   /** Requests answered. */
   requests: number;
-  /** Requests sent: also those still in flight when the run ended, which the server processes all the same. */
+  /**
+   * Requests the run sent, the divisor of every per-request cost: also those still in flight when the
+   * run ended, which the server processes all the same (they are never answered).
+   */
   sent: number;
   rps: number;
   p50_ms: number;

@@ -4,23 +4,13 @@ import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { memoryOf } from '../test/support/child-gateway.js';
 import type { BenchDatabase } from './postgres.js';
-import { generate, type Load } from './load.js';
+import { generate, type Generated, type Load } from './load.js';
 
 export type { Load } from './load.js';
 
-export interface Figures {
+/** What the generator saw (bench/load.ts), and what the bench read around it. */
+export interface Figures extends Generated {
   scenario: string;
-  requests: number;
-  /**
-   * Requests the measured run sent, the divisor of every per-request cost. The server processes each,
-   * also the few the generator abandons in flight when its time is up (those are never answered).
-   */
-  sent: number;
-  rps: number;
-  p50_ms: number;
-  p99_ms: number;
-  errors: number;
-  non_2xx: number;
   peak_rss_mb: number;
   /** CPU time of the measured server process per request, in microseconds. */
   cpu_us: number | null;

@@ -12,11 +12,11 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import Database from 'better-sqlite3';
 import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { CHILD_ADMIN_TOKEN, ROOT, memoryOf, postJson, spawnGateway, type ChildGateway } from '../test/support/child-gateway.js';
+import { freePort } from '../test/support/postgres.js';
 import { MEASURED_OFFSET, combine, measure as measureWith, type Figures, type Load, type Target } from './measure.js';
 import { bodyOf, generatorName } from './load.js';
 import { startBenchPostgres, type BenchCluster, type BenchDatabase } from './postgres.js';
@@ -46,17 +46,6 @@ const SETTINGS = { connections: CONNECTIONS, durationS: DURATION, warmupS: WARMU
 
 const measure = (scenario: string, load: Load, target: Target | number, warmup = true): Promise<Figures> =>
   measureWith(SETTINGS, scenario, load, typeof target === 'number' ? { pid: target } : target, warmup);
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
-}
 
 /** A gateway as a measured target: its /metrics tells when the requests in flight are done. */
 const at = (gw: ChildGateway): Target => ({ pid: gw.pid, gateway: gw.address });

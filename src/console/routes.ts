@@ -51,21 +51,26 @@ export function consoleRoutes(app: FastifyInstance, deps: RouteDeps): void {
   app.post(SIGN_IN, hidden, async (request, reply) => {
     const name = field(request.body, 'name').trim().toLowerCase();
     const password = field(request.body, 'password');
-    await deps.authFailures.refuseIfThrottled(request, 'console');
-    const byName = ADMIN_NAME.test(name) ? await deps.limiter.peek(nameKey(name)) : { used: 0, resetAt: 0 };
-    if (byName.used >= SIGN_IN_FAILURES_PER_NAME_PER_MINUTE) {
+    // Both budgets count the attempt before the password is checked (scrypt takes a while): guesses
+    // sent together cannot all pass before the first failure is counted. A success gives both back.
+    const byAddress = await deps.authFailures.attempt(request, 'console');
+    const possible = ADMIN_NAME.test(name);
+    const byName = possible ? await deps.limiter.hit(nameKey(name)) : null;
+    if (byName !== null && byName.used > SIGN_IN_FAILURES_PER_NAME_PER_MINUTE) {
+      // Refused before any check: not a failure of this address.
+      await byAddress.succeeded();
       const retryAfter = Math.max(Math.ceil((byName.resetAt - Date.now()) / 1000), 1);
       throw new AppError('rate-limited', `Too many failed sign-ins for this name. Retry after ${retryAfter} s.`, {}, { 'retry-after': String(retryAfter) });
     }
     // A name no user can have is refused without a look-up, and without a per-name count (whose key it would be).
-    const user = ADMIN_NAME.test(name) ? await checkSignIn(deps.store, name, password) : null;
+    const user = possible ? await checkSignIn(deps.store, name, password) : null;
     if (user === null) {
-      await deps.authFailures.recordFailure(request, 'console');
-      if (ADMIN_NAME.test(name)) await deps.limiter.hit(nameKey(name));
       // A name no user can have may be anything (a password typed in the wrong field): not logged.
-      request.log.warn({ console_user: ADMIN_NAME.test(name) ? name : null, client_address: clientBucket(request.ip) }, 'console sign-in refused');
+      request.log.warn({ console_user: possible ? name : null, client_address: clientBucket(request.ip) }, 'console sign-in refused');
       return render(reply.code(401), 'sign-in', { title: 'Sign in', name, error: 'Wrong name or password, or the user is disabled.' });
     }
+    await byAddress.succeeded();
+    await deps.limiter.giveBack(nameKey(name), byName!);
     return startSession(request, reply, { user: user.name, workspace: user.workspace, credential: null });
   });
 
@@ -94,7 +99,8 @@ export function consoleRoutes(app: FastifyInstance, deps: RouteDeps): void {
     // The row goes: the cookie the browser still holds names nothing, on every replica.
     if (viewer) await request.session.destroy();
     if (viewer) request.log.info({ console_user: viewer.name }, 'console sign-out');
-    return reply.clearCookie(deps.cookies.session, { path: deps.cookies.path }).redirect(SIGN_IN, 303);
+    // The same attributes as the cookie it clears: a browser ignores a __Host- cookie set without Secure.
+    return reply.clearCookie(deps.cookies.session, { path: deps.cookies.path, secure: deps.secureCookies, httpOnly: true, sameSite: 'lax' }).redirect(SIGN_IN, 303);
   });
 
   app.get(OVERVIEW, hidden, async (request, reply) => {

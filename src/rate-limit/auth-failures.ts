@@ -2,7 +2,7 @@
 import { isIP } from 'node:net';
 import type { FastifyRequest } from 'fastify';
 import { AppError } from '../errors.js';
-import type { RateLimiter } from './limiter.js';
+import type { RateLimiter, WindowUsage } from './limiter.js';
 
 /** Where the credentials were presented; named in the warn line. */
 export type AuthInterface = 'v1' | 'legacy' | 'admin' | 'console';
@@ -12,6 +12,12 @@ export interface AuthFailureGuard {
   refuseIfThrottled(request: FastifyRequest, iface: AuthInterface): Promise<void>;
   /** Counts a presented key or token that matched nothing; warns once when the address is cut off. */
   recordFailure(request: FastifyRequest, iface: AuthInterface): Promise<void>;
+  /**
+   * Counts an attempt before it is checked, for a check slow enough (a password hash) that many
+   * attempts sent together would all pass `refuseIfThrottled` before the first failure is counted:
+   * 429 once the address is over its budget. `succeeded` gives the unit back.
+   */
+  attempt(request: FastifyRequest, iface: AuthInterface): Promise<{ succeeded(): Promise<void> }>;
 }
 
 /**
@@ -37,17 +43,23 @@ export function clientBucket(ip: string): string {
  * unless TRUST_PROXY names the proxies in front, whose X-Forwarded-For then gives the client's.
  */
 export function createAuthFailureGuard(limiter: RateLimiter, maxPerMinute: number): AuthFailureGuard {
+  const throttled = (usage: WindowUsage) => {
+    const retryAfter = Math.max(Math.ceil((usage.resetAt - Date.now()) / 1000), 1);
+    return new AppError('rate-limited', `Too many failed authentications from this address. Retry after ${retryAfter} s.`, {}, { 'retry-after': String(retryAfter) });
+  };
   return {
     async refuseIfThrottled(request) {
       const usage = await limiter.peek(clientBucket(request.ip));
-      if (usage.used < maxPerMinute) return;
-      const retryAfter = Math.max(Math.ceil((usage.resetAt - Date.now()) / 1000), 1);
-      throw new AppError(
-        'rate-limited',
-        `Too many failed authentications from this address. Retry after ${retryAfter} s.`,
-        {},
-        { 'retry-after': String(retryAfter) },
-      );
+      if (usage.used >= maxPerMinute) throw throttled(usage);
+    },
+    async attempt(request, iface) {
+      const bucket = clientBucket(request.ip);
+      const usage = await limiter.hit(bucket);
+      if (usage.used > maxPerMinute) {
+        if (usage.used === maxPerMinute + 1) request.log.warn({ client_address: request.ip, interface: iface, failures: maxPerMinute, throttled_for_s: Math.ceil((usage.resetAt - Date.now()) / 1000) }, 'failed authentications from this address throttled');
+        throw throttled(usage);
+      }
+      return { succeeded: async () => void (await limiter.giveBack(bucket, usage)) };
     },
     async recordFailure(request, iface) {
       const usage = await limiter.hit(clientBucket(request.ip));

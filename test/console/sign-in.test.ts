@@ -89,6 +89,16 @@ describe('console sign-in', () => {
     expect(replay.headers.location).toBe('/console/sign-in');
   });
 
+  it('clears the session cookie at sign-out with a Set-Cookie a browser takes: Secure, as a __Host- cookie must be', async () => {
+    // Regression: the clearing cookie had no Secure, so a browser ignored it and kept the old cookie.
+    const browser = https();
+    await browser.signIn('dilnoza');
+    const out = await browser.post('/console/sign-out', {}, '/console/integrations');
+    const cleared = out.cookies.find((c) => c.name === '__Host-lg_console')!;
+    expect(cleared).toMatchObject({ value: '', path: '/', secure: true, httpOnly: true, sameSite: 'Lax' });
+    expect(cleared.domain).toBeUndefined();
+  });
+
   it('ends every session of a disabled user at once, and refuses their password', async () => {
     await addUser(gw, 'leaver');
     const browser = https();
@@ -164,5 +174,50 @@ describe('console sign-in attempts', () => {
     expect(right.headers['retry-after']).toMatch(/^\d+$/);
     // Another name is unaffected.
     expect((await https('10.9.0.99').signIn('temur')).statusCode).toBe(303);
+  });
+});
+
+describe('console sign-in attempts sent at once', () => {
+  // Regression: the budgets were only looked at before the slow password check and counted after it,
+  // so guesses sent together all passed the look before the first failure was counted.
+  const post = async (target: Gateway, name: string, password: string, address: string) => {
+    const page = await target.app.inject({ url: '/console/sign-in', headers: { 'x-forwarded-proto': 'https', 'x-forwarded-for': address } });
+    const token = /name="_csrf" value="([^"]+)"/.exec(page.body)![1]!;
+    const csrf = page.cookies.find((c) => c.name === '__Host-lg_csrf')!;
+    return () =>
+      target.app.inject({
+        method: 'POST',
+        url: '/console/sign-in',
+        headers: { 'x-forwarded-proto': 'https', 'x-forwarded-for': address, 'content-type': 'application/x-www-form-urlencoded' },
+        cookies: { [csrf.name]: csrf.value },
+        payload: new URLSearchParams({ _csrf: token, name, password }).toString(),
+      });
+  };
+
+  it('checks at most 5 passwords of one name however many guesses arrive together', async () => {
+    await addUser(gw, 'together');
+    const sends = await Promise.all(Array.from({ length: 9 }, (_, i) => post(gw, 'together', `parallel guess ${i}`, `10.9.2.${i + 1}`)));
+    const statuses = (await Promise.all(sends.map((send) => send()))).map((r) => r.statusCode).sort();
+    expect(statuses).toEqual([401, 401, 401, 401, 401, 429, 429, 429, 429]);
+  });
+
+  it('checks at most AUTH_FAILURES_PER_MINUTE passwords from one address however many arrive together', async () => {
+    const limited = await startGateway({ console: {}, trustProxy: ['127.0.0.1'], authFailuresPerMinute: 3 });
+    try {
+      for (const name of ['first', 'second', 'third', 'fourth', 'fifth', 'sixth']) await addUser(limited, name);
+      const sends = await Promise.all(['first', 'second', 'third', 'fourth', 'fifth', 'sixth'].map((name) => post(limited, name, 'a wrong password here', '10.9.3.1')));
+      const statuses = (await Promise.all(sends.map((send) => send()))).map((r) => r.statusCode).sort();
+      expect(statuses).toEqual([401, 401, 401, 429, 429, 429]);
+    } finally {
+      await limited.close();
+    }
+  });
+
+  it('counts a successful sign-in in neither budget', async () => {
+    await addUser(gw, 'regular');
+    for (let i = 0; i < 7; i++) expect((await https('10.9.4.1').signIn('regular')).statusCode).toBe(303);
+    const statuses: number[] = [];
+    for (let i = 0; i < 6; i++) statuses.push((await https('10.9.4.1').signIn('regular', `guess number ${i}`)).statusCode);
+    expect(statuses).toEqual([401, 401, 401, 401, 401, 429]);
   });
 });

@@ -131,6 +131,7 @@ export async function startChangeFeed(options: FeedOptions): Promise<ChangeFeed>
       );
       if (result === null) return;
       registered = true;
+      unwritten = false;
       beatAt = Date.now();
       registration.recovered({ replica: replicaId });
       const newest = Number(result.rows[0]!.request);
@@ -146,6 +147,26 @@ export async function startChangeFeed(options: FeedOptions): Promise<ChangeFeed>
   /** host, pid, started_at, rules_version, rules_loaded_at, rules_reload_error: what a registration writes after the id. */
   const rulesColumns = () => [hostname(), process.pid, startedAt, rules?.version ?? null, rules?.loadedAt ?? null, rules?.reloadError ? JSON.stringify(rules.reloadError) : null];
 
+  /**
+   * Writes this process's rules record. One that fails on a live connection (a statement timeout) is
+   * written again at the next heartbeat: meanwhile the others see the previous record.
+   */
+  let unwritten = false;
+  const writeRecord = async (): Promise<void> => {
+    if (rules === null) return;
+    try {
+      await onFeed(
+        `UPDATE replicas SET rules_version = $2, rules_loaded_at = $3, rules_reload_error = $4, reload_answered = greatest(reload_answered, $5), heartbeat_at = now()
+         WHERE id = $1`,
+        [replicaId, rules.version, rules.loadedAt, rules.reloadError ? JSON.stringify(rules.reloadError) : null, answered ?? 0],
+      );
+      unwritten = false;
+    } catch (error) {
+      unwritten = true;
+      registration.failed({ err: error, replica: replicaId });
+    }
+  };
+
   const beat = async (): Promise<void> => {
     if (!registered) return register();
     try {
@@ -154,6 +175,7 @@ export async function startChangeFeed(options: FeedOptions): Promise<ChangeFeed>
       // The row is gone (removed as silent by another process's start): join again.
       if (result.rowCount === 0) return register();
       beatAt = Date.now();
+      if (unwritten) await writeRecord();
     } catch (error) {
       registration.failed({ err: error, replica: replicaId });
     }
@@ -275,16 +297,7 @@ export async function startChangeFeed(options: FeedOptions): Promise<ChangeFeed>
     async record(next, request) {
       rules = next;
       if (request !== undefined) answered = Math.max(answered ?? 0, request);
-      try {
-        await onFeed(
-          `UPDATE replicas SET rules_version = $2, rules_loaded_at = $3, rules_reload_error = $4, reload_answered = greatest(reload_answered, $5), heartbeat_at = now()
-           WHERE id = $1`,
-          [replicaId, next.version, next.loadedAt, next.reloadError ? JSON.stringify(next.reloadError) : null, answered ?? 0],
-        );
-      } catch (error) {
-        // Written again at the next registration; meanwhile the others see the previous record.
-        registration.failed({ err: error, replica: replicaId });
-      }
+      await writeRecord();
     },
     onReloadAsked(handler) {
       reloadAsked = handler;

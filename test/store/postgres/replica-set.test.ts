@@ -79,6 +79,25 @@ describe('the replica set', () => {
     await until(async () => (await rulesOf(a, b.replicas.self))?.version === 'cccccccccccc');
   });
 
+  it('writes a record that failed on a live feed connection again at the next heartbeat', async (context) => {
+    if (!cluster) return context.skip();
+    const [a, b] = await twoReplicas();
+    await b.replicas.record(record('ffffffffffff'));
+    // Regression: a record whose statement timed out (its row locked) stayed unwritten while the
+    // connection lived on, and the others saw the old version (drift, "no answer") until it reconnected.
+    const locker = await a.pool.connect();
+    try {
+      await locker.query('BEGIN');
+      await locker.query('SELECT 1 FROM replicas WHERE id = $1 FOR UPDATE', [b.replicas.self]);
+      await b.replicas.record(record('gggggggggggg'), 7);
+      await locker.query('ROLLBACK');
+    } finally {
+      locker.release();
+    }
+    await until(async () => (await rulesOf(a, b.replicas.self))?.version === 'gggggggggggg', 8_000);
+    expect((await a.replicas.live()).find((r) => r.id === b.replicas.self)!.answered).toBeGreaterThanOrEqual(7);
+  });
+
   it('is this process alone on an engine of one file', async () => {
     const alone = aloneReplicaSet();
     await alone.record(record('dddddddddddd'), 3);
