@@ -15,6 +15,7 @@ import { clusterOrSkip, freshDatabase, type TestPostgres } from '../support/post
 import { openStore } from '../../src/store/open-store.js';
 import { inspect } from '../support/inspect.js';
 import { FULL, reportFigures, scale } from './scale.js';
+import { goalRules } from '../support/goal-rules.js';
 
 const REPLICAS = 3;
 /** The replica that is killed and restarted; the others run throughout. */
@@ -54,24 +55,7 @@ const AFTER_OUTAGE_MS = 3_000;
 /** Load before the first kill and after the last restart. */
 const STEADY_MS = 1_000;
 
-const RULES = `format_version: 1
-workspace:
-  slug: chaos
-  name: Chaos workspace
-  boards:
-    - name: Admissions
-      stages: [New]
-  custom_fields:
-    goal:
-      name: Learning goal
-      type: text
-integrations:
-  - slug: bot
-    name: Chaos bot
-    lead_defaults: { board: Admissions, stage: New }
-    answers:
-      goal: { field: goal }
-`;
+const RULES = goalRules('chaos', ['bot']);
 const rulesDir = mkdtempSync(join(tmpdir(), 'lead-gateway-chaos-'));
 writeFileSync(join(rulesDir, 'chaos.yaml'), RULES);
 

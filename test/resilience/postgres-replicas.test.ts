@@ -12,27 +12,14 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CHILD_ADMIN_TOKEN, spawnGateway, type ChildGateway } from '../support/child-gateway.js';
 import { clusterOrSkip, freshDatabase, type TestPostgres } from '../support/postgres.js';
 import { FULL, reportFigures, scale } from './scale.js';
+import { goalRules } from '../support/goal-rules.js';
 
 const PROCESSES = 3;
 /** One client timeout for every request: an answer must come well inside it. */
 const CLIENT_TIMEOUT_MS = 15_000;
 
 /** One workspace whose three integrations all map the answer `goal` to one text field, keep_existing. */
-const RULES = `format_version: 1
-workspace:
-  slug: racing
-  name: Racing workspace
-  boards:
-    - name: Admissions
-      stages: [New]
-  custom_fields:
-    goal:
-      name: Learning goal
-      type: text
-integrations:
-${['bot-a', 'bot-b', 'bot-c']
-  .map((slug) => `  - slug: ${slug}\n    name: ${slug}\n    lead_defaults: { board: Admissions, stage: New }\n    answers:\n      goal: { field: goal }\n`)
-  .join('')}`;
+const RULES = goalRules('racing', ['bot-a', 'bot-b', 'bot-c']);
 const INTEGRATIONS = ['racing:bot-a', 'racing:bot-b', 'racing:bot-c'];
 
 const rulesDir = mkdtempSync(join(tmpdir(), 'lead-gateway-replicas-'));
