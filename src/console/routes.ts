@@ -8,6 +8,7 @@ import { relinkLegacyLeads } from '../migration/service.js';
 import type { ConsoleDeps } from './plugin.js';
 import type { consoleSessionStore } from './session-store.js';
 import { checkSignIn, checkTokenSignIn, type Viewer } from './users.js';
+import { bucketUsage, chartModel, parseRange, rangeStartHour } from './chart.js';
 import { integrationForViewer, integrationsOverview, OverviewQuerySchema, SORT_COLUMNS } from './overview.js';
 import { render, viewerOf } from './pages.js';
 import { ADMIN_NAME } from '../admin/credentials.js';
@@ -117,11 +118,15 @@ export function consoleRoutes(app: FastifyInstance, deps: RouteDeps): void {
     if (viewer === null) return reply;
     const integration = integrationForViewer(deps.rules.current(), viewer, (request.params as { integration: string }).integration);
     const report = await migrationReport(migration, integration);
-    const { keys, audit } = await deps.store.read(async (r) => ({
+    const range = parseRange((request.query as { range?: unknown } | undefined)?.range);
+    const now = new Date();
+    const { keys, audit, usage } = await deps.store.read(async (r) => ({
       keys: await r.keys.listForIntegration(integration.id),
       audit: await r.states.listAudit(integration.id, 20),
+      usage: await r.states.usagePerHour(integration.id, rangeStartHour(range, now)),
     }));
-    return render(reply, 'integration', { title: integration.name, integration, report, keys, audit });
+    const chart = chartModel(bucketUsage(usage, range, now), range);
+    return render(reply, 'integration', { title: integration.name, integration, report, keys, audit, chart });
   });
 
   app.post('/console/integrations/:integration/relink', hidden, async (request, reply) => {

@@ -25,6 +25,13 @@ export interface UsageRow {
   lastOk: string | null;
 }
 
+/** One interface's calls in one UTC hour (`hour` as 'YYYY-MM-DDTHH'). */
+export interface HourlyUsage {
+  hour: string;
+  interface: Interface;
+  calls: number;
+}
+
 export interface UsageIncrement {
   integrationId: string;
   interface: Interface;
@@ -45,6 +52,8 @@ export interface StateRepo {
   addUsage(increments: readonly UsageIncrement[]): Promise<void>;
   /** Calls per route since `sinceHour` (inclusive), with the last time each was seen (ever). */
   usageSince(integrationId: string, sinceHour: string): Promise<UsageRow[]>;
+  /** Calls per interface and hour from `sinceHour` (inclusive), hours in order; hours with no calls are absent. */
+  usagePerHour(integrationId: string, sinceHour: string): Promise<HourlyUsage[]>;
   lastSeen(integrationId: string, iface: Interface): Promise<string | null>;
   /**
    * Counts ignored member names; a name not counted before is added only while the integration has

@@ -32,6 +32,11 @@ const usage = statement<{ route: string; interface: Interface; calls: string; la
           sum(CASE WHEN hour >= $1 THEN ok_calls ELSE 0 END) AS ok_calls, max(last_ok) AS last_ok
    FROM api_usage WHERE integration_id = $2 GROUP BY interface, route ORDER BY interface, route`,
 );
+const perHour = statement<{ hour: string; interface: Interface; calls: string }>(
+  'states.perHour',
+  `SELECT hour, interface, sum(calls) AS calls FROM api_usage WHERE integration_id = $1 AND hour >= $2
+   GROUP BY hour, interface ORDER BY hour, interface`,
+);
 const lastSeen = statement<{ last: string | null }>('states.lastSeen', 'SELECT max(last_seen) AS last FROM api_usage WHERE integration_id = $1 AND interface = $2');
 const bumpIgnored = statement('states.bumpIgnored', 'UPDATE ignored_fields SET calls = calls + 1, last_seen = $1 WHERE integration_id = $2 AND field = $3');
 // Another writer may add the same name between the bump and this insert: then it is counted on that row.
@@ -72,6 +77,8 @@ export function pgStateRepo(sql: Sql): StateRepo {
         okCalls: Number(r.ok_calls),
         lastOk: r.last_ok,
       })),
+    usagePerHour: async (integrationId, sinceHour) =>
+      (await perHour.rows(sql, integrationId, sinceHour)).map((r) => ({ hour: r.hour, interface: r.interface, calls: Number(r.calls) })),
     lastSeen: async (integrationId, iface) => (await lastSeen.one(sql, integrationId, iface))?.last ?? null,
     countIgnored: async (integrationId, fields, at, maxNames) => {
       for (const field of fields) {

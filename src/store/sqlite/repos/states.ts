@@ -32,6 +32,10 @@ export function sqliteStateRepo(db: Db): StateRepo {
             sum(CASE WHEN hour >= ? THEN ok_calls ELSE 0 END) AS ok_calls, max(last_ok) AS last_ok
      FROM api_usage WHERE integration_id = ? GROUP BY interface, route ORDER BY interface, route`,
   );
+  const perHour = db.prepare<[string, string], { hour: string; interface: Interface; calls: number }>(
+    `SELECT hour, interface, sum(calls) AS calls FROM api_usage WHERE integration_id = ? AND hour >= ?
+     GROUP BY hour, interface ORDER BY hour, interface`,
+  );
   const lastSeen = db.prepare<[string, string], { last: string | null }>(
     'SELECT max(last_seen) AS last FROM api_usage WHERE integration_id = ? AND interface = ?',
   );
@@ -55,6 +59,7 @@ export function sqliteStateRepo(db: Db): StateRepo {
       usage
         .all(sinceHour, sinceHour, integrationId)
         .map((r) => ({ route: r.route, interface: r.interface, calls: r.calls, lastSeen: r.last_seen, okCalls: r.ok_calls, lastOk: r.last_ok })),
+    usagePerHour: async (integrationId, sinceHour) => perHour.all(integrationId, sinceHour),
     lastSeen: async (integrationId, iface) => lastSeen.get(integrationId, iface)?.last ?? null,
     countIgnored: async (integrationId, fields, at, maxNames) => {
       for (const field of fields) {
