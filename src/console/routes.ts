@@ -23,6 +23,8 @@ export const SIGN_IN_FAILURES_PER_NAME_PER_MINUTE = 5;
 const hidden = { schema: { hide: true } };
 const SIGN_IN = '/console/sign-in';
 const OVERVIEW = '/console/integrations';
+/** Unlinked legacy leads listed on an integration's page; the rest are counted (the admin report has all). */
+export const UNLINKED_LEADS_SHOWN = 50;
 
 type RouteDeps = ConsoleDeps & { sessions: ReturnType<typeof consoleSessionStore>; cookies: { session: string; path: string } };
 
@@ -126,7 +128,7 @@ export function consoleRoutes(app: FastifyInstance, deps: RouteDeps): void {
       usage: await r.states.usagePerHour(integration.id, rangeStartHour(range, now)),
     }));
     const chart = chartModel(bucketUsage(usage, range, now), range);
-    return render(reply, 'integration', { title: integration.name, integration, report, keys, audit, chart });
+    return render(reply, 'integration', { title: integration.name, integration, report, keys, audit, chart, unlinkedShown: UNLINKED_LEADS_SHOWN });
   });
 
   app.post('/console/integrations/:integration/relink', hidden, async (request, reply) => {

@@ -61,3 +61,25 @@ describe('drain chart on the integration page', () => {
     expect(page.body.match(/<tr data-key=/g)).toHaveLength(168);
   });
 });
+
+describe('unlinked legacy leads on the integration page', () => {
+  it('lists them up to a bound, with a count of the rest', async () => {
+    const { UNLINKED_LEADS_SHOWN } = await import('../../src/console/routes.js');
+    const ids: string[] = [];
+    // A legacy lead without extra_data.telegram_id has nothing to link a person by.
+    for (let i = 0; i < UNLINKED_LEADS_SHOWN + 2; i++) {
+      const res = await gw.app.inject({ method: 'POST', url: '/api/bots/api/leads/', headers: { 'x-bot-api-key': LEGACY_KEY }, payload: { first_name: `Anon${i}` } });
+      expect(res.statusCode).toBe(201);
+      ids.push(res.json().id as string);
+    }
+    const page = (await team.get(PAGE)).body;
+    expect(page).toContain(`data-testid="unlinked-count">${UNLINKED_LEADS_SHOWN + 2} legacy lead(s) not linked to a person.`);
+    const listed = /<table data-testid="unlinked">([\s\S]*?)<\/table>/.exec(page)![1]!;
+    const shown = [...listed.matchAll(/<th scope="row"><code>([0-9a-f-]+)<\/code>/g)].map((m) => m[1]);
+    expect(shown).toHaveLength(UNLINKED_LEADS_SHOWN);
+    expect(shown.every((id) => ids.includes(id!))).toBe(true);
+    expect(page).toContain('data-testid="unlinked-rest">And 2 more');
+    // The re-run linking form stays.
+    expect(page).toContain(`action="/console/integrations/${encodeURIComponent("brightpath:telegram-bot")}/relink"`);
+  });
+});
