@@ -14,7 +14,7 @@ const SPEC: Record<ChartRange, { buckets: number; ms: number; keyChars: number }
 /** Drawing size in SVG units; the CSS scales it to the page's width. */
 export const CHART_WIDTH = 720;
 export const CHART_HEIGHT = 240;
-const PAD = { left: 48, right: 12, top: 12, bottom: 36 };
+const PAD = { left: 48, right: 24, top: 12, bottom: 36 };
 
 export interface Bucket {
   /** 'YYYY-MM-DDTHH' (per hour) or 'YYYY-MM-DD' (per day), UTC. */
