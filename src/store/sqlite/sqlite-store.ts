@@ -60,7 +60,7 @@ const reposFor = (db: Db): Repos => {
     legacyTags: sqliteLegacyTagRepo(db),
     adminCredentials: sqliteAdminCredentialRepo(db),
     leadPages: sqliteLeadPageRepo(db),
-    leadViews: sqliteLeadViewRepo(leads, fieldValues),
+    leadViews: sqliteLeadViewRepo(db, leads, fieldValues),
     consoleUsers: sqliteConsoleUserRepo(db),
     consoleSessions: sqliteConsoleSessionRepo(db),
     locks: sqliteLockRepo(),
