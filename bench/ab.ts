@@ -76,11 +76,18 @@ function loadOf(t: Target, round: number): Load {
 function listening(child: ChildProcess, name: string): Promise<string> {
   return new Promise<string>((resolve, reject) => {
     let seen = '';
+    let found = false;
     child.on('exit', (code) => reject(new Error(`${name} exited with ${code}:\n${seen}`)));
+    // Read and dropped once listening: the request log lines must cost the bench nothing.
     const onData = (chunk: Buffer) => {
+      if (found) return;
       seen += chunk.toString();
       const m = /"address":"(http:\/\/[^"]+)".*"msg":"lead-gateway listening"/.exec(seen);
-      if (m) resolve(m[1]!);
+      if (m) {
+        found = true;
+        seen = '';
+        resolve(m[1]!);
+      }
     };
     child.stdout!.on('data', onData);
     child.stderr!.on('data', onData);
