@@ -60,7 +60,7 @@ const reposFor = (db: Db): Repos => {
     legacyTags: sqliteLegacyTagRepo(db),
     adminCredentials: sqliteAdminCredentialRepo(db),
     leadPages: sqliteLeadPageRepo(db),
-    leadViews: sqliteLeadViewRepo(db, leads, fieldValues),
+    leadViews: sqliteLeadViewRepo(leads, fieldValues),
     consoleUsers: sqliteConsoleUserRepo(db),
     consoleSessions: sqliteConsoleSessionRepo(db),
     locks: sqliteLockRepo(),
