@@ -1,0 +1,146 @@
+// Two builds of the gateway on one v1 or legacy POST scenario: gateway CPU per request, alternating rounds.
+//
+//   npm run build && COMPARE=/tmp/base SCENARIO=replay npx tsx bench/ab.ts
+//
+// Like bench/pass-through.ts, for the POST scenarios of bench/run.ts (its bodies): `new` (v1 new lead),
+// `replay` (v1 replays of STORED events each build stored first), `answers`, `legacy` (legacy POST
+// leads/). Each build runs on its own fresh SQLite file at FULL; wrk at 32 connections on each in turn,
+// ROUNDS times, alternating order, and the medians of CPU us per request sent are printed.
+//   ROUNDS=5 SECONDS=5     rounds and seconds per measured run
+//   COMPARE=<dir>          the second build (<dir>/dist/main.js, node_modules linked beside it)
+//   PROFILE=<dir>          run this worktree's build under --cpu-prof, profiles written to <dir> at exit
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { cpuMicros, median } from './measure.js';
+import { generate, type Load } from './load.js';
+import { CHILD_ADMIN_TOKEN, ROOT, postJson, spawnGateway } from '../test/support/child-gateway.js';
+
+const ROUNDS = Number(process.env.ROUNDS ?? 5);
+const SECONDS = Number(process.env.SECONDS ?? 5);
+const SCENARIO = process.env.SCENARIO ?? 'replay';
+const CONNECTIONS = 32;
+const WARMUP_S = 2;
+const STORED = 1000;
+const INTEGRATION = 'brightpath:telegram-bot';
+const LEGACY_KEY = 'bench-ab-legacy-key-000000000001';
+
+interface Target {
+  name: string;
+  address: string;
+  pid: number;
+  v1Key: string;
+  stop: () => void;
+}
+
+const leadBody = (run: string, mod = '') =>
+  JSON.stringify({
+    event_id: `${run}-{i${mod}}`,
+    external_contact_id: `telegram:${run}-{i${mod}}`,
+    first_name: 'Bench',
+    last_name: `Person {i${mod}}`,
+    phone: `+9989{i${mod}+10000000}`,
+    metadata: { source_key: 'ig_spring' },
+    answers: { course: 'python', age: 27 },
+  });
+
+/** The scenario's load on a target; `round` keeps new events apart between runs. */
+function loadOf(t: Target, round: number): Load {
+  const v1 = { authorization: `Bearer ${t.v1Key}` };
+  const offset = (round + 1) * 1_000_000;
+  switch (SCENARIO) {
+    case 'new':
+      return { url: `${t.address}/api/integrations/v1/leads/`, headers: v1, body: leadBody('new'), offset };
+    case 'replay':
+      return { url: `${t.address}/api/integrations/v1/leads/`, headers: v1, body: leadBody('seed', `%${STORED}`) };
+    case 'answers':
+      return {
+        url: `${t.address}/api/integrations/v1/leads/answers/`,
+        headers: v1,
+        body: JSON.stringify({ event_id: 'answers-{i}', external_contact_id: `telegram:seed-{i%${STORED}}`, answers: { laptop: "{i%2:yo'q|ha}", goal: 'goal {i}' } }),
+        offset,
+      };
+    case 'legacy':
+      return {
+        url: `${t.address}/api/bots/api/leads/`,
+        headers: { 'x-bot-api-key': LEGACY_KEY },
+        body: JSON.stringify({ first_name: 'Legacy', phone: '+99891{i+10000000}', source: 'ig_spring', extra_data: { telegram_id: '{i+500000}', course: 'python' } }).replace('"{i+500000}"', '{i+500000}'),
+        offset,
+      };
+    default:
+      throw new Error(`unknown SCENARIO ${SCENARIO}: new, replay, answers or legacy`);
+  }
+}
+
+function listening(child: ChildProcess, name: string): Promise<string> {
+  return new Promise<string>((resolve, reject) => {
+    let seen = '';
+    let found = false;
+    child.on('exit', (code) => reject(new Error(`${name} exited with ${code}:\n${seen}`)));
+    // Read and dropped once listening: the request log lines must cost the bench nothing.
+    const onData = (chunk: Buffer) => {
+      if (found) return;
+      seen += chunk.toString();
+      const m = /"address":"(http:\/\/[^"]+)".*"msg":"lead-gateway listening"/.exec(seen);
+      if (m) {
+        found = true;
+        seen = '';
+        resolve(m[1]!);
+      }
+    };
+    child.stdout!.on('data', onData);
+    child.stderr!.on('data', onData);
+  });
+}
+
+async function gateway(name: string, build?: string): Promise<Target> {
+  const dir = mkdtempSync(join(tmpdir(), 'lead-gateway-ab-'));
+  const env = { DATABASE_PATH: join(dir, 'gateway.db'), SQLITE_SYNCHRONOUS: 'FULL', RATE_LIMIT_PER_MINUTE: '1000000', LEGACY_UPSTREAM_URL: 'http://127.0.0.1:9' };
+  let target: Omit<Target, 'v1Key'>;
+  if (build === undefined) {
+    const nodeArgs = process.env.PROFILE ? ['--cpu-prof', `--cpu-prof-dir=${process.env.PROFILE}`] : [];
+    const gw = await spawnGateway({ entry: 'dist', env, nodeArgs });
+    target = { name, address: gw.address, pid: gw.pid, stop: () => void gw.stop() };
+  } else {
+    const full = { PATH: process.env.PATH ?? '/usr/bin:/bin', HOST: '127.0.0.1', PORT: '0', RULES_DIR: join(ROOT, 'rules'), ADMIN_TOKEN: CHILD_ADMIN_TOKEN, LOG_LEVEL: 'info', ...env };
+    const child = spawn(process.execPath, [join(build, 'dist', 'main.js')], { cwd: build, env: full, stdio: ['ignore', 'pipe', 'pipe'] });
+    target = { name, address: await listening(child, name), pid: child.pid!, stop: () => child.kill('SIGTERM') };
+  }
+  const admin = { authorization: `Bearer ${CHILD_ADMIN_TOKEN}` };
+  const issued = await postJson(`${target.address}/admin/v1/integrations/${INTEGRATION}/keys`, admin, {});
+  if (issued.status !== 201) throw new Error(`issuing a key: ${issued.status} ${JSON.stringify(issued.body)}`);
+  const imported = await postJson(`${target.address}/admin/v1/integrations/${INTEGRATION}/keys/import`, admin, { key: LEGACY_KEY });
+  if (imported.status !== 201) throw new Error(`importing the legacy key: ${imported.status} ${JSON.stringify(imported.body)}`);
+  const t = { ...target, v1Key: issued.body.key as string };
+  // The events the replay and answers scenarios use: the first STORED of the seed run.
+  const seeded = await generate({ url: `${t.address}/api/integrations/v1/leads/`, headers: { authorization: `Bearer ${t.v1Key}` }, body: leadBody('seed'), amount: STORED }, 8, 0);
+  if (seeded.non_2xx > 0 || seeded.errors > 0) throw new Error(`seeding ${name}: ${seeded.non_2xx} refused, ${seeded.errors} errors`);
+  return t;
+}
+
+async function run(t: Target, round: number): Promise<{ cpu: number; rps: number; errors: number }> {
+  const before = cpuMicros(t.pid);
+  const result = await generate(loadOf(t, round), CONNECTIONS, SECONDS);
+  await new Promise((resolve) => setTimeout(resolve, 300));
+  const used = cpuMicros(t.pid) - before;
+  return { cpu: Math.round(used / result.sent), rps: result.rps, errors: result.errors + result.non_2xx };
+}
+
+const targets: Target[] = [await gateway('gateway')];
+if (process.env.COMPARE) targets.push(await gateway(`gateway (${process.env.COMPARE})`, process.env.COMPARE));
+try {
+  for (const t of targets) await generate(loadOf(t, 99), CONNECTIONS, WARMUP_S);
+  const figures = new Map<string, { cpu: number; rps: number; errors: number }[]>(targets.map((t) => [t.name, []]));
+  for (let round = 0; round < ROUNDS; round++) {
+    const order = round % 2 === 0 ? targets : [...targets].reverse();
+    for (const t of order) figures.get(t.name)!.push(await run(t, round));
+    console.error(`round ${round + 1}: ${[...figures].map(([n, f]) => `${n} ${f.at(-1)!.cpu} us`).join(', ')}`);
+  }
+  console.log(`${SCENARIO}: CPU us per request, medians of ${ROUNDS} rounds of ${SECONDS} s at ${CONNECTIONS} connections:`);
+  for (const [name, f] of figures) {
+    console.log(`  ${name.padEnd(40)} ${String(median(f.map((x) => x.cpu))).padStart(5)} us  ${String(median(f.map((x) => x.rps))).padStart(6)} req/s  errors ${f.reduce((s, x) => s + x.errors, 0)}  (runs: ${f.map((x) => x.cpu).join(' ')})`);
+  }
+} finally {
+  for (const t of targets) t.stop();
+}
