@@ -4,10 +4,14 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { AppError, problemCatalogue } from '../errors.js';
 import type { Viewer } from './users.js';
 
-/** The signed-in person, or null. */
-export function viewerOf(request: FastifyRequest): Viewer | null {
+/**
+ * The signed-in person, or null. Only an explicit null workspace means the service team: a session
+ * that lacks the value (however it came to be) sees nothing rather than everything.
+ */
+export function viewerOf(request: Pick<FastifyRequest, 'session'>): Viewer | null {
   const session = request.session as Partial<FastifyRequest['session']> | undefined;
-  return session?.user ? { name: session.user, workspace: session.workspace ?? null } : null;
+  if (!session?.user || session.workspace === undefined) return null;
+  return { name: session.user, workspace: session.workspace };
 }
 
 export function render(reply: FastifyReply, template: string, data: Record<string, unknown>): FastifyReply {
