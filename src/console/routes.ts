@@ -26,7 +26,7 @@ const OVERVIEW = '/console/integrations';
 /** Unlinked legacy leads listed on an integration's page; the rest are counted (the admin report has all). */
 export const UNLINKED_LEADS_SHOWN = 50;
 
-type RouteDeps = ConsoleDeps & { sessions: ReturnType<typeof consoleSessionStore>; cookies: { session: string; path: string } };
+type RouteDeps = ConsoleDeps & { sessions: ReturnType<typeof consoleSessionStore>; cookies: { session: string; csrf: string; path: string } };
 
 const field = (body: unknown, name: string): string => {
   const value = (body as Record<string, unknown> | undefined)?.[name];
@@ -92,6 +92,10 @@ export function consoleRoutes(app: FastifyInstance, deps: RouteDeps): void {
     // A new session id at sign-in: an id planted in the browser before cannot ride into the session.
     await request.session.regenerate();
     Object.assign(request.session, who);
+    // A new CSRF secret too: a token taken from a page before sign-in (by anyone who saw that page) is
+    // not good for the signed-in person's forms. Forgetting the old cookie makes generateCsrf set a new one.
+    delete request.cookies[deps.cookies.csrf];
+    reply.generateCsrf();
     await deps.sessions.sweep();
     request.log.info({ console_user: who.user, with: who.credential === null ? 'password' : 'admin token' }, 'console sign-in');
     return reply.redirect(OVERVIEW, 303);

@@ -3,7 +3,7 @@
 import { createHash } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startGateway, type Gateway } from '../helper.js';
-import { addUser, consoleClient, PASSWORD } from '../support/console.js';
+import { addUser, consoleClient, csrfTokenOf, PASSWORD } from '../support/console.js';
 import { disableConsoleUser } from '../../src/console/users.js';
 import { createAdminCredential, revokeAdminCredentials } from '../../src/admin/credentials.js';
 import { ADMIN_TOKEN } from '../helper.js';
@@ -75,6 +75,27 @@ describe('console sign-in', () => {
     });
     expect(res.statusCode).toBe(403);
     expect((await browser.get('/console/integrations')).statusCode).toBe(200);
+  });
+
+  it('renews the CSRF secret at sign-in: a token from the page before sign-in is refused after it', async () => {
+    const browser = https();
+    const before = csrfTokenOf((await browser.get('/console/sign-in')).body)!;
+    const secretBefore = browser.cookies.get('__Host-lg_csrf');
+    await browser.signIn('dilnoza');
+    expect(browser.cookies.get('__Host-lg_csrf')).not.toBe(secretBefore);
+    const send = (token: string) =>
+      gw.app.inject({
+        method: 'POST',
+        url: '/console/sign-out',
+        headers: { 'x-forwarded-proto': 'https', 'content-type': 'application/x-www-form-urlencoded' },
+        cookies: Object.fromEntries(browser.cookies),
+        payload: `_csrf=${encodeURIComponent(token)}`,
+      });
+    expect((await send(before)).statusCode).toBe(403);
+    expect((await browser.get('/console/integrations')).statusCode).toBe(200);
+    // The page after sign-in carries a token of the new secret, and that one works.
+    const after = csrfTokenOf((await browser.get('/console/integrations')).body)!;
+    expect((await send(after)).statusCode).toBe(303);
   });
 
   it('ends the session at sign-out: the old cookie no longer opens a page', async () => {
