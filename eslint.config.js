@@ -18,4 +18,9 @@ export default tseslint.config(
     files: ['src/main.ts', 'src/cli/**/*.ts', 'test/**/*.ts', 'scripts/**/*.ts', 'bench/**/*.ts'],
     rules: { 'no-console': 'off' },
   },
+  {
+    // The console's script runs in the browser.
+    files: ['src/console/static/**/*.js'],
+    languageOptions: { globals: { document: 'readonly', navigator: 'readonly' } },
+  },
 );

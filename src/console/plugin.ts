@@ -40,6 +40,8 @@ export interface ConsoleDeps {
 /** Templates and the style sheet sit beside this module, in src/ and (copied by `npm run build`) in dist/. */
 const VIEWS_DIR = join(import.meta.dirname, 'views');
 const STYLE_SHEET = join(import.meta.dirname, 'static', 'console.css');
+/** The console's one script: the copy button beside a key shown once. Pages work without it. */
+const SCRIPT = join(import.meta.dirname, 'static', 'console.js');
 
 /** A form is a few fields: 16 KiB is far more than any console form sends. */
 export const FORM_BODY_LIMIT_BYTES = 16 * 1024;
@@ -56,6 +58,7 @@ export function consolePlugin(deps: ConsoleDeps) {
   const sessions = consoleSessionStore(deps.store);
   const names = consoleCookies(deps.secureCookies);
   const css = readFileSync(STYLE_SHEET);
+  const script = readFileSync(SCRIPT);
 
   return async function register(app: FastifyInstance): Promise<void> {
     await app.register(cookie, { secret: deps.secret });
@@ -127,6 +130,9 @@ export function consolePlugin(deps: ConsoleDeps) {
 
     app.get('/console/static/console.css', { schema: { hide: true } }, (_request, reply) =>
       reply.header('content-type', 'text/css; charset=utf-8').header('cache-control', 'public, max-age=3600').send(css),
+    );
+    app.get('/console/static/console.js', { schema: { hide: true } }, (_request, reply) =>
+      reply.header('content-type', 'text/javascript; charset=utf-8').header('cache-control', 'public, max-age=3600').send(script),
     );
     consoleRoutes(app, { ...deps, sessions, cookies: names });
   };

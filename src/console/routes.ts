@@ -8,7 +8,9 @@ import { relinkLegacyLeads } from '../migration/service.js';
 import type { ConsoleDeps } from './plugin.js';
 import type { consoleSessionStore } from './session-store.js';
 import { checkSignIn, checkTokenSignIn, type Viewer } from './users.js';
-import { bucketUsage, chartModel, parseRange, rangeStartHour } from './chart.js';
+import { bucketUsage, chartModel, parseRange, rangeStartHour, type ChartRange } from './chart.js';
+import { consoleActions, refuseUnlessServiceTeam, type IntegrationExtras } from './actions.js';
+import type { Integration } from '../rules/catalog.js';
 import { integrationForViewer, integrationsOverview, OverviewQuerySchema, SORT_COLUMNS } from './overview.js';
 import { render, viewerOf } from './pages.js';
 import { ADMIN_NAME } from '../admin/credentials.js';
@@ -119,12 +121,9 @@ export function consoleRoutes(app: FastifyInstance, deps: RouteDeps): void {
     return render(reply, 'integrations', { title: 'Integrations', rows, fleet, query, workspaces, columns: SORT_COLUMNS });
   });
 
-  app.get('/console/integrations/:integration', hidden, async (request, reply) => {
-    const viewer = signedIn(request, reply);
-    if (viewer === null) return reply;
-    const integration = integrationForViewer(deps.rules.current(), viewer, (request.params as { integration: string }).integration);
+  /** An integration's page; an action's answer renders it too, with what the action has to say. */
+  async function showIntegration(reply: FastifyReply, integration: Integration, extra: IntegrationExtras = {}, range: ChartRange = parseRange(undefined)) {
     const report = await migrationReport(migration, integration);
-    const range = parseRange((request.query as { range?: unknown } | undefined)?.range);
     const now = new Date();
     const { keys, audit, usage } = await deps.store.read(async (r) => ({
       keys: await r.keys.listForIntegration(integration.id),
@@ -132,12 +131,22 @@ export function consoleRoutes(app: FastifyInstance, deps: RouteDeps): void {
       usage: await r.states.usagePerHour(integration.id, rangeStartHour(range, now)),
     }));
     const chart = chartModel(bucketUsage(usage, range, now), range);
-    return render(reply, 'integration', { title: integration.name, integration, report, keys, audit, chart, unlinkedShown: UNLINKED_LEADS_SHOWN });
+    return render(reply, 'integration', { title: integration.name, integration, report, keys, audit, chart, unlinkedShown: UNLINKED_LEADS_SHOWN, issued: null, notice: null, refusal: null, ...extra });
+  }
+
+  app.get('/console/integrations/:integration', hidden, async (request, reply) => {
+    const viewer = signedIn(request, reply);
+    if (viewer === null) return reply;
+    const integration = integrationForViewer(deps.rules.current(), viewer, (request.params as { integration: string }).integration);
+    return showIntegration(reply, integration, {}, parseRange((request.query as { range?: unknown } | undefined)?.range));
   });
+
+  consoleActions(app, { ...migration, rules: deps.rules }, { signedIn, showIntegration });
 
   app.post('/console/integrations/:integration/relink', hidden, async (request, reply) => {
     const viewer = signedIn(request, reply)!;
     const integration = integrationForViewer(deps.rules.current(), viewer, (request.params as { integration: string }).integration);
+    refuseUnlessServiceTeam(viewer);
     // Audited under the signed-in person's name, as the admin API audits under its credential's.
     await relinkLegacyLeads(migration, integration, { actor: viewer.name, reason: 'console' });
     return reply.redirect(`/console/integrations/${encodeURIComponent(integration.handle)}`, 303);
