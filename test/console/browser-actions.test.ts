@@ -2,47 +2,33 @@
 // v1 key and copy it with the button; a switch-off refused in the quiet period, then forced by typing the
 // handle; the bot's next call is a 403 and the page shows it refused; roll back, and the bot works again.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Browser, Page } from 'playwright-core';
-import { startGateway, type Gateway } from '../helper.js';
-import { addUser, PASSWORD } from '../support/console.js';
-import { ARTEFACTS_DIR, chromiumOrSkip, launchChromium } from '../support/browser.js';
+import type { Page } from 'playwright-core';
+import type { Gateway } from '../helper.js';
+import { ARTEFACTS_DIR, chromiumOrSkip } from '../support/browser.js';
+import { BOT_HANDLE, startConsoleBrowser, type ConsoleBrowser } from '../support/console-browser.js';
 import { join } from 'node:path';
 
 const chromiumPath = chromiumOrSkip();
 const LEGACY_KEY = 'browser-actions-telegram-legacy-key';
-const HANDLE = 'brightpath:telegram-bot';
 
+let cb: ConsoleBrowser;
 let gw: Gateway;
 let base: string;
-let browser: Browser;
 
 beforeAll(async () => {
   if (chromiumPath === null) return;
-  gw = await startGateway({ console: { secureCookies: false } });
-  gw.secrets.add(LEGACY_KEY);
-  base = await gw.app.listen({ port: 0, host: '127.0.0.1' });
-  await addUser(gw, 'dilnoza');
-  expect((await gw.admin('POST', `/admin/v1/integrations/${HANDLE}/keys/import`, { key: LEGACY_KEY })).statusCode).toBe(201);
-  browser = await launchChromium(chromiumPath);
+  cb = await startConsoleBrowser(chromiumPath, { legacyKey: LEGACY_KEY, users: { dilnoza: null } });
+  ({ gw, base } = cb);
 });
-afterAll(async () => {
-  if (chromiumPath === null) return;
-  await browser.close();
-  await gw.close();
-});
+afterAll(() => cb?.close());
 
-/** The legacy bot: unchanged, calling the old interface over real HTTP. */
-const botCall = async () => (await fetch(`${base}/api/bots/api/boards/`, { headers: { 'x-bot-api-key': LEGACY_KEY } })).status;
-const integrationPage = () => `${base}/console/integrations/${encodeURIComponent(HANDLE)}`;
+const botCall = () => cb.botCall();
+const integrationPage = () => `${base}/console/integrations/${encodeURIComponent(BOT_HANDLE)}`;
 
 async function signedInPage(): Promise<Page> {
   // The clipboard permissions let the copy button write and the test read back what it wrote.
-  const context = await browser.newContext({ viewport: { width: 1360, height: 900 }, permissions: ['clipboard-read', 'clipboard-write'] });
-  const page = await context.newPage();
-  await page.goto(`${base}/console`);
-  await page.getByLabel('Name').fill('dilnoza');
-  await page.getByLabel('Password').fill(PASSWORD);
-  await page.getByRole('button', { name: 'Sign in', exact: true }).click();
+  const page = await cb.newPage({ permissions: ['clipboard-read', 'clipboard-write'] });
+  await cb.signIn(page, 'dilnoza');
   await page.waitForURL(`${base}/console/integrations`);
   return page;
 }
@@ -59,7 +45,7 @@ describe.skipIf(chromiumPath === null)('the migration steps in Chromium', () => 
     gw.secrets.add(shown);
     await page.getByRole('button', { name: 'Copy', exact: true }).click();
     await expect.poll(() => page.getByRole('status').innerText()).toBe('Copied');
-    const copied = await page.evaluate(() => navigator.clipboard.readText());
+    const copied = await page.evaluate('navigator.clipboard.readText()');
     expect(copied).toBe(shown);
     // The copied key is a working v1 key.
     const v1 = await fetch(`${base}/api/integrations/v1/leads`, {
@@ -81,7 +67,7 @@ describe.skipIf(chromiumPath === null)('the migration steps in Chromium', () => 
     expect(await page.getByTestId('state').innerText()).toBe('migrating');
 
     // Forced by typing the handle.
-    await page.getByLabel('Handle', { exact: true }).fill(HANDLE);
+    await page.getByLabel('Handle', { exact: true }).fill(BOT_HANDLE);
     await page.getByRole('button', { name: 'Force the switch-off' }).click();
     await expect.poll(() => page.getByTestId('state').innerText()).toBe('switched_off');
     await page.screenshot({ path: join(ARTEFACTS_DIR, 'console-switched-off.png'), fullPage: true });

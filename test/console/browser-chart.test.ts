@@ -3,54 +3,32 @@
 import { copyFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Browser, BrowserContext, Page } from 'playwright-core';
-import { startGateway, type Gateway } from '../helper.js';
-import { addUser, PASSWORD } from '../support/console.js';
-import { ARTEFACTS_DIR, chromiumOrSkip, launchChromium } from '../support/browser.js';
+import { ARTEFACTS_DIR, chromiumOrSkip } from '../support/browser.js';
+import { startConsoleBrowser, type ConsoleBrowser } from '../support/console-browser.js';
 
 const chromiumPath = chromiumOrSkip();
 const LEGACY_KEY = 'browser-chart-telegram-legacy-key';
 /** The README shows this screenshot; `UPDATE_SCREENSHOTS=1` refreshes the copy kept there. */
 const README_INTEGRATION_SCREENSHOT = join(import.meta.dirname, '..', '..', 'docs', 'images', 'console-integration.png');
 
-let gw: Gateway;
+let cb: ConsoleBrowser;
 let base: string;
-let browser: Browser;
-const contexts: BrowserContext[] = [];
 
 beforeAll(async () => {
   if (chromiumPath === null) return;
-  gw = await startGateway({ console: { secureCookies: false } });
-  gw.secrets.add(LEGACY_KEY);
-  base = await gw.app.listen({ port: 0, host: '127.0.0.1' });
-  await addUser(gw, 'dilnoza');
-  expect((await gw.admin('POST', '/admin/v1/integrations/brightpath:telegram-bot/keys/import', { key: LEGACY_KEY })).statusCode).toBe(201);
-  browser = await launchChromium(chromiumPath);
+  cb = await startConsoleBrowser(chromiumPath, { legacyKey: LEGACY_KEY, users: { dilnoza: null } });
+  ({ base } = cb);
 });
-afterAll(async () => {
-  if (chromiumPath === null) return;
-  await browser.close();
-  await gw.close();
-});
-
-async function newPage(): Promise<Page> {
-  const context = await browser.newContext({ viewport: { width: 1360, height: 900 } });
-  contexts.push(context);
-  return context.newPage();
-}
+afterAll(() => cb?.close());
 
 describe.skipIf(chromiumPath === null)('the drain chart in Chromium', () => {
   it("shows a scripted legacy bot's calls on the overview and in the chart's current hour", async () => {
     const hour = new Date().toISOString().slice(0, 13);
     for (let i = 0; i < 5; i++) {
-      const res = await fetch(`${base}/api/bots/api/boards/`, { headers: { 'x-bot-api-key': LEGACY_KEY } });
-      expect(res.status).toBe(200);
+      expect(await cb.botCall()).toBe(200);
     }
-    const page = await newPage();
-    await page.goto(`${base}/console`);
-    await page.getByLabel('Name').fill('dilnoza');
-    await page.getByLabel('Password').fill(PASSWORD);
-    await page.getByRole('button', { name: 'Sign in', exact: true }).click();
+    const page = await cb.newPage();
+    await cb.signIn(page, 'dilnoza');
     await page.waitForURL(`${base}/console/integrations`);
     expect(await page.locator('tr[data-handle="brightpath:telegram-bot"] td[data-col="legacy_24h"]').innerText()).toBe('5');
 

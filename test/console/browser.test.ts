@@ -3,50 +3,28 @@
 import { copyFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Browser, BrowserContext, Page } from 'playwright-core';
-import { startGateway, type Gateway } from '../helper.js';
-import { addUser, PASSWORD } from '../support/console.js';
-import { ARTEFACTS_DIR, chromiumOrSkip, launchChromium } from '../support/browser.js';
+import type { Page } from 'playwright-core';
+import { ARTEFACTS_DIR, chromiumOrSkip } from '../support/browser.js';
+import { startConsoleBrowser, type ConsoleBrowser } from '../support/console-browser.js';
 
 const chromiumPath = chromiumOrSkip();
 const LEGACY_KEY = 'browser-telegram-legacy-key';
 /** The README shows this screenshot; `UPDATE_SCREENSHOTS=1` refreshes the copy kept there. */
 const README_SCREENSHOT = join(import.meta.dirname, '..', '..', 'docs', 'images', 'console-overview.png');
 
-let gw: Gateway;
+let cb: ConsoleBrowser;
 let base: string;
-let browser: Browser;
-const contexts: BrowserContext[] = [];
 
 beforeAll(async () => {
   if (chromiumPath === null) return;
   // Plain http on 127.0.0.1: the development setting, cookies without Secure (test/console/sign-in.test.ts covers HTTPS).
-  gw = await startGateway({ console: { secureCookies: false } });
-  gw.secrets.add(LEGACY_KEY);
-  base = await gw.app.listen({ port: 0, host: '127.0.0.1' });
-  await addUser(gw, 'dilnoza');
-  await addUser(gw, 'smile-owner', 'smile-dental');
-  expect((await gw.admin('POST', '/admin/v1/integrations/brightpath:telegram-bot/keys/import', { key: LEGACY_KEY })).statusCode).toBe(201);
-  browser = await launchChromium(chromiumPath);
+  cb = await startConsoleBrowser(chromiumPath, { legacyKey: LEGACY_KEY, users: { dilnoza: null, 'smile-owner': 'smile-dental' } });
+  ({ base } = cb);
 });
-afterAll(async () => {
-  if (chromiumPath === null) return;
-  await browser.close();
-  await gw.close();
-});
+afterAll(() => cb?.close());
 
-async function newPage(): Promise<Page> {
-  const context = await browser.newContext({ viewport: { width: 1360, height: 900 } });
-  contexts.push(context);
-  return context.newPage();
-}
-
-async function signIn(page: Page, name: string, password = PASSWORD): Promise<void> {
-  await page.goto(`${base}/console`);
-  await page.getByLabel('Name').fill(name);
-  await page.getByLabel('Password').fill(password);
-  await page.getByRole('button', { name: 'Sign in', exact: true }).click();
-}
+const newPage = (): Promise<Page> => cb.newPage();
+const signIn = (page: Page, name: string, password?: string): Promise<void> => cb.signIn(page, name, password);
 
 const cell = (page: Page, handle: string, column: string) => page.locator(`tr[data-handle="${handle}"] td[data-col="${column}"]`).innerText();
 
