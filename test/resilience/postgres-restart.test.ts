@@ -21,6 +21,8 @@ const MAX_REQUESTS_PER_CLIENT = 3_000;
 /** A pause between a client's requests: enough load to be mid-request when the server goes. */
 const CLIENT_PAUSE_MS = 3;
 const READY_POLL_MS = 100;
+/** One readiness verdict is reused for this long (docs/reliability.md), so a 503 may outlive the outage by it. */
+const READY_REUSE_MS = 1_000;
 /** Requests held on a lock in each cycle, so they are certainly in flight on the server when it goes. */
 const HELD = 3;
 
@@ -169,6 +171,10 @@ describe('a PostgreSQL restart under load', () => {
         cycles.push({ kind, downStart, downDone, upStart, upDone, recovered });
       }
       await sleep(STEADY_MS);
+      // The last verdict taken while the server was away may still be reused: wait for a poll that
+      // started after it expired (bounded by the recovery limit).
+      const fresh = (cycles.at(-1)?.recovered ?? now()) + READY_REUSE_MS;
+      while (!ready.some((r) => r.start > fresh) && now() - fresh < RECOVERY_LIMIT_MS) await sleep(READY_POLL_MS);
     } finally {
       stopped = true;
       await Promise.all(running);
