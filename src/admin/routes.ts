@@ -10,7 +10,7 @@ import { integrationByRef } from './integration-ref.js';
 import { actOnLead, getLead, listLeads } from '../lead/operator.js';
 import { LeadObjectSchema } from '../lead/schemas.js';
 import { setFieldValue } from '../lead/field-edit.js';
-import { applyStoredUnmapped } from '../answers/engine.js';
+import { applyStoredAnswers } from '../answers/unmapped.js';
 import {
   CloseLeadBodySchema,
   IntegrationParamsSchema,
@@ -135,16 +135,13 @@ export function adminRoutes(deps: { store: Store; rules: RulesHolder; adminToken
       {
         schema: {
           ...meta,
-          summary: 'Apply stored unmapped answers whose key is mapped now',
+          summary: 'Apply stored unmapped answers whose key is mapped now (audited as stored_answers_applied)',
           params: IntegrationParamsSchema,
           response: { 200: AppliedUnmappedSchema },
           problems: ['not-found'],
         },
       },
-      async (request) => {
-        const integration = findIntegration(request.params.integration);
-        return deps.store.transact((tx) => applyStoredUnmapped(tx, integration, new Date().toISOString()));
-      },
+      (request) => applyStoredAnswers(deps.store, findIntegration(request.params.integration), { actor: request.adminActor! }),
     );
   };
 }

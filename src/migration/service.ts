@@ -70,6 +70,11 @@ async function move(
   return to ?? from;
 }
 
+/** Audits an action that changes no state (applying stored answers, say) under `who`, in the caller's unit. */
+export async function recordAction(tx: Repos, integration: Pick<Integration, 'id'>, action: string, who: Actor, at: string, details: Record<string, unknown> | null = null): Promise<void> {
+  await move(tx, integration, action, null, who, at, details);
+}
+
 /** Why a legacy lead could not be linked, as a code to count by and words to act on. */
 export type UnlinkedCode = 'no_rule' | 'missing_member' | 'bound_to_another_person';
 

@@ -2,7 +2,7 @@
 // (JSON parsed, flags as booleans), and the records made of them. An engine decodes what its driver
 // hands over into these rows; the columns and their meaning are the same on both.
 import type { AdminCredential } from './repos/admin-credentials.js';
-import type { StoredAnswer, AnswerOutcome } from './repos/answers.js';
+import type { StoredAnswer, AnswerOutcome, UnmappedKey } from './repos/answers.js';
 import type { Contact } from './repos/contacts.js';
 import type { FieldValue, WriterKind } from './repos/field-values.js';
 import type { ApiKey, KeyKind } from './repos/keys.js';
@@ -278,3 +278,24 @@ export const rowToLead = (r: LeadRow): Lead => ({
   updatedAt: r.updated_at,
   deletedAt: r.deleted_at,
 });
+
+/** A row of the unmapped-key summary: one key with one of its examples (null: none) and the total. */
+export interface UnmappedKeyRow {
+  answer_key: string;
+  n: number;
+  last_seen: string;
+  raw_value: unknown;
+  has_example: number | boolean;
+  total_keys: number;
+}
+
+/** Folds the summary's rows (ordered by key, then example rank) into one entry per key. */
+export function foldUnmappedKeys(rows: readonly UnmappedKeyRow[]): { keys: UnmappedKey[]; totalKeys: number } {
+  const keys: UnmappedKey[] = [];
+  for (const r of rows) {
+    let entry = keys.at(-1);
+    if (entry?.key !== r.answer_key) keys.push((entry = { key: r.answer_key, count: Number(r.n), lastSeen: r.last_seen, examples: [] }));
+    if (r.has_example) entry.examples.push(r.raw_value);
+  }
+  return { keys, totalKeys: Number(rows[0]?.total_keys ?? 0) };
+}

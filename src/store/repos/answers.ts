@@ -17,9 +17,24 @@ export interface StoredAnswer {
   appliedOutcome: AnswerOutcome | null;
 }
 
+/** One answer key no mapping took yet: how often it is waiting, when last, and a few of its values. */
+export interface UnmappedKey {
+  key: string;
+  /** Stored unmapped answers of this key not yet applied. */
+  count: number;
+  lastSeen: string;
+  /** Distinct raw values, the most recent first. */
+  examples: unknown[];
+}
+
 export interface AnswerRepo {
   insert(answer: StoredAnswer): Promise<void>;
   /** Unmapped answers of the integration not yet applied, oldest first. */
   listPendingUnmapped(integrationId: string): Promise<StoredAnswer[]>;
+  /**
+   * The integration's pending unmapped answers grouped by key, the most frequent first: at most `keys`
+   * keys with at most `examples` values each, and how many distinct keys there are in all.
+   */
+  summarizePendingUnmapped(integrationId: string, limits: { keys: number; examples: number }): Promise<{ keys: UnmappedKey[]; totalKeys: number }>;
   markApplied(id: string, at: string, outcome: AnswerOutcome, fieldId: string | null, error: string | null): Promise<void>;
 }

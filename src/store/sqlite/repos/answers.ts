@@ -1,7 +1,7 @@
 // The answer log in SQLite.
 import type { Db } from '../connection.js';
 import type { AnswerRepo } from '../../repos/answers.js';
-import { rowToAnswer as decodedRowToAnswer, type AnswerRow as DecodedAnswerRow } from '../../sql-rows.js';
+import { foldUnmappedKeys, rowToAnswer as decodedRowToAnswer, type AnswerRow as DecodedAnswerRow, type UnmappedKeyRow } from '../../sql-rows.js';
 
 /** The row as SQLite holds it: the raw value as JSON text. */
 type AnswerRow = Omit<DecodedAnswerRow, 'raw_value'> & { raw_value: string };
@@ -16,10 +16,31 @@ export function sqliteAnswerRepo(db: Db): AnswerRepo {
   const pending = db.prepare<[string], AnswerRow>(
     `SELECT * FROM answers WHERE integration_id = ? AND outcome = 'unmapped' AND applied_at IS NULL ORDER BY created_at, rowid`,
   );
+  // Walks the partial index answers_unmapped for the integration: only answers still waiting are read.
+  const summary = db.prepare<{ integrationId: string; keys: number; examples: number }, UnmappedKeyRow & { raw_value: string | null }>(
+    `WITH pending AS (
+     SELECT answer_key, raw_value, created_at FROM answers
+     WHERE integration_id = @integrationId AND outcome = 'unmapped' AND applied_at IS NULL
+   ),
+   top_keys AS (
+     SELECT answer_key, count(*) AS n, max(created_at) AS last_seen FROM pending
+     GROUP BY answer_key ORDER BY n DESC, answer_key LIMIT @keys
+   ),
+   examples AS (
+     SELECT answer_key, raw_value, row_number() OVER (PARTITION BY answer_key ORDER BY max(created_at) DESC, raw_value) AS ex_rank
+     FROM pending WHERE answer_key IN (SELECT answer_key FROM top_keys) GROUP BY answer_key, raw_value
+   )
+   SELECT top_keys.answer_key, top_keys.n, top_keys.last_seen, examples.raw_value, examples.ex_rank IS NOT NULL AS has_example,
+     (SELECT count(DISTINCT answer_key) FROM pending) AS total_keys
+   FROM top_keys LEFT JOIN examples ON examples.answer_key = top_keys.answer_key AND examples.ex_rank <= @examples
+   ORDER BY top_keys.n DESC, top_keys.answer_key, examples.ex_rank`,
+  );
   const mark = db.prepare('UPDATE answers SET applied_at = ?, applied_outcome = ?, field_id = ?, error = ? WHERE id = ?');
   return {
     insert: async (a) => void insert.run({ ...a, raw: JSON.stringify(a.raw) }),
     listPendingUnmapped: async (integrationId) => pending.all(integrationId).map(rowToAnswer),
+    summarizePendingUnmapped: async (integrationId, limits) =>
+      foldUnmappedKeys(summary.all({ integrationId, ...limits }).map((r) => ({ ...r, raw_value: r.raw_value === null ? null : JSON.parse(r.raw_value) }))),
     markApplied: async (id, at, outcome, fieldId, error) => void mark.run(at, outcome, fieldId, error, id),
   };
 }
