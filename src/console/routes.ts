@@ -14,6 +14,8 @@ import type { Integration } from '../rules/catalog.js';
 import { integrationForViewer, integrationsOverview, OverviewQuerySchema, SORT_COLUMNS } from './overview.js';
 import { render, viewerOf } from './pages.js';
 import { ADMIN_NAME } from '../admin/credentials.js';
+import { answerRoutes } from './answer-routes.js';
+import { leadRoutes } from './lead-routes.js';
 
 /**
  * Failed sign-ins a minute for one user name, from any address: the per-address budget
@@ -142,6 +144,8 @@ export function consoleRoutes(app: FastifyInstance, deps: RouteDeps): void {
   });
 
   consoleActions(app, { ...migration, rules: deps.rules }, { signedIn, showIntegration });
+  answerRoutes(app, deps, { signedIn });
+  leadRoutes(app, deps, { signedIn });
 
   app.post('/console/integrations/:integration/relink', hidden, async (request, reply) => {
     const viewer = signedIn(request, reply)!;
