@@ -22,9 +22,12 @@ export interface ConsoleBrowser {
   close(): Promise<void>;
 }
 
-/** `users`: name → workspace slug, or null for the service team. */
-export async function startConsoleBrowser(executablePath: string, options: { legacyKey: string; users: Record<string, string | null> }): Promise<ConsoleBrowser> {
-  const gw = await startGateway({ console: { secureCookies: false } });
+/** `users`: name → workspace slug, or null for the service team; `rulesDir`: a copy a test may edit. */
+export async function startConsoleBrowser(
+  executablePath: string,
+  options: { legacyKey: string; users: Record<string, string | null>; rulesDir?: string },
+): Promise<ConsoleBrowser> {
+  const gw = await startGateway({ console: { secureCookies: false }, ...(options.rulesDir ? { rulesDir: options.rulesDir } : {}) });
   gw.secrets.add(options.legacyKey);
   const base = await gw.app.listen({ port: 0, host: '127.0.0.1' });
   for (const [name, workspace] of Object.entries(options.users)) await addUser(gw, name, workspace);
