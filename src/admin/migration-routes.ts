@@ -10,7 +10,7 @@ import type { UsageRecorder } from '../migration/usage.js';
 import { importLegacyKey, issueV1Key, relinkLegacyLeads, renewKeys, revokeKey, rollback, switchOff } from '../migration/service.js';
 import { migrationReport, MigrationReportSchema } from '../migration/report.js';
 import { integrationByRef } from './integration-ref.js';
-import { auditView, integrationView, issuedKeyView, keyView, linkView, listOf, stateView } from './views.js';
+import { auditView, integrationView, issuedKeyView, keyView, linkView, listedKeyView, listOf, stateView } from './views.js';
 import {
   ReasonBodySchema,
   AuditEntrySchema,
@@ -21,6 +21,7 @@ import {
   LinkReportSchema,
   IntegrationSummarySchema,
   IssuedKeySchema,
+  ListedKeySchema,
   KeySummarySchema,
   ReportQuerySchema,
   RollbackBodySchema,
@@ -80,11 +81,11 @@ export function migrationRoutes(deps: { store: Store; rules: RulesHolder; usage:
 
     r.get(
       '/admin/v1/integrations/:integration/keys',
-      { schema: { ...meta, summary: 'List keys by prefix, never by value', params, response: { 200: z.object({ items: z.array(KeySummarySchema) }) }, problems: ['not-found'] } },
+      { schema: { ...meta, summary: 'List keys by prefix, never by value', params, response: { 200: z.object({ items: z.array(ListedKeySchema) }) }, problems: ['not-found'] } },
       async (request) => {
         const integration = find(request.params.integration);
         const keys = await deps.store.read((rd) => rd.keys.listForIntegration(integration.id));
-        return listOf(keys.map(keyView));
+        return listOf(keys.map(listedKeyView));
       },
     );
 

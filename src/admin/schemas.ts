@@ -103,6 +103,13 @@ export const KeySummarySchema = z
   })
   .meta({ id: 'KeySummary' });
 
+export const ListedKeySchema = KeySummarySchema.extend({
+  last_used_at: z.iso
+    .datetime()
+    .nullable()
+    .meta({ description: 'When the key last authenticated a call (any answer, a 403 after switch-off included); written with the usage counts, so up to USAGE_FLUSH_MS late. Null: never' }),
+}).meta({ id: 'ListedKey' });
+
 export const MoveLeadBodySchema = z.strictObject({ stage: z.uuid('must be a stage id (uuid)') });
 export const CloseLeadBodySchema = z.strictObject({
   outcome: z.string().min(1).max(100).nullish(),

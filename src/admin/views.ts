@@ -1,14 +1,14 @@
 // The admin API's objects, built in one place: the admin routes answer them and the CLI prints them
 // with --json, so a script sees the same members, in snake_case, whichever it calls.
 import type { z } from 'zod';
-import type { ApiKey } from '../store/repos/keys.js';
+import type { ApiKey, ListedKey } from '../store/repos/keys.js';
 import type { IssuedKey } from '../migration/keys.js';
 import type { LinkReport } from '../migration/service.js';
 import type { AuditEntry, MigrationState } from '../store/repos/states.js';
 import type { Integration } from '../rules/catalog.js';
 import type { ReplicaRecord } from '../store/replicas.js';
 import type { ReloadReport, Survey } from '../rules/replicas.js';
-import type { AuditEntrySchema, IntegrationSummarySchema, IssuedKeySchema, KeySummarySchema, LinkReportSchema, ReplicaReloadSchema, ReplicaSchema, ReplicasSchema, StateSchema } from './schemas.js';
+import type { AuditEntrySchema, IntegrationSummarySchema, IssuedKeySchema, KeySummarySchema, ListedKeySchema, LinkReportSchema, ReplicaReloadSchema, ReplicaSchema, ReplicasSchema, StateSchema } from './schemas.js';
 
 /** Every list the admin API answers and the CLI prints is `{ "items": [...] }` (docs/api.md, Conventions). */
 export const listOf = <T>(items: T[]): { items: T[] } => ({ items });
@@ -31,6 +31,8 @@ export const keyView = (k: ApiKey): z.infer<typeof KeySummarySchema> => ({
   created_by: k.createdBy,
   revoked_at: k.revokedAt,
 });
+
+export const listedKeyView = (k: ListedKey): z.infer<typeof ListedKeySchema> => ({ ...keyView(k), last_used_at: k.lastUsedAt });
 
 export const linkView = (links: LinkReport): z.infer<typeof LinkReportSchema> => ({ linked_leads: links.linked, unlinked_leads: links.unlinked });
 

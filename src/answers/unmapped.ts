@@ -11,6 +11,11 @@ import { applyStoredUnmapped, type UnmappedApplication } from './engine.js';
 export const UNMAPPED_KEYS_SHOWN = 100;
 /** Distinct example values shown per key, the most recent first. */
 export const UNMAPPED_EXAMPLES_PER_KEY = 3;
+/**
+ * Waiting answers counted per page view, the most recent first. The count runs on the database (on
+ * SQLite, in this process): a bound keeps one page view to milliseconds however many are waiting.
+ */
+export const UNMAPPED_ANSWERS_SCANNED = 20_000;
 /** An example value is cut to this many characters (with an ellipsis) on the page. */
 export const EXAMPLE_VALUE_CHARS = 80;
 
@@ -86,11 +91,13 @@ export function mappingSnippet(integration: Integration, answerKey: string, exam
   };
 }
 
-/** The integration's pending unmapped keys, with their snippets; bounded by UNMAPPED_KEYS_SHOWN. */
-export async function unmappedAnswerKeys(store: Store, integration: Integration): Promise<{ keys: UnmappedKeyView[]; totalKeys: number }> {
-  const summary = await store.read((r) => r.answers.summarizePendingUnmapped(integration.id, { keys: UNMAPPED_KEYS_SHOWN, examples: UNMAPPED_EXAMPLES_PER_KEY }));
+/** The integration's pending unmapped keys, with their snippets; bounded by UNMAPPED_KEYS_SHOWN and UNMAPPED_ANSWERS_SCANNED. */
+export async function unmappedAnswerKeys(store: Store, integration: Integration): Promise<{ keys: UnmappedKeyView[]; totalKeys: number; capped: boolean }> {
+  const limits = { keys: UNMAPPED_KEYS_SHOWN, examples: UNMAPPED_EXAMPLES_PER_KEY, scan: UNMAPPED_ANSWERS_SCANNED };
+  const summary = await store.read((r) => r.answers.summarizePendingUnmapped(integration.id, limits));
   return {
     totalKeys: summary.totalKeys,
+    capped: summary.scanned >= UNMAPPED_ANSWERS_SCANNED,
     keys: summary.keys.map((k) => ({ ...k, examples: k.examples.map(exampleText), snippet: mappingSnippet(integration, k.key, k.examples) })),
   };
 }

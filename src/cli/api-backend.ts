@@ -3,7 +3,7 @@
 // the credential's operator, which the gateway decides (the CLI sends no actor).
 import type { MigrationReport } from '../migration/report.js';
 import type { AdminClient } from './admin-client.js';
-import type { AuditEntryView, Backend, IntegrationSummary, IssuedKey, KeySummary, LinkReportView, List, ReplicasView, StateView } from './backend.js';
+import type { AuditEntryView, Backend, IntegrationSummary, IssuedKey, KeySummary, LinkReportView, List, ListedKey, ReplicasView, StateView } from './backend.js';
 
 export function apiBackend(client: AdminClient): Backend {
   const of = (ref: string) => `/integrations/${encodeURIComponent(ref)}`;
@@ -12,7 +12,7 @@ export function apiBackend(client: AdminClient): Backend {
 
   return {
     integrations: () => client.get<List<IntegrationSummary>>('/integrations'),
-    keys: (ref) => client.get<List<KeySummary>>(`${of(ref)}/keys`),
+    keys: (ref) => client.get<List<ListedKey>>(`${of(ref)}/keys`),
     importKey: (ref, input) => client.post<KeySummary>(`${of(ref)}/keys/import`, { key: input.key, hash: input.hash, ...because(input.reason) }),
     issueKey: (ref, reason) => client.post<IssuedKey>(`${of(ref)}/keys`, because(reason)),
     link: (ref, reason) => client.post<LinkReportView>(`${of(ref)}/link`, because(reason)),

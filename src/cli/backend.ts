@@ -2,11 +2,12 @@
 // database (the services, then the views) or a running gateway (its admin API, which answers the views).
 // Both answer the same objects, so every command prints the same table and the same --json either way.
 import type { z } from 'zod';
-import type { AuditEntrySchema, IntegrationSummarySchema, IssuedKeySchema, KeySummarySchema, LinkReportSchema, ReplicasSchema, StateSchema } from '../admin/schemas.js';
+import type { AuditEntrySchema, IntegrationSummarySchema, IssuedKeySchema, KeySummarySchema, LinkReportSchema, ListedKeySchema, ReplicasSchema, StateSchema } from '../admin/schemas.js';
 import type { MigrationReport } from '../migration/report.js';
 
 export type IntegrationSummary = z.infer<typeof IntegrationSummarySchema>;
 export type KeySummary = z.infer<typeof KeySummarySchema>;
+export type ListedKey = z.infer<typeof ListedKeySchema>;
 export type IssuedKey = z.infer<typeof IssuedKeySchema>;
 export type LinkReportView = z.infer<typeof LinkReportSchema>;
 export type StateView = z.infer<typeof StateSchema>;
@@ -16,7 +17,7 @@ export type ReplicasView = z.infer<typeof ReplicasSchema>;
 
 export interface Backend {
   integrations(): Promise<List<IntegrationSummary>>;
-  keys(ref: string): Promise<List<KeySummary>>;
+  keys(ref: string): Promise<List<ListedKey>>;
   importKey(ref: string, input: { key?: string; hash?: string; reason?: string }): Promise<KeySummary>;
   issueKey(ref: string, reason?: string): Promise<IssuedKey>;
   link(ref: string, reason?: string): Promise<LinkReportView>;

@@ -1,7 +1,7 @@
 // The CLI's database mode: the admin API's service functions on the gateway's own database, answered
 // through the same view functions the admin routes answer with.
 import { integrationByRef } from '../admin/integration-ref.js';
-import { auditView, integrationView, issuedKeyView, keyView, linkView, listOf, replicasView, stateView } from '../admin/views.js';
+import { auditView, integrationView, issuedKeyView, keyView, linkView, listedKeyView, listOf, replicasView, stateView } from '../admin/views.js';
 import { listReplicas } from '../rules/replicas.js';
 import { importLegacyKey, issueV1Key, relinkLegacyLeads, renewKeys, revokeKey, rollback, switchOff } from '../migration/service.js';
 import { migrationReport } from '../migration/report.js';
@@ -67,7 +67,7 @@ export function databaseBackend(ctx: Context, actor: string): Backend {
     },
     async keys(ref) {
       const integration = find(ref);
-      return listOf((await store.read((r) => r.keys.listForIntegration(integration.id))).map(keyView));
+      return listOf((await store.read((r) => r.keys.listForIntegration(integration.id))).map(listedKeyView));
     },
     async importKey(ref, input) {
       return keyView(await importLegacyKey(deps, find(ref), { key: input.key, hash: input.hash, ...who(input.reason) }));

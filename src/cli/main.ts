@@ -181,7 +181,7 @@ function createProgram(): Command {
     .action((ref: string) =>
       withBackend(async (b) => {
         const data = await b.keys(ref);
-        print(table(['ID', 'PREFIX', 'KIND', 'CREATED', 'BY', 'REVOKED'], data.items.map((k) => [k.id, k.prefix || '-', k.kind, k.created_at, k.created_by, k.revoked_at])), data);
+        print(table(['ID', 'PREFIX', 'KIND', 'CREATED', 'BY', 'LAST USED', 'REVOKED'], data.items.map((k) => [k.id, k.prefix || '-', k.kind, k.created_at, k.created_by, k.last_used_at, k.revoked_at])), data);
       }),
     );
 

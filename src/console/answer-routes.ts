@@ -5,7 +5,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Store } from '../store/store.js';
 import type { Integration } from '../rules/catalog.js';
 import type { RulesHolder } from '../rules/loader.js';
-import { applyStoredAnswers, EXAMPLE_VALUE_CHARS, UNMAPPED_EXAMPLES_PER_KEY, UNMAPPED_KEYS_SHOWN, unmappedAnswerKeys } from '../answers/unmapped.js';
+import { applyStoredAnswers, EXAMPLE_VALUE_CHARS, UNMAPPED_ANSWERS_SCANNED, UNMAPPED_EXAMPLES_PER_KEY, UNMAPPED_KEYS_SHOWN, unmappedAnswerKeys } from '../answers/unmapped.js';
 import type { UnmappedApplication } from '../answers/engine.js';
 import { integrationForViewer } from './overview.js';
 import { render } from './pages.js';
@@ -31,9 +31,9 @@ export function answerRoutes(app: FastifyInstance, deps: { store: Store; rules: 
     integrationForViewer(deps.rules.current(), viewer, (request.params as { integration: string }).integration);
 
   async function showAnswers(reply: FastifyReply, integration: Integration, applied: ReturnType<typeof appliedSummary> | null = null) {
-    const { keys, totalKeys } = await unmappedAnswerKeys(deps.store, integration);
-    const limits = { keys: UNMAPPED_KEYS_SHOWN, examples: UNMAPPED_EXAMPLES_PER_KEY, chars: EXAMPLE_VALUE_CHARS };
-    return render(reply, 'answers', { title: `Unmapped answers · ${integration.name}`, integration, keys, totalKeys, limits, applied });
+    const { keys, totalKeys, capped } = await unmappedAnswerKeys(deps.store, integration);
+    const limits = { keys: UNMAPPED_KEYS_SHOWN, examples: UNMAPPED_EXAMPLES_PER_KEY, chars: EXAMPLE_VALUE_CHARS, scanned: UNMAPPED_ANSWERS_SCANNED };
+    return render(reply, 'answers', { title: `Unmapped answers · ${integration.name}`, integration, keys, totalKeys, capped, limits, applied });
   }
 
   app.get('/console/integrations/:integration/answers', hidden, async (request, reply) => {

@@ -30,7 +30,7 @@ export function intakeRoutes(deps: { store: Store; rules: RulesHolder; usage: Us
     deps.quota.register(app);
     // Every authenticated v1 call counts for the migration report, whatever its status; the 2xx apart.
     r.addHook('onResponse', async (request, reply) => {
-      if (request.integration) deps.usage.record(request.integration.id, 'v1', `${request.method} ${request.routeOptions.url}`, reply.statusCode < 300);
+      if (request.integration) deps.usage.record(request.integration.id, 'v1', `${request.method} ${request.routeOptions.url}`, reply.statusCode < 300, undefined, request.apiKeyId);
     });
 
     r.post(

@@ -61,7 +61,8 @@ export function legacyRoutes(deps: {
     // is what the report must show); the 2xx apart.
     r.addHook('onResponse', async (request, reply) => {
       if (request.integration) {
-        deps.usage.record(request.integration.id, 'legacy', `${request.method} ${request.routeOptions.url ?? request.url.split('?')[0]}`, reply.statusCode < 300);
+        const route = `${request.method} ${request.routeOptions.url ?? request.url.split('?')[0]}`;
+        deps.usage.record(request.integration.id, 'legacy', route, reply.statusCode < 300, undefined, request.apiKeyId);
       }
     });
     // After the gate (a switched-off key's 403 costs nothing) and before the body is read.

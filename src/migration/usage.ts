@@ -1,4 +1,5 @@
-// Counts calls per integration, interface and route; flushed to the store in one unit of work.
+// Counts calls per integration, interface and route, and when each key was last used; flushed to the
+// store in one unit of work.
 import type { Store } from '../store/store.js';
 import type { Interface, UsageIncrement } from '../store/repos/states.js';
 
@@ -20,8 +21,11 @@ export function boundedIgnoredNames(fields: readonly string[]): string[] {
 }
 
 export interface UsageRecorder {
-  /** Counts a call; `ok` when it was answered with a 2xx (the readiness verdict counts only those). */
-  record(integrationId: string, iface: Interface, route: string, ok: boolean, at?: Date): void;
+  /**
+   * Counts a call; `ok` when it was answered with a 2xx (the readiness verdict counts only those).
+   * `keyId`: the key that authenticated it, whose "last used" moves to `at`.
+   */
+  record(integrationId: string, iface: Interface, route: string, ok: boolean, at?: Date, keyId?: string | null): void;
   /**
    * Counts legacy request members the gateway ignored (stage, tags without a rule, unknown ones), for a
    * request that succeeded; bounded per request (boundedIgnoredNames).
@@ -47,21 +51,25 @@ export const USAGE_FLUSH_MS = 250;
 export function createUsageRecorder(store: Store, intervalMs = USAGE_FLUSH_MS): UsageRecorder {
   let pending = new Map<string, UsageIncrement>();
   let ignored: { integrationId: string; fields: readonly string[]; at: string }[] = [];
+  let keysUsed = new Map<string, string>();
   // Commits run one after another. Counts are taken from memory at the call, and every flush resolves
   // only once the commits before it are done: one that finds memory empty while another's counts are
   // still being written waits for them, so the report (and the switch-off check) never reads early.
   let committing: Promise<void> = Promise.resolve();
   const flush = (): Promise<void> => {
-    if (pending.size === 0 && ignored.length === 0) return committing.catch(() => undefined);
+    if (pending.size === 0 && ignored.length === 0 && keysUsed.size === 0) return committing.catch(() => undefined);
     const batch = [...pending.values()];
     const fields = ignored;
+    const uses = [...keysUsed].map(([keyId, at]) => ({ keyId, at }));
     pending = new Map();
     ignored = [];
+    keysUsed = new Map();
     committing = committing
       .catch(() => undefined)
       .then(() =>
         store.transact(async (tx) => {
           await tx.states.addUsage(batch);
+          await tx.keys.markUsed(uses);
           for (const f of fields) await tx.states.countIgnored(f.integrationId, f.fields, f.at, IGNORED_NAMES_MAX_PER_INTEGRATION);
         }),
       );
@@ -70,8 +78,9 @@ export function createUsageRecorder(store: Store, intervalMs = USAGE_FLUSH_MS): 
   const timer = setInterval(() => void flush().catch(() => undefined), intervalMs);
   timer.unref();
   return {
-    record(integrationId, iface, route, ok, at = new Date()) {
+    record(integrationId, iface, route, ok, at = new Date(), keyId = null) {
       const iso = at.toISOString();
+      if (keyId !== null) keysUsed.set(keyId, iso);
       const hour = iso.slice(0, 13);
       const key = `${integrationId}|${iface}|${route}|${hour}`;
       let entry = pending.get(key);

@@ -2,10 +2,10 @@
 // (JSON parsed, flags as booleans), and the records made of them. An engine decodes what its driver
 // hands over into these rows; the columns and their meaning are the same on both.
 import type { AdminCredential } from './repos/admin-credentials.js';
-import type { StoredAnswer, AnswerOutcome, UnmappedKey } from './repos/answers.js';
+import type { StoredAnswer, AnswerOutcome, UnmappedKey, UnmappedSummary } from './repos/answers.js';
 import type { Contact } from './repos/contacts.js';
 import type { FieldValue, WriterKind } from './repos/field-values.js';
-import type { ApiKey, KeyKind } from './repos/keys.js';
+import type { ApiKey, KeyKind, ListedKey } from './repos/keys.js';
 import type { Lead, LeadPatch } from './repos/leads.js';
 import type { LegacyTag } from './repos/legacy-tags.js';
 import type { AuditEntry, MigrationState } from './repos/states.js';
@@ -21,6 +21,8 @@ export interface KeyRow {
   created_by: string;
   revoked_at: string | null;
 }
+
+export const rowToListedKey = (r: KeyRow & { last_used_at: string | null }): ListedKey => ({ ...rowToKey(r), lastUsedAt: r.last_used_at });
 
 export const rowToKey = (r: KeyRow): ApiKey => ({
   id: r.id,
@@ -287,15 +289,16 @@ export interface UnmappedKeyRow {
   raw_value: unknown;
   has_example: number | boolean;
   total_keys: number;
+  scanned: number;
 }
 
 /** Folds the summary's rows (ordered by key, then example rank) into one entry per key. */
-export function foldUnmappedKeys(rows: readonly UnmappedKeyRow[]): { keys: UnmappedKey[]; totalKeys: number } {
+export function foldUnmappedKeys(rows: readonly UnmappedKeyRow[]): UnmappedSummary {
   const keys: UnmappedKey[] = [];
   for (const r of rows) {
     let entry = keys.at(-1);
     if (entry?.key !== r.answer_key) keys.push((entry = { key: r.answer_key, count: Number(r.n), lastSeen: r.last_seen, examples: [] }));
     if (r.has_example) entry.examples.push(r.raw_value);
   }
-  return { keys, totalKeys: Number(rows[0]?.total_keys ?? 0) };
+  return { keys, totalKeys: Number(rows[0]?.total_keys ?? 0), scanned: Number(rows[0]?.scanned ?? 0) };
 }

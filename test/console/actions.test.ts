@@ -59,6 +59,24 @@ describe('integration page actions', () => {
     expect((await audit())[0]).toMatchObject({ action: 'v1_key_issued', actor: 'dilnoza' });
   });
 
+  it('shows when each key was last used: the legacy and the v1 key each at its own last call, a key never used as never', async () => {
+    const unused = await team.post(`${PAGE}/keys/issue`, {}, PAGE);
+    const unusedPrefix = /Its prefix is <code>([^<]+)<\/code>/.exec(unused.body)![1]!;
+    gw.secrets.add(keyFrom(unused.body)!);
+    expect((await legacyCall()).statusCode).toBe(200);
+    const page = (await team.get(PAGE)).body;
+    const keys = /<table data-testid="keys">([\s\S]*?)<\/table>/.exec(page)![1]!;
+    const lastUsed = (kind: string) => [...keys.matchAll(/<tr><th scope="row"><code>([^<]*)<\/code><\/th><td>(\w+)<\/td>[\s\S]*?data-col="last-used">([^<]+)</g)].filter((m) => m[2] === kind).map((m) => [m[1], m[3]]);
+    const today = new Date().toISOString().slice(0, 10);
+    expect(lastUsed('legacy')).toEqual([[expect.any(String), expect.stringContaining(today)]]);
+    expect(lastUsed('v1')).toContainEqual([expect.not.stringMatching(unusedPrefix), expect.stringContaining(today)]);
+    expect(lastUsed('v1')).toContainEqual([unusedPrefix, 'never']);
+    // The admin API lists the same.
+    const listed = (await gw.admin('GET', `/admin/v1/integrations/${HANDLE}/keys`)).json<{ items: { kind: string; prefix: string; last_used_at: string | null }[] }>().items;
+    expect(listed.find((k) => k.prefix === unusedPrefix)?.last_used_at).toBeNull();
+    expect(listed.find((k) => k.kind === 'legacy')?.last_used_at).toMatch(new RegExp(`^${today}T`));
+  });
+
   it('refuses a switch-off in the quiet period with the reason and the last legacy call, and a force without the handle typed', async () => {
     expect((await legacyCall()).statusCode).toBe(200);
     const refused = await team.post(`${PAGE}/switch-off`, { reason: 'moved' }, PAGE);

@@ -32,6 +32,8 @@ export const migrations: Migration[] = [
   { version: 5, name: 'the rules each replica runs, and reload requests to every replica', sql: replicaRulesSchema },
   // The same tables as SQLite migration 13.
   { version: 6, name: 'console users and sessions', sql: consoleSchema },
+  // The same table as SQLite migration 14; not api_keys itself, whose changes every replica is told of.
+  { version: 7, name: 'when each key was last used', sql: 'CREATE TABLE key_usage (key_id text COLLATE "C" PRIMARY KEY, last_used_at text COLLATE "C" NOT NULL)' },
 ];
 
 /**

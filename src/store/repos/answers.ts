@@ -27,14 +27,22 @@ export interface UnmappedKey {
   examples: unknown[];
 }
 
+export interface UnmappedSummary {
+  keys: UnmappedKey[];
+  /** Distinct keys among the answers scanned. */
+  totalKeys: number;
+  /** Answers scanned, the most recent first: when it equals the limit, older ones were not counted. */
+  scanned: number;
+}
+
 export interface AnswerRepo {
   insert(answer: StoredAnswer): Promise<void>;
   /** Unmapped answers of the integration not yet applied, oldest first. */
   listPendingUnmapped(integrationId: string): Promise<StoredAnswer[]>;
   /**
-   * The integration's pending unmapped answers grouped by key, the most frequent first: at most `keys`
-   * keys with at most `examples` values each, and how many distinct keys there are in all.
+   * The integration's most recent `scan` pending unmapped answers grouped by key, the most frequent
+   * first: at most `keys` keys with at most `examples` values each, and how many distinct keys in all.
    */
-  summarizePendingUnmapped(integrationId: string, limits: { keys: number; examples: number }): Promise<{ keys: UnmappedKey[]; totalKeys: number }>;
+  summarizePendingUnmapped(integrationId: string, limits: { keys: number; examples: number; scan: number }): Promise<UnmappedSummary>;
   markApplied(id: string, at: string, outcome: AnswerOutcome, fieldId: string | null, error: string | null): Promise<void>;
 }

@@ -384,6 +384,12 @@ export const migrations: Migration[] = [
         CREATE INDEX console_sessions_created ON console_sessions (created_at);
       `),
   },
+  {
+    version: 14,
+    name: 'when each key was last used',
+    // Written with the usage counts (src/migration/usage.ts); PostgreSQL migration 7 makes the same table.
+    up: (db) => db.exec('CREATE TABLE key_usage (key_id TEXT PRIMARY KEY, last_used_at TEXT NOT NULL) WITHOUT ROWID'),
+  },
 ];
 
 export class MigrationError extends Error {

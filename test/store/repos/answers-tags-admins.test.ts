@@ -50,6 +50,44 @@ onEachEngine((_engine, open) => {
       await store.transact((tx) => tx.answers.markApplied('a1', 't9', 'invalid', null, 'not a number'));
       expect((await store.read((r) => r.answers.listPendingUnmapped('int-1'))).map((a) => a.id)).toEqual(['a3']);
     });
+
+    it('sums up the waiting unmapped answers by key: the most frequent first, recent distinct values, within the bounds', async (context) => {
+      const store = await open();
+      if (!store) return context.skip();
+      await store.transact(async (tx) => {
+        await tx.contacts.insert(aContact('c1', { createdAt: 't', updatedAt: 't' }));
+        await tx.leads.insert(aLead('l1', { createdAt: 't', updatedAt: 't' }));
+        const level = (id: string, t: string, raw: unknown) => tx.answers.insert(answer(id, t, { key: 'level', raw }));
+        await level('l1', 't1', 'B1');
+        await level('l2', 't2', 'B2');
+        await level('l3', 't3', 'B1');
+        await level('l4', 't4', { nested: [1, 'x'] });
+        await level('l5', 't5', 'C1');
+        await tx.answers.insert(answer('d1', 't6', { key: 'days', raw: ['Monday'] }));
+        await tx.answers.insert(answer('d2', 't7', { key: 'days', raw: ['Monday'] }));
+        await tx.answers.insert(answer('z1', 't0', { key: 'zone' }));
+        // Not waiting, or another integration's: never counted.
+        await tx.answers.insert(answer('w1', 't9', { key: 'level', outcome: 'written', fieldId: 'f1' }));
+        await tx.answers.insert(answer('o1', 't9', { key: 'level', integrationId: 'int-2' }));
+      });
+      await store.transact((tx) => tx.answers.markApplied('z1', 't9', 'written', 'f2', null));
+      const all = await store.read((r) => r.answers.summarizePendingUnmapped('int-1', { keys: 10, examples: 3, scan: 100 }));
+      expect(all).toEqual({
+        keys: [
+          { key: 'level', count: 5, lastSeen: 't5', examples: ['C1', { nested: [1, 'x'] }, 'B1'] },
+          { key: 'days', count: 2, lastSeen: 't7', examples: [['Monday']] },
+        ],
+        totalKeys: 2,
+        scanned: 7,
+      });
+      // One key shown of two; only the 3 most recent answers counted.
+      expect(await store.read((r) => r.answers.summarizePendingUnmapped('int-1', { keys: 1, examples: 1, scan: 3 }))).toEqual({
+        keys: [{ key: 'days', count: 2, lastSeen: 't7', examples: [['Monday']] }],
+        totalKeys: 2,
+        scanned: 3,
+      });
+      expect(await store.read((r) => r.answers.summarizePendingUnmapped('int-3', { keys: 10, examples: 3, scan: 100 }))).toEqual({ keys: [], totalKeys: 0, scanned: 0 });
+    });
   });
 
   describe('legacy tags', () => {

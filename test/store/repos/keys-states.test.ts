@@ -46,6 +46,24 @@ onEachEngine((_engine, open) => {
       ]);
       expect((await store.peek((r) => r.keys.findByHash('hash-other')))?.revokedAt).toBeNull();
     });
+
+    it('lists when each key was last used, keeping the latest whatever order the uses are written in', async (context) => {
+      const store = await open();
+      if (!store) return context.skip();
+      await store.transact(async (tx) => {
+        await tx.keys.insert(key('k1'));
+        await tx.keys.insert(key('k2', 'int-1', '2026-11-22T00:00:01.000Z'));
+      });
+      const lastUsed = async () => (await store.read((r) => r.keys.listForIntegration('int-1'))).map((k) => [k.id, k.lastUsedAt]);
+      expect(await lastUsed()).toEqual([['k1', null], ['k2', null]]);
+      await store.transact((tx) => tx.keys.markUsed([{ keyId: 'k2', at: '2026-11-22T10:00:00.000Z' }, { keyId: 'k1', at: '2026-11-22T09:00:00.000Z' }]));
+      // A replica's older flush arriving later does not move it back.
+      await store.transact((tx) => tx.keys.markUsed([{ keyId: 'k2', at: '2026-11-22T08:00:00.000Z' }, { keyId: 'k1', at: '2026-11-22T11:00:00.000Z' }]));
+      await store.transact((tx) => tx.keys.markUsed([]));
+      expect(await lastUsed()).toEqual([['k1', '2026-11-22T11:00:00.000Z'], ['k2', '2026-11-22T10:00:00.000Z']]);
+      // The key itself is not written: what the key cache reads is unchanged.
+      expect(await store.peek((r) => r.keys.findByHash('hash-k1'))).toEqual(key('k1'));
+    });
   });
 
   describe('states', () => {

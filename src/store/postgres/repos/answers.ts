@@ -13,12 +13,14 @@ const pending = statement<AnswerRow>(
   'answers.pending',
   "SELECT * FROM answers WHERE integration_id = $1 AND outcome = 'unmapped' AND applied_at IS NULL ORDER BY created_at, id",
 );
-// Walks the partial index answers_unmapped for the integration: only answers still waiting are read.
+// Walks the partial index answers_unmapped for the integration, newest first: only answers still
+// waiting are read, and at most `scan` of them.
 const summary = statement<UnmappedKeyRow>(
   'answers.unmappedSummary',
   `WITH pending AS (
      SELECT answer_key, raw_value, created_at FROM answers
      WHERE integration_id = $1 AND outcome = 'unmapped' AND applied_at IS NULL
+     ORDER BY created_at DESC LIMIT $4
    ),
    top_keys AS (
      SELECT answer_key, count(*)::int AS n, max(created_at) AS last_seen FROM pending
@@ -29,7 +31,7 @@ const summary = statement<UnmappedKeyRow>(
      FROM pending WHERE answer_key IN (SELECT answer_key FROM top_keys) GROUP BY answer_key, raw_value
    )
    SELECT top_keys.answer_key, top_keys.n, top_keys.last_seen, examples.raw_value, examples.ex_rank IS NOT NULL AS has_example,
-     (SELECT count(DISTINCT answer_key) FROM pending)::int AS total_keys
+     (SELECT count(DISTINCT answer_key) FROM pending)::int AS total_keys, (SELECT count(*) FROM pending)::int AS scanned
    FROM top_keys LEFT JOIN examples ON examples.answer_key = top_keys.answer_key AND examples.ex_rank <= $3
    ORDER BY top_keys.n DESC, top_keys.answer_key, examples.ex_rank`,
 );
@@ -40,7 +42,7 @@ export function pgAnswerRepo(sql: Sql): AnswerRepo {
     insert: (a) =>
       insert.later(sql, [rowName('answers', a.id)], undefined, a.id, a.submissionId, a.integrationId, a.leadId, a.key, JSON.stringify(a.raw), a.outcome, a.error, a.fieldId, a.createdAt),
     listPendingUnmapped: async (integrationId) => (await pending.rows(sql, integrationId)).map(rowToAnswer),
-    summarizePendingUnmapped: async (integrationId, limits) => foldUnmappedKeys(await summary.rows(sql, integrationId, limits.keys, limits.examples)),
+    summarizePendingUnmapped: async (integrationId, limits) => foldUnmappedKeys(await summary.rows(sql, integrationId, limits.keys, limits.examples, limits.scan)),
     markApplied: (id, at, outcome, fieldId, error) => mark.later(sql, [rowName('answers', id)], undefined, at, outcome, fieldId, error, id),
   };
 }

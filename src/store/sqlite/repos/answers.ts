@@ -16,11 +16,13 @@ export function sqliteAnswerRepo(db: Db): AnswerRepo {
   const pending = db.prepare<[string], AnswerRow>(
     `SELECT * FROM answers WHERE integration_id = ? AND outcome = 'unmapped' AND applied_at IS NULL ORDER BY created_at, rowid`,
   );
-  // Walks the partial index answers_unmapped for the integration: only answers still waiting are read.
-  const summary = db.prepare<{ integrationId: string; keys: number; examples: number }, UnmappedKeyRow & { raw_value: string | null }>(
+  // Walks the partial index answers_unmapped for the integration, newest first: only answers still
+  // waiting are read, and at most `scan` of them.
+  const summary = db.prepare<{ integrationId: string; keys: number; examples: number; scan: number }, UnmappedKeyRow & { raw_value: string | null }>(
     `WITH pending AS (
      SELECT answer_key, raw_value, created_at FROM answers
      WHERE integration_id = @integrationId AND outcome = 'unmapped' AND applied_at IS NULL
+     ORDER BY created_at DESC LIMIT @scan
    ),
    top_keys AS (
      SELECT answer_key, count(*) AS n, max(created_at) AS last_seen FROM pending
@@ -31,7 +33,7 @@ export function sqliteAnswerRepo(db: Db): AnswerRepo {
      FROM pending WHERE answer_key IN (SELECT answer_key FROM top_keys) GROUP BY answer_key, raw_value
    )
    SELECT top_keys.answer_key, top_keys.n, top_keys.last_seen, examples.raw_value, examples.ex_rank IS NOT NULL AS has_example,
-     (SELECT count(DISTINCT answer_key) FROM pending) AS total_keys
+     (SELECT count(DISTINCT answer_key) FROM pending) AS total_keys, (SELECT count(*) FROM pending) AS scanned
    FROM top_keys LEFT JOIN examples ON examples.answer_key = top_keys.answer_key AND examples.ex_rank <= @examples
    ORDER BY top_keys.n DESC, top_keys.answer_key, examples.ex_rank`,
   );
