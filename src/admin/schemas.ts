@@ -156,8 +156,9 @@ export const AppliedUnmappedSchema = z
         error: z.string().nullable(),
       }),
     ),
-    still_unmapped: z.number().int(),
-    skipped_deleted_lead: z.number().int(),
+    still_unmapped: z.number().int().meta({ description: 'Stored answers whose key is still not mapped' }),
+    skipped_deleted_lead: z.number().int().meta({ description: 'Stored answers whose lead was deleted: set aside, never applied' }),
+    remaining: z.number().int().meta({ description: 'Answers of a mapped key left for the next call: one call applies at most APPLY_STORED_MAX (2,000); call again until 0' }),
   })
   .meta({ id: 'AppliedUnmapped' });
 

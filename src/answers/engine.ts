@@ -91,24 +91,35 @@ export async function applyAnswers(
   return result;
 }
 
+/**
+ * Stored answers one application takes at most: each is a locked lead and a field write in one
+ * transaction, so the bound keeps that transaction (and, on SQLite, the process's one thread) short.
+ * What is left is counted in `remaining`; applying again takes the next ones.
+ */
+export const APPLY_STORED_MAX = 2_000;
+
 export interface UnmappedApplication {
   applied: { answer_id: string; key: string; lead_id: string; outcome: AnswerOutcome; error: string | null }[];
   /** Stored answers whose key is still not mapped. */
   still_unmapped: number;
-  /** Stored answers whose lead has been deleted since; left as they are. */
+  /** Stored answers whose lead has been deleted since: set aside, never applied. */
   skipped_deleted_lead: number;
+  /** Stored answers of a mapped key left for the next application (past APPLY_STORED_MAX). */
+  remaining: number;
 }
 
-/** Applies stored unmapped answers whose key has a mapping now, oldest first, under the same rules. */
-export async function applyStoredUnmapped(tx: Repos, integration: Integration, at: string): Promise<UnmappedApplication> {
-  const report: UnmappedApplication = { applied: [], still_unmapped: 0, skipped_deleted_lead: 0 };
-  for (const answer of await tx.answers.listPendingUnmapped(integration.id)) {
-    if (!integration.answers.has(answer.key)) {
-      report.still_unmapped++;
-      continue;
-    }
+/**
+ * Applies stored unmapped answers whose key has a mapping now, oldest first, under the same rules; at
+ * most `max` of them.
+ */
+export async function applyStoredUnmapped(tx: Repos, integration: Integration, at: string, max = APPLY_STORED_MAX): Promise<UnmappedApplication> {
+  const report: UnmappedApplication = { applied: [], still_unmapped: 0, skipped_deleted_lead: 0, remaining: 0 };
+  const mapped = [...integration.answers.keys()];
+  for (const answer of await tx.answers.listPendingUnmapped(integration.id, mapped, max)) {
     const lead = await tx.leads.lock(answer.leadId);
     if (!lead || lead.deletedAt !== null) {
+      // Marked as dealt with: left waiting, it would stand at the head of every later application.
+      await tx.answers.markApplied(answer.id, at, 'invalid', null, 'the lead was deleted before the answer could be applied');
       report.skipped_deleted_lead++;
       continue;
     }
@@ -116,5 +127,8 @@ export async function applyStoredUnmapped(tx: Repos, integration: Integration, a
     await tx.answers.markApplied(answer.id, at, applied.outcome, applied.fieldId, applied.error);
     report.applied.push({ answer_id: answer.id, key: answer.key, lead_id: answer.leadId, outcome: applied.outcome, error: applied.error });
   }
+  const left = await tx.answers.countPendingUnmapped(integration.id, mapped);
+  report.still_unmapped = left.others;
+  report.remaining = left.withKeys;
   return report;
 }

@@ -34,6 +34,8 @@ export interface UnmappedKeyView {
   lastSeen: string;
   examples: string[];
   snippet: MappingSnippet;
+  /** The rules map this key now: its stored answers wait only to be applied. */
+  mappedNow: boolean;
 }
 
 /** A value as the page shows it: strings as they are, anything else as JSON; cut to EXAMPLE_VALUE_CHARS. */
@@ -98,7 +100,7 @@ export async function unmappedAnswerKeys(store: Store, integration: Integration)
   return {
     totalKeys: summary.totalKeys,
     capped: summary.scanned >= UNMAPPED_ANSWERS_SCANNED,
-    keys: summary.keys.map((k) => ({ ...k, examples: k.examples.map(exampleText), snippet: mappingSnippet(integration, k.key, k.examples) })),
+    keys: summary.keys.map((k) => ({ ...k, examples: k.examples.map(exampleText), snippet: mappingSnippet(integration, k.key, k.examples), mappedNow: integration.answers.has(k.key) })),
   };
 }
 
@@ -117,6 +119,7 @@ export function applyStoredAnswers(store: Store, integration: Integration, who: 
       outcomes,
       still_unmapped: report.still_unmapped,
       skipped_deleted_lead: report.skipped_deleted_lead,
+      remaining: report.remaining,
     });
     return report;
   });

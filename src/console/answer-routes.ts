@@ -6,7 +6,7 @@ import type { Store } from '../store/store.js';
 import type { Integration } from '../rules/catalog.js';
 import type { RulesHolder } from '../rules/loader.js';
 import { applyStoredAnswers, EXAMPLE_VALUE_CHARS, UNMAPPED_ANSWERS_SCANNED, UNMAPPED_EXAMPLES_PER_KEY, UNMAPPED_KEYS_SHOWN, unmappedAnswerKeys } from '../answers/unmapped.js';
-import type { UnmappedApplication } from '../answers/engine.js';
+import { APPLY_STORED_MAX, type UnmappedApplication } from '../answers/engine.js';
 import { integrationForViewer } from './overview.js';
 import { render } from './pages.js';
 import type { Viewer } from './users.js';
@@ -23,7 +23,7 @@ interface Helpers {
 function appliedSummary(report: UnmappedApplication) {
   const outcomes: Record<string, number> = { written: 0, unchanged: 0, kept_existing: 0, invalid: 0 };
   for (const a of report.applied) outcomes[a.outcome] = (outcomes[a.outcome] ?? 0) + 1;
-  return { applied: report.applied.length, outcomes, stillUnmapped: report.still_unmapped, skippedDeletedLead: report.skipped_deleted_lead };
+  return { applied: report.applied.length, outcomes, stillUnmapped: report.still_unmapped, skippedDeletedLead: report.skipped_deleted_lead, remaining: report.remaining };
 }
 
 export function answerRoutes(app: FastifyInstance, deps: { store: Store; rules: RulesHolder }, h: Helpers): void {
@@ -32,7 +32,7 @@ export function answerRoutes(app: FastifyInstance, deps: { store: Store; rules: 
 
   async function showAnswers(reply: FastifyReply, integration: Integration, applied: ReturnType<typeof appliedSummary> | null = null) {
     const { keys, totalKeys, capped } = await unmappedAnswerKeys(deps.store, integration);
-    const limits = { keys: UNMAPPED_KEYS_SHOWN, examples: UNMAPPED_EXAMPLES_PER_KEY, chars: EXAMPLE_VALUE_CHARS, scanned: UNMAPPED_ANSWERS_SCANNED };
+    const limits = { keys: UNMAPPED_KEYS_SHOWN, examples: UNMAPPED_EXAMPLES_PER_KEY, chars: EXAMPLE_VALUE_CHARS, scanned: UNMAPPED_ANSWERS_SCANNED, applyMax: APPLY_STORED_MAX };
     return render(reply, 'answers', { title: `Unmapped answers · ${integration.name}`, integration, keys, totalKeys, capped, limits, applied });
   }
 

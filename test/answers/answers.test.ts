@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { EXAMPLE_RULES, startGateway, type Gateway } from '../helper.js';
 import { stableId } from '../../src/rules/ids.js';
+import { applyStoredUnmapped } from '../../src/answers/engine.js';
 
 let gw: Gateway;
 let rulesDir: string;
@@ -178,6 +179,40 @@ describe('provenance and conflict policy', () => {
       expect(valueOf(await lead(p.lead.id), 'goal')).toMatchObject({ text_value: 'B2' });
       const again = (await gw.admin('POST', '/admin/v1/integrations/brightpath:telegram-bot/answers/apply-unmapped')).json();
       expect(again.applied.filter((a: { lead_id: string }) => a.lead_id === p.lead.id)).toEqual([]);
+      expect(again.remaining).toBe(0);
+    } finally {
+      writeFileSync(file, original);
+      await gw.admin('POST', '/admin/v1/rules/reload');
+    }
+  });
+
+  it('applies at most a bounded number per call, oldest first, says how many remain, and sets aside a deleted lead\'s answers', async () => {
+    const people = [await newPerson(), await newPerson(), await newPerson()];
+    for (const p of people) await answer(bot, { event_id: next('a'), external_contact_id: p.ext, answers: { english_level: `B${people.indexOf(p) + 1}` } });
+    expect((await gw.admin('DELETE', `/admin/v1/leads/${people[0]!.lead.id}`)).statusCode).toBe(204);
+    const file = join(rulesDir, 'brightpath.yaml');
+    const original = readFileSync(file, 'utf8');
+    writeFileSync(file, original.replace('      goal:\n        field: goal\n', '      goal:\n        field: goal\n      english_level:\n        field: goal\n'));
+    try {
+      expect((await gw.admin('POST', '/admin/v1/rules/reload')).statusCode).toBe(200);
+      const integration = gw.rules.current().findIntegration('brightpath:telegram-bot')!;
+      const at = new Date().toISOString();
+      // Other tests' waiting answers of this key are applied first: drain them, two at a time.
+      let report = await gw.store.transact((tx) => applyStoredUnmapped(tx, integration, at, 2));
+      const seen: string[] = [];
+      for (let calls = 1; ; calls++) {
+        expect(report.applied.length + report.skipped_deleted_lead).toBeLessThanOrEqual(2);
+        seen.push(...report.applied.map((a) => a.lead_id));
+        if (report.remaining === 0) break;
+        expect(calls).toBeLessThan(50);
+        report = await gw.store.transact((tx) => applyStoredUnmapped(tx, integration, at, 2));
+      }
+      expect(seen).toEqual(expect.arrayContaining([people[1]!.lead.id, people[2]!.lead.id]));
+      expect(seen).not.toContain(people[0]!.lead.id);
+      expect(valueOf(await lead(people[2]!.lead.id), 'goal')).toMatchObject({ text_value: 'B3' });
+      // The deleted lead's answer is not waiting any more: the next call finds nothing.
+      const after = (await gw.admin('POST', '/admin/v1/integrations/brightpath:telegram-bot/answers/apply-unmapped')).json();
+      expect(after).toMatchObject({ applied: [], skipped_deleted_lead: 0, remaining: 0 });
     } finally {
       writeFileSync(file, original);
       await gw.admin('POST', '/admin/v1/rules/reload');

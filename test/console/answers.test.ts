@@ -115,6 +115,10 @@ describe('unmapped answer keys', () => {
     expect(early.body).toContain('6 still have no mapping');
 
     expect((await gw.admin('POST', '/admin/v1/rules/reload')).statusCode).toBe(200);
+    // Mapped now, not yet applied: listed as waiting to be applied, without its YAML.
+    const mapped = (await owner.get(ANSWERS)).body;
+    expect(rowOf(mapped, 'english_level')).toContain('Mapped now: apply the stored answers');
+    expect(snippetsOf(mapped, 'english_level').answers).toBeNull();
     const applied = await owner.post(`${ANSWERS}/apply`, {}, ANSWERS);
     expect(applied.statusCode).toBe(200);
     expect(applied.body).toMatch(/6 answer\(s\) applied: \d+ written/);

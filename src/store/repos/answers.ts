@@ -37,8 +37,10 @@ export interface UnmappedSummary {
 
 export interface AnswerRepo {
   insert(answer: StoredAnswer): Promise<void>;
-  /** Unmapped answers of the integration not yet applied, oldest first. */
-  listPendingUnmapped(integrationId: string): Promise<StoredAnswer[]>;
+  /** Unmapped answers of the integration not yet applied whose key is one of `keys`, oldest first, at most `limit`. */
+  listPendingUnmapped(integrationId: string, keys: readonly string[], limit: number): Promise<StoredAnswer[]>;
+  /** How many unmapped answers of the integration wait: with a key of `keys`, and with any other. */
+  countPendingUnmapped(integrationId: string, keys: readonly string[]): Promise<{ withKeys: number; others: number }>;
   /**
    * The integration's most recent `scan` pending unmapped answers grouped by key, the most frequent
    * first: at most `keys` keys with at most `examples` values each, and how many distinct keys in all.

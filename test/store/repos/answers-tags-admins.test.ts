@@ -45,10 +45,16 @@ onEachEngine((_engine, open) => {
         await tx.answers.insert(answer('a4', 't0', { outcome: 'written', fieldId: 'f1' }));
         await tx.answers.insert(answer('a5', 't0', { integrationId: 'int-2' }));
       });
-      expect(await store.read((r) => r.answers.listPendingUnmapped('int-1'))).toEqual([answer('a1', 't1', { raw: 'plain' }), answer('a2', 't2'), answer('a3', 't2', { raw: 3 })]);
+      const keys = ['q-a1', 'q-a2', 'q-a3', 'q-a4', 'q-a5'];
+      expect(await store.read((r) => r.answers.listPendingUnmapped('int-1', keys, 10))).toEqual([answer('a1', 't1', { raw: 'plain' }), answer('a2', 't2'), answer('a3', 't2', { raw: 3 })]);
+      // Only the keys asked for, at most the limit, oldest first; the rest counted.
+      expect((await store.read((r) => r.answers.listPendingUnmapped('int-1', ['q-a2', 'q-a3'], 1))).map((a) => a.id)).toEqual(['a2']);
+      expect(await store.read((r) => r.answers.listPendingUnmapped('int-1', [], 10))).toEqual([]);
+      expect(await store.read((r) => r.answers.countPendingUnmapped('int-1', ['q-a2', 'q-a3']))).toEqual({ withKeys: 2, others: 1 });
+      expect(await store.read((r) => r.answers.countPendingUnmapped('int-1', []))).toEqual({ withKeys: 0, others: 3 });
       await store.transact((tx) => tx.answers.markApplied('a2', 't9', 'written', 'f7', null));
       await store.transact((tx) => tx.answers.markApplied('a1', 't9', 'invalid', null, 'not a number'));
-      expect((await store.read((r) => r.answers.listPendingUnmapped('int-1'))).map((a) => a.id)).toEqual(['a3']);
+      expect((await store.read((r) => r.answers.listPendingUnmapped('int-1', keys, 10))).map((a) => a.id)).toEqual(['a3']);
     });
 
     it('sums up the waiting unmapped answers by key: the most frequent first, recent distinct values, within the bounds', async (context) => {

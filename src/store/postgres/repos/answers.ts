@@ -11,7 +11,12 @@ const insert = statement(
 // Ties of created_at in insertion order: ids are time-ordered, as SQLite's rowid is.
 const pending = statement<AnswerRow>(
   'answers.pending',
-  "SELECT * FROM answers WHERE integration_id = $1 AND outcome = 'unmapped' AND applied_at IS NULL ORDER BY created_at, id",
+  "SELECT * FROM answers WHERE integration_id = $1 AND outcome = 'unmapped' AND applied_at IS NULL AND answer_key = ANY ($2::text[]) ORDER BY created_at, id LIMIT $3",
+);
+const counts = statement<{ with_keys: number; others: number }>(
+  'answers.pendingCounts',
+  `SELECT count(*) FILTER (WHERE answer_key = ANY ($2::text[]))::int AS with_keys, count(*) FILTER (WHERE NOT answer_key = ANY ($2::text[]))::int AS others
+   FROM answers WHERE integration_id = $1 AND outcome = 'unmapped' AND applied_at IS NULL`,
 );
 // Walks the partial index answers_unmapped for the integration, newest first: only answers still
 // waiting are read, and at most `scan` of them.
@@ -41,7 +46,11 @@ export function pgAnswerRepo(sql: Sql): AnswerRepo {
   return {
     insert: (a) =>
       insert.later(sql, [rowName('answers', a.id)], undefined, a.id, a.submissionId, a.integrationId, a.leadId, a.key, JSON.stringify(a.raw), a.outcome, a.error, a.fieldId, a.createdAt),
-    listPendingUnmapped: async (integrationId) => (await pending.rows(sql, integrationId)).map(rowToAnswer),
+    listPendingUnmapped: async (integrationId, keys, limit) => (await pending.rows(sql, integrationId, [...keys], limit)).map(rowToAnswer),
+    countPendingUnmapped: async (integrationId, keys) => {
+      const row = (await counts.one(sql, integrationId, [...keys]))!;
+      return { withKeys: row.with_keys, others: row.others };
+    },
     summarizePendingUnmapped: async (integrationId, limits) => foldUnmappedKeys(await summary.rows(sql, integrationId, limits.keys, limits.examples, limits.scan)),
     markApplied: (id, at, outcome, fieldId, error) => mark.later(sql, [rowName('answers', id)], undefined, at, outcome, fieldId, error, id),
   };

@@ -13,8 +13,15 @@ export function sqliteAnswerRepo(db: Db): AnswerRepo {
     `INSERT INTO answers (id, submission_id, integration_id, lead_id, answer_key, raw_value, outcome, error, field_id, created_at)
      VALUES (@id, @submissionId, @integrationId, @leadId, @key, @raw, @outcome, @error, @fieldId, @createdAt)`,
   );
-  const pending = db.prepare<[string], AnswerRow>(
-    `SELECT * FROM answers WHERE integration_id = ? AND outcome = 'unmapped' AND applied_at IS NULL ORDER BY created_at, rowid`,
+  // The keys come as one JSON array parameter: one prepared statement whatever their number.
+  const pending = db.prepare<[string, string, number], AnswerRow>(
+    `SELECT * FROM answers WHERE integration_id = ? AND outcome = 'unmapped' AND applied_at IS NULL
+       AND answer_key IN (SELECT value FROM json_each(?)) ORDER BY created_at, rowid LIMIT ?`,
+  );
+  const counts = db.prepare<{ integrationId: string; keys: string }, { with_keys: number; others: number }>(
+    `SELECT count(*) FILTER (WHERE answer_key IN (SELECT value FROM json_each(@keys))) AS with_keys,
+            count(*) FILTER (WHERE answer_key NOT IN (SELECT value FROM json_each(@keys))) AS others
+     FROM answers WHERE integration_id = @integrationId AND outcome = 'unmapped' AND applied_at IS NULL`,
   );
   // Walks the partial index answers_unmapped for the integration, newest first: only answers still
   // waiting are read, and at most `scan` of them.
@@ -40,7 +47,11 @@ export function sqliteAnswerRepo(db: Db): AnswerRepo {
   const mark = db.prepare('UPDATE answers SET applied_at = ?, applied_outcome = ?, field_id = ?, error = ? WHERE id = ?');
   return {
     insert: async (a) => void insert.run({ ...a, raw: JSON.stringify(a.raw) }),
-    listPendingUnmapped: async (integrationId) => pending.all(integrationId).map(rowToAnswer),
+    listPendingUnmapped: async (integrationId, keys, limit) => pending.all(integrationId, JSON.stringify(keys), limit).map(rowToAnswer),
+    countPendingUnmapped: async (integrationId, keys) => {
+      const row = counts.get({ integrationId, keys: JSON.stringify(keys) })!;
+      return { withKeys: row.with_keys, others: row.others };
+    },
     summarizePendingUnmapped: async (integrationId, limits) =>
       foldUnmappedKeys(summary.all({ integrationId, ...limits }).map((r) => ({ ...r, raw_value: r.raw_value === null ? null : JSON.parse(r.raw_value) }))),
     markApplied: async (id, at, outcome, fieldId, error) => void mark.run(at, outcome, fieldId, error, id),
