@@ -7,6 +7,7 @@
 // leads/). Each build runs on its own fresh SQLite file at FULL; wrk at 32 connections on each in turn,
 // ROUNDS times, alternating order, and the medians of CPU us per request sent are printed.
 //   ROUNDS=5 SECONDS=5     rounds and seconds per measured run
+//   STORED=1000            leads each build stores first (the replay and answers scenarios use them)
 //   COMPARE=<dir>          the second build (<dir>/dist/main.js, node_modules linked beside it)
 //   PROFILE=<dir>          run this worktree's build under --cpu-prof, profiles written to <dir> at exit
 import { spawn, type ChildProcess } from 'node:child_process';
@@ -14,6 +15,7 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { cpuMicros, median } from './measure.js';
+import { readFileSync } from 'node:fs';
 import { generate, type Load } from './load.js';
 import { CHILD_ADMIN_TOKEN, ROOT, postJson, spawnGateway } from '../test/support/child-gateway.js';
 
@@ -22,7 +24,7 @@ const SECONDS = Number(process.env.SECONDS ?? 5);
 const SCENARIO = process.env.SCENARIO ?? 'replay';
 const CONNECTIONS = 32;
 const WARMUP_S = 2;
-const STORED = 1000;
+const STORED = Number(process.env.STORED ?? 1000);
 const INTEGRATION = 'brightpath:telegram-bot';
 const LEGACY_KEY = 'bench-ab-legacy-key-000000000001';
 
@@ -140,6 +142,13 @@ try {
   console.log(`${SCENARIO}: CPU us per request, medians of ${ROUNDS} rounds of ${SECONDS} s at ${CONNECTIONS} connections:`);
   for (const [name, f] of figures) {
     console.log(`  ${name.padEnd(40)} ${String(median(f.map((x) => x.cpu))).padStart(5)} us  ${String(median(f.map((x) => x.rps))).padStart(6)} req/s  errors ${f.reduce((s, x) => s + x.errors, 0)}  (runs: ${f.map((x) => x.cpu).join(' ')})`);
+  }
+  // Memory after the whole run: the peak, and what is resident now by kind (anonymous: heap and
+  // SQLite's page caches; file: the database pages read through its memory map).
+  for (const t of targets) {
+    const status = readFileSync(`/proc/${t.pid}/status`, 'utf8');
+    const mb = (field: string) => Math.round(Number(new RegExp(`${field}:\\s+(\\d+)`).exec(status)?.[1] ?? 0) / 1024);
+    console.log(`  ${t.name.padEnd(40)} peak RSS ${mb('VmHWM')} MB; now ${mb('VmRSS')} MB: anonymous ${mb('RssAnon')}, file ${mb('RssFile')}`);
   }
 } finally {
   for (const t of targets) t.stop();
