@@ -150,8 +150,11 @@ export function report(f: Record<string, Figures>, rounds: Record<string, Figure
   mkdirSync(run.out, { recursive: true });
   const stamp = when.replace(/[:.]/g, '-');
   const json = { when, machine, generator: run.generator, connections: run.connections, duration_s: run.durationS, rounds, figures: f, targets: goals.map((g) => ({ ...g, met: met(g) })), postgres: detail };
-  writeFileSync(join(run.out, `${stamp}.json`), JSON.stringify(json, null, 2) + '\n');
+  const text = JSON.stringify(json, null, 2) + '\n';
+  writeFileSync(join(run.out, `${stamp}.json`), text);
   writeFileSync(join(run.out, `${stamp}.md`), markdown);
+  // The last run's figures under fixed names, for tools and for the docs to point at.
+  writeFileSync(join(run.out, 'latest.json'), text);
   writeFileSync(join(run.out, 'latest.md'), markdown);
   console.log(markdown);
   // A scenario with failed requests measured something else than it says: the run does not count.
