@@ -6,18 +6,24 @@
 // `replay` (v1 replays of STORED events each build stored first), `answers`, `legacy` (legacy POST
 // leads/). Each build runs on its own fresh SQLite file at FULL; wrk at 32 connections on each in turn,
 // ROUNDS times, alternating order, and the medians of CPU us per request sent are printed.
-//   ROUNDS=5 SECONDS=5     rounds and seconds per measured run
+//
+// One process of a build can run 10-15% slower than another process of the same build for its whole
+// life (measured: two processes of one build, 170 vs 196.5 us per replay over 10 rounds, and the
+// order reversed in the next run). A comparison of one process per build measures that, not the
+// build, so each SESSION starts both builds afresh, and the medians pool every session's rounds.
+//   SESSIONS=2             sessions, each with new processes and files
+//   ROUNDS=5 SECONDS=5     rounds per session and seconds per measured run
 //   STORED=1000            leads each build stores first (the replay and answers scenarios use them)
 //   COMPARE=<dir>          the second build (<dir>/dist/main.js, node_modules linked beside it)
 //   PROFILE=<dir>          run this worktree's build under --cpu-prof, profiles written to <dir> at exit
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { cpuMicros, median } from './measure.js';
 import { readFileSync } from 'node:fs';
 import { generate, type Load } from './load.js';
-import { CHILD_ADMIN_TOKEN, ROOT, postJson, spawnGateway } from '../test/support/child-gateway.js';
+import { CHILD_ADMIN_TOKEN, ROOT, postJson } from '../test/support/child-gateway.js';
 
 const ROUNDS = Number(process.env.ROUNDS ?? 5);
 const SECONDS = Number(process.env.SECONDS ?? 5);
@@ -25,11 +31,15 @@ const SCENARIO = process.env.SCENARIO ?? 'replay';
 const CONNECTIONS = 32;
 const WARMUP_S = 2;
 const STORED = Number(process.env.STORED ?? 1000);
+const SESSIONS = Number(process.env.SESSIONS ?? 2);
 const INTEGRATION = 'brightpath:telegram-bot';
 const LEGACY_KEY = 'bench-ab-legacy-key-000000000001';
 
 interface Target {
   name: string;
+  /** The folder of its database file, removed after the session. */
+  dir: string;
+  exited: Promise<void>;
   address: string;
   pid: number;
   v1Key: string;
@@ -99,16 +109,13 @@ function listening(child: ChildProcess, name: string): Promise<string> {
 async function gateway(name: string, build?: string): Promise<Target> {
   const dir = mkdtempSync(join(tmpdir(), 'lead-gateway-ab-'));
   const env = { DATABASE_PATH: join(dir, 'gateway.db'), SQLITE_SYNCHRONOUS: 'FULL', RATE_LIMIT_PER_MINUTE: '1000000', LEGACY_UPSTREAM_URL: 'http://127.0.0.1:9' };
-  let target: Omit<Target, 'v1Key'>;
-  if (build === undefined) {
-    const nodeArgs = process.env.PROFILE ? ['--cpu-prof', `--cpu-prof-dir=${process.env.PROFILE}`] : [];
-    const gw = await spawnGateway({ entry: 'dist', env, nodeArgs });
-    target = { name, address: gw.address, pid: gw.pid, stop: () => void gw.stop() };
-  } else {
-    const full = { PATH: process.env.PATH ?? '/usr/bin:/bin', HOST: '127.0.0.1', PORT: '0', RULES_DIR: join(ROOT, 'rules'), ADMIN_TOKEN: CHILD_ADMIN_TOKEN, LOG_LEVEL: 'info', ...env };
-    const child = spawn(process.execPath, [join(build, 'dist', 'main.js')], { cwd: build, env: full, stdio: ['ignore', 'pipe', 'pipe'] });
-    target = { name, address: await listening(child, name), pid: child.pid!, stop: () => child.kill('SIGTERM') };
-  }
+  // Both builds start the same way (one spawn, one environment): only the build differs.
+  const root = build ?? ROOT;
+  const nodeArgs = build === undefined && process.env.PROFILE ? ['--cpu-prof', `--cpu-prof-dir=${process.env.PROFILE}`] : [];
+  const full = { PATH: process.env.PATH ?? '/usr/bin:/bin', HOST: '127.0.0.1', PORT: '0', RULES_DIR: join(ROOT, 'rules'), ADMIN_TOKEN: CHILD_ADMIN_TOKEN, LOG_LEVEL: 'info', ...env };
+  const child = spawn(process.execPath, [...nodeArgs, join(root, 'dist', 'main.js')], { cwd: root, env: full, stdio: ['ignore', 'pipe', 'pipe'] });
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  const target: Omit<Target, 'v1Key'> = { name, dir, exited, address: await listening(child, name), pid: child.pid!, stop: () => child.kill('SIGTERM') };
   const admin = { authorization: `Bearer ${CHILD_ADMIN_TOKEN}` };
   const issued = await postJson(`${target.address}/admin/v1/integrations/${INTEGRATION}/keys`, admin, {});
   if (issued.status !== 201) throw new Error(`issuing a key: ${issued.status} ${JSON.stringify(issued.body)}`);
@@ -129,27 +136,49 @@ async function run(t: Target, round: number): Promise<{ cpu: number; rps: number
   return { cpu: Math.round(used / result.sent), rps: result.rps, errors: result.errors + result.non_2xx };
 }
 
-const targets: Target[] = [await gateway('gateway')];
-if (process.env.COMPARE) targets.push(await gateway(`gateway (${process.env.COMPARE})`, process.env.COMPARE));
-try {
-  for (const t of targets) await generate(loadOf(t, 99), CONNECTIONS, WARMUP_S);
-  const figures = new Map<string, { cpu: number; rps: number; errors: number }[]>(targets.map((t) => [t.name, []]));
-  for (let round = 0; round < ROUNDS; round++) {
-    const order = round % 2 === 0 ? targets : [...targets].reverse();
-    for (const t of order) figures.get(t.name)!.push(await run(t, round));
-    console.error(`round ${round + 1}: ${[...figures].map(([n, f]) => `${n} ${f.at(-1)!.cpu} us`).join(', ')}`);
+/** One session: each build in a fresh process on a fresh file, warmed, then ROUNDS alternating rounds. */
+async function session(index: number, figures: Map<string, Figure[]>): Promise<void> {
+  const targets: Target[] = [];
+  try {
+    // The order of starting alternates too: a process that starts first must not be the one favoured.
+    const builds: [string, string | undefined][] = [['gateway', undefined]];
+    if (process.env.COMPARE) builds.push([`gateway (${process.env.COMPARE})`, process.env.COMPARE]);
+    for (const [name, build] of index % 2 === 0 ? builds : [...builds].reverse()) targets.push(await gateway(name, build));
+    for (const t of targets) await generate(loadOf(t, 99), CONNECTIONS, WARMUP_S);
+    for (let round = 0; round < ROUNDS; round++) {
+      const order = round % 2 === 0 ? targets : [...targets].reverse();
+      for (const t of order) figures.get(t.name)!.push(await run(t, round));
+      console.error(`session ${index + 1} round ${round + 1}: ${targets.map((t) => `${t.name} ${figures.get(t.name)!.at(-1)!.cpu} us`).join(', ')}`);
+    }
+    // Memory after the session: the peak, and what is resident now by kind (anonymous: heap and
+    // SQLite's page caches; file: the database pages read through its memory map).
+    for (const t of targets) {
+      const status = readFileSync(`/proc/${t.pid}/status`, 'utf8');
+      const mb = (field: string) => Math.round(Number(new RegExp(`${field}:\\s+(\\d+)`).exec(status)?.[1] ?? 0) / 1024);
+      memory.get(t.name)!.push(`peak RSS ${mb('VmHWM')} MB; now ${mb('VmRSS')} MB: anonymous ${mb('RssAnon')}, file ${mb('RssFile')}`);
+    }
+  } finally {
+    for (const t of targets) t.stop();
+    await Promise.all(targets.map((t) => t.exited));
+    for (const t of targets) rmSync(t.dir, { recursive: true, force: true });
   }
-  console.log(`${SCENARIO}: CPU us per request, medians of ${ROUNDS} rounds of ${SECONDS} s at ${CONNECTIONS} connections:`);
-  for (const [name, f] of figures) {
-    console.log(`  ${name.padEnd(40)} ${String(median(f.map((x) => x.cpu))).padStart(5)} us  ${String(median(f.map((x) => x.rps))).padStart(6)} req/s  errors ${f.reduce((s, x) => s + x.errors, 0)}  (runs: ${f.map((x) => x.cpu).join(' ')})`);
-  }
-  // Memory after the whole run: the peak, and what is resident now by kind (anonymous: heap and
-  // SQLite's page caches; file: the database pages read through its memory map).
-  for (const t of targets) {
-    const status = readFileSync(`/proc/${t.pid}/status`, 'utf8');
-    const mb = (field: string) => Math.round(Number(new RegExp(`${field}:\\s+(\\d+)`).exec(status)?.[1] ?? 0) / 1024);
-    console.log(`  ${t.name.padEnd(40)} peak RSS ${mb('VmHWM')} MB; now ${mb('VmRSS')} MB: anonymous ${mb('RssAnon')}, file ${mb('RssFile')}`);
-  }
-} finally {
-  for (const t of targets) t.stop();
 }
+
+type Figure = { cpu: number; rps: number; errors: number };
+const names = ['gateway', ...(process.env.COMPARE ? [`gateway (${process.env.COMPARE})`] : [])];
+const figures = new Map<string, Figure[]>(names.map((n) => [n, []]));
+const memory = new Map<string, string[]>(names.map((n) => [n, []]));
+for (let i = 0; i < SESSIONS; i++) await session(i, figures);
+console.log(`${SCENARIO}: CPU us per request, medians of ${SESSIONS} sessions x ${ROUNDS} rounds of ${SECONDS} s at ${CONNECTIONS} connections:`);
+for (const [name, f] of figures) {
+  const perSession = Array.from({ length: SESSIONS }, (_, i) => median(f.slice(i * ROUNDS, (i + 1) * ROUNDS).map((x) => x.cpu)));
+  console.log(`  ${name.padEnd(40)} ${String(median(f.map((x) => x.cpu))).padStart(5)} us  ${String(median(f.map((x) => x.rps))).padStart(6)} req/s  errors ${f.reduce((s, x) => s + x.errors, 0)}  (sessions: ${perSession.join(' ')})`);
+}
+if (names.length === 2) {
+  // Paired by session (same minutes of the machine): the difference each session saw, then its median.
+  const [a, b] = names.map((n) => figures.get(n)!);
+  const diffs = Array.from({ length: SESSIONS }, (_, i) => median(a!.slice(i * ROUNDS, (i + 1) * ROUNDS).map((x, j) => x.cpu - b![i * ROUNDS + j]!.cpu)));
+  const wins = diffs.filter((d) => d < 0).length;
+  console.log(`  first - second, per session: ${diffs.join(' ')}; median ${median(diffs)} us, first lower in ${wins} of ${SESSIONS}`);
+}
+for (const [name, m] of memory) for (const line of m) console.log(`  ${name.padEnd(40)} ${line}`);
