@@ -1,5 +1,5 @@
 // The idempotency fingerprint: a hash of the canonical JSON of a body, and the paths where two differ.
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 
 /** JSON with object keys sorted at every depth, so key order and white space never matter. */
 export function canonicalJson(value: unknown): string {
@@ -12,7 +12,8 @@ export function canonicalJson(value: unknown): string {
   return `{${entries.join(',')}}`;
 }
 
-export const fingerprint = (body: unknown): string => createHash('sha256').update(canonicalJson(body)).digest('hex');
+// One-shot `hash` (Node >= 20.12): no Hash object per request.
+export const fingerprint = (body: unknown): string => hash('sha256', canonicalJson(body), 'hex');
 
 const escapePointer = (key: string) => key.replaceAll('~', '~0').replaceAll('/', '~1');
 const isObject = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === 'object' && !Array.isArray(v);

@@ -28,7 +28,8 @@ const MAX_FRESH_ATTEMPTS = 3;
 /**
  * Runs `fresh` exactly once per (integration, endpoint, event_id). A known event with the same
  * fingerprint is answered by `replay` (from committed data, without entering the write queue); with
- * other data it is a 409 (one look-up and one read, each a single statement). If another writer records the event between our check and our insert, the
+ * other data it is a 409 naming the differing paths (the first body is read for that alone: the
+ * look-up leaves it out). If another writer records the event between our check and our insert, the
  * store's uniqueness rejects ours (DuplicateEventError), our unit is rolled back whole, and the
  * request is answered as a replay of the committed one. `fresh` records its event before its reply is
  * rendered: the record goes to the database with the unit's other writes (PostgreSQL sends them as one
@@ -38,21 +39,21 @@ export async function runOnce<T>(
   store: Store,
   request: IdempotentRequest,
   handlers: {
-    /** Answers a known event from at most one read: it runs as a `peek` (one statement, its own snapshot). */
+    /** Answers a known event from one read of committed data, in one snapshot (`store.view`). */
     replay: (r: Repos, submission: Submission) => Promise<T>;
     /** The work of a first event; `reply` renders the answer in the same unit, after the record. */
     fresh: (tx: Repos) => Promise<{ record: EventRecord; reply: () => Promise<T> }>;
   },
 ): Promise<T> {
   const print = fingerprint(request.body);
-  const seen = (r: Repos, submission: Submission): Promise<T> => {
-    if (submission.fingerprint !== print) throw conflict(submission, request.body);
+  const seen = async (r: Repos, submission: Submission): Promise<T> => {
+    if (submission.fingerprint !== print) throw conflict(submission, await r.submissions.firstBody(submission.id), request.body);
     return handlers.replay(r, submission);
   };
   const find = (r: Repos) => r.submissions.find(request.integrationId, request.endpoint, request.eventId);
 
   const known = await store.peek(find);
-  if (known) return store.peek((r) => seen(r, known));
+  if (known) return store.view((r) => seen(r, known));
   for (let attempt = 1; ; attempt++) {
     try {
       return await store.transact(async (tx) => {
@@ -80,14 +81,14 @@ export async function runOnce<T>(
       // A refusal (404, 422) of an event another writer recorded meanwhile is answered as that
       // event's replay (or 409), as it would have been had the event been found first.
       const meanwhile = error instanceof AppError ? await store.peek(find) : null;
-      if (meanwhile) return store.peek((r) => seen(r, meanwhile));
+      if (meanwhile) return store.view((r) => seen(r, meanwhile));
       throw error;
     }
   }
 }
 
-function conflict(submission: Submission, body: unknown): AppError {
-  const paths = differingPaths(submission.body, body);
+function conflict(submission: Submission, firstBody: unknown, body: unknown): AppError {
+  const paths = differingPaths(firstBody, body);
   return new AppError(
     'event-id-conflict',
     `event_id "${submission.eventId}" was first used at ${submission.createdAt} with different data at ${paths.join(', ')}. ` +

@@ -1,5 +1,5 @@
 // API keys: random (192 bits), a short readable prefix, shown once, stored only as a SHA-256 hash.
-import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import { createHash, hash, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { Repos, Store } from '../store/store.js';
 import { AppError } from '../errors.js';
 import { hotRead } from '../store/hot-reads.js';
@@ -10,7 +10,7 @@ const KEY_PREFIX: Record<KeyKind, string> = { v1: 'lgv1_', legacy: 'lgbot_' };
 /** How much of a key is kept in clear to tell keys apart in listings and logs. */
 const SHOWN_CHARS = 12;
 
-export const hashKey = (secret: string): string => createHash('sha256').update(secret, 'utf8').digest('hex');
+export const hashKey = (secret: string): string => hash('sha256', secret, 'hex');
 
 export const keyPrefix = (secret: string): string => secret.slice(0, SHOWN_CHARS);
 

@@ -76,6 +76,12 @@ export interface Store {
    */
   peek<T>(fn: (r: Repos) => Promise<T>): Promise<T>;
   /**
+   * Runs the reads of one answer (a replay: the event's lead with its parts) in one snapshot, at the
+   * engine's lowest cost. On PostgreSQL each such read is one statement, so this is `peek`; on SQLite
+   * a lead's parts are several statements, which share one read transaction, as in `read`.
+   */
+  view<T>(fn: (r: Repos) => Promise<T>): Promise<T>;
+  /**
    * Throws a NotReadyError unless a real write commits now and the disk has room for more: what
    * /readyz reports.
    */

@@ -122,6 +122,8 @@ export function postgresStore(pool: pg.Pool, schema: SchemaState, feed: ChangeFe
     read: (fn) => inTransaction('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY', fn).catch((error: unknown) => Promise.reject(toStoreError(error))),
     // One statement on whichever connection is free: its own snapshot.
     peek: (fn) => fn(poolRepos).catch((error: unknown) => Promise.reject(toStoreError(error))),
+    // Each view is one statement here (repos/lead-views.ts): its own snapshot, no transaction.
+    view: (fn) => fn(poolRepos).catch((error: unknown) => Promise.reject(toStoreError(error))),
     changeGeneration: () => (feed ? feed.generation() : ++unfed),
     awaitChangeSeen: () => (feed ? feed.awaitSeen() : Promise.resolve([])),
     checkReady() {

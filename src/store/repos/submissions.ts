@@ -2,13 +2,13 @@
 
 export type Endpoint = 'leads' | 'answers';
 
+/** A recorded event as it is found: what a replay needs. The body it came with is read apart (`firstBody`). */
 export interface Submission<Outcome = unknown> {
   id: string;
   integrationId: string;
   endpoint: Endpoint;
   eventId: string;
   fingerprint: string;
-  body: unknown;
   contactId: string | null;
   leadId: string | null;
   outcome: Outcome;
@@ -17,10 +17,18 @@ export interface Submission<Outcome = unknown> {
   createdAt: string;
 }
 
+/** A record to insert: the event with the body it came with. */
+export interface NewSubmission extends Submission {
+  body: unknown;
+}
+
 export interface SubmissionRepo {
+  /** The recorded event, without its body: a replay compares fingerprints only. */
   find(integrationId: string, endpoint: Endpoint, eventId: string): Promise<Submission | null>;
+  /** The body the event was first recorded with (null for none): read only to name a 409's differing paths. */
+  firstBody(id: string): Promise<unknown>;
   /** Inserts the record; the uniqueness constraint, not process state, rejects a second one. */
-  insert(submission: Submission): Promise<void>;
+  insert(submission: NewSubmission): Promise<void>;
   listNeedingReview(integrationId: string, limit: number): Promise<Submission[]>;
   /** Whether one of the integration's lead submissions created or joined this lead. */
   submittedTo(integrationId: string, leadId: string): Promise<boolean>;

@@ -2,12 +2,12 @@
 // event is a DuplicateEventError, however close together the two writers are.
 import { describe, expect, it } from 'vitest';
 import { DuplicateEventError } from '../../../src/store/store.js';
-import type { Submission } from '../../../src/store/repos/submissions.js';
+import type { NewSubmission } from '../../../src/store/repos/submissions.js';
 import type { Contact } from '../../../src/store/repos/contacts.js';
 import { onEachEngine } from '../../support/engines.js';
 import { aContact } from '../../support/records.js';
 
-const submission = (id: string, eventId: string, over: Partial<Submission> = {}): Submission => ({
+const submission = (id: string, eventId: string, over: Partial<NewSubmission> = {}): NewSubmission => ({
   id,
   integrationId: 'int-1',
   endpoint: 'leads',
@@ -27,11 +27,15 @@ const contact = (id: string, over: Partial<Contact> = {}): Contact => aContact(i
 
 onEachEngine((_engine, open) => {
   describe('submissions', () => {
-    it('finds a recorded event with its body and outcome as they were given', async (context) => {
+    it('finds a recorded event with its outcome as given, and its body apart', async (context) => {
       const store = await open();
       if (!store) return context.skip();
       await store.transact((tx) => tx.submissions.insert(submission('s1', 'e1')));
-      expect(await store.peek((r) => r.submissions.find('int-1', 'leads', 'e1'))).toEqual(submission('s1', 'e1'));
+      const { body, ...recorded } = submission('s1', 'e1');
+      // A replay compares fingerprints: the body is not read with the event, only for a 409's paths.
+      expect(await store.peek((r) => r.submissions.find('int-1', 'leads', 'e1'))).toStrictEqual(recorded);
+      expect(await store.peek((r) => r.submissions.firstBody('s1'))).toStrictEqual(body);
+      expect(await store.peek((r) => r.submissions.firstBody('no-such-event'))).toBeNull();
       expect(await store.peek((r) => r.submissions.find('int-1', 'answers', 'e1'))).toBeNull();
       expect(await store.peek((r) => r.submissions.find('int-2', 'leads', 'e1'))).toBeNull();
     });

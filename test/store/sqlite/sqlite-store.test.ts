@@ -77,6 +77,19 @@ describe('units of work', () => {
     expect(await store.peek((r) => r.contacts.get('pending'))).toMatchObject({ id: 'pending' });
   });
 
+  it('a view (a replay: the lead and its parts, several statements here) reads one snapshot, as a peek would not', async () => {
+    const across = (run: typeof store.view, id: string) =>
+      run(async (r) => {
+        const before = await r.contacts.get(id);
+        // A commit between two statements of the same answer.
+        await store.transact((tx) => tx.contacts.insert(contact(id)));
+        return [before, await r.contacts.get(id)].map((c) => c?.id ?? null);
+      });
+    expect(await across(store.view, 'in-view')).toEqual([null, null]);
+    // The same reads as single-statement peeks see the commit in between: why a replay is a view.
+    expect(await across(store.peek, 'in-peeks')).toEqual([null, 'in-peeks']);
+  });
+
   it('a unit the database refuses fails alone, and the store keeps serving', async () => {
     store.db.exec('CREATE TRIGGER deny BEFORE INSERT ON contacts WHEN NEW.id = \'boom\' BEGIN SELECT RAISE(ABORT, \'denied\'); END;');
     const results = await Promise.allSettled([

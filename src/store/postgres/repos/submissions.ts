@@ -1,10 +1,11 @@
 // The idempotency ledger in PostgreSQL.
 import type { SubmissionRepo } from '../../repos/submissions.js';
-import { rowToSubmission, type SubmissionRow } from '../../sql-rows.js';
+import { SUBMISSION_COLUMNS, rowToSubmission, type SubmissionRow } from '../../sql-rows.js';
 import { DuplicateEventError } from '../../store.js';
 import { rowName, statement, type Sql } from '../sql.js';
 
-const find = statement<SubmissionRow>('submissions.find', 'SELECT * FROM submissions WHERE integration_id = $1 AND endpoint = $2 AND event_id = $3');
+const find = statement<SubmissionRow>('submissions.find', `SELECT ${SUBMISSION_COLUMNS} FROM submissions WHERE integration_id = $1 AND endpoint = $2 AND event_id = $3`);
+const firstBody = statement<{ body: unknown }>('submissions.firstBody', 'SELECT body FROM submissions WHERE id = $1');
 // DO NOTHING rather than a unique violation: a failed statement would abort the whole unit, and the
 // caller answers a second writer's event as a replay. A writer whose insert of the same event is
 // still uncommitted is waited for; if it rolls back, this insert stands.
@@ -17,7 +18,7 @@ const insert = statement(
 );
 const review = statement<SubmissionRow>(
   'submissions.review',
-  'SELECT * FROM submissions WHERE integration_id = $1 AND needs_review ORDER BY created_at DESC LIMIT $2',
+  `SELECT ${SUBMISSION_COLUMNS} FROM submissions WHERE integration_id = $1 AND needs_review ORDER BY created_at DESC LIMIT $2`,
 );
 const submittedTo = statement('submissions.submittedTo', "SELECT 1 AS found FROM submissions WHERE lead_id = $1 AND integration_id = $2 AND endpoint = 'leads' LIMIT 1");
 
@@ -33,6 +34,7 @@ export function pgSubmissionRepo(sql: Sql): SubmissionRepo {
       const row = await find.one(sql, integrationId, endpoint, eventId);
       return row ? rowToSubmission(row) : null;
     },
+    firstBody: async (id) => (await firstBody.one(sql, id))?.body ?? null,
     insert: (s) =>
       insert.later(
         sql,

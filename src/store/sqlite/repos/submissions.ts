@@ -1,20 +1,20 @@
 // The idempotency ledger in SQLite.
 import type { Db } from '../connection.js';
 import type { SubmissionRepo } from '../../repos/submissions.js';
-import { rowToSubmission as decodedRowToSubmission, type SubmissionRow as DecodedSubmissionRow } from '../../sql-rows.js';
+import { SUBMISSION_COLUMNS, rowToSubmission as decodedRowToSubmission, type SubmissionRow as DecodedSubmissionRow } from '../../sql-rows.js';
 import { DuplicateEventError } from '../../store.js';
 import { isUniqueViolation } from '../errors.js';
 
-/** The row as SQLite holds it: body and outcome as JSON text, the flag as 0 or 1. */
-type SubmissionRow = Omit<DecodedSubmissionRow, 'body' | 'outcome' | 'needs_review'> & { body: string; outcome: string; needs_review: number };
+/** The row as SQLite holds it: the outcome as JSON text, the flag as 0 or 1. */
+type SubmissionRow = Omit<DecodedSubmissionRow, 'outcome' | 'needs_review'> & { outcome: string; needs_review: number };
 
-const rowToSubmission = (r: SubmissionRow) =>
-  decodedRowToSubmission({ ...r, body: JSON.parse(r.body), outcome: JSON.parse(r.outcome), needs_review: r.needs_review === 1 });
+const rowToSubmission = (r: SubmissionRow) => decodedRowToSubmission({ ...r, outcome: JSON.parse(r.outcome), needs_review: r.needs_review === 1 });
 
 export function sqliteSubmissionRepo(db: Db): SubmissionRepo {
   const find = db.prepare<[string, string, string], SubmissionRow>(
-    'SELECT * FROM submissions WHERE integration_id = ? AND endpoint = ? AND event_id = ?',
+    `SELECT ${SUBMISSION_COLUMNS} FROM submissions WHERE integration_id = ? AND endpoint = ? AND event_id = ?`,
   );
+  const firstBody = db.prepare<[string], string>('SELECT body FROM submissions WHERE id = ?').pluck();
   const insert = db.prepare(
     `INSERT INTO submissions (id, integration_id, endpoint, event_id, fingerprint, body, contact_id, lead_id, outcome,
        needs_review, review_reason, created_at)
@@ -22,7 +22,7 @@ export function sqliteSubmissionRepo(db: Db): SubmissionRepo {
        @needsReview, @reviewReason, @createdAt)`,
   );
   const review = db.prepare<[string, number], SubmissionRow>(
-    'SELECT * FROM submissions WHERE integration_id = ? AND needs_review = 1 ORDER BY created_at DESC LIMIT ?',
+    `SELECT ${SUBMISSION_COLUMNS} FROM submissions WHERE integration_id = ? AND needs_review = 1 ORDER BY created_at DESC LIMIT ?`,
   );
   const submittedTo = db.prepare<[string, string], { found: number }>(
     "SELECT 1 AS found FROM submissions WHERE lead_id = ? AND integration_id = ? AND endpoint = 'leads' LIMIT 1",
@@ -32,6 +32,10 @@ export function sqliteSubmissionRepo(db: Db): SubmissionRepo {
     find: async (integrationId, endpoint, eventId) => {
       const row = find.get(integrationId, endpoint, eventId);
       return row ? rowToSubmission(row) : null;
+    },
+    firstBody: async (id) => {
+      const body = firstBody.get(id);
+      return body === undefined ? null : (JSON.parse(body) as unknown);
     },
     insert: async (s) => {
       try {
