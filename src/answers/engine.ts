@@ -56,8 +56,11 @@ async function applyOne(
 export async function applyAnswers(
   tx: Repos,
   integration: Integration,
-  /** `leadIsNew`: the lead was created in this unit, so it has no values yet and none is read. */
-  target: { leadId: string; submissionId: string; at: string; leadIsNew?: boolean },
+  /**
+   * `leadIsNew`: the lead was created in this unit, so it has no values yet and none is read; its
+   * values after these answers (those written) are then added to `newLeadValues` when given.
+   */
+  target: { leadId: string; submissionId: string; at: string; leadIsNew?: boolean; newLeadValues?: FieldValue[] },
   answers: Record<string, unknown>,
   /** Keys whose number the request text holds more precisely than a JavaScript number can. */
   inexact: ReadonlySet<string> = new Set(),
@@ -88,6 +91,7 @@ export async function applyAnswers(
       appliedOutcome: null,
     });
   }
+  if (target.leadIsNew && target.newLeadValues) for (const value of known.values()) if (value !== null) target.newLeadValues.push(value);
   return result;
 }
 

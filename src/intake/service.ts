@@ -6,6 +6,8 @@ import { runOnce, type EventRecord } from '../idempotency/replay.js';
 import { applyAnswers, emptyAnswersResult } from '../answers/engine.js';
 import type { Contact } from '../store/repos/contacts.js';
 import type { Lead, LeadPatch } from '../store/repos/leads.js';
+import type { FieldValue } from '../store/repos/field-values.js';
+import type { OwnLeadParts } from '../store/repos/lead-views.js';
 import { renderLead } from '../lead/view.js';
 import { lockLatestLead } from '../lead/lock.js';
 import type { PersonKey } from '../store/repos/locks.js';
@@ -57,10 +59,13 @@ export function submitLead(
   );
 }
 
-/** The reply body; `current` is the lead as the caller just wrote it, saving a read of the row. */
-async function respond(r: Repos, integration: Integration, record: LeadOutcomeRecord, replayed: boolean, current?: Lead) {
+/**
+ * The reply body; `current` is the lead as the caller just wrote it, saving a read of the row, and
+ * `own` what a lead created in the same unit has of its own, saving the reads of its parts.
+ */
+async function respond(r: Repos, integration: Integration, record: LeadOutcomeRecord, replayed: boolean, current?: Lead, own?: OwnLeadParts) {
   // A replay reads the lead and its parts at once; the caller who just wrote the lead reads its parts.
-  const found = current ? { lead: current, parts: undefined } : await r.leadViews.withLead(record.lead_id);
+  const found = current ? { lead: current, parts: own } : await r.leadViews.withLead(record.lead_id);
   const lead = found?.lead ?? null;
   const live = lead !== null && lead.deletedAt === null;
   const { lead_id: _leadId, ...outcome } = record;
@@ -221,8 +226,10 @@ async function intake(
   }
 
   const submissionId = newId();
+  const created = outcome === 'created';
+  const newLeadValues: FieldValue[] = [];
   const answers = body.answers
-    ? await applyAnswers(tx, integration, { leadId: lead.id, submissionId, at, leadIsNew: outcome === 'created' }, body.answers, inexactAnswers)
+    ? await applyAnswers(tx, integration, { leadId: lead.id, submissionId, at, leadIsNew: created, newLeadValues }, body.answers, inexactAnswers)
     : emptyAnswersResult();
   const record: LeadOutcomeRecord = {
     contact_id: contact.id,
@@ -236,8 +243,25 @@ async function intake(
     answers,
   };
   return {
-    reply: async () => ({ status: outcome === 'created' ? 201 : 200, body: await respond(tx, integration, record, false, lead) }),
+    reply: async () => ({
+      status: created ? 201 : 200,
+      body: await respond(tx, integration, record, false, lead, created ? ownParts(integration, newLeadValues) : undefined),
+    }),
     record: { id: submissionId, contactId: contact.id, leadId: lead.id, outcome: record, needsReview: reason !== null, reviewReason: reason, createdAt: at },
+  };
+}
+
+/**
+ * A lead created in this unit has what the unit gave it and nothing else (no other unit sees it before
+ * the commit): the values written, the default tags, no payment and no comment. Ordered as the store
+ * reads them: values by field id, tags by id (byte order: the ids are ASCII).
+ */
+function ownParts(integration: Integration, values: FieldValue[]): OwnLeadParts {
+  return {
+    fieldValues: values.sort((a, b) => (a.fieldId < b.fieldId ? -1 : a.fieldId > b.fieldId ? 1 : 0)),
+    payments: { totalMinor: 0n, lastAt: null },
+    tagIds: [...new Set(integration.defaults.tagIds)].sort(),
+    commentsCount: 0,
   };
 }
 

@@ -4,7 +4,7 @@ import type { FieldOption, User, Workspace } from '../rules/catalog.js';
 import type { FieldValue } from '../store/repos/field-values.js';
 import type { Lead } from '../store/repos/leads.js';
 import type { LeadObject } from './schemas.js';
-import type { LeadViewParts } from '../store/repos/lead-views.js';
+import type { LeadViewParts, OwnLeadParts } from '../store/repos/lead-views.js';
 
 const userDetail = (user: User | undefined): LeadObject['assigned_to_detail'] =>
   user
@@ -63,13 +63,22 @@ export function formatMinor(minor: bigint): string {
 
 const userOf = (ws: Workspace, id: string | null) => (id === null ? undefined : ws.users.get(id));
 
-/** `parts`: the lead's parts as read with it (`leadViews.withLead`); read here when not given. */
-export async function renderLead(r: Repos, ws: Workspace, lead: Lead, parts?: LeadViewParts): Promise<LeadObject> {
+/**
+ * `parts`: the lead's parts as read with it (`leadViews.withLead`), or a lead's own parts as the unit
+ * that created it knows them (only the counts are read then); read here when not given.
+ */
+export async function renderLead(r: Repos, ws: Workspace, lead: Lead, parts?: LeadViewParts | OwnLeadParts): Promise<LeadObject> {
   const status = lead.statusId === null ? undefined : ws.statuses.get(lead.statusId);
   const group = lead.groupId === null ? undefined : ws.groups.get(lead.groupId);
   // Counted only for a status and a group the catalog knows: an unknown one is shown as none.
+  const statusId = status ? status.id : null;
+  const groupId = group ? group.id : null;
   const { fieldValues, payments, tagIds, commentsCount, statusCount, groupCount } =
-    parts ?? (await r.leadViews.parts(lead.id, status ? status.id : null, group ? group.id : null));
+    parts === undefined
+      ? await r.leadViews.parts(lead.id, statusId, groupId)
+      : 'statusCount' in parts
+        ? parts
+        : { ...parts, ...(await r.leadViews.counts(statusId, groupId)) };
   return {
     id: lead.id,
     first_name: lead.firstName,

@@ -75,6 +75,41 @@ describe('intake outcome table (seed 3)', () => {
   });
 });
 
+describe('a new lead in its first reply', () => {
+  // The unit that creates a lead answers from what it wrote (the values, the default tags, no payment or
+  // comment) and reads only the counts: the reply must be the lead exactly as the store reads it back.
+  it('is the lead as read back: every field type, the default tags, the status and group counts', async () => {
+    const formKey = await gw.issueKey('brightpath:website-form');
+    const cases = [
+      {
+        key,
+        body: {
+          event_id: uniq('e'),
+          external_contact_id: uniq('tg'),
+          first_name: 'Zarina',
+          phone: phone(),
+          notes: 'asked about evening groups',
+          metadata: { source_key: 'ig_spring', utm: { campaign: 'spring' } },
+          answers: { goal: 'Frontend job', age: '19', video_watched: 'ha', laptop: 'ha', trial_date: '2026-12-05', call_back_at: '2026-12-01T10:00:00+05:00', course: 'python', days: 'mon,fri', unmapped_key: 'x' },
+        },
+      },
+      { key: formKey, body: { event_id: uniq('e'), first_name: 'Timur', email: `${uniq('t')}@example.com`, answers: { laptop: '1', goal: 'data' } } },
+      { key, body: { event_id: uniq('e'), external_contact_id: uniq('tg'), first_name: 'Akmal' } },
+    ];
+    for (const { key: k, body } of cases) {
+      const first = await gw.submit(k, body);
+      expect(first.statusCode).toBe(201);
+      const replay = (await gw.submit(k, body)).json();
+      expect(replay.replayed).toBe(true);
+      expect(first.json().lead).toStrictEqual(replay.lead);
+    }
+    const form = (await gw.submit(formKey, cases[1]!.body)).json().lead;
+    expect(form.group_detail.leads_count).toBeGreaterThan(0);
+    expect(form.status_detail.leads_count).toBeGreaterThan(0);
+    expect(form.custom_field_values).toHaveLength(2);
+  });
+});
+
 describe('replay shows the lead as it is now (contract 4)', () => {
   it('shows a stage moved by an operator', async () => {
     const body = { event_id: uniq('e'), external_contact_id: uniq('tg'), first_name: 'Farrux' };

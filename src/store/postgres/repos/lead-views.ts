@@ -30,6 +30,11 @@ const parts = statement<PartsRow>(
   'leadViews.parts',
   `SELECT ${partsColumns('$2', '$3')} FROM (SELECT 1) AS one LEFT JOIN custom_field_values v ON v.lead_id = $1 ORDER BY v.field_id`,
 );
+const counts = statement<{ status_n: string | null; group_n: string | null }>(
+  'leadViews.counts',
+  `SELECT (SELECT sum(n) FROM lead_counts WHERE kind = 'status' AND item_id = $1) AS status_n,
+     (SELECT sum(n) FROM lead_counts WHERE kind = 'group' AND item_id = $2) AS group_n`,
+);
 // The lead's row as JSON: its columns would collide with the field values' (id, lead_id, updated_at).
 const withLead = statement<PartsRow & { lead_row: LeadRow }>(
   'leadViews.withLead',
@@ -52,6 +57,11 @@ const partsOf = (rows: PartsRow[], statusId: string | null, groupId: string | nu
 export function pgLeadViewRepo(sql: Sql): LeadViewRepo {
   return {
     parts: async (leadId, statusId, groupId) => partsOf(await parts.rows(sql, leadId, statusId, groupId), statusId, groupId),
+    counts: async (statusId, groupId) => {
+      if (statusId === null && groupId === null) return { statusCount: 0, groupCount: 0 };
+      const row = (await counts.one(sql, statusId, groupId))!;
+      return { statusCount: statusId === null ? 0 : Number(row.status_n ?? 0), groupCount: groupId === null ? 0 : Number(row.group_n ?? 0) };
+    },
     withLead: async (leadId) => {
       const rows = await withLead.rows(sql, leadId);
       if (rows.length === 0) return null;
