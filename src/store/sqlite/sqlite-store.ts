@@ -208,8 +208,13 @@ export function openSqliteStore(options: SqliteStoreOptions): SqliteStore {
     // Several statements (a lead and its parts): one read transaction costs less than a snapshot each.
     view: (fn) => readInSnapshot(fn).catch(rethrowAsStoreError),
     async peek(fn) {
-      // Inside a shared read transaction it simply joins that snapshot.
-      return fn(readRepos).catch(rethrowAsStoreError);
+      // Inside a shared read transaction it simply joins that snapshot. Otherwise it runs on the writer
+      // when no unit is open there: every commit empties the reader's page cache, while the writer's
+      // survives its own commits, so the look-ups every request makes find their pages in memory. A
+      // unit's transaction opens only in a later turn of the event loop (drain) and runs to its
+      // commit without yielding to I/O, so a request's look-up never meets one half done; a peek made
+      // from inside a unit (the writer in a transaction) reads on the reader, committed data only.
+      return fn(activeReads > 0 || writer.inTransaction ? readRepos : writeRepos).catch(rethrowAsStoreError);
     },
     changeGeneration() {
       const version = dataVersion.get() as number;

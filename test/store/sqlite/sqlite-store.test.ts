@@ -90,6 +90,16 @@ describe('units of work', () => {
     expect(await across(store.peek, 'in-peeks')).toEqual([null, 'in-peeks']);
   });
 
+  it('a peek inside a read joins its snapshot; outside one it sees every commit', async () => {
+    const seen = await store.read(async (r) => {
+      await r.contacts.get('any'); // the snapshot begins with the read's first statement
+      await store.transact((tx) => tx.contacts.insert(contact('after-read-began')));
+      return store.peek((p) => p.contacts.get('after-read-began'));
+    });
+    expect(seen).toBeNull();
+    expect(await store.peek((r) => r.contacts.get('after-read-began'))).toMatchObject({ id: 'after-read-began' });
+  });
+
   it('a unit the database refuses fails alone, and the store keeps serving', async () => {
     store.db.exec('CREATE TRIGGER deny BEFORE INSERT ON contacts WHEN NEW.id = \'boom\' BEGIN SELECT RAISE(ABORT, \'denied\'); END;');
     const results = await Promise.allSettled([
