@@ -117,7 +117,7 @@ export function report(f: Record<string, Figures>, rounds: Record<string, Figure
   const markdown = [
     `# Benchmark ${when}`,
     '',
-    `${machine}; ${run.connections} connections, ${run.durationS} s per scenario after a ${run.warmupS} s warm-up, load from ${run.generator}, median of ${run.rounds} rounds (the long runs once); SQLite gateway with synchronous=FULL unless marked.`,
+    `${machine}; ${run.connections} connections, ${run.durationS} s per scenario after a ${run.warmupS} s warm-up, load from ${run.generator}, median of ${run.rounds} rounds, each with its servers started afresh (the long run once, then the new lead with its leads stored once per round, each a restarted process); SQLite gateway with synchronous=FULL unless marked.`,
     'CPU µs/req: the measured server process (the gateway, or the reference server) per request sent; PostgreSQL CPU: every process of the cluster; round trips: statements the gateway ran on PostgreSQL per request.',
     '',
     '| scenario | req/s | × echo | × SQLite | p50 ms | p99 ms | errors | non-2xx | peak RSS MB | CPU µs/req | PostgreSQL CPU µs/req | round trips/req |',
