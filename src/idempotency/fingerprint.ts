@@ -4,12 +4,21 @@ import { hash } from 'node:crypto';
 /** JSON with object keys sorted at every depth, so key order and white space never matter. */
 export function canonicalJson(value: unknown): string {
   if (value === null || typeof value !== 'object') return JSON.stringify(value) ?? 'null';
-  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
-  const entries = Object.keys(value as Record<string, unknown>)
-    .sort()
-    .filter((key) => (value as Record<string, unknown>)[key] !== undefined)
-    .map((key) => `${JSON.stringify(key)}:${canonicalJson((value as Record<string, unknown>)[key])}`);
-  return `{${entries.join(',')}}`;
+  // Built by appending (no intermediate arrays): every request's body goes through here.
+  if (Array.isArray(value)) {
+    let out = '[';
+    for (let i = 0; i < value.length; i++) out += (i === 0 ? '' : ',') + canonicalJson(value[i]);
+    return `${out}]`;
+  }
+  const object = value as Record<string, unknown>;
+  const keys = Object.keys(object).sort();
+  let out = '{';
+  for (const key of keys) {
+    const member = object[key];
+    if (member === undefined) continue;
+    out += `${out.length === 1 ? '' : ','}${JSON.stringify(key)}:${canonicalJson(member)}`;
+  }
+  return `${out}}`;
 }
 
 // One-shot `hash` (Node >= 20.12): no Hash object per request.

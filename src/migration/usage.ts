@@ -48,6 +48,18 @@ export const USAGE_FLUSH_MS = 250;
  * gather in memory and are written together every `intervalMs`. A crash loses at most that much
  * counting, never a request.
  */
+/** The time as ISO text, formatted once per millisecond: every counted request asks for it. */
+let lastMs = -1;
+let lastIso = '';
+const isoNow = (): string => {
+  const ms = Date.now();
+  if (ms !== lastMs) {
+    lastMs = ms;
+    lastIso = new Date(ms).toISOString();
+  }
+  return lastIso;
+};
+
 export function createUsageRecorder(store: Store, intervalMs = USAGE_FLUSH_MS): UsageRecorder {
   let pending = new Map<string, UsageIncrement>();
   let ignored: { integrationId: string; fields: readonly string[]; at: string }[] = [];
@@ -78,8 +90,8 @@ export function createUsageRecorder(store: Store, intervalMs = USAGE_FLUSH_MS): 
   const timer = setInterval(() => void flush().catch(() => undefined), intervalMs);
   timer.unref();
   return {
-    record(integrationId, iface, route, ok, at = new Date(), keyId = null) {
-      const iso = at.toISOString();
+    record(integrationId, iface, route, ok, at, keyId = null) {
+      const iso = at === undefined ? isoNow() : at.toISOString();
       if (keyId !== null) keysUsed.set(keyId, iso);
       const hour = iso.slice(0, 13);
       const key = `${integrationId}|${iface}|${route}|${hour}`;
