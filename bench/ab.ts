@@ -115,7 +115,20 @@ async function gateway(name: string, build?: string): Promise<Target> {
   const full = { PATH: process.env.PATH ?? '/usr/bin:/bin', HOST: '127.0.0.1', PORT: '0', RULES_DIR: join(ROOT, 'rules'), ADMIN_TOKEN: CHILD_ADMIN_TOKEN, LOG_LEVEL: 'info', ...env };
   const child = spawn(process.execPath, [...nodeArgs, join(root, 'dist', 'main.js')], { cwd: root, env: full, stdio: ['ignore', 'pipe', 'pipe'] });
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-  const target: Omit<Target, 'v1Key'> = { name, dir, exited, address: await listening(child, name), pid: child.pid!, stop: () => child.kill('SIGTERM') };
+  try {
+    return await prepare({ name, dir, exited, address: await listening(child, name), pid: child.pid!, stop: () => child.kill('SIGTERM') });
+  } catch (error) {
+    // Not a target yet: nobody else would stop it or remove its file.
+    child.kill('SIGTERM');
+    await exited;
+    rmSync(dir, { recursive: true, force: true });
+    throw error;
+  }
+}
+
+/** Keys issued, the legacy key imported and STORED leads seeded: the target ready for its rounds. */
+async function prepare(target: Omit<Target, 'v1Key'>): Promise<Target> {
+  const { name } = target;
   const admin = { authorization: `Bearer ${CHILD_ADMIN_TOKEN}` };
   const issued = await postJson(`${target.address}/admin/v1/integrations/${INTEGRATION}/keys`, admin, {});
   if (issued.status !== 201) throw new Error(`issuing a key: ${issued.status} ${JSON.stringify(issued.body)}`);

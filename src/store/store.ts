@@ -72,7 +72,9 @@ export interface Store {
   read<T>(fn: (r: Repos) => Promise<T>): Promise<T>;
   /**
    * Runs a single statement against committed data without opening a read transaction: one statement
-   * is its own snapshot. For the look-ups every request makes (key, ledger row, state).
+   * is its own snapshot. For the look-ups every request makes (key, ledger row, state). `fn` must make
+   * exactly one statement, before its first await: on SQLite a peek runs on the writer between units,
+   * and a second statement could meet the next unit's open transaction. Several reads go to `view`.
    */
   peek<T>(fn: (r: Repos) => Promise<T>): Promise<T>;
   /**

@@ -210,10 +210,11 @@ export function openSqliteStore(options: SqliteStoreOptions): SqliteStore {
     async peek(fn) {
       // Inside a shared read transaction it simply joins that snapshot. Otherwise it runs on the writer
       // when no unit is open there: every commit empties the reader's page cache, while the writer's
-      // survives its own commits, so the look-ups every request makes find their pages in memory. A
-      // unit's transaction opens only in a later turn of the event loop (drain) and runs to its
-      // commit without yielding to I/O, so a request's look-up never meets one half done; a peek made
-      // from inside a unit (the writer in a transaction) reads on the reader, committed data only.
+      // survives its own commits, so the look-ups every request makes find their pages in memory. The
+      // writer is chosen only while no unit is open, and a peek's one statement runs at this call,
+      // synchronously: it reads committed data only. (A second statement after an await could meet
+      // the next group's BEGIN, which the drain may start in the same turn: hence one statement, and
+      // several reads go to `view`.) A peek made inside a unit reads on the reader.
       return fn(activeReads > 0 || writer.inTransaction ? readRepos : writeRepos).catch(rethrowAsStoreError);
     },
     changeGeneration() {
