@@ -43,11 +43,6 @@ export interface UsageRecorder {
  */
 export const USAGE_FLUSH_MS = 250;
 
-/**
- * Counting is off the request's own unit of work (reads have none) and off its critical path: counts
- * gather in memory and are written together every `intervalMs`. A crash loses at most that much
- * counting, never a request.
- */
 /** The time as ISO text, formatted once per millisecond: every counted request asks for it. */
 let lastMs = -1;
 let lastIso = '';
@@ -60,6 +55,11 @@ const isoNow = (): string => {
   return lastIso;
 };
 
+/**
+ * Counting is off the request's own unit of work (reads have none) and off its critical path: counts
+ * gather in memory and are written together every `intervalMs`. A crash loses at most that much
+ * counting, never a request.
+ */
 export function createUsageRecorder(store: Store, intervalMs = USAGE_FLUSH_MS): UsageRecorder {
   let pending = new Map<string, UsageIncrement>();
   let ignored: { integrationId: string; fields: readonly string[]; at: string }[] = [];

@@ -78,9 +78,11 @@ export interface Store {
    */
   peek<T>(fn: (r: Repos) => Promise<T>): Promise<T>;
   /**
-   * Runs the reads of one answer (a replay: the event's lead with its parts) in one snapshot, at the
-   * engine's lowest cost. On PostgreSQL each such read is one statement, so this is `peek`; on SQLite
-   * a lead's parts are several statements, which share one read transaction, as in `read`.
+   * Runs the reads of one answer (a replay: the event's lead with its parts) at the engine's lowest
+   * cost. On SQLite, where a lead's parts are several statements, they share one read transaction, as
+   * in `read`. On PostgreSQL this is `peek`: a replay's reads are one statement each there, so each
+   * is its own snapshot; a view of several statements (the console's session look-up) reads each
+   * on its own, as it did as a peek.
    */
   view<T>(fn: (r: Repos) => Promise<T>): Promise<T>;
   /**

@@ -111,6 +111,8 @@ export function postgresStore(pool: pg.Pool, schema: SchemaState, feed: ChangeFe
     }
   };
 
+  const peek: Store['peek'] = (fn) => fn(poolRepos).catch((error: unknown) => Promise.reject(toStoreError(error)));
+
   return {
     engine: 'postgres',
     schema,
@@ -121,9 +123,9 @@ export function postgresStore(pool: pg.Pool, schema: SchemaState, feed: ChangeFe
     transact,
     read: (fn) => inTransaction('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY', fn).catch((error: unknown) => Promise.reject(toStoreError(error))),
     // One statement on whichever connection is free: its own snapshot.
-    peek: (fn) => fn(poolRepos).catch((error: unknown) => Promise.reject(toStoreError(error))),
-    // Each view is one statement here (repos/lead-views.ts): its own snapshot, no transaction.
-    view: (fn) => fn(poolRepos).catch((error: unknown) => Promise.reject(toStoreError(error))),
+    peek,
+    // A replay's reads are one statement each here (repos/lead-views.ts): a peek.
+    view: peek,
     changeGeneration: () => (feed ? feed.generation() : ++unfed),
     awaitChangeSeen: () => (feed ? feed.awaitSeen() : Promise.resolve([])),
     checkReady() {

@@ -206,7 +206,7 @@ export function openSqliteStore(options: SqliteStoreOptions): SqliteStore {
     transact: (fn) => enqueue(fn).catch(rethrowAsStoreError),
     read: (fn) => readInSnapshot(fn).catch(rethrowAsStoreError),
     // Several statements (a lead and its parts): one read transaction costs less than a snapshot each.
-    view: (fn) => readInSnapshot(fn).catch(rethrowAsStoreError),
+    view: (fn) => store.read(fn),
     async peek(fn) {
       // Inside a shared read transaction it simply joins that snapshot. Otherwise it runs on the writer
       // when no unit is open there: every commit empties the reader's page cache, while the writer's

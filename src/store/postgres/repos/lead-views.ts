@@ -17,13 +17,15 @@ type PartsRow = { [K in keyof FieldValueRow]: FieldValueRow[K] | null } & {
  * computed once; the counts are the trigger-kept rows of the status and the group named by `status`
  * and `group`. The same reads as LeadRepo's payments, tagIds, commentsCount and counts.
  */
+const countColumns = (status: string, group: string) =>
+  `(SELECT sum(n) FROM lead_counts WHERE kind = 'status' AND item_id = ${status}) AS status_n,
+     (SELECT sum(n) FROM lead_counts WHERE kind = 'group' AND item_id = ${group}) AS group_n`;
 const partsColumns = (status: string, group: string) => `v.*,
      (SELECT coalesce(sum(amount_minor), 0)::text FROM lead_payments WHERE lead_id = $1) AS paid_total,
      (SELECT max(created_at) FROM lead_payments WHERE lead_id = $1) AS paid_last,
      array(SELECT tag_id FROM lead_tags WHERE lead_id = $1 ORDER BY tag_id) AS tag_ids,
      (SELECT count(*)::int FROM lead_comments WHERE lead_id = $1) AS comments_n,
-     (SELECT sum(n) FROM lead_counts WHERE kind = 'status' AND item_id = ${status}) AS status_n,
-     (SELECT sum(n) FROM lead_counts WHERE kind = 'group' AND item_id = ${group}) AS group_n`;
+     ${countColumns(status, group)}`;
 
 // One row of NULLs for v.* when the lead has no field values.
 const parts = statement<PartsRow>(
@@ -32,8 +34,7 @@ const parts = statement<PartsRow>(
 );
 const counts = statement<{ status_n: string | null; group_n: string | null }>(
   'leadViews.counts',
-  `SELECT (SELECT sum(n) FROM lead_counts WHERE kind = 'status' AND item_id = $1) AS status_n,
-     (SELECT sum(n) FROM lead_counts WHERE kind = 'group' AND item_id = $2) AS group_n`,
+  `SELECT ${countColumns('$1', '$2')}`,
 );
 // The lead's row as JSON: its columns would collide with the field values' (id, lead_id, updated_at).
 const withLead = statement<PartsRow & { lead_row: LeadRow }>(
