@@ -55,7 +55,7 @@ export default defineConfig({
   test: {
     ...shared,
     // Every response of a test gateway is checked against the OpenAPI document once all files ran.
-    globalSetup: ['./test/support/contract-setup.ts'],
+    globalSetup: ['./test/support/temp-setup.ts', './test/support/contract-setup.ts'],
     projects: [
       { extends: true, test: { name: 'sqlite', include: ['test/**/*.test.ts'] } },
       ...(unavailable === null
@@ -67,7 +67,7 @@ export default defineConfig({
                 include: ['test/**/*.test.ts'],
                 exclude: NOT_AGAIN_ON_POSTGRES,
                 env: { TEST_STORE_ENGINE: 'postgres' },
-                globalSetup: ['./test/support/contract-setup.ts', './test/support/postgres-setup.ts'],
+                globalSetup: ['./test/support/temp-setup.ts', './test/support/contract-setup.ts', './test/support/postgres-setup.ts'],
               },
             },
           ]

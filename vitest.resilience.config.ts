@@ -5,6 +5,7 @@ import { defineConfig } from 'vitest/config';
 export default defineConfig({
   test: {
     include: ['test/resilience/**/*.test.ts'],
+    globalSetup: ['./test/support/temp-setup.ts'],
     env: { RESILIENCE: 'full' },
     pool: 'forks',
     maxWorkers: 1,
