@@ -1,5 +1,5 @@
 // The deprecated interface's writes, translated onto the v1 services (contract 7).
-import { createHash } from 'node:crypto';
+import { createHash, hash } from 'node:crypto';
 import type { Repos, Store } from '../store/store.js';
 import { AppError } from '../errors.js';
 import type { Integration } from '../rules/catalog.js';
@@ -38,13 +38,13 @@ export async function legacyEventId(deps: LegacyDeps, integration: Integration, 
     return `legacy:${scope}:key:${key}`;
   }
   const now = (deps.now?.() ?? new Date()).getTime();
-  const hash = createHash('sha256').update(`${integration.id}\n${canonicalJson(body)}`).digest('hex');
+  const digest = hash('sha256', `${integration.id}\n${canonicalJson(body)}`, 'hex');
   const bucket = Math.floor(now / DAY_MS);
-  const previous = `legacy:${scope}:${hash}:${bucket - 1}`;
+  const previous = `legacy:${scope}:${digest}:${bucket - 1}`;
   const endpoint = scope === 'lead' ? 'leads' : 'answers';
   const earlier = await deps.store.peek((r) => r.submissions.find(integration.id, endpoint, previous));
   if (earlier && now - Date.parse(earlier.createdAt) < DAY_MS) return previous;
-  return `legacy:${scope}:${hash}:${bucket}`;
+  return `legacy:${scope}:${digest}:${bucket}`;
 }
 
 /** Names of the tags a legacy bot refers to by id: catalog tags, or tags it created with tags/create/. */
@@ -86,7 +86,10 @@ export async function createLegacyLead(
     const errors = submission.error.issues.map((i) => ({ path: `/${i.path.join('/')}`, message: i.message }));
     throw new AppError('validation-failed', errors.map((e) => `${e.path}: ${e.message}`).join('; '), { errors });
   }
-  const reply = await submitLead({ store: deps.store }, integration, submission.data, { origin: 'legacy', inexactAnswers: translation.inexactAnswers });
+  // The record's time from the clock of the buckets: a retry compares the two (only tests set `now`).
+  const clock = deps.now;
+  const intake = { store: deps.store, ...(clock ? { now: () => clock().toISOString() } : {}) };
+  const reply = await submitLead(intake, integration, submission.data, { origin: 'legacy', inexactAnswers: translation.inexactAnswers });
   // Counted only now: a refused request (422, 409) leaves the migration report as it was.
   deps.usage.recordIgnored(integration.id, translation.ignored);
   return { lead: reply.body.lead, replayed: reply.body.replayed };

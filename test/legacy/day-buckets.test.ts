@@ -1,0 +1,53 @@
+// A legacy POST without an Idempotency-Key is one event per body and day: a retry finds the event of
+// its own day or, within 24 h of it, of the day before; later it is a new inquiry. The clock is the service's own (LegacyDeps.now), so crossing midnight takes no waiting.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startGateway, type Gateway } from '../helper.js';
+import { createLegacyLead, legacyEventId, type LegacyDeps } from '../../src/legacy/service.js';
+import { createUsageRecorder } from '../../src/migration/usage.js';
+import type { Integration } from '../../src/rules/catalog.js';
+
+let gw: Gateway;
+let integration: Integration;
+let deps: (at: string) => LegacyDeps;
+
+beforeAll(async () => {
+  gw = await startGateway();
+  integration = gw.rules.current().findIntegration('brightpath:telegram-bot')!;
+  const usage = createUsageRecorder(gw.store);
+  deps = (at) => ({ store: gw.store, usage, now: () => new Date(at) });
+});
+afterAll(() => gw.close());
+
+describe('legacy POST leads/ in day buckets', () => {
+  it('replays a retry across midnight within 24 h, and makes a new inquiry of the same body after 24 h', async () => {
+    const body = { first_name: 'Midnight', phone: '+49 170 5550101', extra_data: { telegram_id: 4242 } };
+    const first = await createLegacyLead(deps('2026-03-01T23:00:00Z'), integration, body, undefined);
+    expect(first.replayed).toBe(false);
+
+    // Two hours later, the next day's bucket: the event of the day before is found and replayed.
+    const retry = await createLegacyLead(deps('2026-03-02T01:00:00Z'), integration, body, undefined);
+    expect(retry).toMatchObject({ replayed: true, lead: { id: first.lead!.id } });
+
+    // 24.5 h after the first: the same body is a new inquiry (it joins the person's open lead).
+    const later = await createLegacyLead(deps('2026-03-02T23:30:00Z'), integration, body, undefined);
+    expect(later.replayed).toBe(false);
+    // ... whose own retry after the next midnight is a replay of it, not a third inquiry.
+    const laterRetry = await createLegacyLead(deps('2026-03-03T00:30:00Z'), integration, body, undefined);
+    expect(laterRetry.replayed).toBe(true);
+
+    const recorded = await gw.inspect.submissions.count({ integrationId: integration.id, endpoint: 'leads' });
+    expect(recorded).toBe(2);
+  });
+
+  it('names the event by the body and the day, so a retry before the next day ends keeps the first id', async () => {
+    const body = { first_name: 'Named', phone: '+49 170 5550102' };
+    const first = await legacyEventId(deps('2026-03-05T12:00:00Z'), integration, 'lead', body, undefined);
+    expect(first).toMatch(/^legacy:lead:[0-9a-f]{64}:20517$/);
+    await createLegacyLead(deps('2026-03-05T12:00:00Z'), integration, body, undefined);
+    expect(await legacyEventId(deps('2026-03-06T11:59:00Z'), integration, 'lead', body, undefined)).toBe(first);
+    expect(await legacyEventId(deps('2026-03-06T12:01:00Z'), integration, 'lead', body, undefined)).toBe(first.replace(/20517$/, '20518'));
+    // Another body, another event; with an Idempotency-Key the id comes from the key alone.
+    expect(await legacyEventId(deps('2026-03-05T12:00:00Z'), integration, 'lead', { ...body, first_name: 'Other' }, undefined)).not.toBe(first);
+    expect(await legacyEventId(deps('2026-03-05T12:00:00Z'), integration, 'lead', body, 'bot-req-9')).toBe('legacy:lead:key:bot-req-9');
+  });
+});
