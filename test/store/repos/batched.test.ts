@@ -101,6 +101,14 @@ onEachEngine((_engine, open) => {
       });
       expect(await store.peek((r) => r.leadViews.withLead('l2'))).toEqual({ lead: lead('l2', { statusId: 's1' }), parts: { ...empty, statusCount: 2 } });
       expect(await store.peek((r) => r.leadViews.withLead('nope'))).toBeNull();
+      // A new lead's reply reads only the counts (its other parts are what its unit wrote).
+      const counts = (status: string | null, group: string | null) => store.peek((r) => r.leadViews.counts(status, group));
+      expect(await counts('s1', 'g1')).toEqual({ statusCount: 2, groupCount: 1 });
+      expect(await counts('s1', null)).toEqual({ statusCount: 2, groupCount: 0 });
+      expect(await counts(null, 'g1')).toEqual({ statusCount: 0, groupCount: 1 });
+      expect(await counts('s-none', 'g-none')).toEqual({ statusCount: 0, groupCount: 0 });
+      // Neither named: nothing to read (PostgreSQL answers without a round trip).
+      expect(await counts(null, null)).toEqual({ statusCount: 0, groupCount: 0 });
     });
   });
 
