@@ -34,6 +34,14 @@ describe('PostgreSQL migrations', () => {
     expect(await recorded(pool)).toEqual(migrations.map((m) => m.version));
   });
 
+  it('indexes leads as SQLite does: not by status or group, whose counts are kept apart (migration 8)', async (context) => {
+    if (!cluster) return context.skip();
+    const pool = poolOn(await freshDatabase(cluster.url));
+    await migrate(pool);
+    const indexes = (await pool.query<{ name: string }>("SELECT indexname AS name FROM pg_indexes WHERE tablename = 'leads' ORDER BY indexname")).rows.map((r) => r.name);
+    expect(indexes).toEqual(['leads_contact', 'leads_integration_page', 'leads_legacy', 'leads_pkey']);
+  });
+
   it('names a failing migration and leaves the earlier ones applied, the failed one not at all', async (context) => {
     if (!cluster) return context.skip();
     const pool = poolOn(await freshDatabase(cluster.url));

@@ -75,6 +75,13 @@ describe('migrate', () => {
     expect(kept('group')).toEqual({ g1: 2 });
   });
 
+  it('indexes leads only by what is looked up: not by status or group, whose counts are kept apart (migration 15)', () => {
+    const db = new Database(':memory:');
+    migrate(db);
+    const indexes = (db.prepare("SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'leads' AND sql IS NOT NULL ORDER BY name").all() as { name: string }[]).map((r) => r.name);
+    expect(indexes).toEqual(['leads_contact', 'leads_integration_page', 'leads_legacy']);
+  });
+
   it('clears the clear-text prefixes of imported legacy keys, in the key list and the audit log (migration 7)', () => {
     const db = new Database(':memory:');
     migrate(db, migrations.filter((m) => m.version < 7));
