@@ -3,20 +3,24 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startGateway, type Gateway } from '../helper.js';
 import { createLegacyLead, legacyEventId, type LegacyDeps } from '../../src/legacy/service.js';
-import { createUsageRecorder } from '../../src/migration/usage.js';
+import { createUsageRecorder, type UsageRecorder } from '../../src/migration/usage.js';
 import type { Integration } from '../../src/rules/catalog.js';
 
 let gw: Gateway;
 let integration: Integration;
 let deps: (at: string) => LegacyDeps;
+let usage: UsageRecorder;
 
 beforeAll(async () => {
   gw = await startGateway();
   integration = gw.rules.current().findIntegration('brightpath:telegram-bot')!;
-  const usage = createUsageRecorder(gw.store);
+  usage = createUsageRecorder(gw.store);
   deps = (at) => ({ store: gw.store, usage, now: () => new Date(at) });
 });
-afterAll(() => gw.close());
+afterAll(async () => {
+  await usage.close();
+  await gw.close();
+});
 
 describe('legacy POST leads/ in day buckets', () => {
   it('replays a retry across midnight within 24 h, and makes a new inquiry of the same body after 24 h', async () => {
@@ -39,7 +43,7 @@ describe('legacy POST leads/ in day buckets', () => {
     expect(recorded).toBe(2);
   });
 
-  it('names the event by the body and the day, so a retry before the next day ends keeps the first id', async () => {
+  it('names the event by the body and the day, and a retry within 24 h keeps the first id', async () => {
     const body = { first_name: 'Named', phone: '+49 170 5550102' };
     const first = await legacyEventId(deps('2026-03-05T12:00:00Z'), integration, 'lead', body, undefined);
     expect(first).toMatch(/^legacy:lead:[0-9a-f]{64}:20517$/);

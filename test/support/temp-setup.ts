@@ -1,27 +1,43 @@
 // vitest globalSetup, listed first: every temporary folder of a run (databases, rules, logs, clusters,
-// browser profiles, of the workers and of the processes they start) is made under one folder of the
-// run, removed when every file has run. The workers and their children inherit TMPDIR, which
-// `os.tmpdir()` reads, so /tmp stays as it was without each test cleaning up after itself.
+// browser profiles) of the workers, and of the processes they start with the environment they have,
+// is made under one folder of the run, removed when every project has run. The workers inherit
+// TMPDIR, which `os.tmpdir()` reads, so /tmp stays as it was without each test cleaning up.
 import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
-/** Set while a run's folder is in use: each project lists this setup, and one folder serves them all. */
-const MARK = 'LEAD_GATEWAY_TEST_RUN_TMPDIR';
+/**
+ * Shared by every project's setup in this process. Which project's setup runs first depends on which
+ * finds its files first, while teardowns run in the reverse order of the config: so the folder is
+ * removed by whichever teardown is the last one, not by its maker's.
+ */
+interface RunFolder {
+  dir: string;
+  previous: string | undefined;
+  users: number;
+}
+const KEY = Symbol.for('lead-gateway.test-run-folder');
+const shared = globalThis as { [KEY]?: RunFolder };
 
 export default function setup() {
-  if (process.env[MARK] !== undefined) return;
-  const previous = process.env.TMPDIR;
-  const dir = mkdtempSync(join(tmpdir(), 'lead-gateway-test-run-'));
-  // Traversable by others: run as root, the tests start PostgreSQL as the postgres user in a folder below.
-  chmodSync(dir, 0o711);
-  process.env.TMPDIR = dir;
-  process.env[MARK] = dir;
-  // Teardowns run in reverse order, so this one runs last: the clusters are stopped by then.
+  let folder = shared[KEY];
+  if (folder === undefined) {
+    const previous = process.env.TMPDIR;
+    const dir = mkdtempSync(join(tmpdir(), 'lead-gateway-test-run-'));
+    // Traversable by others: run as root, the tests start PostgreSQL as the postgres user in a folder below.
+    chmodSync(dir, 0o711);
+    process.env.TMPDIR = dir;
+    folder = shared[KEY] = { dir, previous, users: 0 };
+  }
+  folder.users += 1;
+  const used = folder;
+  // Within a project teardowns run in reverse order, so this one runs after its project's others.
   return () => {
-    delete process.env[MARK];
-    if (previous === undefined) delete process.env.TMPDIR;
-    else process.env.TMPDIR = previous;
-    rmSync(dir, { recursive: true, force: true, maxRetries: 3 });
+    used.users -= 1;
+    if (used.users > 0) return;
+    delete shared[KEY];
+    if (used.previous === undefined) delete process.env.TMPDIR;
+    else process.env.TMPDIR = used.previous;
+    rmSync(used.dir, { recursive: true, force: true, maxRetries: 3 });
   };
 }

@@ -396,7 +396,7 @@ export const migrations: Migration[] = [
     // No query looks leads up by status or group since their counts are kept in lead_counts (migration
     // 6): the two indexes were written by every lead insert, move and deletion and read by nothing.
     // PostgreSQL migration 8 drops the same two.
-    up: (db) => db.exec('DROP INDEX leads_status; DROP INDEX leads_group;'),
+    up: (db) => db.exec('DROP INDEX IF EXISTS leads_status; DROP INDEX IF EXISTS leads_group;'),
   },
 ];
 
