@@ -1,5 +1,6 @@
 // A legacy POST without an Idempotency-Key is one event per body and day: a retry finds the event of
-// its own day or, within 24 h of it, of the day before; later it is a new inquiry. The clock is the service's own (LegacyDeps.now), so crossing midnight takes no waiting.
+// its own day or, within 24 h of it, of the day before; later it is a new inquiry. The clock is the
+// service's own (LegacyDeps.now), so crossing midnight takes no waiting.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startGateway, type Gateway } from '../helper.js';
 import { createLegacyLead, legacyEventId, type LegacyDeps } from '../../src/legacy/service.js';
