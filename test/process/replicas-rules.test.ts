@@ -164,7 +164,7 @@ describe('rules on three replicas with a folder each', () => {
     expect(body.errors!.every((e) => e.message.startsWith(`${b.id}: `))).toBe(true);
     expect((await ready(b)).rules_version).toBe(before);
     expect(byId((await listed(a)).items)[b.id]!.last_reload_error).not.toBeNull();
-    expect(b.gw.output()).toContain('"msg":"rules reload failed; the previous rules stay in force"');
+    await until(async () => b.gw.output().includes('"msg":"rules reload failed; the previous rules stay in force"'));
     // Mended: the next reload clears the error.
     rmSync(join(b.rulesDir, 'broken.yaml'));
     expect((await reloadThrough(a)).status).toBe(200);
@@ -183,7 +183,8 @@ describe('rules on three replicas with a folder each', () => {
       expect(body.not_answered).toEqual([c.id]);
       expect(byId(body.replicas)[c.id]!.outcome).toBe('no-answer');
       expect(body.drift).toBe(false);
-      expect(a.gw.output()).toContain('"msg":"rules drift ended: every live replica runs the same rules"');
+      // The line comes through the child's stdout, which may arrive after its HTTP answer: waited for.
+      await until(async () => a.gw.output().includes('"msg":"rules drift ended: every live replica runs the same rules"'));
       edit(c, 'changed while stopped');
     } finally {
       c.gw.child.kill('SIGCONT');
