@@ -24,6 +24,7 @@ import { cpuMicros, median } from './measure.js';
 import { readFileSync } from 'node:fs';
 import { generate, type Load } from './load.js';
 import { CHILD_ADMIN_TOKEN, ROOT, postJson } from '../test/support/child-gateway.js';
+import { BENCH_INTEGRATION, leadTemplate } from './templates.js';
 
 const ROUNDS = Number(process.env.ROUNDS ?? 5);
 const SECONDS = Number(process.env.SECONDS ?? 5);
@@ -32,7 +33,6 @@ const CONNECTIONS = 32;
 const WARMUP_S = 2;
 const STORED = Number(process.env.STORED ?? 1000);
 const SESSIONS = Number(process.env.SESSIONS ?? 2);
-const INTEGRATION = 'brightpath:telegram-bot';
 const LEGACY_KEY = 'bench-ab-legacy-key-000000000001';
 
 interface Target {
@@ -46,26 +46,15 @@ interface Target {
   stop: () => void;
 }
 
-const leadBody = (run: string, mod = '') =>
-  JSON.stringify({
-    event_id: `${run}-{i${mod}}`,
-    external_contact_id: `telegram:${run}-{i${mod}}`,
-    first_name: 'Bench',
-    last_name: `Person {i${mod}}`,
-    phone: `+9989{i${mod}+10000000}`,
-    metadata: { source_key: 'ig_spring' },
-    answers: { course: 'python', age: 27 },
-  });
-
 /** The scenario's load on a target; `round` keeps new events apart between runs. */
 function loadOf(t: Target, round: number): Load {
   const v1 = { authorization: `Bearer ${t.v1Key}` };
   const offset = (round + 1) * 1_000_000;
   switch (SCENARIO) {
     case 'new':
-      return { url: `${t.address}/api/integrations/v1/leads/`, headers: v1, body: leadBody('new'), offset };
+      return { url: `${t.address}/api/integrations/v1/leads/`, headers: v1, body: leadTemplate('new'), offset };
     case 'replay':
-      return { url: `${t.address}/api/integrations/v1/leads/`, headers: v1, body: leadBody('seed', `%${STORED}`) };
+      return { url: `${t.address}/api/integrations/v1/leads/`, headers: v1, body: leadTemplate('seed', { every: STORED }) };
     case 'answers':
       return {
         url: `${t.address}/api/integrations/v1/leads/answers/`,
@@ -130,13 +119,13 @@ async function gateway(name: string, build?: string): Promise<Target> {
 async function prepare(target: Omit<Target, 'v1Key'>): Promise<Target> {
   const { name } = target;
   const admin = { authorization: `Bearer ${CHILD_ADMIN_TOKEN}` };
-  const issued = await postJson(`${target.address}/admin/v1/integrations/${INTEGRATION}/keys`, admin, {});
+  const issued = await postJson(`${target.address}/admin/v1/integrations/${BENCH_INTEGRATION}/keys`, admin, {});
   if (issued.status !== 201) throw new Error(`issuing a key: ${issued.status} ${JSON.stringify(issued.body)}`);
-  const imported = await postJson(`${target.address}/admin/v1/integrations/${INTEGRATION}/keys/import`, admin, { key: LEGACY_KEY });
+  const imported = await postJson(`${target.address}/admin/v1/integrations/${BENCH_INTEGRATION}/keys/import`, admin, { key: LEGACY_KEY });
   if (imported.status !== 201) throw new Error(`importing the legacy key: ${imported.status} ${JSON.stringify(imported.body)}`);
   const t = { ...target, v1Key: issued.body.key as string };
   // The events the replay and answers scenarios use: the first STORED of the seed run.
-  const seeded = await generate({ url: `${t.address}/api/integrations/v1/leads/`, headers: { authorization: `Bearer ${t.v1Key}` }, body: leadBody('seed'), amount: STORED }, 8, 0);
+  const seeded = await generate({ url: `${t.address}/api/integrations/v1/leads/`, headers: { authorization: `Bearer ${t.v1Key}` }, body: leadTemplate('seed'), amount: STORED }, 8, 0);
   if (seeded.non_2xx > 0 || seeded.errors > 0) throw new Error(`seeding ${name}: ${seeded.non_2xx} refused, ${seeded.errors} errors`);
   return t;
 }

@@ -17,10 +17,11 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { CHILD_ADMIN_TOKEN, ROOT, memoryOf, postJson, spawnGateway, type ChildGateway } from '../test/support/child-gateway.js';
 import { freePort } from '../test/support/postgres.js';
-import { MEASURED_OFFSET, combine, measure as measureWith, type Figures, type Load, type Target } from './measure.js';
+import { combine, measure as measureWith, type Figures, type Load, type Target } from './measure.js';
 import { bodyOf, generatorName } from './load.js';
 import { startBenchPostgres, type BenchCluster, type BenchDatabase } from './postgres.js';
 import { report, type PostgresDetail } from './report.js';
+import { BENCH_INTEGRATION, answersTemplate, leadTemplate, replayTemplate } from './templates.js';
 
 const { values: args } = parseArgs({
   options: {
@@ -36,7 +37,6 @@ const CONNECTIONS = Number(args.connections);
 const SUBMISSIONS = Number(args.submissions);
 const ROUNDS = Math.max(1, Number(args.rounds));
 const WARMUP_S = 2;
-const INTEGRATION = 'brightpath:telegram-bot';
 const LEGACY_KEY = 'bench-legacy-bot-key-0123456789';
 const LEADS = '/api/integrations/v1/leads/';
 const ANSWERS = '/api/integrations/v1/leads/answers/';
@@ -126,27 +126,12 @@ async function startGateway(store: { path: string; synchronous: 'FULL' | 'OFF' }
 
 async function issueKeys(gw: ChildGateway): Promise<string> {
   const admin = { authorization: `Bearer ${CHILD_ADMIN_TOKEN}` };
-  const issued = await postJson(`${gw.address}/admin/v1/integrations/${INTEGRATION}/keys`, admin, {});
+  const issued = await postJson(`${gw.address}/admin/v1/integrations/${BENCH_INTEGRATION}/keys`, admin, {});
   if (issued.status !== 201) throw new Error(`issuing a key: ${issued.status} ${JSON.stringify(issued.body)}`);
-  const imported = await postJson(`${gw.address}/admin/v1/integrations/${INTEGRATION}/keys/import`, admin, { key: LEGACY_KEY });
+  const imported = await postJson(`${gw.address}/admin/v1/integrations/${BENCH_INTEGRATION}/keys/import`, admin, { key: LEGACY_KEY });
   if (imported.status !== 201) throw new Error(`importing the legacy key: ${imported.status} ${JSON.stringify(imported.body)}`);
   return issued.body.key as string;
 }
-
-/**
- * The lead a new bot sends, as a template (bench/load.ts): a new person each (a phone of its own),
- * `run` keeps event_ids apart between scenarios on one database.
- */
-const leadBody = (run: string) =>
-  JSON.stringify({
-    event_id: `${run}-{i}`,
-    external_contact_id: `telegram:${run}-{i}`,
-    first_name: 'Bench',
-    last_name: 'Person {i}',
-    phone: '+9989{i+10000000}',
-    metadata: { source_key: 'ig_spring' },
-    answers: { course: 'python', age: 27 },
-  });
 
 /**
  * How many of a new-lead scenario's first measured events the replay and answers scenarios use: at
@@ -155,32 +140,13 @@ const leadBody = (run: string) =>
  */
 const storedOf = (newLead: Figures) => Math.max(1, Math.min(1000, newLead.sent));
 
-/** The new-lead scenario's first `stored` measured events again, body for body (numbered from MEASURED_OFFSET). */
-const replayBody = (run: string, stored: number) =>
-  JSON.stringify({
-    event_id: `${run}-{i%${stored}+${MEASURED_OFFSET}}`,
-    external_contact_id: `telegram:${run}-{i%${stored}+${MEASURED_OFFSET}}`,
-    first_name: 'Bench',
-    last_name: `Person {i%${stored}+${MEASURED_OFFSET}}`,
-    phone: `+9989{i%${stored}+${MEASURED_OFFSET + 10_000_000}}`,
-    metadata: { source_key: 'ig_spring' },
-    answers: { course: 'python', age: 27 },
-  });
-
-const answersBody = (run: string, stored: number) =>
-  JSON.stringify({
-    event_id: 'answers-{i}',
-    external_contact_id: `telegram:${run}-{i%${stored}+${MEASURED_OFFSET}}`,
-    answers: { laptop: "{i%2:yo'q|ha}", goal: 'goal {i}' },
-  });
-
 /** One round of the short scenarios, each server fresh; `round` keeps event_ids apart between rounds. */
 async function shortRound(work: string, round: number, children: { stop(): unknown }[], cluster: BenchCluster | null, detail: PostgresDetail): Promise<Record<string, Figures>> {
   const figures: Record<string, Figures> = {};
   // 1. The baseline: a plain Fastify JSON echo.
   const echo = await startServer('echo');
   children.push({ stop: () => echo.child.kill() });
-  figures.echo = await measure('echo baseline', { url: `${echo.address}/echo`, body: leadBody(`echo${round}`) }, echo.child.pid!);
+  figures.echo = await measure('echo baseline', { url: `${echo.address}/echo`, body: leadTemplate(`echo${round}`) }, echo.child.pid!);
   echo.child.kill();
 
   // 2. The upstream legacy API alone, a bare proxy to it, then the gateway with synchronous=FULL in front of it.
@@ -207,11 +173,11 @@ async function shortRound(work: string, round: number, children: { stop(): unkno
   const v1Key = await issueKeys(full);
   const v1 = { authorization: `Bearer ${v1Key}` };
   const run = `new${round}`;
-  figures.newLead = await measure('v1 new lead (FULL)', { url: `${full.address}${LEADS}`, headers: v1, body: leadBody(run) }, at(full));
+  figures.newLead = await measure('v1 new lead (FULL)', { url: `${full.address}${LEADS}`, headers: v1, body: leadTemplate(run) }, at(full));
   // Replays of events the previous scenario stored, byte for byte the same bodies.
   const stored = storedOf(figures.newLead);
-  figures.replay = await measure('v1 replay', { url: `${full.address}${LEADS}`, headers: v1, body: replayBody(run, stored) }, at(full));
-  figures.answers = await measure('v1 answers', { url: `${full.address}${ANSWERS}`, headers: v1, body: answersBody(run, stored) }, at(full));
+  figures.replay = await measure('v1 replay', { url: `${full.address}${LEADS}`, headers: v1, body: replayTemplate(run, stored) }, at(full));
+  figures.answers = await measure('v1 answers', { url: `${full.address}${ANSWERS}`, headers: v1, body: answersTemplate(run, stored) }, at(full));
   figures.legacy = await measure(
     'legacy POST leads/',
     {
@@ -229,15 +195,15 @@ async function shortRound(work: string, round: number, children: { stop(): unkno
   const off = await startGateway({ path: join(work, `off${round}.db`), synchronous: 'OFF' });
   children.push(off);
   const offKey = await issueKeys(off);
-  figures.newLeadOff = await measure('v1 new lead (OFF)', { url: `${off.address}${LEADS}`, headers: { authorization: `Bearer ${offKey}` }, body: leadBody(run) }, at(off));
+  figures.newLeadOff = await measure('v1 new lead (OFF)', { url: `${off.address}${LEADS}`, headers: { authorization: `Bearer ${offKey}` }, body: leadTemplate(run) }, at(off));
   await off.stop();
 
   // 3b. What checking every response against its schema costs (RESPONSE_CHECKS=on: the tests' setting).
   const checked = await startGateway({ path: join(work, `checked${round}.db`), synchronous: 'FULL' }, undefined, { RESPONSE_CHECKS: 'on' });
   children.push(checked);
   const checkedKey = { authorization: `Bearer ${await issueKeys(checked)}` };
-  figures.newLeadChecked = await measure('v1 new lead (RESPONSE_CHECKS=on)', { url: `${checked.address}${LEADS}`, headers: checkedKey, body: leadBody(run) }, at(checked));
-  figures.replayChecked = await measure('v1 replay (RESPONSE_CHECKS=on)', { url: `${checked.address}${LEADS}`, headers: checkedKey, body: replayBody(run, storedOf(figures.newLeadChecked)) }, at(checked));
+  figures.newLeadChecked = await measure('v1 new lead (RESPONSE_CHECKS=on)', { url: `${checked.address}${LEADS}`, headers: checkedKey, body: leadTemplate(run) }, at(checked));
+  figures.replayChecked = await measure('v1 replay (RESPONSE_CHECKS=on)', { url: `${checked.address}${LEADS}`, headers: checkedKey, body: replayTemplate(run, storedOf(figures.newLeadChecked)) }, at(checked));
   await checked.stop();
 
   // 4. The same new leads, replays and answers on PostgreSQL (fsync and synchronous_commit on).
@@ -253,18 +219,18 @@ async function postgresScenarios(cluster: BenchCluster, run: string, detail: Pos
   const headers = { authorization: `Bearer ${await issueKeys(gw)}` };
   const target = { ...at(gw), postgres: database };
   const figures: Record<string, Figures> = {};
-  figures.newLeadPg = await measure('v1 new lead (PostgreSQL)', { url: `${gw.address}${LEADS}`, headers, body: leadBody(run) }, target);
+  figures.newLeadPg = await measure('v1 new lead (PostgreSQL)', { url: `${gw.address}${LEADS}`, headers, body: leadTemplate(run) }, target);
   if (detail) detail.loadStatements = await database.statements();
   const stored = storedOf(figures.newLeadPg);
-  figures.replayPg = await measure('v1 replay (PostgreSQL)', { url: `${gw.address}${LEADS}`, headers, body: replayBody(run, stored) }, target);
-  figures.answersPg = await measure('v1 answers (PostgreSQL)', { url: `${gw.address}${ANSWERS}`, headers, body: answersBody(run, stored) }, target);
+  figures.replayPg = await measure('v1 replay (PostgreSQL)', { url: `${gw.address}${LEADS}`, headers, body: replayTemplate(run, stored) }, target);
+  figures.answersPg = await measure('v1 answers (PostgreSQL)', { url: `${gw.address}${ANSWERS}`, headers, body: answersTemplate(run, stored) }, target);
   if (detail) {
     // One new lead alone, on a warm gateway and pool: the statements it makes, in order. The usage
     // counts the load left are written first (they are flushed once a second), so that flush is not listed.
     await new Promise((resolve) => setTimeout(resolve, 1_500));
     detail.oneNewLead = await database.trace(async () => {
       // A phone no scenario uses: a new person, as in the new-lead scenario.
-      const sent = await postJson(`${gw.address}${LEADS}`, headers, { ...(JSON.parse(bodyOf(leadBody(`${run}-alone`), 0)) as object), phone: '+998931234567' });
+      const sent = await postJson(`${gw.address}${LEADS}`, headers, { ...(JSON.parse(bodyOf(leadTemplate(`${run}-alone`), 0)) as object), phone: '+998931234567' });
       if (sent.status !== 201) throw new Error(`the traced new lead answered ${sent.status}`);
     });
   }
@@ -324,7 +290,7 @@ async function main(): Promise<void> {
     const long = await startGateway({ path: longDb, synchronous: 'FULL' });
     children.push(long);
     const longKey = await issueKeys(long);
-    figures.long = await measure(`${SUBMISSIONS} submissions`, { url: `${long.address}${LEADS}`, headers: { authorization: `Bearer ${longKey}` }, body: leadBody('long'), amount: SUBMISSIONS }, at(long), false);
+    figures.long = await measure(`${SUBMISSIONS} submissions`, { url: `${long.address}${LEADS}`, headers: { authorization: `Bearer ${longKey}` }, body: leadTemplate('long'), amount: SUBMISSIONS }, at(long), false);
     figures.long.peak_rss_mb = Math.round((memoryOf(long.pid)?.peak ?? 0) / 1048576);
     await long.stop();
 
@@ -336,7 +302,7 @@ async function main(): Promise<void> {
       const filled = await startGateway({ path: longDb, synchronous: 'FULL' });
       children.push(filled);
       const offset = FILLED_OFFSET + round * FILLED_STRIDE;
-      filledRounds.push({ filled: await measure(`v1 new lead (${SUBMISSIONS} stored)`, { url: `${filled.address}${LEADS}`, headers: { authorization: `Bearer ${longKey}` }, body: leadBody('filled'), offset }, at(filled)) });
+      filledRounds.push({ filled: await measure(`v1 new lead (${SUBMISSIONS} stored)`, { url: `${filled.address}${LEADS}`, headers: { authorization: `Bearer ${longKey}` }, body: leadTemplate('filled'), offset }, at(filled)) });
       await filled.stop();
     }
     figures.newLeadFilled = combine(filledRounds).filled!;

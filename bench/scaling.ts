@@ -16,6 +16,7 @@ import pg from 'pg';
 import { CHILD_ADMIN_TOKEN, ROOT, postJson, spawnGateway, type ChildGateway } from '../test/support/child-gateway.js';
 import { measure as measureWith, type Figures, type Target } from './measure.js';
 import { startBenchPostgres, type BenchCluster, type BenchDatabase } from './postgres.js';
+import { BENCH_INTEGRATION } from './templates.js';
 
 const { values: args } = parseArgs({
   options: {
@@ -30,7 +31,6 @@ const CONNECTIONS = Number(args.connections);
 const DELAY_MS = Number(args.delay);
 const SETTINGS = { connections: CONNECTIONS, durationS: DURATION, warmupS: 2 };
 const COMMIT_CLIENTS = [1, 4, 16, 64];
-const INTEGRATION = 'brightpath:telegram-bot';
 const LEADS = '/api/integrations/v1/leads/';
 
 interface CommitFigures {
@@ -123,7 +123,7 @@ async function startGateway(url: string, pool: number, children: { stop(): unkno
 }
 
 async function issueKey(gw: ChildGateway): Promise<string> {
-  const issued = await postJson(`${gw.address}/admin/v1/integrations/${INTEGRATION}/keys`, { authorization: `Bearer ${CHILD_ADMIN_TOKEN}` }, {});
+  const issued = await postJson(`${gw.address}/admin/v1/integrations/${BENCH_INTEGRATION}/keys`, { authorization: `Bearer ${CHILD_ADMIN_TOKEN}` }, {});
   if (issued.status !== 201) throw new Error(`issuing a key: ${issued.status} ${JSON.stringify(issued.body)}`);
   return issued.body.key as string;
 }
