@@ -34,6 +34,7 @@ const NOT_AGAIN_ON_POSTGRES = [
   'test/answers/coerce.test.ts',
   'test/answers/unmapped-snippet.test.ts',
   'test/bench-load.test.ts',
+  'test/bench-store-unit.test.ts',
   'test/fingerprint.test.ts',
 ];
 

@@ -15,6 +15,13 @@ export interface PostgresDetail {
   oneNewLead: LoggedStatement[] | null;
 }
 
+/** What a new lead's, a replay's and an answers' unit of work cost the store alone (bench/store-unit.ts), CPU µs per unit. */
+export interface StoreUnits {
+  new_lead_cpu_us: number;
+  replay_cpu_us: number;
+  answers_cpu_us: number;
+}
+
 export interface RunSettings {
   connections: number;
   durationS: number;
@@ -91,7 +98,28 @@ function postgresSection(f: Record<string, Figures>, firstRound: Record<string, 
   return lines;
 }
 
-export function report(f: Record<string, Figures>, rounds: Record<string, Figures>[], detail: PostgresDetail, run: RunSettings): void {
+/** Each v1 path against its unit of work alone: what the request around the unit costs, in echoes. */
+function unitsSection(f: Record<string, Figures>, units: StoreUnits): string[] {
+  const echo = f.echo!.cpu_us ?? Number.NaN;
+  const paths: [string, number][] = [
+    ['newLead', units.new_lead_cpu_us],
+    ['replay', units.replay_cpu_us],
+    ['answers', units.answers_cpu_us],
+  ];
+  return [
+    "The store's units of work alone, in the same run (bench/store-unit.ts: the built services called in one process on a fresh file at FULL, 20 units in flight, committed in groups; no HTTP, validation, logging or reply), and what each path costs around its unit:",
+    '',
+    '| path | gateway CPU µs/req | its unit alone, µs | the rest: gateway − unit, µs | the rest / echo CPU |',
+    '|---|---:|---:|---:|---:|',
+    ...paths.map(([key, unit]) => {
+      const gateway = f[key]!.cpu_us ?? Number.NaN;
+      return `| ${f[key]!.scenario} | ${gateway} | ${unit} | ${Math.round(gateway - unit)} | ${ratio(gateway - unit, echo)} |`;
+    }),
+    '',
+  ];
+}
+
+export function report(f: Record<string, Figures>, rounds: Record<string, Figures>[], detail: PostgresDetail, units: StoreUnits, run: RunSettings): void {
   const get = (k: string) => f[k]!;
   const cpu = (k: string) => get(k).cpu_us ?? Number.NaN;
   // Gateway CPU per request at the run's connections, FULL durability, production logging.
@@ -142,14 +170,16 @@ export function report(f: Record<string, Figures>, rounds: Record<string, Figure
     `| pass-through CPU − bare reply-from proxy CPU (µs/req) | ${cpu('passThrough') - cpu('bareProxy')} |`,
     ...(f.undiciProxy ? [`| bare undici stream proxy CPU (µs/req) | ${cpu('undiciProxy')} |`] : []),
     ...(f.nginxProxy ? [`| nginx proxy CPU (µs/req) | ${cpu('nginxProxy')} |`] : ['| nginx proxy | not installed |']),
+    `| v1 new lead CPU / (its unit alone + echo) CPU (the new lead's 260 µs target is 1.1 × (a ~190 µs unit + a ~46 µs echo)) | ${ratio(cpu('newLead'), units.new_lead_cpu_us + cpu('echo'))} |`,
     `| v1 new lead / echo, per round | ${perRound('newLead', 'echo')} |`,
     ...(f.newLeadPg ? [`| v1 new lead PostgreSQL / SQLite, per round | ${perRound('newLeadPg', 'newLead')} |`] : []),
     '',
+    ...unitsSection(f, units),
     ...postgresSection(f, rounds[0]!, detail),
   ].join('\n');
   mkdirSync(run.out, { recursive: true });
   const stamp = when.replace(/[:.]/g, '-');
-  const json = { when, machine, generator: run.generator, connections: run.connections, duration_s: run.durationS, rounds, figures: f, targets: goals.map((g) => ({ ...g, met: met(g) })), postgres: detail };
+  const json = { when, machine, generator: run.generator, connections: run.connections, duration_s: run.durationS, rounds, figures: f, store_units: units, targets: goals.map((g) => ({ ...g, met: met(g) })), postgres: detail };
   const text = JSON.stringify(json, null, 2) + '\n';
   writeFileSync(join(run.out, `${stamp}.json`), text);
   writeFileSync(join(run.out, `${stamp}.md`), markdown);

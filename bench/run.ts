@@ -17,10 +17,10 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { CHILD_ADMIN_TOKEN, ROOT, memoryOf, postJson, spawnGateway, type ChildGateway } from '../test/support/child-gateway.js';
 import { freePort } from '../test/support/postgres.js';
-import { combine, measure as measureWith, type Figures, type Load, type Target } from './measure.js';
+import { combine, measure as measureWith, median, type Figures, type Load, type Target } from './measure.js';
 import { bodyOf, generatorName } from './load.js';
 import { startBenchPostgres, type BenchCluster, type BenchDatabase } from './postgres.js';
-import { report, type PostgresDetail } from './report.js';
+import { report, type PostgresDetail, type StoreUnits } from './report.js';
 import { BENCH_INTEGRATION, answersTemplate, leadTemplate, replayTemplate } from './templates.js';
 
 const { values: args } = parseArgs({
@@ -44,6 +44,8 @@ const ANSWERS = '/api/integrations/v1/leads/answers/';
 const FILLED_OFFSET = 20_000_000;
 /** Numbers each round of the stored-data scenario apart (a round sends far fewer requests). */
 const FILLED_STRIDE = 1_000_000;
+/** Units of each kind the store-unit reference measures per round. */
+const STORE_UNITS = 5_000;
 const SETTINGS = { connections: CONNECTIONS, durationS: DURATION, warmupS: WARMUP_S };
 
 const measure = (scenario: string, load: Load, target: Target | number, warmup = true): Promise<Figures> =>
@@ -51,6 +53,21 @@ const measure = (scenario: string, load: Load, target: Target | number, warmup =
 
 /** A gateway as a measured target: its /metrics tells when the requests in flight are done. */
 const at = (gw: ChildGateway): Target => ({ pid: gw.pid, gateway: gw.address });
+
+/** The store-unit reference on a fresh file in `work`: its one JSON line. */
+async function storeUnits(work: string, round: number): Promise<StoreUnits> {
+  const child = spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'bench', 'store-unit.ts'), join(work, `unit${round}.db`), '--units', String(STORE_UNITS)], {
+    cwd: ROOT,
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  let out = '';
+  child.stdout!.on('data', (chunk: Buffer) => (out += chunk.toString()));
+  const code = await new Promise<number | null>((resolve) => child.on('exit', resolve));
+  if (code !== 0) throw new Error(`the store-unit reference exited with ${code}`);
+  const units = JSON.parse(out) as StoreUnits;
+  console.error(`  store units alone: new lead ${Math.round(units.new_lead_cpu_us)} µs, replay ${Math.round(units.replay_cpu_us)} µs, answers ${Math.round(units.answers_cpu_us)} µs`);
+  return units;
+}
 
 /** A reference server from bench/servers.ts, resolved with its address once it listens. */
 async function startServer(mode: 'echo' | 'upstream' | 'proxy' | 'undici', target?: string): Promise<{ address: string; child: ChildProcess }> {
@@ -141,13 +158,21 @@ async function issueKeys(gw: ChildGateway): Promise<string> {
 const storedOf = (newLead: Figures) => Math.max(1, Math.min(1000, newLead.sent));
 
 /** One round of the short scenarios, each server fresh; `round` keeps event_ids apart between rounds. */
-async function shortRound(work: string, round: number, children: { stop(): unknown }[], cluster: BenchCluster | null, detail: PostgresDetail): Promise<Record<string, Figures>> {
+async function shortRound(
+  work: string,
+  round: number,
+  children: { stop(): unknown }[],
+  cluster: BenchCluster | null,
+  detail: PostgresDetail,
+  units: StoreUnits[],
+): Promise<Record<string, Figures>> {
   const figures: Record<string, Figures> = {};
-  // 1. The baseline: a plain Fastify JSON echo.
+  // 1. The baseline: a plain Fastify JSON echo; and the store's units of work without any HTTP.
   const echo = await startServer('echo');
   children.push({ stop: () => echo.child.kill() });
   figures.echo = await measure('echo baseline', { url: `${echo.address}/echo`, body: leadTemplate(`echo${round}`) }, echo.child.pid!);
   echo.child.kill();
+  units.push(await storeUnits(work, round));
 
   // 2. The upstream legacy API alone, a bare proxy to it, then the gateway with synchronous=FULL in front of it.
   const upstream = await startServer('upstream');
@@ -279,9 +304,10 @@ async function main(): Promise<void> {
     // These machines are shared: a neighbour's burst can halve one measurement. Every short scenario is
     // run in each round, next to its baseline, and the median over the rounds is reported.
     const rounds: Record<string, Figures>[] = [];
+    const unitRounds: StoreUnits[] = [];
     for (let round = 1; round <= ROUNDS; round++) {
       console.error(`round ${round} of ${ROUNDS}`);
-      rounds.push(await shortRound(work, round, children, cluster, detail));
+      rounds.push(await shortRound(work, round, children, cluster, detail, unitRounds));
     }
     const figures = combine(rounds);
 
@@ -308,7 +334,12 @@ async function main(): Promise<void> {
     figures.newLeadFilled = combine(filledRounds).filled!;
     checkNewPersons(longDb, SUBMISSIONS + figures.newLeadFilled.requests);
 
-    report(figures, rounds, detail, { connections: CONNECTIONS, durationS: DURATION, warmupS: WARMUP_S, rounds: ROUNDS, submissions: SUBMISSIONS, generator: generatorName(), out: args.out });
+    const units: StoreUnits = {
+      new_lead_cpu_us: median(unitRounds.map((u) => u.new_lead_cpu_us)),
+      replay_cpu_us: median(unitRounds.map((u) => u.replay_cpu_us)),
+      answers_cpu_us: median(unitRounds.map((u) => u.answers_cpu_us)),
+    };
+    report(figures, rounds, detail, units, { connections: CONNECTIONS, durationS: DURATION, warmupS: WARMUP_S, rounds: ROUNDS, submissions: SUBMISSIONS, generator: generatorName(), out: args.out });
   } finally {
     await stopAll();
   }

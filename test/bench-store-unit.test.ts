@@ -1,0 +1,42 @@
+// The bench's store-unit reference does what its figures say: each measured new lead a new person's
+// new lead, each replay a replay that stores nothing, each answers unit a write; and it reports a CPU
+// figure per phase. Its numbers are not checked (a test asserts no timing): the rows are.
+import { execFile } from 'node:child_process';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import Database from 'better-sqlite3';
+import { describe, expect, it } from 'vitest';
+import { ROOT } from './support/child-gateway.js';
+
+const run = promisify(execFile);
+
+describe('the bench store-unit reference', () => {
+  it('stores a new person per new lead, nothing per replay, and the answers it reports', async () => {
+    const file = join(mkdtempSync(join(tmpdir(), 'store-unit-')), 'unit.db');
+    const units = 30;
+    const { stdout } = await run(process.execPath, ['--import', 'tsx', join(ROOT, 'bench', 'store-unit.ts'), file, '--units', String(units), '--source'], { cwd: ROOT });
+    const figures = JSON.parse(stdout) as Record<string, number>;
+    expect(figures).toMatchObject({ units, concurrency: 20 });
+    for (const phase of ['new_lead_cpu_us', 'replay_cpu_us', 'answers_cpu_us']) expect(figures[phase]).toBeGreaterThan(0);
+
+    const db = new Database(file, { readonly: true });
+    try {
+      const count = (sql: string) => (db.prepare(sql).get() as { n: number }).n;
+      // The warm-up (as many leads as units here) and the measured leads: a person and a lead each.
+      expect(count('SELECT count(*) AS n FROM contacts')).toBe(2 * units);
+      expect(count('SELECT count(*) AS n FROM leads')).toBe(2 * units);
+      // A submission per new lead and per answers unit; the replays added none.
+      expect(count("SELECT count(*) AS n FROM submissions WHERE endpoint = 'leads'")).toBe(2 * units);
+      expect(count("SELECT count(*) AS n FROM submissions WHERE endpoint = 'answers'")).toBe(units);
+      // The answers went to the measured leads' persons (numbered after the warm-up's), each once.
+      const answered = db
+        .prepare("SELECT b.external_contact_id AS id FROM submissions s JOIN contact_bindings b ON b.contact_id = s.contact_id WHERE s.endpoint = 'answers'")
+        .all() as { id: string }[];
+      expect(answered.map((r) => r.id).sort()).toEqual(Array.from({ length: units }, (_, i) => `telegram:unit-${units + i}`).sort());
+    } finally {
+      db.close();
+    }
+  });
+});
