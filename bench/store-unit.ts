@@ -4,26 +4,29 @@
 // the echo, so that a path's CPU can be read against its write unit on the same machine in the same
 // minutes (the new lead's target of 260 µs was set as 1.1 × (a write unit of ~190 µs + an echo of ~46)).
 //
-//   node --import tsx bench/store-unit.ts <database-file> [--units 10000] [--source]
+//   node --import tsx bench/store-unit.ts <database-file> [--units 10000] [--run unit] [--from 0] [--source]
 //
 // Three phases, each `units` units after a warm-up, CONCURRENCY of them in flight at a time (so the
 // store commits them in groups, as it does a gateway's requests): new leads (a new person each), replays
 // of the first 1,000 measured new leads, answers about those persons. It prints one JSON line: the CPU
 // of this process per unit of each phase (process.cpuUsage: every thread, as the bench counts a gateway's).
-// --source runs the TypeScript sources instead of the build (the test of this reference does).
+// --source runs the TypeScript sources instead of the build (the test of this reference does). --run
+// names the events and external ids and --from numbers the first lead (its phone too), so that a second
+// run on a file filled by a first one stores new persons: the units with that many leads stored.
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { bodyOf } from './load.js';
 import { ROOT } from '../test/support/child-gateway.js';
 import { BENCH_INTEGRATION, answersTemplate, leadTemplate } from './templates.js';
 
-const { values: options, positionals } = parseArgs({ options: { units: { type: 'string', default: '10000' }, source: { type: 'boolean', default: false } }, allowPositionals: true });
+const { values: options, positionals } = parseArgs({ options: { units: { type: 'string', default: '10000' }, run: { type: 'string', default: 'unit' }, from: { type: 'string', default: '0' }, source: { type: 'boolean', default: false } }, allowPositionals: true });
 const path = positionals[0];
 if (!path) {
-  console.error('usage: store-unit.ts <database-file> [--units 10000] [--source]');
+  console.error('usage: store-unit.ts <database-file> [--units 10000] [--run unit] [--from 0] [--source]');
   process.exit(2);
 }
 const units = Number(options.units);
+const from = Number(options.from);
 
 // The build the gateway runs (npm run bench builds it first), typed by its sources.
 const built = (module: string): Promise<unknown> => import(options.source ? join(ROOT, 'src', module.replace(/\.js$/, '.ts')) : join(ROOT, 'dist', module));
@@ -59,8 +62,8 @@ async function phase(count: number, first: number, unit: (i: number) => Promise<
 }
 
 // The bodies as the route hands them over, parsed before any phase so that no zod parse is measured.
-const leads = Array.from({ length: WARMUP + units }, (_, i) => LeadSubmissionSchema.parse(JSON.parse(bodyOf(leadTemplate('unit'), i))));
-const answers = Array.from({ length: units }, (_, i) => AnswersSubmissionSchema.parse(JSON.parse(bodyOf(answersTemplate('unit', REPLAYED, WARMUP), i))));
+const leads = Array.from({ length: WARMUP + units }, (_, i) => LeadSubmissionSchema.parse(JSON.parse(bodyOf(leadTemplate(options.run), from + i))));
+const answers = Array.from({ length: units }, (_, i) => AnswersSubmissionSchema.parse(JSON.parse(bodyOf(answersTemplate(options.run, REPLAYED, from + WARMUP, `${options.run}-answers`), i))));
 
 /** A unit that must have done what its phase says, or its figure would measure something else. */
 const expect = (done: boolean, what: string) => {

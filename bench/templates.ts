@@ -32,10 +32,13 @@ export const leadTemplate = (run: string, numbering: Numbering = {}) =>
 /** A measured scenario's first `stored` leads again, body for body (the load numbers them from MEASURED_OFFSET). */
 export const replayTemplate = (run: string, stored: number) => leadTemplate(run, { every: stored, from: MEASURED_OFFSET });
 
-/** Answers about the persons of the first `stored` leads of `run` numbered from `from`, each with an event of its own. */
-export const answersTemplate = (run: string, stored: number, from = MEASURED_OFFSET) =>
+/**
+ * Answers about the persons of the first `stored` leads of `run` numbered from `from`, each with an
+ * event of its own, named `events`-{i}.
+ */
+export const answersTemplate = (run: string, stored: number, from = MEASURED_OFFSET, events = 'answers') =>
   JSON.stringify({
-    event_id: 'answers-{i}',
+    event_id: `${events}-{i}`,
     external_contact_id: `telegram:${run}-${numbered({ every: stored, from })}`,
     answers: { laptop: "{i%2:yo'q|ha}", goal: 'goal {i}' },
   });
