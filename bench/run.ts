@@ -1,8 +1,9 @@
 // `npm run bench`: the gateway under load on 127.0.0.1, every figure a ratio to a baseline of the same run.
 //
-// One run starts a plain Fastify JSON echo server (the baseline), a stand-in legacy upstream, the
-// built gateway on fresh SQLite files and, when a throwaway PostgreSQL cluster can be started, the built
-// gateway on a fresh database of it; it measures each scenario with wrk (bench/load.ts) at a fixed number of
+// One run starts a plain Fastify JSON echo server (the baseline), the store's units of work alone in a
+// process without HTTP (bench/store-unit.ts), a stand-in legacy upstream, the built gateway on fresh
+// SQLite files and, when a throwaway PostgreSQL cluster can be started, the built gateway on a fresh
+// database of it; it measures each scenario with wrk (bench/load.ts) at a fixed number of
 // connections. It prints a Markdown table and writes it, with the raw figures as JSON, to bench/results/.
 // Options: --duration <s> (measured seconds per scenario, default 8), --rounds <n> (default 3: the
 // short scenarios run once per round and the median is reported), --connections <n> (default 32),
