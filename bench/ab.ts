@@ -24,7 +24,7 @@ import { cpuMicros, median } from './measure.js';
 import { readFileSync } from 'node:fs';
 import { generate, type Load } from './load.js';
 import { CHILD_ADMIN_TOKEN, ROOT, postJson } from '../test/support/child-gateway.js';
-import { BENCH_INTEGRATION, leadTemplate } from './templates.js';
+import { BENCH_INTEGRATION, answersTemplate, leadTemplate, legacyLeadTemplate } from './templates.js';
 
 const ROUNDS = Number(process.env.ROUNDS ?? 5);
 const SECONDS = Number(process.env.SECONDS ?? 5);
@@ -59,14 +59,14 @@ function loadOf(t: Target, round: number): Load {
       return {
         url: `${t.address}/api/integrations/v1/leads/answers/`,
         headers: v1,
-        body: JSON.stringify({ event_id: 'answers-{i}', external_contact_id: `telegram:seed-{i%${STORED}}`, answers: { laptop: "{i%2:yo'q|ha}", goal: 'goal {i}' } }),
+        body: answersTemplate('seed', STORED, 0),
         offset,
       };
     case 'legacy':
       return {
         url: `${t.address}/api/bots/api/leads/`,
         headers: { 'x-bot-api-key': LEGACY_KEY },
-        body: JSON.stringify({ first_name: 'Legacy', phone: '+99891{i+10000000}', source: 'ig_spring', extra_data: { telegram_id: '{i+500000}', course: 'python' } }).replace('"{i+500000}"', '{i+500000}'),
+        body: legacyLeadTemplate(),
         offset,
       };
     default:

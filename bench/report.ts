@@ -17,9 +17,16 @@ export interface PostgresDetail {
 
 /** What a new lead's, a replay's and an answers' unit of work cost the store alone (bench/store-unit.ts), CPU µs per unit. */
 export interface StoreUnits {
+  /** Units in flight at once. */
+  concurrency: number;
   new_lead_cpu_us: number;
   replay_cpu_us: number;
   answers_cpu_us: number;
+}
+
+/** The medians over the rounds, and each round's figures. */
+export interface StoreUnitFigures extends StoreUnits {
+  rounds: StoreUnits[];
 }
 
 export interface RunSettings {
@@ -99,27 +106,30 @@ function postgresSection(f: Record<string, Figures>, firstRound: Record<string, 
 }
 
 /** Each v1 path against its unit of work alone: what the request around the unit costs, in echoes. */
-function unitsSection(f: Record<string, Figures>, units: StoreUnits): string[] {
+function unitsSection(f: Record<string, Figures>, rounds: Record<string, Figures>[], units: StoreUnitFigures): string[] {
   const echo = f.echo!.cpu_us ?? Number.NaN;
-  const paths: [string, number][] = [
-    ['newLead', units.new_lead_cpu_us],
-    ['replay', units.replay_cpu_us],
-    ['answers', units.answers_cpu_us],
+  const paths: [string, keyof StoreUnits][] = [
+    ['newLead', 'new_lead_cpu_us'],
+    ['replay', 'replay_cpu_us'],
+    ['answers', 'answers_cpu_us'],
   ];
+  // Each round's gateway figure less that round's unit: the medians above may come from different rounds.
+  const perRound = (key: string, unit: keyof StoreUnits) => rounds.map((r, i) => Math.round((r[key]!.cpu_us ?? Number.NaN) - units.rounds[i]![unit])).join(', ');
   return [
-    "The store's units of work alone, in the same run (bench/store-unit.ts: the built services called in one process on a fresh file at FULL, 20 units in flight, committed in groups; no HTTP, validation, logging or reply), and what each path costs around its unit:",
+    `The store's units of work alone, in the same run (bench/store-unit.ts: the built services called in one process on a fresh file at FULL, ${units.concurrency} units in flight, committed in groups; no HTTP, validation, logging or reply), and what each path costs around its unit:`,
     '',
-    '| path | gateway CPU µs/req | its unit alone, µs | the rest: gateway − unit, µs | the rest / echo CPU |',
-    '|---|---:|---:|---:|---:|',
-    ...paths.map(([key, unit]) => {
+    '| path | gateway CPU µs/req | its unit alone, µs | the rest: gateway − unit, µs | the rest / echo CPU | the rest, per round |',
+    '|---|---:|---:|---:|---:|---:|',
+    ...paths.map(([key, unitKey]) => {
       const gateway = f[key]!.cpu_us ?? Number.NaN;
-      return `| ${f[key]!.scenario} | ${gateway} | ${unit} | ${Math.round(gateway - unit)} | ${ratio(gateway - unit, echo)} |`;
+      const unit = units[unitKey];
+      return `| ${f[key]!.scenario} | ${gateway} | ${Math.round(unit)} | ${Math.round(gateway - unit)} | ${ratio(gateway - unit, echo)} | ${perRound(key, unitKey)} |`;
     }),
     '',
   ];
 }
 
-export function report(f: Record<string, Figures>, rounds: Record<string, Figures>[], detail: PostgresDetail, units: StoreUnits, run: RunSettings): void {
+export function report(f: Record<string, Figures>, rounds: Record<string, Figures>[], detail: PostgresDetail, units: StoreUnitFigures, run: RunSettings): void {
   const get = (k: string) => f[k]!;
   const cpu = (k: string) => get(k).cpu_us ?? Number.NaN;
   // Gateway CPU per request at the run's connections, FULL durability, production logging.
@@ -174,7 +184,7 @@ export function report(f: Record<string, Figures>, rounds: Record<string, Figure
     `| v1 new lead / echo, per round | ${perRound('newLead', 'echo')} |`,
     ...(f.newLeadPg ? [`| v1 new lead PostgreSQL / SQLite, per round | ${perRound('newLeadPg', 'newLead')} |`] : []),
     '',
-    ...unitsSection(f, units),
+    ...unitsSection(f, rounds, units),
     ...postgresSection(f, rounds[0]!, detail),
   ].join('\n');
   mkdirSync(run.out, { recursive: true });

@@ -21,8 +21,8 @@ import { freePort } from '../test/support/postgres.js';
 import { combine, measure as measureWith, median, type Figures, type Load, type Target } from './measure.js';
 import { bodyOf, generatorName } from './load.js';
 import { startBenchPostgres, type BenchCluster, type BenchDatabase } from './postgres.js';
-import { report, type PostgresDetail, type StoreUnits } from './report.js';
-import { BENCH_INTEGRATION, answersTemplate, leadTemplate, replayTemplate } from './templates.js';
+import { report, type PostgresDetail, type StoreUnitFigures, type StoreUnits } from './report.js';
+import { BENCH_INTEGRATION, answersTemplate, leadTemplate, legacyLeadTemplate, replayTemplate } from './templates.js';
 
 const { values: args } = parseArgs({
   options: {
@@ -63,7 +63,8 @@ async function storeUnits(work: string, round: number): Promise<StoreUnits> {
   });
   let out = '';
   child.stdout!.on('data', (chunk: Buffer) => (out += chunk.toString()));
-  const code = await new Promise<number | null>((resolve) => child.on('exit', resolve));
+  // 'close', not 'exit': stdout may still hold the line when the process has exited.
+  const code = await new Promise<number | null>((resolve) => child.on('close', resolve));
   if (code !== 0) throw new Error(`the store-unit reference exited with ${code}`);
   const units = JSON.parse(out) as StoreUnits;
   console.error(`  store units alone: new lead ${Math.round(units.new_lead_cpu_us)} µs, replay ${Math.round(units.replay_cpu_us)} µs, answers ${Math.round(units.answers_cpu_us)} µs`);
@@ -209,7 +210,7 @@ async function shortRound(
     {
       url: `${full.address}/api/bots/api/leads/`,
       headers: { 'x-bot-api-key': LEGACY_KEY },
-      body: JSON.stringify({ first_name: 'Legacy', phone: '+99891{i+10000000}', source: 'ig_spring', extra_data: { telegram_id: '{i+500000}', course: 'python' } }).replace('"{i+500000}"', '{i+500000}'),
+      body: legacyLeadTemplate(),
     },
     at(full),
   );
@@ -335,10 +336,12 @@ async function main(): Promise<void> {
     figures.newLeadFilled = combine(filledRounds).filled!;
     checkNewPersons(longDb, SUBMISSIONS + figures.newLeadFilled.requests);
 
-    const units: StoreUnits = {
+    const units: StoreUnitFigures = {
+      concurrency: unitRounds[0]!.concurrency,
       new_lead_cpu_us: median(unitRounds.map((u) => u.new_lead_cpu_us)),
       replay_cpu_us: median(unitRounds.map((u) => u.replay_cpu_us)),
       answers_cpu_us: median(unitRounds.map((u) => u.answers_cpu_us)),
+      rounds: unitRounds,
     };
     report(figures, rounds, detail, units, { connections: CONNECTIONS, durationS: DURATION, warmupS: WARMUP_S, rounds: ROUNDS, submissions: SUBMISSIONS, generator: generatorName(), out: args.out });
   } finally {

@@ -32,6 +32,10 @@ export const leadTemplate = (run: string, numbering: Numbering = {}) =>
 /** A measured scenario's first `stored` leads again, body for body (the load numbers them from MEASURED_OFFSET). */
 export const replayTemplate = (run: string, stored: number) => leadTemplate(run, { every: stored, from: MEASURED_OFFSET });
 
+/** What a legacy bot POSTs to leads/: a new person each (a phone of its own), a Telegram id as a number. */
+export const legacyLeadTemplate = () =>
+  JSON.stringify({ first_name: 'Legacy', phone: '+99891{i+10000000}', source: 'ig_spring', extra_data: { telegram_id: '{i+500000}', course: 'python' } }).replace('"{i+500000}"', '{i+500000}');
+
 /**
  * Answers about the persons of the first `stored` leads of `run` numbered from `from`, each with an
  * event of its own, named `events`-{i}.

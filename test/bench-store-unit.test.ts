@@ -1,6 +1,8 @@
 // The bench's store-unit reference does what its figures say: each measured new lead a new person's
-// new lead, each replay a replay that stores nothing, each answers unit a write; and it reports a CPU
-// figure per phase. Its numbers are not checked (a test asserts no timing): the rows are.
+// new lead, each replay a replay that stores nothing, each answers unit a write to a measured lead's
+// person; and it reports a CPU figure per phase. Its numbers are not checked (a test asserts no
+// timing): the rows are. The warm-up, the measured leads and the replayed ones are three different
+// counts here, so a unit numbered against the wrong one shows.
 import { execFile } from 'node:child_process';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -15,8 +17,12 @@ const run = promisify(execFile);
 describe('the bench store-unit reference', () => {
   it('stores a new person per new lead, nothing per replay, and the answers it reports', async () => {
     const file = join(mkdtempSync(join(tmpdir(), 'store-unit-')), 'unit.db');
-    const units = 30;
-    const { stdout } = await run(process.execPath, ['--import', 'tsx', join(ROOT, 'bench', 'store-unit.ts'), file, '--units', String(units), '--source'], { cwd: ROOT });
+    const [units, warmup, replayed] = [30, 10, 7];
+    const { stdout } = await run(
+      process.execPath,
+      ['--import', 'tsx', join(ROOT, 'bench', 'store-unit.ts'), file, '--units', String(units), '--warmup', String(warmup), '--replayed', String(replayed), '--source'],
+      { cwd: ROOT },
+    );
     const figures = JSON.parse(stdout) as Record<string, number>;
     expect(figures).toMatchObject({ units, concurrency: 20 });
     for (const phase of ['new_lead_cpu_us', 'replay_cpu_us', 'answers_cpu_us']) expect(figures[phase]).toBeGreaterThan(0);
@@ -24,17 +30,18 @@ describe('the bench store-unit reference', () => {
     const db = new Database(file, { readonly: true });
     try {
       const count = (sql: string) => (db.prepare(sql).get() as { n: number }).n;
-      // The warm-up (as many leads as units here) and the measured leads: a person and a lead each.
-      expect(count('SELECT count(*) AS n FROM contacts')).toBe(2 * units);
-      expect(count('SELECT count(*) AS n FROM leads')).toBe(2 * units);
+      // The warm-up's leads and the measured ones: a person and a lead each.
+      expect(count('SELECT count(*) AS n FROM contacts')).toBe(warmup + units);
+      expect(count('SELECT count(*) AS n FROM leads')).toBe(warmup + units);
       // A submission per new lead and per answers unit; the replays added none.
-      expect(count("SELECT count(*) AS n FROM submissions WHERE endpoint = 'leads'")).toBe(2 * units);
+      expect(count("SELECT count(*) AS n FROM submissions WHERE endpoint = 'leads'")).toBe(warmup + units);
       expect(count("SELECT count(*) AS n FROM submissions WHERE endpoint = 'answers'")).toBe(units);
-      // The answers went to the measured leads' persons (numbered after the warm-up's), each once.
+      // The answers went to the persons of the first `replayed` measured leads (numbered after the
+      // warm-up's), in turn. (The replays check their own lead: the reference stops otherwise.)
       const answered = db
         .prepare("SELECT b.external_contact_id AS id FROM submissions s JOIN contact_bindings b ON b.contact_id = s.contact_id WHERE s.endpoint = 'answers'")
         .all() as { id: string }[];
-      expect(answered.map((r) => r.id).sort()).toEqual(Array.from({ length: units }, (_, i) => `telegram:unit-${units + i}`).sort());
+      expect(answered.map((r) => r.id).sort()).toEqual(Array.from({ length: units }, (_, i) => `telegram:unit-${warmup + (i % replayed)}`).sort());
     } finally {
       db.close();
     }

@@ -115,12 +115,15 @@ describe('a scripted legacy bot', () => {
         headers: { 'x-bot-api-key': KEY, 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) },
       });
       req.on('error', () => resolve());
-      gw.app.server.once('request', (incoming: IncomingMessage) =>
+      const dropAfterReading = (incoming: IncomingMessage) => {
+        if (incoming.headers['x-bot-api-key'] !== KEY || incoming.url !== '/api/bots/api/leads/') return;
+        gw.app.server.off('request', dropAfterReading);
         incoming.once('end', () => {
           req.destroy();
           resolve();
-        }),
-      );
+        });
+      };
+      gw.app.server.on('request', dropAfterReading);
       req.end(body);
     });
     // The gateway finished the first attempt although nobody read its answer.
