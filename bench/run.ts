@@ -56,11 +56,12 @@ const measure = (scenario: string, load: Load, target: Target | number, warmup =
 const at = (gw: ChildGateway): Target => ({ pid: gw.pid, gateway: gw.address });
 
 /** The store-unit reference on a fresh file in `work`: its one JSON line. */
-async function storeUnits(work: string, round: number): Promise<StoreUnits> {
+async function storeUnits(work: string, round: number, children: { stop(): unknown }[]): Promise<StoreUnits> {
   const child = spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'bench', 'store-unit.ts'), join(work, `unit${round}.db`), '--units', String(STORE_UNITS)], {
     cwd: ROOT,
     stdio: ['ignore', 'pipe', 'inherit'],
   });
+  children.push({ stop: () => child.kill() });
   let out = '';
   child.stdout!.on('data', (chunk: Buffer) => (out += chunk.toString()));
   // 'close', not 'exit': stdout may still hold the line when the process has exited.
@@ -159,22 +160,24 @@ async function issueKeys(gw: ChildGateway): Promise<string> {
  */
 const storedOf = (newLead: Figures) => Math.max(1, Math.min(1000, newLead.sent));
 
-/** One round of the short scenarios, each server fresh; `round` keeps event_ids apart between rounds. */
+/**
+ * One round of the short scenarios, each server fresh; `round` keeps event_ids apart between rounds.
+ * Its figures, and the store's units alone measured in it.
+ */
 async function shortRound(
   work: string,
   round: number,
   children: { stop(): unknown }[],
   cluster: BenchCluster | null,
   detail: PostgresDetail,
-  units: StoreUnits[],
-): Promise<Record<string, Figures>> {
+): Promise<{ figures: Record<string, Figures>; units: StoreUnits }> {
   const figures: Record<string, Figures> = {};
   // 1. The baseline: a plain Fastify JSON echo; and the store's units of work without any HTTP.
   const echo = await startServer('echo');
   children.push({ stop: () => echo.child.kill() });
   figures.echo = await measure('echo baseline', { url: `${echo.address}/echo`, body: leadTemplate(`echo${round}`) }, echo.child.pid!);
   echo.child.kill();
-  units.push(await storeUnits(work, round));
+  const units = await storeUnits(work, round, children);
 
   // 2. The upstream legacy API alone, a bare proxy to it, then the gateway with synchronous=FULL in front of it.
   const upstream = await startServer('upstream');
@@ -235,7 +238,7 @@ async function shortRound(
 
   // 4. The same new leads, replays and answers on PostgreSQL (fsync and synchronous_commit on).
   if (cluster) Object.assign(figures, await postgresScenarios(cluster, run, round === 1 ? detail : null, children));
-  return figures;
+  return { figures, units };
 }
 
 /** The PostgreSQL rows of one round; the first round also lists one new lead's statements into `detail`. */
@@ -309,7 +312,9 @@ async function main(): Promise<void> {
     const unitRounds: StoreUnits[] = [];
     for (let round = 1; round <= ROUNDS; round++) {
       console.error(`round ${round} of ${ROUNDS}`);
-      rounds.push(await shortRound(work, round, children, cluster, detail, unitRounds));
+      const measured = await shortRound(work, round, children, cluster, detail);
+      rounds.push(measured.figures);
+      unitRounds.push(measured.units);
     }
     const figures = combine(rounds);
 
