@@ -46,4 +46,32 @@ describe('the bench store-unit reference', () => {
       db.close();
     }
   });
+
+  it('measures new persons again on a file a first run filled, under --run and --from', async () => {
+    const file = join(mkdtempSync(join(tmpdir(), 'store-unit-')), 'unit.db');
+    const [units, warmup, replayed] = [12, 4, 3];
+    const reference = (...extra: string[]) =>
+      run(process.execPath, ['--import', 'tsx', join(ROOT, 'bench', 'store-unit.ts'), file, '--units', String(units), '--warmup', String(warmup), '--replayed', String(replayed), '--source', ...extra], { cwd: ROOT });
+    await reference();
+    // The second run's events and phones start past the first's: each of its leads must be a new
+    // person's (the reference stops otherwise), so the file ends with both runs' persons.
+    const { stdout } = await reference('--run', 'again', '--from', String(warmup + units));
+    expect(JSON.parse(stdout)).toMatchObject({ units, concurrency: 20 });
+
+    const db = new Database(file, { readonly: true });
+    try {
+      const count = (sql: string) => (db.prepare(sql).get() as { n: number }).n;
+      expect(count('SELECT count(*) AS n FROM contacts')).toBe(2 * (warmup + units));
+      expect(count('SELECT count(*) AS n FROM leads')).toBe(2 * (warmup + units));
+      expect(count('SELECT count(DISTINCT phone) AS n FROM contacts')).toBe(2 * (warmup + units));
+      expect(count("SELECT count(*) AS n FROM submissions WHERE endpoint = 'answers'")).toBe(2 * units);
+      // The second run's answers went to its own measured persons, not to the first run's.
+      const again = db
+        .prepare("SELECT DISTINCT b.external_contact_id AS id FROM submissions s JOIN contact_bindings b ON b.contact_id = s.contact_id WHERE s.endpoint = 'answers' AND s.event_id LIKE 'again-%'")
+        .all() as { id: string }[];
+      expect(again.map((r) => r.id).sort()).toEqual(Array.from({ length: replayed }, (_, i) => `telegram:again-${warmup + units + warmup + i}`).sort());
+    } finally {
+      db.close();
+    }
+  });
 });
