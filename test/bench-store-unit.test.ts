@@ -14,22 +14,44 @@ import { ROOT } from './support/child-gateway.js';
 
 const run = promisify(execFile);
 
+interface Counts {
+  units: number;
+  warmup: number;
+  replayed: number;
+}
+
+/** Runs the reference from its sources on `file`; its figures, checked to be those of `counts`. */
+async function reference(file: string, { units, warmup, replayed }: Counts, ...extra: string[]): Promise<Record<string, number>> {
+  const { stdout } = await run(
+    process.execPath,
+    ['--import', 'tsx', join(ROOT, 'bench', 'store-unit.ts'), file, '--units', String(units), '--warmup', String(warmup), '--replayed', String(replayed), '--source', ...extra],
+    { cwd: ROOT },
+  );
+  const figures = JSON.parse(stdout) as Record<string, number>;
+  expect(figures).toMatchObject({ units, concurrency: 20 });
+  return figures;
+}
+
+/** The file's rows, read through `read` on a read-only connection. */
+function rows(file: string, read: (db: Database.Database, count: (sql: string) => number) => void): void {
+  const db = new Database(file, { readonly: true });
+  try {
+    read(db, (sql) => (db.prepare(sql).get() as { n: number }).n);
+  } finally {
+    db.close();
+  }
+}
+
+const freshFile = () => join(mkdtempSync(join(tmpdir(), 'store-unit-')), 'unit.db');
+
 describe('the bench store-unit reference', () => {
   it('stores a new person per new lead, nothing per replay, and the answers it reports', async () => {
-    const file = join(mkdtempSync(join(tmpdir(), 'store-unit-')), 'unit.db');
+    const file = freshFile();
     const [units, warmup, replayed] = [30, 10, 7];
-    const { stdout } = await run(
-      process.execPath,
-      ['--import', 'tsx', join(ROOT, 'bench', 'store-unit.ts'), file, '--units', String(units), '--warmup', String(warmup), '--replayed', String(replayed), '--source'],
-      { cwd: ROOT },
-    );
-    const figures = JSON.parse(stdout) as Record<string, number>;
-    expect(figures).toMatchObject({ units, concurrency: 20 });
+    const figures = await reference(file, { units, warmup, replayed });
     for (const phase of ['new_lead_cpu_us', 'replay_cpu_us', 'answers_cpu_us']) expect(figures[phase]).toBeGreaterThan(0);
 
-    const db = new Database(file, { readonly: true });
-    try {
-      const count = (sql: string) => (db.prepare(sql).get() as { n: number }).n;
+    rows(file, (db, count) => {
       // The warm-up's leads and the measured ones: a person and a lead each.
       expect(count('SELECT count(*) AS n FROM contacts')).toBe(warmup + units);
       expect(count('SELECT count(*) AS n FROM leads')).toBe(warmup + units);
@@ -42,25 +64,19 @@ describe('the bench store-unit reference', () => {
         .prepare("SELECT b.external_contact_id AS id FROM submissions s JOIN contact_bindings b ON b.contact_id = s.contact_id WHERE s.endpoint = 'answers'")
         .all() as { id: string }[];
       expect(answered.map((r) => r.id).sort()).toEqual(Array.from({ length: units }, (_, i) => `telegram:unit-${warmup + (i % replayed)}`).sort());
-    } finally {
-      db.close();
-    }
+    });
   });
 
   it('measures new persons again on a file a first run filled, under --run and --from', async () => {
-    const file = join(mkdtempSync(join(tmpdir(), 'store-unit-')), 'unit.db');
-    const [units, warmup, replayed] = [12, 4, 3];
-    const reference = (...extra: string[]) =>
-      run(process.execPath, ['--import', 'tsx', join(ROOT, 'bench', 'store-unit.ts'), file, '--units', String(units), '--warmup', String(warmup), '--replayed', String(replayed), '--source', ...extra], { cwd: ROOT });
-    await reference();
+    const file = freshFile();
+    const counts = { units: 12, warmup: 4, replayed: 3 };
+    const { units, warmup, replayed } = counts;
+    await reference(file, counts);
     // The second run's events and phones start past the first's: each of its leads must be a new
     // person's (the reference stops otherwise), so the file ends with both runs' persons.
-    const { stdout } = await reference('--run', 'again', '--from', String(warmup + units));
-    expect(JSON.parse(stdout)).toMatchObject({ units, concurrency: 20 });
+    await reference(file, counts, '--run', 'again', '--from', String(warmup + units));
 
-    const db = new Database(file, { readonly: true });
-    try {
-      const count = (sql: string) => (db.prepare(sql).get() as { n: number }).n;
+    rows(file, (db, count) => {
       expect(count('SELECT count(*) AS n FROM contacts')).toBe(2 * (warmup + units));
       expect(count('SELECT count(*) AS n FROM leads')).toBe(2 * (warmup + units));
       expect(count('SELECT count(DISTINCT phone) AS n FROM contacts')).toBe(2 * (warmup + units));
@@ -70,8 +86,6 @@ describe('the bench store-unit reference', () => {
         .prepare("SELECT DISTINCT b.external_contact_id AS id FROM submissions s JOIN contact_bindings b ON b.contact_id = s.contact_id WHERE s.endpoint = 'answers' AND s.event_id LIKE 'again-%'")
         .all() as { id: string }[];
       expect(again.map((r) => r.id).sort()).toEqual(Array.from({ length: replayed }, (_, i) => `telegram:again-${warmup + units + warmup + i}`).sort());
-    } finally {
-      db.close();
-    }
+    });
   });
 });
