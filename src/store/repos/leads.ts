@@ -89,13 +89,16 @@ export interface LeadRepo {
   tagIds(leadId: string): Promise<string[]>;
   addComment(comment: Comment): Promise<void>;
   commentsCount(leadId: string): Promise<number>;
+  /** How many comments the lead has and the UTF-8 bytes of their text, summed: what its comment caps count. */
+  commentTotals(leadId: string): Promise<{ count: number; bytes: number }>;
   countByStatus(statusId: string): Promise<number>;
   countByGroup(groupId: string): Promise<number>;
   /** Legacy-created, not deleted leads of the integration; `unlinkedOnly`: whose person has no binding to it. */
   listLegacy(integrationId: string, unlinkedOnly: boolean): Promise<Lead[]>;
   /** Leads of a workspace that are not deleted, newest first, filtered (operators "filter by them"). */
   list(filter: LeadFilter): Promise<Lead[]>;
-  listComments(leadId: string): Promise<Comment[]>;
+  /** The lead's comments, oldest first; with `page`, only those from `offset` on, at most `limit`. */
+  listComments(leadId: string, page?: { offset: number; limit: number }): Promise<Comment[]>;
   addPayment(payment: Payment): Promise<void>;
   /** Total paid in hundredths, exact, and the last payment's time; zero and null when none. */
   payments(leadId: string): Promise<{ totalMinor: bigint; lastAt: string | null }>;

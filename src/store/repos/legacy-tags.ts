@@ -13,4 +13,6 @@ export interface LegacyTagRepo {
   /** Inserts the tag unless one with that id exists; answers the stored one. */
   ensure(tag: LegacyTag): Promise<LegacyTag>;
   list(workspaceId: string): Promise<LegacyTag[]>;
+  /** How many tags the workspace's bots created. */
+  count(workspaceId: string): Promise<number>;
 }

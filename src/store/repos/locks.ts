@@ -23,6 +23,8 @@ export interface LockRepo {
   persons(workspaceId: string, keys: readonly PersonKey[]): Promise<void>;
   /** Locks an integration's keys and migration state: its moves run one after the other. */
   integration(integrationId: string): Promise<void>;
+  /** Locks the tags a workspace's bots created: two units counting them before adding one run one after the other. */
+  legacyTags(workspaceId: string): Promise<void>;
 }
 
 /**
@@ -37,3 +39,5 @@ export function personLockNames(workspaceId: string, keys: readonly PersonKey[])
 }
 
 export const integrationLockName = (integrationId: string): string => JSON.stringify(['integration', integrationId]);
+
+export const legacyTagsLockName = (workspaceId: string): string => JSON.stringify(['legacy-tags', workspaceId]);

@@ -29,6 +29,11 @@ const addTags = statement('leads.addTags', 'INSERT INTO lead_tags (lead_id, tag_
 const tagIds = statement<{ tag_id: string }>('leads.tagIds', 'SELECT tag_id FROM lead_tags WHERE lead_id = $1 ORDER BY tag_id');
 const addComment = statement('leads.addComment', 'INSERT INTO lead_comments (id, lead_id, body, author_kind, author_ref, created_at) VALUES ($1, $2, $3, $4, $5, $6)');
 const commentsCount = statement<{ n: number }>('leads.commentsCount', 'SELECT count(*)::int AS n FROM lead_comments WHERE lead_id = $1');
+// octet_length of a text is its size in the database's encoding (UTF-8), read without detoasting it.
+const commentTotals = statement<{ n: number; bytes: number }>(
+  'leads.commentTotals',
+  'SELECT count(*)::int AS n, coalesce(sum(octet_length(body)), 0)::float8 AS bytes FROM lead_comments WHERE lead_id = $1',
+);
 // Kept by the trigger of migration 1: a point read, whatever the size of the table.
 const counted = statement<{ n: string }>('leads.counted', 'SELECT sum(n) AS n FROM lead_counts WHERE kind = $1 AND item_id = $2');
 const legacy = statement<LeadRow>('leads.legacy', "SELECT * FROM leads WHERE integration_id = $1 AND origin = 'legacy' AND deleted_at IS NULL ORDER BY created_at, id");
@@ -41,6 +46,10 @@ const legacyUnlinked = statement<LeadRow>(
 const comments = statement<{ id: string; lead_id: string; body: string; author_kind: Comment['authorKind']; author_ref: string | null; created_at: string }>(
   'leads.comments',
   'SELECT * FROM lead_comments WHERE lead_id = $1 ORDER BY created_at, id',
+);
+const commentsPage = statement<{ id: string; lead_id: string; body: string; author_kind: Comment['authorKind']; author_ref: string | null; created_at: string }>(
+  'leads.commentsPage',
+  'SELECT * FROM lead_comments WHERE lead_id = $1 ORDER BY created_at, id LIMIT $2 OFFSET $3',
 );
 const addPayment = statement('leads.addPayment', 'INSERT INTO lead_payments (id, lead_id, amount_minor, note, created_at) VALUES ($1, $2, $3, $4, $5)');
 // numeric sums exactly at any size; the driver hands it over as text, read as a bigint.
@@ -98,6 +107,10 @@ export function pgLeadRepo(sql: Sql): LeadRepo {
     tagIds: async (leadId) => (await tagIds.rows(sql, leadId)).map((r) => r.tag_id),
     addComment: (c) => addComment.later(sql, [rowName('lead_comments', c.id)], undefined, c.id, c.leadId, c.body, c.authorKind, c.authorRef, c.createdAt),
     commentsCount: async (leadId) => (await commentsCount.one(sql, leadId))?.n ?? 0,
+    commentTotals: async (leadId) => {
+      const row = (await commentTotals.one(sql, leadId))!;
+      return { count: row.n, bytes: row.bytes };
+    },
     countByStatus: async (statusId) => Number((await counted.one(sql, 'status', statusId))?.n ?? 0),
     countByGroup: async (groupId) => Number((await counted.one(sql, 'group', groupId))?.n ?? 0),
     listLegacy: async (integrationId, unlinkedOnly) => (await (unlinkedOnly ? legacyUnlinked : legacy).rows(sql, integrationId)).map(rowToLead),
@@ -105,8 +118,8 @@ export function pgLeadRepo(sql: Sql): LeadRepo {
       const { text, values } = listQuery(f);
       return (await sql.query<LeadRow>({ name: nameOf('leads.list', text), text, values })).rows.map(rowToLead);
     },
-    listComments: async (leadId) =>
-      (await comments.rows(sql, leadId)).map((c) => ({ id: c.id, leadId: c.lead_id, body: c.body, authorKind: c.author_kind, authorRef: c.author_ref, createdAt: c.created_at })),
+    listComments: async (leadId, page) =>
+      (await (page ? commentsPage.rows(sql, leadId, page.limit, page.offset) : comments.rows(sql, leadId))).map((c) => ({ id: c.id, leadId: c.lead_id, body: c.body, authorKind: c.author_kind, authorRef: c.author_ref, createdAt: c.created_at })),
     addPayment: async (p) => void (await addPayment.run(sql, p.id, p.leadId, p.amountMinor.toString(), p.note, p.createdAt)),
     payments: async (leadId) => {
       const row = (await payments.one(sql, leadId))!;

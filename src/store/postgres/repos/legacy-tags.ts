@@ -9,6 +9,7 @@ const insert = statement(
   'INSERT INTO legacy_tags (workspace_id, id, name, color, created_at) VALUES ($1, $2, $3, $4, $5) ON CONFLICT (workspace_id, id) DO NOTHING',
 );
 const list = statement<Row>('legacyTags.list', 'SELECT * FROM legacy_tags WHERE workspace_id = $1 ORDER BY name');
+const count = statement<{ n: number }>('legacyTags.count', 'SELECT count(*)::int AS n FROM legacy_tags WHERE workspace_id = $1');
 
 export function pgLegacyTagRepo(sql: Sql): LegacyTagRepo {
   return {
@@ -21,5 +22,6 @@ export function pgLegacyTagRepo(sql: Sql): LegacyTagRepo {
       return rowToTag((await get.one(sql, tag.workspaceId, tag.id))!);
     },
     list: async (workspaceId) => (await list.rows(sql, workspaceId)).map(rowToTag),
+    count: async (workspaceId) => (await count.one(sql, workspaceId))!.n,
   };
 }

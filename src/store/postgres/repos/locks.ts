@@ -1,5 +1,5 @@
 // Locks of a unit of work in PostgreSQL: transaction-level advisory locks, released at COMMIT or ROLLBACK.
-import { integrationLockName, personLockNames, type LockRepo } from '../../repos/locks.js';
+import { integrationLockName, legacyTagsLockName, personLockNames, type LockRepo } from '../../repos/locks.js';
 import { statement, type Sql } from '../sql.js';
 
 /**
@@ -28,5 +28,6 @@ export function pgLockRepo(sql: Sql): LockRepo {
       if (names.length > 0) await lockAll.run(sql, names);
     },
     integration: async (integrationId) => void (await lockOne.run(sql, integrationLockName(integrationId))),
+    legacyTags: async (workspaceId) => void (await lockOne.run(sql, legacyTagsLockName(workspaceId))),
   };
 }

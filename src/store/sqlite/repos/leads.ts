@@ -32,6 +32,10 @@ export function sqliteLeadRepo(db: Db): LeadRepo {
      VALUES (@id, @leadId, @body, @authorKind, @authorRef, @createdAt)`,
   );
   const commentsCount = db.prepare<[string], { n: number }>('SELECT count(*) AS n FROM lead_comments WHERE lead_id = ?');
+  // A TEXT cast to BLOB is its bytes in the database's encoding, UTF-8 here.
+  const commentTotals = db.prepare<[string], { n: number; bytes: number }>(
+    'SELECT count(*) AS n, coalesce(sum(length(CAST(body AS BLOB))), 0) AS bytes FROM lead_comments WHERE lead_id = ?',
+  );
   // Kept by triggers (migration 6): a point read, whatever the size of the table.
   const byStatus = db.prepare<[string], { n: number }>("SELECT n FROM lead_counts WHERE kind = 'status' AND item_id = ?");
   const legacy = db.prepare<[string], LeadRow>(
@@ -93,6 +97,9 @@ export function sqliteLeadRepo(db: Db): LeadRepo {
   const comments = db.prepare<[string], { id: string; lead_id: string; body: string; author_kind: Comment['authorKind']; author_ref: string | null; created_at: string }>(
     'SELECT * FROM lead_comments WHERE lead_id = ? ORDER BY created_at, rowid',
   );
+  const commentsPage = db.prepare<[string, number, number], { id: string; lead_id: string; body: string; author_kind: Comment['authorKind']; author_ref: string | null; created_at: string }>(
+    'SELECT * FROM lead_comments WHERE lead_id = ? ORDER BY created_at, rowid LIMIT ? OFFSET ?',
+  );
   const addPayment = db.prepare('INSERT INTO lead_payments (id, lead_id, amount_minor, note, created_at) VALUES (@id, @leadId, @amountMinor, @note, @createdAt)');
   // SQLite's sum() of the amounts overflowed 64 bits (and every read of the lead was a 500 from then
   // on). Summed in three slices of six digits, no slice sum can overflow: that would take 9.2e12
@@ -106,8 +113,8 @@ export function sqliteLeadRepo(db: Db): LeadRepo {
     .safeIntegers(true);
 
   return {
-    listComments: async (leadId) =>
-      comments.all(leadId).map((c) => ({ id: c.id, leadId: c.lead_id, body: c.body, authorKind: c.author_kind, authorRef: c.author_ref, createdAt: c.created_at })),
+    listComments: async (leadId, page) =>
+      (page ? commentsPage.all(leadId, page.limit, page.offset) : comments.all(leadId)).map((c) => ({ id: c.id, leadId: c.lead_id, body: c.body, authorKind: c.author_kind, authorRef: c.author_ref, createdAt: c.created_at })),
     addPayment: async (p) => void addPayment.run(p),
     payments: async (leadId) => {
       const row = payments.get(leadId)!;
@@ -146,6 +153,10 @@ export function sqliteLeadRepo(db: Db): LeadRepo {
     tagIds: async (leadId) => tagIds.all(leadId).map((r) => r.tag_id),
     addComment: async (comment) => void addComment.run(comment),
     commentsCount: async (leadId) => commentsCount.get(leadId)?.n ?? 0,
+    commentTotals: async (leadId) => {
+      const row = commentTotals.get(leadId)!;
+      return { count: row.n, bytes: row.bytes };
+    },
     countByStatus: async (statusId) => byStatus.get(statusId)?.n ?? 0,
     countByGroup: async (groupId) => byGroup.get(groupId)?.n ?? 0,
     listLegacy: async (integrationId, unlinkedOnly) => (unlinkedOnly ? legacyUnlinked : legacy).all(integrationId).map(rowToLead),

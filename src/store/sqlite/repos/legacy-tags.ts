@@ -10,6 +10,7 @@ export function sqliteLegacyTagRepo(db: Db): LegacyTagRepo {
      ON CONFLICT (workspace_id, id) DO NOTHING`,
   );
   const list = db.prepare<[string], Row>('SELECT * FROM legacy_tags WHERE workspace_id = ? ORDER BY name');
+  const count = db.prepare<[string], { n: number }>('SELECT count(*) AS n FROM legacy_tags WHERE workspace_id = ?');
   return {
     get: async (workspaceId, id) => {
       const row = get.get(workspaceId, id);
@@ -20,5 +21,6 @@ export function sqliteLegacyTagRepo(db: Db): LegacyTagRepo {
       return rowToTag(get.get(tag.workspaceId, tag.id)!);
     },
     list: async (workspaceId) => list.all(workspaceId).map(rowToTag),
+    count: async (workspaceId) => count.get(workspaceId)!.n,
   };
 }

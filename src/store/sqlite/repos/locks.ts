@@ -11,5 +11,6 @@ export function sqliteLockRepo(): LockRepo {
   return {
     persons: async () => {},
     integration: async () => {},
+    legacyTags: async () => {},
   };
 }
