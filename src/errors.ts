@@ -17,6 +17,7 @@ export const problemCatalogue = {
   'request-timeout': { status: 408, title: 'Request not received in time' },
   'event-id-conflict': { status: 409, title: 'event_id already used with different data' },
   conflict: { status: 409, title: 'Conflict' },
+  'limit-reached': { status: 409, title: 'A cap on what is stored is reached' },
   'payload-too-large': { status: 413, title: 'Body too large' },
   'unsupported-media-type': { status: 415, title: 'Unsupported media type' },
   'validation-failed': { status: 422, title: 'Request body breaks the schema' },

@@ -3,6 +3,7 @@ import { z } from 'zod';
 import { EventIdSchema } from '../idempotency/schemas.js';
 import { ExternalContactIdSchema, LeadObjectSchema } from '../lead/schemas.js';
 import { AnswersInputSchema, AnswersResultSchema } from '../answers/schemas.js';
+import { COMMENT_TEXT_MAX } from '../lead/comments.js';
 
 export const METADATA_MAX_BYTES = 16_384;
 
@@ -50,7 +51,7 @@ export const LeadSubmissionSchema = z
     last_name: optionalText(150),
     phone: PhoneSchema.nullish(),
     email: z.email('must be an e-mail address').max(254).nullish(),
-    notes: optionalText(10_000),
+    notes: optionalText(COMMENT_TEXT_MAX),
     metadata: MetadataSchema.nullish(),
     answers: AnswersInputSchema.nullish(),
     ...Object.fromEntries(FORBIDDEN_FIELDS.map((f) => [f, forbidden(f)])),

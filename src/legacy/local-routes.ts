@@ -5,18 +5,20 @@ import { LeadObjectSchema } from '../lead/schemas.js';
 import { z } from 'zod';
 import {
   LegacyBoardSchema,
+  LegacyCommentListSchema,
   LegacyCommentObjectSchema,
   LegacyCommentSchema,
   LegacyGroupSchema,
   LegacyInfoSchema,
   LegacyLeadPageSchema,
   LegacyLeadParamsSchema,
+  LegacyListPageQuerySchema,
   LegacyMoveSchema,
   LegacyPageQuerySchema,
   LegacyPaymentObjectSchema,
   LegacyPaymentSchema,
   LegacyStatusSchema,
-  LegacyTagSchema,
+  LegacyTagListSchema,
 } from './schemas.js';
 import type { LegacyDeps } from './service.js';
 import { inexactKeysUnder } from '../json-body.js';
@@ -44,7 +46,9 @@ export function localRoutes(d: LegacyDeps & { rules: () => Rules }) {
     r.get('/api/bots/api/boards/', readMeta('Boards and their stages', z.array(LegacyBoardSchema)), async (request) => listBoards(request.integration!.workspace));
     r.get('/api/bots/api/statuses/', readMeta('Statuses', z.array(LegacyStatusSchema)), async (request) => listStatuses(d, request.integration!.workspace));
     r.get('/api/bots/api/groups/', readMeta('Groups', z.array(LegacyGroupSchema)), async (request) => listGroups(d, request.integration!.workspace));
-    r.get('/api/bots/api/tags/', readMeta('Tags', z.array(LegacyTagSchema)), async (request) => listTags(d, request.integration!.workspace));
+    r.get('/api/bots/api/tags/', { schema: { ...meta, summary: 'Tags (a page with page= or page_size=)', querystring: LegacyListPageQuerySchema, response: { 200: LegacyTagListSchema } } }, async (request) =>
+      listTags(d, request.integration!.workspace, request.query),
+    );
     r.get('/api/bots/api/info/', readMeta('The bot\'s integration and workspace', LegacyInfoSchema), async (request) => {
       const i = request.integration!;
       const state = await d.store.read((rd) => rd.states.get(i.id));
@@ -59,10 +63,12 @@ export function localRoutes(d: LegacyDeps & { rules: () => Rules }) {
     r.post('/api/bots/api/leads/:id/move/', { schema: { ...meta, summary: 'Move the lead to a stage', params: LegacyLeadParamsSchema, body: LegacyMoveSchema, response: { 200: LeadObjectSchema }, problems: ['not-found'] } }, async (request) =>
       moveOwnLead(d, request.integration!, request.params.id, request.body.stage),
     );
-    r.get('/api/bots/api/leads/:id/comments/', { schema: { ...meta, summary: 'Comments of the lead', params: LegacyLeadParamsSchema, response: { 200: z.array(LegacyCommentObjectSchema) }, problems: ['not-found'] } }, async (request) =>
-      listComments(d, request.integration!, request.params.id),
+    r.get(
+      '/api/bots/api/leads/:id/comments/',
+      { schema: { ...meta, summary: 'Comments of the lead (a page with page= or page_size=)', params: LegacyLeadParamsSchema, querystring: LegacyListPageQuerySchema, response: { 200: LegacyCommentListSchema }, problems: ['not-found'] } },
+      async (request) => listComments(d, request.integration!, request.params.id, request.query),
     );
-    r.post('/api/bots/api/leads/:id/comments/', { schema: { ...meta, summary: 'Comment on the lead', params: LegacyLeadParamsSchema, body: LegacyCommentSchema, response: { 201: LegacyCommentObjectSchema }, problems: ['not-found'] } }, async (request, reply) =>
+    r.post('/api/bots/api/leads/:id/comments/', { schema: { ...meta, summary: 'Comment on the lead', params: LegacyLeadParamsSchema, body: LegacyCommentSchema, response: { 201: LegacyCommentObjectSchema }, problems: ['not-found', 'limit-reached'] } }, async (request, reply) =>
       reply.code(201).send(await addComment(d, request.integration!, request.params.id, request.body.text)),
     );
     r.post('/api/bots/api/leads/:id/payments/', { schema: { ...meta, summary: 'Record a payment', params: LegacyLeadParamsSchema, body: LegacyPaymentSchema, response: { 201: LegacyPaymentObjectSchema }, problems: ['not-found'] } }, async (request, reply) =>

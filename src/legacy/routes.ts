@@ -94,7 +94,7 @@ export function legacyRoutes(deps: {
 
     r.post(
       '/api/bots/api/tags/create/',
-      { schema: { ...meta, summary: 'Create a tag (a stable id per name)', body: LegacyTagCreateSchema, response: { 201: LegacyTagSchema } } },
+      { schema: { ...meta, summary: 'Create a tag (a stable id per name)', body: LegacyTagCreateSchema, response: { 201: LegacyTagSchema }, problems: ['limit-reached'] } },
       async (request, reply) => {
         const tag = await createLegacyTag(deps, request.integration!, request.body.name, request.body.color ?? null);
         return reply.code(201).send({ id: tag.id, name: tag.name, color: tag.color, is_active: true, archived_at: null });

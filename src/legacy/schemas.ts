@@ -2,6 +2,7 @@
 import { z } from 'zod';
 import type { PageKey } from '../store/repos/lead-pages.js';
 import { ANSWERS_MAX } from '../answers/schemas.js';
+import { COMMENT_TEXT_MAX } from '../lead/comments.js';
 import { GroupDetailSchema, LeadObjectSchema, StatusDetailSchema } from '../lead/schemas.js';
 
 export const legacyMeta = { tags: ['legacy (deprecated)'], deprecated: true, security: [{ legacyBotKey: [] }] };
@@ -100,8 +101,21 @@ export const LegacyPageQuerySchema = z
 
 export type LegacyPageQuery = z.infer<typeof LegacyPageQuerySchema>;
 
+/**
+ * `page=` or `page_size=` on a list that is otherwise one plain array (comments, tags): the bot asks for
+ * a page, and gets DRF's page-number shape. Without either, the plain array it always had.
+ */
+export const LegacyListPageQuerySchema = z.object({
+  page: z.coerce.number().int().min(1).optional().meta({ description: 'Asks for a page (from 1) instead of the whole list' }),
+  page_size: z.coerce.number().int().min(1).max(100).optional().meta({ description: 'Items a page, at most 100 (20 when not given)' }),
+});
+export type LegacyListPageQuery = z.infer<typeof LegacyListPageQuerySchema>;
+
+/** Items a page of comments or tags when the bot gives no `page_size=`, as `GET leads/`. */
+export const LEGACY_LIST_PAGE_SIZE = 20;
+
 export const LegacyMoveSchema = z.looseObject({ stage: z.uuid('must be a stage id (uuid)') }).meta({ id: 'LegacyMove' });
-export const LegacyCommentSchema = z.looseObject({ text: z.string().trim().min(1).max(10_000) }).meta({ id: 'LegacyComment' });
+export const LegacyCommentSchema = z.looseObject({ text: z.string().trim().min(1).max(COMMENT_TEXT_MAX) }).meta({ id: 'LegacyComment' });
 export const LegacyPaymentSchema = z
   .looseObject({ amount: z.union([z.string(), z.number()]), comment: z.string().max(1000).nullish() })
   .meta({ id: 'LegacyPayment' });
@@ -129,6 +143,15 @@ export const LegacyLeadPageSchema = z
 export const LegacyCommentObjectSchema = z
   .object({ id: z.uuid(), lead: z.uuid(), text: z.string(), created_at: z.string() })
   .meta({ id: 'LegacyCommentObject' });
+
+const pageOf = <T extends z.ZodType>(item: T, id: string) =>
+  z.object({ count: z.number().int(), next: z.string().nullable(), previous: z.string().nullable(), results: z.array(item) }).meta({ id });
+
+/** `GET leads/{id}/comments/`: the plain array, or a page when the bot asks for one. */
+export const LegacyCommentListSchema = z.union([z.array(LegacyCommentObjectSchema), pageOf(LegacyCommentObjectSchema, 'LegacyCommentPage')]);
+
+/** `GET tags/`: the plain array, or a page when the bot asks for one. */
+export const LegacyTagListSchema = z.union([z.array(LegacyTagSchema), pageOf(LegacyTagSchema, 'LegacyTagPage')]);
 
 export const LegacyPaymentObjectSchema = z
   .object({ id: z.uuid(), lead: z.uuid(), amount: z.string(), comment: z.string().nullable(), created_at: z.string() })

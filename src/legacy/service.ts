@@ -95,14 +95,37 @@ export async function createLegacyLead(
   return { lead: reply.body.lead, replayed: reply.body.replayed };
 }
 
-/** tags/create/: a tag with a stable id per name, remembered so later tag_ids naming it translate. */
+/**
+ * Tags the bots of one workspace may create with tags/create/ (catalog tags not counted). A bot creates
+ * the handful of labels it sorts leads by; 500 is far past that, and bounds `GET tags/` (3,000 created
+ * tags made an answer that only grew).
+ */
+export const LEGACY_TAGS_PER_WORKSPACE_MAX = 500;
+
+/**
+ * tags/create/: a tag with a stable id per name, remembered so later tag_ids naming it translate. A
+ * name created before answers its tag at any count; a new one past LEGACY_TAGS_PER_WORKSPACE_MAX is
+ * a 409 naming the cap, nothing stored. The workspace's tags lock (an advisory lock on PostgreSQL) makes
+ * the count and the insert of two replicas' units one after the other, so the cap holds exactly.
+ */
 export async function createLegacyTag(deps: LegacyDeps, integration: Integration, name: string, color: string | null): Promise<LegacyTag> {
   const ws = integration.workspace;
   const id = stableId(ws.slug, 'tag', name);
   const catalog = ws.tags.get(id);
   if (catalog) return { workspaceId: ws.id, id, name: catalog.name, color: catalog.color, createdAt: new Date(0).toISOString() };
   const at = (deps.now?.() ?? new Date()).toISOString();
-  return deps.store.transact((tx) => tx.legacyTags.ensure({ workspaceId: ws.id, id, name, color, createdAt: at }));
+  return deps.store.transact(async (tx) => {
+    await tx.locks.legacyTags(ws.id);
+    const known = await tx.legacyTags.get(ws.id, id);
+    if (known) return known;
+    if ((await tx.legacyTags.count(ws.id)) >= LEGACY_TAGS_PER_WORKSPACE_MAX) {
+      throw new AppError('limit-reached', `This workspace's bots have created ${LEGACY_TAGS_PER_WORKSPACE_MAX} tags, the most it may hold; reuse one of them (GET tags/).`, {
+        limit: 'tags_per_workspace',
+        max: LEGACY_TAGS_PER_WORKSPACE_MAX,
+      });
+    }
+    return tx.legacyTags.ensure({ workspaceId: ws.id, id, name, color, createdAt: at });
+  });
 }
 
 /**

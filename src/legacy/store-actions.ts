@@ -8,7 +8,8 @@ import type { Rules } from '../rules/catalog.js';
 import { assertOwn, lockOwnLead, ownLead, type LegacyDeps } from './service.js';
 import { newId } from '../store/ids.js';
 import type { PagePosition } from '../store/repos/lead-pages.js';
-import { encodeCursor, LEGACY_PAGE_DEPTH_MAX, type LegacyPageQuery } from './schemas.js';
+import { encodeCursor, LEGACY_LIST_PAGE_SIZE, LEGACY_PAGE_DEPTH_MAX, type LegacyListPageQuery, type LegacyPageQuery } from './schemas.js';
+import { commentLimitPassed } from '../lead/comments.js';
 
 type Deps = LegacyDeps & { rules: () => Rules };
 
@@ -36,15 +37,44 @@ export async function listGroups(deps: Deps, ws: Workspace) {
   );
 }
 
-export async function listTags(deps: Deps, ws: Workspace) {
+/** A page of a list when the bot asks for one (`page=` or `page_size=`), DRF's page-number shape; else null. */
+function pageAsked(query: LegacyListPageQuery): { page: number; size: number; offset: number } | null {
+  if (query.page === undefined && query.page_size === undefined) return null;
+  const page = query.page ?? 1;
+  const size = query.page_size ?? LEGACY_LIST_PAGE_SIZE;
+  return { page, size, offset: (page - 1) * size };
+}
+
+/**
+ * The page's links, relative as those of `GET leads/`. A page past the end is empty (as `GET leads/`
+ * answers it), its previous link the last page that has items.
+ */
+function pageOf<T>(path: string, asked: { page: number; size: number; offset: number }, count: number, results: T[]) {
+  const link = (p: number) => `${path}?page=${p}&page_size=${asked.size}`;
+  const last = Math.max(1, Math.ceil(count / asked.size));
+  return {
+    count,
+    next: asked.offset + asked.size < count ? link(asked.page + 1) : null,
+    previous: asked.page > 1 ? link(Math.min(asked.page - 1, last)) : null,
+    results,
+  };
+}
+
+/**
+ * Catalog tags, then the tags the workspace's bots created (at most LEGACY_TAGS_PER_WORKSPACE_MAX):
+ * the whole plain array, or one page of it when the bot asks.
+ */
+export async function listTags(deps: Deps, ws: Workspace, query: LegacyListPageQuery = {}, path = '/api/bots/api/tags/') {
   const created = await deps.store.read((r) => r.legacyTags.list(ws.id));
-  return [...[...ws.tags.values()].map((t) => ({ id: t.id, name: t.name, color: t.color })), ...created.filter((t) => !ws.tags.has(t.id))].map((t) => ({
+  const all = [...[...ws.tags.values()].map((t) => ({ id: t.id, name: t.name, color: t.color })), ...created.filter((t) => !ws.tags.has(t.id))].map((t) => ({
     id: t.id,
     name: t.name,
     color: t.color,
     is_active: true,
     archived_at: null,
   }));
+  const asked = pageAsked(query);
+  return asked ? pageOf(path, asked, all.length, all.slice(asked.offset, asked.offset + asked.size)) : all;
 }
 
 /**
@@ -90,10 +120,13 @@ export async function deleteOwnLead(deps: Deps, integration: Integration, leadId
   await actOnLead(deps, leadId, { kind: 'delete' }, (tx, lead) => assertOwn(tx, integration, leadId, lead, 'manage'));
 }
 
+/** A comment, within the lead's caps (lead/comments.ts); past one, a 409 naming it and nothing stored. */
 export async function addComment(deps: Deps, integration: Integration, leadId: string, text: string) {
   const createdAt = new Date().toISOString();
   const comment = await deps.store.transact(async (tx) => {
     const lead = await lockOwnLead(tx, integration, leadId);
+    const passed = await commentLimitPassed(tx, lead.id, text);
+    if (passed) throw new AppError('limit-reached', passed.detail, { limit: passed.limit, max: passed.max });
     const c = { id: newId(), leadId: lead.id, body: text, authorKind: 'integration' as const, authorRef: integration.id, createdAt };
     await tx.leads.addComment(c);
     return c;
@@ -101,9 +134,18 @@ export async function addComment(deps: Deps, integration: Integration, leadId: s
   return { id: comment.id, lead: comment.leadId, text: comment.body, created_at: comment.createdAt };
 }
 
-export async function listComments(deps: Deps, integration: Integration, leadId: string) {
-  const comments = await deps.store.read(async (r) => r.leads.listComments((await ownLead(r, integration, leadId)).id));
-  return comments.map((c) => ({ id: c.id, lead: c.leadId, text: c.body, created_at: c.createdAt }));
+/** The lead's comments, oldest first (at most COMMENTS_PER_LEAD_MAX): the plain array, or a page when the bot asks. */
+export async function listComments(deps: Deps, integration: Integration, leadId: string, query: LegacyListPageQuery = {}) {
+  const asked = pageAsked(query);
+  const shape = (c: { id: string; leadId: string; body: string; createdAt: string }) => ({ id: c.id, lead: c.leadId, text: c.body, created_at: c.createdAt });
+  return deps.store.read(async (r) => {
+    const lead = await ownLead(r, integration, leadId);
+    if (!asked) return (await r.leads.listComments(lead.id)).map(shape);
+    const count = await r.leads.commentsCount(lead.id);
+    // Past the end there is nothing to read (and an offset of any size never reaches the engine).
+    const rows = asked.offset < count ? await r.leads.listComments(lead.id, { offset: asked.offset, limit: asked.size }) : [];
+    return pageOf(`/api/bots/api/leads/${lead.id}/comments/`, asked, count, rows.map(shape));
+  });
 }
 
 /** A payment's amount: at most this many digits before the decimal point, and at most two after. */

@@ -3,6 +3,9 @@
 import { randomBytes } from 'node:crypto';
 import { expect, it } from 'vitest';
 import { onEachEngineTwice, type TwinGateways } from '../support/twin-gateways.js';
+import { COMMENTS_PER_LEAD_MAX } from '../../src/lead/comments.js';
+import { LEGACY_TAGS_PER_WORKSPACE_MAX } from '../../src/legacy/service.js';
+import { newId } from '../../src/store/ids.js';
 
 /** Concurrent requests per race, and races per test: enough to lose a race without locks, bounded. */
 const RACERS = 8;
@@ -227,5 +230,34 @@ onEachEngineTwice((_engine, twins) => {
       const replies = await race(RACERS / 2, (i) => bot(i, 'DELETE', `leads/${leadId}/`));
       expect(replies.map((r) => r.statusCode).sort(), replies.map((r) => r.body).join('\n')).toEqual([204, 404, 404, 404]);
     }
+  }, 60_000);
+
+  it('comments and created tags raced at their caps on two gateways: each cap holds exactly, the rest are 409s', async () => {
+    const t = twins();
+    if (!t) return;
+    const botKey = `capped-legacy-key-${unique()}-0123456789`;
+    expect((await t.admin(0, 'POST', `/admin/v1/integrations/${TELEGRAM}/keys/import`, { key: botKey })).statusCode).toBe(201);
+    const bot = (i: number, url: string, body: unknown) => t.send(i, 'POST', `/api/bots/api/${url}`, { 'x-bot-api-key': botKey }, body);
+    const at = new Date().toISOString();
+    const expected = [...Array<number>(3).fill(201), ...Array<number>(RACERS - 3).fill(409)];
+    for (let round = 0; round < ROUNDS; round++) {
+      const tag = unique();
+      const leadId = (await bot(0, 'leads/', { first_name: 'Capped', phone: phoneOf(tag) })).json<{ id: string }>().id;
+      // Three comments short of the cap, written straight into the store.
+      await t.stores[0].transact(async (tx) => {
+        for (let n = 0; n < COMMENTS_PER_LEAD_MAX - 3; n++) await tx.leads.addComment({ id: newId(), leadId, body: `c${n}`, authorKind: 'integration', authorRef: null, createdAt: at });
+      });
+      const replies = await race(RACERS, (i) => bot(i, `leads/${leadId}/comments/`, { text: `raced ${i}` }));
+      expect(replies.map((r) => r.statusCode).sort(), replies.map((r) => r.body).join('\n')).toEqual(expected);
+      expect(await t.stores[1].read((r) => r.leads.commentsCount(leadId))).toBe(COMMENTS_PER_LEAD_MAX);
+    }
+    // Tags: one workspace, so one race, three short of the cap.
+    const workspaceId = (await t.send(0, 'GET', '/api/bots/api/info/', { 'x-bot-api-key': botKey })).json<{ workspace: { id: string } }>().workspace.id;
+    await t.stores[0].transact(async (tx) => {
+      for (let n = 0; n < LEGACY_TAGS_PER_WORKSPACE_MAX - 3; n++) await tx.legacyTags.ensure({ workspaceId, id: newId(), name: `filler ${n}`, color: null, createdAt: at });
+    });
+    const replies = await race(RACERS, (i) => bot(i, 'tags/create/', { name: `raced tag ${i}` }));
+    expect(replies.map((r) => r.statusCode).sort(), replies.map((r) => r.body).join('\n')).toEqual(expected);
+    expect(await t.stores[1].read((r) => r.legacyTags.count(workspaceId))).toBe(LEGACY_TAGS_PER_WORKSPACE_MAX);
   }, 60_000);
 });
