@@ -62,6 +62,9 @@ export interface Store {
    * - a field write (read the value, apply the conflict rule, write) and an operator's or a bot's
    *   action on a lead (ownership checked in the same unit): `leads.lock` on the lead;
    * - an integration's key or state change (read the state, then set it, audit): `locks.integration`;
+   * - a comment on a lead (count the lead's comments against their caps, then add one): `leads.lock`;
+   * - a tag a bot creates (count the workspace's created tags against their cap, then add one):
+   *   `locks.legacyTags` on the workspace (the only lock that unit takes);
    * - a key import (is the key known? insert it): `keys.insert` answers false for a known hash, the
    *   database's uniqueness deciding; `contacts.bind` likewise tells a binding that exists already.
    * Locks are taken in that order (integration, person keys, contact, lead) and held until the unit
