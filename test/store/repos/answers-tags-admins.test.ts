@@ -108,6 +108,8 @@ onEachEngine((_engine, open) => {
       expect((await store.read((r) => r.legacyTags.list('ws-1'))).map((t) => t.name)).toEqual(['Cold', 'VIP']);
       expect(await store.peek((r) => r.legacyTags.get('ws-2', '7'))).toMatchObject({ name: 'Else' });
       expect(await store.peek((r) => r.legacyTags.get('ws-3', '7'))).toBeNull();
+      expect(await store.peek((r) => r.legacyTags.count('ws-1'))).toBe(2);
+      expect(await store.peek((r) => r.legacyTags.count('ws-3'))).toBe(0);
     });
   });
 

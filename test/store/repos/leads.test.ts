@@ -71,6 +71,14 @@ onEachEngine((_engine, open) => {
         ['m1', 'first', 'integration'],
         ['m2', 'second', 'employee'],
       ]);
+      // The comment caps count UTF-8 bytes: "second" and "first" are 11, "ж" two more each.
+      expect(await store.peek((r) => r.leads.commentTotals('l1'))).toEqual({ count: 2, bytes: 11 });
+      await store.transact((tx) => tx.leads.addComment({ id: 'm3', leadId: 'l1', body: 'жж', authorKind: 'integration', authorRef: null, createdAt: 't2' }));
+      expect(await store.peek((r) => r.leads.commentTotals('l1'))).toEqual({ count: 3, bytes: 15 });
+      expect(await store.peek((r) => r.leads.commentTotals('none'))).toEqual({ count: 0, bytes: 0 });
+      expect((await store.peek((r) => r.leads.listComments('l1', { offset: 1, limit: 1 }))).map((c) => c.id)).toEqual(['m2']);
+      expect((await store.peek((r) => r.leads.listComments('l1', { offset: 1, limit: 5 }))).map((c) => c.id)).toEqual(['m2', 'm3']);
+      expect(await store.peek((r) => r.leads.listComments('l1', { offset: 3, limit: 5 }))).toEqual([]);
       expect(await store.peek((r) => r.leads.payments('l1'))).toEqual({ totalMinor: 0n, lastAt: null });
       const big = 2n ** 63n - 1n;
       await store.transact(async (tx) => {

@@ -63,6 +63,13 @@ onEachEngine((_engine, open) => {
     expect(events).toEqual(['A locked', 'A ends', 'B locked']);
   });
 
+  it("a workspace's created tags held by one unit: another unit locking them waits until the first ends", async (context) => {
+    const store = await open();
+    if (!store) return context.skip();
+    const events = await contend(store, (tx) => tx.locks.legacyTags('ws-1'), (tx) => tx.locks.legacyTags('ws-1'));
+    expect(events).toEqual(['A locked', 'A ends', 'B locked']);
+  });
+
   it('a lead row held by one unit: another unit locking it waits, then reads what the first wrote', async (context) => {
     const store = await open();
     if (!store) return context.skip();
