@@ -9,7 +9,7 @@ import { assertOwn, lockOwnLead, ownLead, type LegacyDeps } from './service.js';
 import { newId } from '../store/ids.js';
 import type { PagePosition } from '../store/repos/lead-pages.js';
 import { encodeCursor, LEGACY_LIST_PAGE_SIZE, LEGACY_PAGE_DEPTH_MAX, type LegacyListPageQuery, type LegacyPageQuery } from './schemas.js';
-import { commentLimitPassed } from '../lead/comments.js';
+import { commentLimitPassed, COMMENTS_PER_LEAD_MAX } from '../lead/comments.js';
 
 type Deps = LegacyDeps & { rules: () => Rules };
 
@@ -140,7 +140,8 @@ export async function listComments(deps: Deps, integration: Integration, leadId:
   const shape = (c: { id: string; leadId: string; body: string; createdAt: string }) => ({ id: c.id, lead: c.leadId, text: c.body, created_at: c.createdAt });
   return deps.store.read(async (r) => {
     const lead = await ownLead(r, integration, leadId);
-    if (!asked) return (await r.leads.listComments(lead.id)).map(shape);
+    // A lead that held more before the caps existed answers its oldest COMMENTS_PER_LEAD_MAX here; page= reaches the rest.
+    if (!asked) return (await r.leads.listComments(lead.id, { offset: 0, limit: COMMENTS_PER_LEAD_MAX })).map(shape);
     const count = await r.leads.commentsCount(lead.id);
     // Past the end there is nothing to read (and an offset of any size never reaches the engine).
     const rows = asked.offset < count ? await r.leads.listComments(lead.id, { offset: asked.offset, limit: asked.size }) : [];

@@ -28,10 +28,13 @@ async function newLegacyLead(): Promise<string> {
   return res.json().id;
 }
 
-/** Comments written straight into the store: a lead filled up to a cap without as many requests. */
+/** Comments written straight into the store, a millisecond apart and in the past: a lead filled up to a cap without as many requests. */
 async function fillComments(leadId: string, bodies: string[]): Promise<void> {
+  const start = Date.now() - 3_600_000;
   await gw.store.transact(async (tx) => {
-    for (const body of bodies) await tx.leads.addComment({ id: newId(), leadId, body, authorKind: 'integration', authorRef: null, createdAt: new Date().toISOString() });
+    for (const [i, body] of bodies.entries()) {
+      await tx.leads.addComment({ id: newId(), leadId, body, authorKind: 'integration', authorRef: null, createdAt: new Date(start + i).toISOString() });
+    }
   });
 }
 
@@ -95,6 +98,21 @@ describe('comments of a lead', () => {
       expect(res.statusCode, query).toBe(422);
       expect(res.json().code).toBe('validation-failed');
     }
+  });
+
+  it(`a lead that held more before the caps: the plain array is its oldest ${COMMENTS_PER_LEAD_MAX}, page= reaches the rest`, async () => {
+    const lead = await newLegacyLead();
+    await fillComments(
+      lead,
+      Array.from({ length: COMMENTS_PER_LEAD_MAX + 1 }, (_, i) => `old ${i}`),
+    );
+    const all = await comments(lead);
+    expect(all).toHaveLength(COMMENTS_PER_LEAD_MAX);
+    expect(all.at(-1).text).toBe(`old ${COMMENTS_PER_LEAD_MAX - 1}`);
+    const rest = await comments(lead, `?page=${COMMENTS_PER_LEAD_MAX / 100 + 1}&page_size=100`);
+    expect(rest).toMatchObject({ count: COMMENTS_PER_LEAD_MAX + 1, next: null });
+    expect(rest.results.map((c: { text: string }) => c.text)).toEqual([`old ${COMMENTS_PER_LEAD_MAX}`]);
+    expect((await bot('POST', `/leads/${lead}/comments/`, { text: 'more' })).statusCode).toBe(409);
   });
 
   it(`hold at most ${COMMENT_BYTES_PER_LEAD_MAX} bytes of UTF-8 text, counted in bytes, not characters`, async () => {
