@@ -51,7 +51,9 @@ export const FORM_BODY_LIMIT_BYTES = 16 * 1024;
  * only if Secure, for path / and without Domain, so no sibling subdomain can set or shadow them.
  */
 export function consoleCookies(secure: boolean) {
-  return secure ? { session: '__Host-lg_console', csrf: '__Host-lg_csrf', path: '/' } : { session: 'lg_console', csrf: 'lg_csrf', path: '/console' };
+  return secure
+    ? { session: '__Host-lg_console', csrf: '__Host-lg_csrf', known: '__Host-lg_known', path: '/' }
+    : { session: 'lg_console', csrf: 'lg_csrf', known: 'lg_known', path: '/console' };
 }
 
 export function consolePlugin(deps: ConsoleDeps) {

@@ -8,6 +8,7 @@ import { relinkLegacyLeads } from '../migration/service.js';
 import type { ConsoleDeps } from './plugin.js';
 import type { consoleSessionStore } from './session-store.js';
 import { checkSignIn, checkTokenSignIn, type Viewer } from './users.js';
+import { KNOWN_DEVICE_MAX_AGE_S, knownDevices } from './known-device.js';
 import { bucketUsage, chartModel, parseRange, rangeStartHour, type ChartRange } from './chart.js';
 import { consoleActions, refuseUnlessServiceTeam, type IntegrationExtras } from './actions.js';
 import type { Integration } from '../rules/catalog.js';
@@ -20,7 +21,9 @@ import { leadRoutes } from './lead-routes.js';
 /**
  * Failed sign-ins a minute for one user name, from any address: the per-address budget
  * (AUTH_FAILURES_PER_MINUTE) stops one guesser; this one stops many addresses guessing one person's
- * password. Reaching it locks that name's sign-in for the rest of the minute, which is the price.
+ * password. It counts browsers that never signed in as that name; a browser that did (its
+ * known-device cookie) has a budget of the same size of its own, shared only with the name's other
+ * known browsers, so guesses from elsewhere cannot lock the real person out.
  */
 export const SIGN_IN_FAILURES_PER_NAME_PER_MINUTE = 5;
 
@@ -30,7 +33,7 @@ const OVERVIEW = '/console/integrations';
 /** Unlinked legacy leads listed on an integration's page; the rest are counted (the admin report has all). */
 export const UNLINKED_LEADS_SHOWN = 50;
 
-type RouteDeps = ConsoleDeps & { sessions: ReturnType<typeof consoleSessionStore>; cookies: { session: string; csrf: string; path: string } };
+type RouteDeps = ConsoleDeps & { sessions: ReturnType<typeof consoleSessionStore>; cookies: { session: string; csrf: string; known: string; path: string } };
 
 const field = (body: unknown, name: string): string => {
   const value = (body as Record<string, unknown> | undefined)?.[name];
@@ -39,7 +42,9 @@ const field = (body: unknown, name: string): string => {
 
 export function consoleRoutes(app: FastifyInstance, deps: RouteDeps): void {
   const migration = { store: deps.store, usage: deps.usage };
-  const nameKey = (name: string) => `console-name:${name}`;
+  const devices = knownDevices(deps.secret);
+  /** The name's budget for browsers that never signed in as it, or its known browsers' own. */
+  const budgetKey = (name: string, knownAs: string | null) => (knownAs === null ? `console-name:${name}` : `console-known:${knownAs}`);
 
   /** The signed-in person; a page asked for without a session goes to the sign-in form. */
   function signedIn(request: FastifyRequest, reply: FastifyReply): Viewer | null {
@@ -62,7 +67,8 @@ export function consoleRoutes(app: FastifyInstance, deps: RouteDeps): void {
     // sent together cannot all pass before the first failure is counted. A success gives both back.
     const byAddress = await deps.authFailures.attempt(request, 'console');
     const possible = ADMIN_NAME.test(name);
-    const byName = possible ? await deps.limiter.hit(nameKey(name)) : null;
+    const knownAs = possible ? devices.knownAs(request.cookies[deps.cookies.known], name) : null;
+    const byName = possible ? await deps.limiter.hit(budgetKey(name, knownAs)) : null;
     if (byName !== null && byName.used > SIGN_IN_FAILURES_PER_NAME_PER_MINUTE) {
       // Refused before any check: not a failure of this address.
       await byAddress.succeeded();
@@ -77,7 +83,10 @@ export function consoleRoutes(app: FastifyInstance, deps: RouteDeps): void {
       return render(reply.code(401), 'sign-in', { title: 'Sign in', name, error: 'Wrong name or password, or the user is disabled.' });
     }
     await byAddress.succeeded();
-    await deps.limiter.giveBack(nameKey(name), byName!);
+    await deps.limiter.giveBack(budgetKey(name, knownAs), byName!);
+    // This browser is now known for the name (a persistent cookie, unlike the session's).
+    const known = devices.remember(request.cookies[deps.cookies.known], name);
+    reply.setCookie(deps.cookies.known, known, { path: deps.cookies.path, secure: deps.secureCookies, httpOnly: true, sameSite: 'strict', maxAge: KNOWN_DEVICE_MAX_AGE_S });
     return startSession(request, reply, { user: user.name, workspace: user.workspace, credential: null });
   });
 

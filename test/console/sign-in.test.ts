@@ -7,6 +7,7 @@ import { addUser, consoleClient, csrfTokenOf, PASSWORD } from '../support/consol
 import { disableConsoleUser } from '../../src/console/users.js';
 import { createAdminCredential, revokeAdminCredentials } from '../../src/admin/credentials.js';
 import { ADMIN_TOKEN } from '../helper.js';
+import { KNOWN_DEVICE_MAX_AGE_S } from '../../src/console/known-device.js';
 
 let gw: Gateway;
 beforeAll(async () => {
@@ -190,7 +191,7 @@ describe('console sign-in with a personal admin token', () => {
 });
 
 describe('console sign-in attempts', () => {
-  it('cuts off one name after 5 failures a minute, from any address, even with the right password next', async () => {
+  it('throttles one name after 5 failures a minute from unknown browsers, at any address, even with the right password', async () => {
     await addUser(gw, 'target');
     const statuses: number[] = [];
     for (let i = 0; i < 6; i++) statuses.push((await https(`10.9.0.${i + 1}`).signIn('target', `guess number ${i}`)).statusCode);
@@ -201,7 +202,58 @@ describe('console sign-in attempts', () => {
     // Another name is unaffected.
     expect((await https('10.9.0.99').signIn('temur')).statusCode).toBe(303);
   });
+
+  it('lets the real person in from a browser that signed in as that name before, whatever six other addresses guessed', async () => {
+    await addUser(gw, 'owner');
+    const own = https('10.9.5.1');
+    expect((await own.signIn('owner')).statusCode).toBe(303);
+    const known = own.cookies.get('__Host-lg_known')!;
+    await own.post('/console/sign-out', {}, '/console/integrations');
+    const statuses: number[] = [];
+    for (let i = 0; i < 6; i++) statuses.push((await https(`10.9.5.${i + 10}`).signIn('owner', `guess number ${i}`)).statusCode);
+    expect(statuses).toEqual([401, 401, 401, 401, 401, 429]);
+    // The known browser, from its usual address and from a new one, signs in; a stranger is still throttled.
+    expect((await own.signIn('owner')).statusCode).toBe(303);
+    const travelling = https('10.9.5.99');
+    travelling.cookies.set('__Host-lg_known', known);
+    expect((await travelling.signIn('owner')).statusCode).toBe(303);
+    expect((await https('10.9.5.99').signIn('owner')).statusCode).toBe(429);
+    // A cookie known for another name, or made up, is no way around the name's budget.
+    for (const forged of ['A'.repeat(43), (await cookieFor('temur')).get('__Host-lg_known')!]) {
+      const stranger = https('10.9.5.98');
+      stranger.cookies.set('__Host-lg_known', forged);
+      expect((await stranger.signIn('owner')).statusCode).toBe(429);
+    }
+  });
+
+  it('gives the known browsers of a name a budget of 5 failures of their own', async () => {
+    await addUser(gw, 'careless');
+    const own = https('10.9.6.1');
+    expect((await own.signIn('careless')).statusCode).toBe(303);
+    await own.post('/console/sign-out', {}, '/console/integrations');
+    const statuses: number[] = [];
+    for (let i = 0; i < 6; i++) statuses.push((await own.signIn('careless', `typo number ${i}`)).statusCode);
+    expect(statuses).toEqual([401, 401, 401, 401, 401, 429]);
+    // Unknown browsers' budget for the name is untouched by them.
+    expect((await https('10.9.6.2').signIn('careless')).statusCode).toBe(303);
+  });
+
+  it('sends the known-device cookie __Host-, Secure, HttpOnly, SameSite=Strict, Path=/, for 90 days, holding no name', async () => {
+    const res = await https('10.9.7.1').signIn('temur');
+    const cookie = res.cookies.find((c) => c.name === '__Host-lg_known')!;
+    expect(cookie).toMatchObject({ secure: true, httpOnly: true, sameSite: 'Strict', path: '/', maxAge: KNOWN_DEVICE_MAX_AGE_S });
+    expect(cookie.domain).toBeUndefined();
+    expect(cookie.value).toMatch(/^[A-Za-z0-9_-]{43}$/);
+    expect(cookie.value).not.toContain('temur');
+  });
 });
+
+/** The cookies of a browser that signed in as `name`. */
+async function cookieFor(name: string): Promise<Map<string, string>> {
+  const browser = https('10.9.8.1');
+  expect((await browser.signIn(name)).statusCode).toBe(303);
+  return browser.cookies;
+}
 
 describe('console sign-in attempts sent at once', () => {
   // Regression: the budgets were only looked at before the slow password check and counted after it,
