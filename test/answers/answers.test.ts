@@ -247,6 +247,20 @@ describe('idempotency and the 404 flow', () => {
     expect(await gw.inspect.answers.count({ submissionId: first.submission_id })).toBe(1);
   });
 
+  it('replays the recorded answers byte for byte, in the order first answered (PostgreSQL kept them as jsonb, shortest key first)', async () => {
+    const p = await newPerson();
+    await answer(bot, { event_id: next('a'), external_contact_id: p.ext, answers: { laptop: 'yes' } });
+    // One of each: written, unchanged, unmapped, invalid; jsonb would have put "invalid" and "written" before "unchanged".
+    const body = { event_id: next('a'), external_contact_id: p.ext, answers: { goal: 'to learn', laptop: 'Present', no_such_question: 'x', days: 'someday' } };
+    const first = await answer(bot, body);
+    expect(first.statusCode).toBe(200);
+    expect(Object.keys(first.json().answers)).toEqual(['written', 'unchanged', 'kept_existing', 'unmapped', 'invalid']);
+    expect(first.json().answers).toMatchObject({ written: ['goal'], unchanged: ['laptop'], unmapped: ['no_such_question'], invalid: [{ key: 'days' }] });
+    const again = await answer(bot, body);
+    expect(again.json().replayed).toBe(true);
+    expect(memberText(again.body, 'answers')).toBe(memberText(first.body, 'answers'));
+  });
+
   it('says deleted on a replay after the lead was deleted', async () => {
     const p = await newPerson();
     const body = { event_id: next('a'), external_contact_id: p.ext, answers: { goal: 'x' } };
@@ -287,3 +301,21 @@ describe('idempotency and the 404 flow', () => {
     expect(((await resent.json()) as { answers: { written: string[] } }).answers.written).toEqual(['laptop']);
   });
 });
+
+/** The raw text of a top-level member's object value in a JSON body, as sent: its members in their order. */
+function memberText(json: string, name: string): string {
+  const start = json.indexOf(`"${name}":{`) + name.length + 3;
+  expect(start).toBeGreaterThan(name.length + 2);
+  let depth = 0;
+  let inString = false;
+  for (let i = start; i < json.length; i++) {
+    const c = json[i];
+    if (inString) {
+      if (c === '\\') i++;
+      else if (c === '"') inString = false;
+    } else if (c === '"') inString = true;
+    else if (c === '{' || c === '[') depth++;
+    else if ((c === '}' || c === ']') && --depth === 0) return json.slice(start, i + 1);
+  }
+  throw new Error(`no member ${name} in ${json}`);
+}

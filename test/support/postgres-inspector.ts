@@ -11,8 +11,12 @@ const NUMERIC_TYPES = new Set([20, 1700]);
 export function postgresInspector(store: PostgresStore): Inspector {
   const pool: pg.Pool = store.pool;
   const records = (table: Table): Records => {
-    const column = (member: string) => table.renamed?.[member] ?? snakeCase(member);
     const isJson = (member: string) => table.json?.includes(member) ?? false;
+    // A JSON member is jsonb, or text holding JSON where its order must be kept (submissions.outcome): read as jsonb either way.
+    const column = (member: string) => {
+      const name = table.renamed?.[member] ?? snakeCase(member);
+      return isJson(member) ? `(${name})::jsonb` : name;
+    };
     const filter = (where: Where = {}) => {
       const params: unknown[] = [];
       const param = (member: string, value: unknown) => `$${params.push(isJson(member) && value !== null ? JSON.stringify(value) : value)}${isJson(member) ? '::jsonb' : ''}`;

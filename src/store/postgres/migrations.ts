@@ -36,6 +36,14 @@ export const migrations: Migration[] = [
   { version: 7, name: 'when each key was last used', sql: 'CREATE TABLE key_usage (key_id text COLLATE "C" PRIMARY KEY, last_used_at text COLLATE "C" NOT NULL)' },
   // As SQLite migration 15: the counts are kept in lead_counts, and nothing reads leads by status or group.
   { version: 8, name: 'no indexes of leads by status and group', sql: 'DROP INDEX IF EXISTS leads_status; DROP INDEX IF EXISTS leads_group' },
+  // jsonb keeps no member order (shorter keys first), so a replay answered the recorded outcome with
+  // its members reordered. Text keeps it byte for byte, as SQLite's column always did. Rows recorded
+  // before keep jsonb's order: their text is jsonb's, and their replays answer in that order as before.
+  {
+    version: 9,
+    name: 'the recorded outcome of an event as the text it was recorded with',
+    sql: 'ALTER TABLE submissions ALTER COLUMN outcome TYPE text COLLATE "C" USING outcome::text',
+  },
 ];
 
 /**

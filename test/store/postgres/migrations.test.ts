@@ -42,6 +42,21 @@ describe('PostgreSQL migrations', () => {
     expect(indexes).toEqual(['leads_contact', 'leads_integration_page', 'leads_legacy', 'leads_pkey']);
   });
 
+  it("keeps an event's recorded outcome as text, its members in their order; an outcome recorded as jsonb before keeps jsonb's order", async (context) => {
+    if (!cluster) return context.skip();
+    const pool = poolOn(await freshDatabase(cluster.url));
+    const asText = migrations.find((m) => m.name === 'the recorded outcome of an event as the text it was recorded with')!;
+    await migrate(pool, migrations.filter((m) => m.version < asText.version));
+    const insert = (id: string, outcome: string) =>
+      pool.query("INSERT INTO submissions (id, integration_id, endpoint, event_id, fingerprint, body, outcome, created_at) VALUES ($1, 'i', 'answers', $1, 'f', '{}', $2, 't')", [id, outcome]);
+    const outcomeOf = async (id: string) => (await pool.query<{ outcome: string }>('SELECT outcome FROM submissions WHERE id = $1', [id])).rows[0]!.outcome;
+    await insert('old', '{"written":["a"],"unchanged":[],"invalid":[]}');
+    await migrate(pool);
+    expect(await outcomeOf('old')).toBe('{"invalid": [], "written": ["a"], "unchanged": []}');
+    await insert('new', '{"written":["a"],"unchanged":[],"invalid":[]}');
+    expect(await outcomeOf('new')).toBe('{"written":["a"],"unchanged":[],"invalid":[]}');
+  });
+
   it('names a failing migration and leaves the earlier ones applied, the failed one not at all', async (context) => {
     if (!cluster) return context.skip();
     const pool = poolOn(await freshDatabase(cluster.url));

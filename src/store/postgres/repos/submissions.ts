@@ -1,8 +1,12 @@
 // The idempotency ledger in PostgreSQL.
 import type { SubmissionRepo } from '../../repos/submissions.js';
-import { SUBMISSION_COLUMNS, rowToSubmission, type SubmissionRow } from '../../sql-rows.js';
+import { SUBMISSION_COLUMNS, rowToSubmission as decodedRowToSubmission, type SubmissionRow as DecodedSubmissionRow } from '../../sql-rows.js';
 import { DuplicateEventError } from '../../store.js';
 import { rowName, statement, type Sql } from '../sql.js';
+
+/** The row as the driver hands it over: the outcome as the JSON text it was recorded with (text, not jsonb: its members keep their order). */
+type SubmissionRow = Omit<DecodedSubmissionRow, 'outcome'> & { outcome: string };
+const rowToSubmission = (r: SubmissionRow) => decodedRowToSubmission({ ...r, outcome: JSON.parse(r.outcome) });
 
 const find = statement<SubmissionRow>('submissions.find', `SELECT ${SUBMISSION_COLUMNS} FROM submissions WHERE integration_id = $1 AND endpoint = $2 AND event_id = $3`);
 const firstBody = statement<{ body: unknown }>('submissions.firstBody', 'SELECT body FROM submissions WHERE id = $1');
