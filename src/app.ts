@@ -5,6 +5,7 @@ import { responseSerializer } from './serializer.js';
 import { CONNECTION_DEFAULTS, type Config } from './config.js';
 import type { Store } from './store/store.js';
 import { AppError, registerErrorHandling, sendProblem } from './errors.js';
+import { storeOutage } from './outage.js';
 import type { RulesHolder } from './rules/loader.js';
 import { registerRequestLogging } from './logging.js';
 import { refuseRepeatedCredentials } from './credential-headers.js';
@@ -44,6 +45,8 @@ export interface AppDeps {
   limiters?: RateLimiters;
   /** The rules as recorded for, and reloaded by, every replica (main.ts: SIGHUP uses it too); made over `store` when omitted. Closed with the app. */
   sharedRules?: RulesAcrossReplicas;
+  /** How long without a refusal before a store outage may end (outage.ts's OUTAGE_QUIET_MS when omitted). */
+  outageQuietMs?: number;
 }
 
 export const BODY_LIMIT_BYTES = 1_048_576;
@@ -115,7 +118,10 @@ export async function buildApp(config: Pick<Config, 'adminToken'> & Partial<Pick
   app.addHook('onRequest', async (_request, reply) => {
     if (closing) return sendProblem(reply, 'service-unavailable', 'The gateway is shutting down; retry shortly.', {}, { 'retry-after': String(SHUTDOWN_RETRY_AFTER_S) });
   });
-  registerErrorHandling(app);
+  const metrics = deps.metrics ?? createMetrics();
+  const outage = storeOutage({ store: deps.store, log: app.log, metrics, ...(deps.outageQuietMs === undefined ? {} : { quietMs: deps.outageQuietMs }) });
+  app.addHook('onClose', async () => outage.close());
+  registerErrorHandling(app, outage);
   registerRequestLogging(app);
   refuseNulInUrl(app);
   refuseRepeatedCredentials(app);
@@ -131,7 +137,6 @@ export async function buildApp(config: Pick<Config, 'adminToken'> & Partial<Pick
     await deps.store.close();
   });
 
-  const metrics = deps.metrics ?? createMetrics();
   // One quota and one failure count per gateway: v1, legacy and admin plugins share them.
   const quota = createIntegrationQuota(limiters, config.rateLimitPerMinute ?? DEFAULT_RATE_LIMIT_PER_MINUTE);
   const authFailures = createAuthFailureGuard(limiters.authFailures, config.authFailuresPerMinute ?? DEFAULT_AUTH_FAILURES_PER_MINUTE);

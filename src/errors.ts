@@ -3,6 +3,7 @@ import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from
 import { hasZodFastifySchemaValidationErrors } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { StoreUnavailableError } from './store/store.js';
+import type { StoreOutage } from './outage.js';
 
 /** Stable problem codes: the `type` of a problem is `urn:lead-gateway:problem:<code>`. */
 export const problemCatalogue = {
@@ -187,7 +188,8 @@ export function sendUpstreamProblem(reply: FastifyReply, error: Error & { code?:
     : sendProblem(reply, 'bad-gateway', 'The upstream legacy API could not be reached. Retry later.');
 }
 
-export function registerErrorHandling(app: FastifyInstance): void {
+/** `outage` logs store failures as one episode (outage.ts), where a fault of the gateway is logged every time. */
+export function registerErrorHandling(app: FastifyInstance, outage: StoreOutage): void {
   app.setErrorHandler((error: FastifyError, request, reply) => {
     if (error instanceof AppError) {
       if (error.status >= 500) request.log.error({ err: error }, 'request failed');
@@ -201,7 +203,8 @@ export function registerErrorHandling(app: FastifyInstance): void {
     if (error instanceof StoreUnavailableError) {
       // The commit failed and was rolled back (disk error, disk full, lock held too long, connection
       // lost): nothing of the request stands, so the client may resend it safely with the same event_id.
-      request.log.error({ err: error, engine_code: error.engineCode }, 'storage failure');
+      // An outage: its start and each distinct cause are logged once, the rest counted (outage.ts).
+      outage.refused(error, request.log);
       return sendProblem(reply, 'service-unavailable', 'The store could not confirm that this request was saved. Resend it with the same event_id: if it was saved, the resend is answered as a replay; if not, it is saved then.', {}, { 'retry-after': '1' });
     }
     const code = fastifyErrorCode(error);

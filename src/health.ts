@@ -8,6 +8,9 @@ import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { ProblemSchema, sendProblem } from './errors.js';
 
 export function healthRoutes(deps: { store: Store; rules: RulesHolder; sharedRules: Pick<RulesAcrossReplicas, 'recentSurvey'> }) {
+  // Readiness as last answered by this app: a line when it changes, not one per poll (an orchestrator
+  // polls every few seconds, through every outage). Null: ready, or not asked yet.
+  let notReady: { reason: string; since: number; checks: number } | null = null;
   return async function register(fastify: FastifyInstance): Promise<void> {
     const app = fastify.withTypeProvider<ZodTypeProvider>();
     app.get(
@@ -27,9 +30,17 @@ export function healthRoutes(deps: { store: Store; rules: RulesHolder; sharedRul
       try {
         await deps.store.checkReady();
       } catch (error) {
-        request.log.warn({ err: error }, 'readiness check failed');
         const { reason, message } = error instanceof NotReadyError ? error : { reason: 'unavailable', message: 'The database does not accept writes.' };
+        if (notReady?.reason !== reason) {
+          request.log.warn({ err: error, reason, ...(notReady ? { was: notReady.reason } : {}) }, 'readiness check failed');
+          notReady = { reason, since: notReady?.since ?? Date.now(), checks: 0 };
+        }
+        notReady.checks++;
         return sendProblem(reply, 'service-unavailable', `Not ready: ${message}`, { reason }, { 'retry-after': '5' });
+      }
+      if (notReady) {
+        request.log.info({ was: notReady.reason, failed_checks: notReady.checks, not_ready_ms: Date.now() - notReady.since }, 'ready again');
+        notReady = null;
       }
       const survey = await deps.sharedRules.recentSurvey();
       return { status: 'ready' as const, integrations: deps.rules.current().integrations.size, rules_version: deps.rules.version().version, rules_drift: survey?.drift ?? null };

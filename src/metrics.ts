@@ -14,6 +14,8 @@ export interface Metrics {
   legacyCalls: Counter<'integration' | 'route'>;
   upstreamErrors: Counter<'kind'>;
   upstreamDuration: Histogram<'status'>;
+  /** Requests answered 503 because the store failed (src/outage.ts), by the engine's code: an outage, not a fault of the gateway. */
+  storeUnavailable: Counter<'engine_code'>;
 }
 
 export function createMetrics(): Metrics {
@@ -29,6 +31,12 @@ export function createMetrics(): Metrics {
     legacyCalls: new Counter({ name: 'lead_gateway_legacy_calls_total', help: 'Deprecated-interface calls by integration and route', labelNames: ['integration', 'route'], registers: [registry] }),
     upstreamErrors: new Counter({ name: 'lead_gateway_upstream_errors_total', help: 'Upstream failures: timeout or unavailable', labelNames: ['kind'], registers: [registry] }),
     upstreamDuration: new Histogram({ name: 'lead_gateway_upstream_duration_seconds', help: 'Forwarded requests, by answer status', labelNames: ['status'], buckets: seconds, registers: [registry] }),
+    storeUnavailable: new Counter({
+      name: 'lead_gateway_store_unavailable_total',
+      help: "Requests answered 503 because the store could not commit or read, by the engine's code (a store outage; a fault of the gateway is a 500)",
+      labelNames: ['engine_code'],
+      registers: [registry],
+    }),
   };
 }
 

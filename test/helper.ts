@@ -40,7 +40,15 @@ export interface Gateway {
 export const CONSOLE_SECRET = 'test-console-secret-0123456789abcdef';
 
 export async function startGateway(
-  options: { rulesDir?: string; rateLimitPerMinute?: number; authFailuresPerMinute?: number; connections?: ConnectionLimits; trustProxy?: string[]; console?: Partial<ConsoleConfig> } = {},
+  options: {
+    rulesDir?: string;
+    rateLimitPerMinute?: number;
+    authFailuresPerMinute?: number;
+    connections?: ConnectionLimits;
+    trustProxy?: string[];
+    console?: Partial<ConsoleConfig>;
+    outageQuietMs?: number;
+  } = {},
 ): Promise<Gateway> {
   const dir = mkdtempSync(join(tmpdir(), 'lead-gateway-test-'));
   const store = await openTestStore(dir);
@@ -58,7 +66,7 @@ export async function startGateway(
   };
   // On PostgreSQL the counters are shared through the database, as main.ts opens them.
   const limiters = testEngine() === 'postgres' ? await openSharedLimiters(databaseEnv(store).DATABASE_URL!, logger) : undefined;
-  const app = await buildApp({ adminToken: ADMIN_TOKEN, ...limits }, { store, rules, logger, ...(limiters ? { limiters } : {}) });
+  const app = await buildApp({ adminToken: ADMIN_TOKEN, ...limits }, { store, rules, logger, ...(limiters ? { limiters } : {}), ...(options.outageQuietMs ? { outageQuietMs: options.outageQuietMs } : {}) });
   recordForContract(app);
   const admin: Gateway['admin'] = async (method, url, body) => {
     const sent = (body as { key?: unknown } | undefined)?.key;
