@@ -33,7 +33,7 @@ export function healthRoutes(deps: { store: Store; rules: RulesHolder; sharedRul
         const { reason, message } = error instanceof NotReadyError ? error : { reason: 'unavailable', message: 'The database does not accept writes.' };
         if (notReady?.reason !== reason) {
           request.log.warn({ err: error, reason, ...(notReady ? { was: notReady.reason } : {}) }, 'readiness check failed');
-          notReady = { reason, since: notReady?.since ?? Date.now(), checks: 0 };
+          notReady = { reason, since: notReady?.since ?? Date.now(), checks: notReady?.checks ?? 0 };
         }
         notReady.checks++;
         return sendProblem(reply, 'service-unavailable', `Not ready: ${message}`, { reason }, { 'retry-after': '5' });
