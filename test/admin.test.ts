@@ -82,3 +82,28 @@ describe('operator actions', () => {
     expect((await gw.admin('POST', '/admin/v1/leads/00000000-0000-4000-8000-000000000000/reopen')).statusCode).toBe(404);
   });
 });
+
+describe('control characters in printed free text', () => {
+  it('a reason with a line break or an escape sequence is refused with 422 and a path; nothing is audited or changed', async () => {
+    const handle = 'smile-dental:website-form';
+    const audit = async () => (await gw.admin('GET', `/admin/v1/integrations/${handle}/audit`)).json<{ items: unknown[] }>().items;
+    const before = await audit();
+    for (const reason of ['ok\n2026-11-26T00:00:00Z  forged  rollback', 'colour \u001b[2J', 'c1 \u0085']) {
+      for (const [url, body] of [
+        [`/admin/v1/integrations/${handle}/keys`, { reason }],
+        [`/admin/v1/integrations/${handle}/rollback`, { reason }],
+        [`/admin/v1/integrations/${handle}/switch-off`, { reason, force: true }],
+      ] as const) {
+        const res = await gw.admin('POST', url, body);
+        expect({ url, status: res.statusCode }).toEqual({ url, status: 422 });
+        expect(res.json()).toMatchObject({ code: 'validation-failed', errors: [{ path: '/reason', message: expect.stringContaining('control characters') }] });
+      }
+    }
+    expect(await audit()).toEqual(before);
+    const key = await gw.issueKey('smile-dental:booking-form');
+    const lead = (await gw.submit(key, { event_id: 'ctl-1', first_name: 'Lola' })).json().lead;
+    const closed = await gw.admin('POST', `/admin/v1/leads/${lead.id}/close`, { reason: 'a\rb' });
+    expect(closed.statusCode).toBe(422);
+    expect((await gw.admin('GET', `/admin/v1/leads/${lead.id}`)).json().closed_at).toBeNull();
+  });
+});

@@ -1,5 +1,6 @@
 // Shapes of the service team's admin API.
 import { z } from 'zod';
+import { printableText } from '../printable-text.js';
 
 export const IntegrationParamsSchema = z.object({
   integration: z.string().min(1).meta({ description: 'Integration id, or its handle workspace:integration' }),
@@ -17,7 +18,8 @@ export const IntegrationSummarySchema = z
   .meta({ id: 'IntegrationSummary' });
 
 // No `actor` member: the audit log names the operator the admin credential belongs to.
-const reason = z.string().min(1).max(1000).meta({ description: 'Why, for the audit log' });
+export const ReasonSchema = printableText().min(1).max(1000).meta({ description: 'Why, for the audit log (no control characters)' });
+const reason = ReasonSchema;
 
 export const ReasonBodySchema = z.strictObject({ reason: reason.optional() }).nullish();
 
@@ -112,9 +114,9 @@ export const ListedKeySchema = KeySummarySchema.extend({
 
 export const MoveLeadBodySchema = z.strictObject({ stage: z.uuid('must be a stage id (uuid)') });
 export const CloseLeadBodySchema = z.strictObject({
-  outcome: z.string().min(1).max(100).nullish(),
-  reason: z.string().min(1).max(1000).nullish(),
-  closed_by: z.string().min(1).nullish().meta({ description: 'Username of the employee closing the lead' }),
+  outcome: printableText().min(1).max(100).nullish(),
+  reason: printableText().min(1).max(1000).nullish(),
+  closed_by: printableText().min(1).nullish().meta({ description: 'Username of the employee closing the lead' }),
 });
 
 export const ReviewQuerySchema = z.object({
