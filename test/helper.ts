@@ -48,10 +48,12 @@ export async function startGateway(
     trustProxy?: string[];
     console?: Partial<ConsoleConfig>;
     outageQuietMs?: number;
+    statementTimeoutMs?: number;
   } = {},
 ): Promise<Gateway> {
   const dir = mkdtempSync(join(tmpdir(), 'lead-gateway-test-'));
-  const store = await openTestStore(dir);
+  // A small statement timeout (PostgreSQL) makes a held lock a storage failure soon.
+  const store = await openTestStore(dir, undefined, options.statementTimeoutMs === undefined ? {} : { statementTimeoutMs: options.statementTimeoutMs });
   const rules = createRulesHolder(options.rulesDir ?? EXAMPLE_RULES);
   // Every test gateway logs to a file that close() searches, with the database, for the secrets it saw.
   const logFile = join(dir, 'gateway.log');

@@ -7,7 +7,7 @@ import { AppError } from '../errors.js';
 import type { Integration } from '../rules/catalog.js';
 import type { RulesHolder } from '../rules/loader.js';
 import { importLegacyKey, issueV1Key, renewKeys, revokeKey, rollback, switchOff, type MigrationDeps } from '../migration/service.js';
-import { ImportKeyBodySchema, RollbackBodySchema } from '../admin/schemas.js';
+import { ImportKeyBodySchema, ReasonBodySchema, RollbackBodySchema } from '../admin/schemas.js';
 import { integrationForViewer } from './overview.js';
 import type { Viewer } from './users.js';
 
@@ -49,6 +49,12 @@ function parsed<T extends z.ZodType>(schema: T, value: unknown): z.infer<T> {
   throw new AppError('validation-failed', `${issue.path.join('.') || 'form'}: ${issue.message}`);
 }
 
+/** The optional reason of a form, by the admin API's rule (no control characters, at most 1,000 characters). */
+const reasonOf = (fields: Record<string, string>): string | null => {
+  const value = filled(fields.reason);
+  return value === undefined ? null : (parsed(ReasonBodySchema, { reason: value })?.reason ?? null);
+};
+
 export function consoleActions(app: FastifyInstance, deps: MigrationDeps & { rules: RulesHolder }, h: Helpers): void {
   type Act = (ctx: { viewer: Viewer; integration: Integration; fields: Record<string, string>; request: FastifyRequest; reply: FastifyReply }) => Promise<FastifyReply>;
 
@@ -79,13 +85,13 @@ export function consoleActions(app: FastifyInstance, deps: MigrationDeps & { rul
   });
 
   act('keys/issue', async ({ viewer, integration, fields, reply }) => {
-    const issued = await issueV1Key(deps, integration, { actor: viewer.name, reason: filled(fields.reason) ?? null });
+    const issued = await issueV1Key(deps, integration, { actor: viewer.name, reason: reasonOf(fields) });
     // Shown in this answer only (no redirect to a page that could show it again); pages are no-store.
     return h.showIntegration(reply, integration, { issued: { secret: issued.secret, prefix: issued.key.prefix, heading: 'The new v1 key' } });
   });
 
   act('keys/renew', async ({ viewer, integration, fields, reply }) => {
-    const renewed = await renewKeys(deps, integration, { actor: viewer.name, reason: filled(fields.reason) ?? null });
+    const renewed = await renewKeys(deps, integration, { actor: viewer.name, reason: reasonOf(fields) });
     return h.showIntegration(reply, integration, {
       issued: { secret: renewed.secret, prefix: renewed.key.prefix, heading: `Keys renewed: ${renewed.revoked} key(s) revoked, this new v1 key issued` },
     });
@@ -97,7 +103,7 @@ export function consoleActions(app: FastifyInstance, deps: MigrationDeps & { rul
     const integration = integrationForViewer(deps.rules.current(), viewer, params.integration);
     refuseUnlessServiceTeam(viewer);
     try {
-      await revokeKey(deps, integration, params.key, { actor: viewer.name, reason: filled(form(request).reason) ?? null });
+      await revokeKey(deps, integration, params.key, { actor: viewer.name, reason: reasonOf(form(request)) });
     } catch (error) {
       if (!(error instanceof AppError) || error.code !== 'conflict') throw error;
       return h.showIntegration(reply.code(error.status), integration, { refusal: { status: error.status, detail: error.message, lastLegacyCall: null, canForce: false } });
@@ -106,7 +112,7 @@ export function consoleActions(app: FastifyInstance, deps: MigrationDeps & { rul
   });
 
   act('switch-off', async ({ viewer, integration, fields, reply }) => {
-    await switchOff(deps, integration, { actor: viewer.name, reason: filled(fields.reason) ?? null, force: false });
+    await switchOff(deps, integration, { actor: viewer.name, reason: reasonOf(fields), force: false });
     return back(reply, integration);
   });
 
@@ -116,7 +122,7 @@ export function consoleActions(app: FastifyInstance, deps: MigrationDeps & { rul
     if (fields.confirm?.trim() !== integration.handle) {
       throw new AppError('validation-failed', `To force the switch-off, type the integration's handle, ${integration.handle}, exactly. Nothing was changed.`, { state: 'migrating' });
     }
-    await switchOff(deps, integration, { actor: viewer.name, reason: filled(fields.reason) ?? 'forced from the console', force: true });
+    await switchOff(deps, integration, { actor: viewer.name, reason: reasonOf(fields) ?? 'forced from the console', force: true });
     return back(reply, integration);
   });
 

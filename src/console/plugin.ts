@@ -10,6 +10,7 @@ import helmet from '@fastify/helmet';
 import view from '@fastify/view';
 import { Eta } from 'eta';
 import { AppError } from '../errors.js';
+import { escapeControls } from '../printable-text.js';
 import type { Store } from '../store/store.js';
 import type { RulesHolder } from '../rules/loader.js';
 import type { UsageRecorder } from '../migration/usage.js';
@@ -109,8 +110,16 @@ export function consolePlugin(deps: ConsoleDeps) {
     // Eta escapes every <%= %> output (autoEscape); only <%~ %> writes raw HTML (the layout's body).
     await app.register(view, { engine: { eta: new Eta({ views: VIEWS_DIR, autoEscape: true, autoTrim: [false, 'nl'] }) }, root: VIEWS_DIR });
 
+    // U+0000 in a decoded field or name is refused here, for every form at once, as the API refuses it in
+    // JSON (PostgreSQL cannot store it; SQLite would). The URL's %00 is refused before this (nul-in-url.ts).
     app.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string', bodyLimit: FORM_BODY_LIMIT_BYTES }, (_request, body, done) => {
-      done(null, Object.fromEntries(new URLSearchParams(body as string)));
+      const fields = [...new URLSearchParams(body as string)];
+      const nul = fields.find(([name, value]) => name.includes('\u0000') || value.includes('\u0000'));
+      if (nul !== undefined) {
+        done(new AppError('nul-character', `The form field "${escapeControls(nul[0])}" holds the character U+0000 (%00); it cannot be stored. Remove it and send the form again. Nothing was changed.`), undefined);
+        return;
+      }
+      done(null, Object.fromEntries(fields));
     });
     // With Secure cookies a browser on plain http keeps none of them: every sign-in would fail as a
     // missing CSRF token. Said plainly instead (behind a TLS proxy, TRUST_PROXY makes this https).

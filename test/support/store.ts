@@ -16,11 +16,11 @@ export const testEngine = (): StoreEngine => (process.env.TEST_STORE_ENGINE === 
 const databaseEnvs = new WeakMap<Store, Record<string, string>>();
 
 /** A new store in `dir` (SQLite: the file `name` there; PostgreSQL: a new database), opened as the server opens its own. */
-export async function openTestStore(dir: string, name = 'gateway.db'): Promise<Store> {
+export async function openTestStore(dir: string, name = 'gateway.db', options: { statementTimeoutMs?: number } = {}): Promise<Store> {
   let store: Store;
   if (testEngine() === 'postgres') {
     const url = await freshDatabase(inject('postgresUrl'));
-    store = await openStore({ engine: 'postgres', url, poolSize: 4 });
+    store = await openStore({ engine: 'postgres', url, poolSize: 4, ...options });
     databaseEnvs.set(store, { DATABASE_URL: url });
   } else {
     store = await openStore({ engine: 'sqlite', path: join(dir, name), synchronous: 'FULL' });
