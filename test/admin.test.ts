@@ -85,7 +85,7 @@ describe('operator actions', () => {
 
 describe('control characters in printed free text', () => {
   it('a reason with a line break or an escape sequence is refused with 422 and a path; nothing is audited or changed', async () => {
-    const handle = 'smile-dental:website-form';
+    const handle = 'brightpath:website-form';
     const audit = async () => (await gw.admin('GET', `/admin/v1/integrations/${handle}/audit`)).json<{ items: unknown[] }>().items;
     const before = await audit();
     for (const reason of ['ok\n2026-11-26T00:00:00Z  forged  rollback', 'colour \u001b[2J', 'c1 \u0085']) {

@@ -3,6 +3,7 @@ import type { MigrationReport } from '../migration/report.js';
 import { ADMIN_REQUEST_TIMEOUT_MS } from './admin-client.js';
 import type { LinkReportView } from './backend.js';
 import { table } from './table.js';
+import { escapeControls as shown } from '../printable-text.js';
 
 export const HELP_AFTER = `
 Targets:
@@ -32,7 +33,7 @@ export function linkSummary(links: LinkReportView): string[] {
   }
   for (const [code, e] of byCode) {
     const more = e.count > e.ids.length ? `, and ${e.count - e.ids.length} more (--json lists all)` : '';
-    lines.push(`  ${e.count} ${code}${e.count === 1 ? `: ${e.reason}` : ` (e.g. ${e.reason})`}`, `    ${e.ids.join(', ')}${more}`);
+    lines.push(`  ${e.count} ${shown(code)}${e.count === 1 ? `: ${shown(e.reason)}` : ` (e.g. ${shown(e.reason)})`}`, `    ${e.ids.join(', ')}${more}`);
   }
   return lines;
 }
@@ -41,12 +42,13 @@ export function linkSummary(links: LinkReportView): string[] {
 export function reportText(r: MigrationReport): string {
   const routes = [...r.legacy.routes.map((x) => ['legacy', x.route, x.calls_24h, x.calls_7d, x.last_seen]), ...r.v1.routes.map((x) => ['v1', x.route, x.calls_24h, x.calls_7d, x.last_seen])];
   return [
-    `${r.integration.handle} (${r.integration.name}): ${r.state}`,
-    `readiness: ${r.readiness.verdict}${r.readiness.reasons.map((x) => `\n  - ${x}`).join('')}`,
+    `${r.integration.handle} (${shown(r.integration.name)}): ${r.state}`,
+    `readiness: ${r.readiness.verdict}${r.readiness.reasons.map((x) => `\n  - ${shown(x)}`).join('')}`,
     '',
     routes.length > 0 ? table(['API', 'ROUTE', '24H', '7D', 'LAST SEEN'], routes as (string | number | null)[][]) : 'no calls counted yet',
     '',
-    `ignored legacy fields: ${r.ignored_legacy_fields.map((f) => `${f.field} (${f.calls})`).join(', ') || 'none'}`,
+    // Field names a bot sent: anything a bot wrote is shown escaped.
+    `ignored legacy fields: ${r.ignored_legacy_fields.map((f) => `${shown(f.field)} (${f.calls})`).join(', ') || 'none'}`,
     `unlinked legacy leads: ${r.unlinked_legacy_leads.length}`,
     `live keys: ${r.keys.v1} v1, ${r.keys.legacy} legacy`,
   ].join('\n');

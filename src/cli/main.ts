@@ -6,7 +6,7 @@ import { Command, InvalidArgumentError } from 'commander';
 import type { StoreOptions } from '../store/open-store.js';
 import type { z } from 'zod';
 import { table } from './table.js';
-import { AuditQuerySchema, KeyParamsSchema, ReportQuerySchema } from '../admin/schemas.js';
+import { AuditQuerySchema, KeyParamsSchema, ReasonSchema, ReportQuerySchema } from '../admin/schemas.js';
 import { HELP_AFTER, linkSummary, reportText } from './human.js';
 import { listOf } from '../admin/views.js';
 import { withEnvFile } from '../config.js';
@@ -56,6 +56,8 @@ const checkedBy =
 const quietHours = checkedBy(ReportQuerySchema.shape.quiet_period_hours.unwrap());
 const auditLimit = checkedBy(AuditQuerySchema.shape.limit.unwrap());
 const keyId = checkedBy(KeyParamsSchema.shape.key);
+/** A reason holding a line break or an escape sequence would forge the audit table: refused as the API refuses it. */
+const reasonArg = checkedBy(ReasonSchema);
 
 /** Whether a PostgreSQL URL carries a password (in its userinfo, or as node-postgres's ?password=). */
 function hasPassword(url: string): boolean {
@@ -191,7 +193,7 @@ function createProgram(): Command {
     .argument('<integration>', 'id or workspace:integration handle')
     .option('--key <value>', 'the legacy key itself')
     .option('--hash <sha256>', 'or its SHA-256, hex')
-    .option('--reason <text>', 'why, for the audit log')
+    .option('--reason <text>', 'why, for the audit log (no control characters)', reasonArg)
     .action((ref: string, o: { key?: string; hash?: string; reason?: string }) => {
       if ((o.key === undefined) === (o.hash === undefined)) throw new UsageError('give exactly one of --key or --hash');
       if (o.hash !== undefined && !/^[0-9a-fA-F]{64}$/.test(o.hash)) throw new UsageError('--hash must be 64 hex digits (SHA-256)');
@@ -205,7 +207,7 @@ function createProgram(): Command {
     .command('issue-key')
     .description('issue the additional v1 key (legacy -> migrating); links legacy-created leads')
     .argument('<integration>', 'id or workspace:integration handle')
-    .option('--reason <text>', 'why, for the audit log')
+    .option('--reason <text>', 'why, for the audit log (no control characters)', reasonArg)
     .action((ref: string, o: { reason?: string }) =>
       withBackend(async (b) => {
         const r = await b.issueKey(ref, o.reason);
@@ -219,7 +221,7 @@ function createProgram(): Command {
     .command('link')
     .description('re-run the linking of legacy-created leads (after fixing the legacy rule), without a new key')
     .argument('<integration>', 'id or workspace:integration handle')
-    .option('--reason <text>', 'why, for the audit log')
+    .option('--reason <text>', 'why, for the audit log (no control characters)', reasonArg)
     .action((ref: string, o: { reason?: string }) =>
       withBackend(async (b) => {
         const links = await b.link(ref, o.reason);
@@ -232,7 +234,7 @@ function createProgram(): Command {
     .description('revoke one key of an integration at once (see `keys` for ids); the others go on working')
     .argument('<integration>', 'id or workspace:integration handle')
     .argument('<key-id>', "the key's id", keyId)
-    .option('--reason <text>', 'why, for the audit log')
+    .option('--reason <text>', 'why, for the audit log (no control characters)', reasonArg)
     .action((ref: string, keyId: string, o: { reason?: string }) =>
       withBackend(async (b) => {
         const key = await b.revokeKey(ref, keyId, o.reason);
@@ -244,7 +246,7 @@ function createProgram(): Command {
     .command('renew')
     .description('"renew key": revoke every key of the integration at once, issue one new v1 key')
     .argument('<integration>', 'id or workspace:integration handle')
-    .option('--reason <text>', 'why, for the audit log')
+    .option('--reason <text>', 'why, for the audit log (no control characters)', reasonArg)
     .action((ref: string, o: { reason?: string }) =>
       withBackend(async (b) => {
         const r = await b.renew(ref, o.reason);
@@ -256,7 +258,7 @@ function createProgram(): Command {
     .command('switch-off')
     .description('switch the deprecated interface off for an integration (its old key then gets 403)')
     .argument('<integration>', 'id or workspace:integration handle')
-    .requiredOption('--reason <text>', 'why, for the audit log')
+    .requiredOption('--reason <text>', 'why, for the audit log (no control characters)', reasonArg)
     .option('--force', 'even if legacy calls were seen within the quiet period')
     .option('--quiet-hours <n>', 'quiet period in hours (default 24)', quietHours)
     .action((ref: string, o: { reason: string; force?: boolean; quietHours?: number }) =>
@@ -270,7 +272,7 @@ function createProgram(): Command {
     .command('rollback')
     .description('roll a switch-off back to migrating (the old key works again)')
     .argument('<integration>', 'id or workspace:integration handle')
-    .requiredOption('--reason <text>', 'why, for the audit log')
+    .requiredOption('--reason <text>', 'why, for the audit log (no control characters)', reasonArg)
     .action((ref: string, o: { reason: string }) =>
       withBackend(async (b) => {
         const state = await b.rollback(ref, o.reason);

@@ -3,6 +3,7 @@ import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { EXAMPLE_RULES, startGateway, type Gateway } from '../helper.js';
+import { newId } from '../../src/store/ids.js';
 
 let gw: Gateway;
 let base: string;
@@ -155,5 +156,25 @@ describe('lead-gateway CLI', { timeout: 90_000 }, () => {
     });
     expect(run.status).toBe(3);
     expect(run.stderr).toMatch(/school\.yaml: integrations\[0\]\.lead_defaults\.stage/);
+  });
+
+  it('refuses a reason with a line break or an escape sequence (exit 2); a stored one is printed escaped, never as a row', async () => {
+    const handle = 'brightpath:website-form';
+    for (const reason of ['fine\n2026-01-01T00:00:00.000Z  x  forged', 'red \u001b[31m']) {
+      const refused = cli('rollback', handle, '--reason', reason);
+      expect(refused.code).toBe(2);
+      expect(refused.err).toContain('must not hold control characters');
+    }
+    // A row stored before the rule, or written another way: the table shows its escapes.
+    const integration = gw.rules.current().findIntegration(handle)!;
+    const forged = 'ok\n2026-01-01T00:00:00.000Z  brightpath:website-form  v1_key_issued  legacy -> migrating  boss  \u001b[2J';
+    await gw.store.transact((tx) =>
+      tx.states.addAudit({ id: newId(), integrationId: integration.id, action: 'note', fromState: null, toState: null, actor: 'test', reason: forged, details: null, at: new Date().toISOString() }),
+    );
+    const audit = cli('audit', handle);
+    expect(audit.code).toBe(0);
+    expect(audit.out).not.toContain('\u001b');
+    expect(audit.out.split('\n').filter((line) => line.includes('v1_key_issued'))).toEqual([expect.stringContaining('ok\\n2026-01-01T00:00:00.000Z')]);
+    expect(audit.out).toContain('\\u001b[2J');
   });
 });
