@@ -10,6 +10,7 @@ import { createLogger } from './logging.js';
 import { RulesError, createRulesHolder } from './rules/loader.js';
 import { shareRules } from './rules/replicas.js';
 import { openSharedLimiters } from './rate-limit/shared-limiter.js';
+import { nameCollisions } from './admin/credentials.js';
 
 /** Start-up failed for a reason its message tells an operator in full (no stack). */
 class StartupError extends Error {}
@@ -42,6 +43,12 @@ async function main(): Promise<void> {
     // A database that once ran in demo mode holds published keys; they never work in production.
     const revoked = await revokeDemoKeys(store, usage);
     if (revoked > 0) logger.warn({ revoked }, 'revoked the demo keys found in the database: they never work outside demo mode');
+  }
+  // Names the audit log gives to two people at once (made before the rule, or written around it): said at
+  // every start until an operator settles them (docs/operations.md#admin-credentials).
+  const collisions = await nameCollisions(store, config.adminTokenName);
+  if (collisions.length > 0) {
+    logger.warn({ names: collisions.map((c) => `${c.name} (${c.holders.join(', ')})`) }, 'names shared by more than one person in the audit log: run lead-gateway users check-names');
   }
   // On PostgreSQL the replicas count requests and failed authentications together (docs/operations.md#rate-limits).
   const limiters = config.databaseUrl

@@ -2,6 +2,8 @@
 import type { Command } from 'commander';
 import { createConsoleUser, disableConsoleUser } from '../console/users.js';
 import { listOf } from '../admin/views.js';
+import { nameCollisions } from '../admin/credentials.js';
+import { AppError } from '../errors.js';
 import { table } from './table.js';
 import { UsageError } from './exit.js';
 import type { Context } from './database-backend.js';
@@ -70,6 +72,18 @@ export function registerUserCommands(program: Command, deps: UserCommandDeps): v
       deps.onDatabase('users', why, async ({ store }) => {
         const { sessionsEnded } = await disableConsoleUser(store, name);
         deps.print(`Disabled ${name}; ended ${sessionsEnded} session(s).`, { name, sessions_ended: sessionsEnded });
+      }),
+    );
+  users
+    .command('check-names')
+    .description('list names the audit log gives to more than one person (a console user and an admin token, or the shared token); exit 1 if any')
+    .action(() =>
+      deps.onDatabase('users', why, async ({ store }) => {
+        const found = await nameCollisions(store, deps.env.ADMIN_TOKEN_NAME || undefined);
+        const items = found.map((c) => ({ name: c.name, holders: c.holders }));
+        if (found.length === 0) return deps.print('No name is shared: every name in the audit log is one person.', listOf(items));
+        deps.print(table(['NAME', 'HELD BY'], items.map((c) => [c.name, c.holders.join(', ')])), listOf(items));
+        throw new AppError('conflict', `${found.length} name(s) belong to more than one person; their audit entries cannot be told apart. Disable the console user or revoke the admin tokens of each, and give the person one name.`);
       }),
     );
 }

@@ -4,7 +4,7 @@ import type { Rules } from '../rules/catalog.js';
 import type { ConsoleUser } from '../store/repos/console.js';
 import { AppError } from '../errors.js';
 import { newId } from '../store/ids.js';
-import { checkOperatorName } from '../admin/credentials.js';
+import { checkOperatorName, refuseNameOfAnother } from '../admin/credentials.js';
 import type { AdminCredential } from '../store/repos/admin-credentials.js';
 import { hashKey } from '../migration/keys.js';
 import { MAX_PASSWORD_LENGTH, MIN_PASSWORD_LENGTH, DECOY_HASH, hashPassword, verifyPassword } from './password.js';
@@ -46,6 +46,7 @@ export async function createConsoleUser(store: Store, rules: Rules, input: NewCo
     disabledAt: null,
   };
   await store.transact(async (tx) => {
+    await refuseNameOfAnother(tx, user.name, 'console user');
     if (await tx.consoleUsers.findByName(user.name)) throw new AppError('conflict', `A console user named "${user.name}" exists already (names are never reused: the audit log keeps them).`);
     await tx.consoleUsers.insert(user);
   });

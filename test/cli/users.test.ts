@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { EXAMPLE_RULES, startGateway, type Gateway } from '../helper.js';
 import { addUser, consoleClient } from '../support/console.js';
+import { newId } from '../../src/store/ids.js';
 
 let gw: Gateway;
 const ROOT = join(import.meta.dirname, '..', '..');
@@ -65,5 +66,28 @@ describe('lead-gateway users', { timeout: 90_000 }, () => {
     expect(cli(['users', 'add', 'automation', '--service-team'], { input }).code).toBe(1);
     await addUser(gw, 'taken');
     expect(cli(['users', 'add', 'taken', '--service-team'], { input }).err).toContain('exists already');
+  });
+
+  it('one name, one person: users add and admin-token create refuse each other, and check-names lists a collision with exit 1', async () => {
+    const input = `${PASSWORD}\n`;
+    const token = cli(['--json', 'admin-token', 'create', 'timur']);
+    expect(token.code).toBe(0);
+    gw.secrets.add((JSON.parse(token.out) as { token: string }).token);
+    const user = cli(['users', 'add', 'timur', '--service-team'], { input });
+    expect(user.code).toBe(1);
+    expect(user.err).toContain('"timur" already names an admin token (live or revoked)');
+    expect(cli(['users', 'add', 'malika', '--service-team'], { input }).code).toBe(0);
+    const other = cli(['admin-token', 'create', 'malika']);
+    expect(other.code).toBe(1);
+    expect(other.err).toContain('"malika" already names a console user');
+    expect(cli(['users', 'check-names'])).toMatchObject({ code: 0, out: expect.stringContaining('No name is shared') });
+    // A collision made before the rule: a token row written straight into the store.
+    await gw.store.transact((tx) =>
+      tx.adminCredentials.insert({ id: newId(), name: 'malika', prefix: 'lgadm_xx', hash: 'cd'.repeat(32), createdAt: new Date().toISOString(), createdBy: 'test', revokedAt: null }),
+    );
+    const check = cli(['users', 'check-names']);
+    expect(check.code).toBe(1);
+    expect(check.out).toMatch(/^malika\s+console user, admin token$/m);
+    expect(check.err).toContain('1 name(s) belong to more than one person');
   });
 });

@@ -25,6 +25,11 @@ export interface LockRepo {
   integration(integrationId: string): Promise<void>;
   /** Locks the tags a workspace's bots created: two units counting them before adding one run one after the other. */
   legacyTags(workspaceId: string): Promise<void>;
+  /**
+   * Locks the names the audit log gives to people (console users and admin tokens share them): two
+   * units each checking that a name is free in the other table, then taking it, run one after the other.
+   */
+  operatorNames(): Promise<void>;
 }
 
 /**
@@ -41,3 +46,4 @@ export function personLockNames(workspaceId: string, keys: readonly PersonKey[])
 export const integrationLockName = (integrationId: string): string => JSON.stringify(['integration', integrationId]);
 
 export const legacyTagsLockName = (workspaceId: string): string => JSON.stringify(['legacy-tags', workspaceId]);
+export const OPERATOR_NAMES_LOCK = JSON.stringify(['operator-names']);

@@ -70,6 +70,13 @@ onEachEngine((_engine, open) => {
     expect(events).toEqual(['A locked', 'A ends', 'B locked']);
   });
 
+  it('the operator names held by one unit: another unit taking a name waits until the first ends', async (context) => {
+    const store = await open();
+    if (!store) return context.skip();
+    const events = await contend(store, (tx) => tx.locks.operatorNames(), (tx) => tx.locks.operatorNames());
+    expect(events).toEqual(['A locked', 'A ends', 'B locked']);
+  });
+
   it('a lead row held by one unit: another unit locking it waits, then reads what the first wrote', async (context) => {
     const store = await open();
     if (!store) return context.skip();

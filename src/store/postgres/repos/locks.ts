@@ -1,5 +1,5 @@
 // Locks of a unit of work in PostgreSQL: transaction-level advisory locks, released at COMMIT or ROLLBACK.
-import { integrationLockName, legacyTagsLockName, personLockNames, type LockRepo } from '../../repos/locks.js';
+import { OPERATOR_NAMES_LOCK, integrationLockName, legacyTagsLockName, personLockNames, type LockRepo } from '../../repos/locks.js';
 import { statement, type Sql } from '../sql.js';
 
 /**
@@ -29,5 +29,6 @@ export function pgLockRepo(sql: Sql): LockRepo {
     },
     integration: async (integrationId) => void (await lockOne.run(sql, integrationLockName(integrationId))),
     legacyTags: async (workspaceId) => void (await lockOne.run(sql, legacyTagsLockName(workspaceId))),
+    operatorNames: async () => void (await lockOne.run(sql, OPERATOR_NAMES_LOCK)),
   };
 }

@@ -12,5 +12,6 @@ export function sqliteLockRepo(): LockRepo {
     persons: async () => {},
     integration: async () => {},
     legacyTags: async () => {},
+    operatorNames: async () => {},
   };
 }
