@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { EXAMPLE_RULES, startGateway, type Gateway } from '../helper.js';
 import { addUser, consoleClient } from '../support/console.js';
 import { newId } from '../../src/store/ids.js';
+import { spawnGateway } from '../support/child-gateway.js';
 
 let gw: Gateway;
 const ROOT = join(import.meta.dirname, '..', '..');
@@ -89,5 +90,12 @@ describe('lead-gateway users', { timeout: 90_000 }, () => {
     expect(check.code).toBe(1);
     expect(check.out).toMatch(/^malika\s+console user, admin token$/m);
     expect(check.err).toContain('1 name(s) belong to more than one person');
+    // And a gateway started on this database says so, until the collision is settled.
+    const gateway = await spawnGateway({ env: { DATABASE_PATH: join(gw.dir, 'gateway.db') }, capture: true });
+    try {
+      expect(gateway.output()).toMatch(/"names":\["malika \(console user, admin token\)"\].*"msg":"names shared by more than one person in the audit log/);
+    } finally {
+      await gateway.stop();
+    }
   });
 });
