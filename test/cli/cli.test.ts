@@ -167,14 +167,14 @@ describe('lead-gateway CLI', { timeout: 90_000 }, () => {
     }
     // A row stored before the rule, or written another way: the table shows its escapes.
     const integration = gw.rules.current().findIntegration(handle)!;
-    const forged = 'ok\n2026-01-01T00:00:00.000Z  brightpath:website-form  v1_key_issued  legacy -> migrating  boss  \u001b[2J';
+    const forged = 'ok\n2026-01-01T00:00:00.000Z  brightpath:website-form  forged_action  legacy -> migrating  boss  \u001b[2J';
     await gw.store.transact((tx) =>
       tx.states.addAudit({ id: newId(), integrationId: integration.id, action: 'note', fromState: null, toState: null, actor: 'test', reason: forged, details: null, at: new Date().toISOString() }),
     );
     const audit = cli('audit', handle);
     expect(audit.code).toBe(0);
     expect(audit.out).not.toContain('\u001b');
-    expect(audit.out.split('\n').filter((line) => line.includes('v1_key_issued'))).toEqual([expect.stringContaining('ok\\n2026-01-01T00:00:00.000Z')]);
+    expect(audit.out.split('\n').filter((line) => line.includes('forged_action'))).toEqual([expect.stringContaining('ok\\n2026-01-01T00:00:00.000Z')]);
     expect(audit.out).toContain('\\u001b[2J');
   });
 });
