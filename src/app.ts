@@ -158,7 +158,7 @@ export async function buildApp(config: Pick<Config, 'adminToken'> & Partial<Pick
     await app.register(rulesRoutes({ ...services, ...admin }));
   }
   if (config.console) {
-    await app.register(consolePlugin({ ...services, limiter: limiters.authFailures, sharedTokenName: config.adminTokenName ?? DEFAULT_SHARED_TOKEN_NAME, ...config.console }));
+    await app.register(consolePlugin({ ...services, outage, limiter: limiters.authFailures, sharedTokenName: config.adminTokenName ?? DEFAULT_SHARED_TOKEN_NAME, ...config.console }));
   }
   return app;
 }

@@ -3,6 +3,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { AppError, problemCatalogue, type ProblemCode } from '../errors.js';
 import { StoreUnavailableError } from '../store/store.js';
+import type { StoreOutage } from '../outage.js';
 import type { Viewer } from './users.js';
 
 /**
@@ -38,10 +39,11 @@ function describe(error: Error & { statusCode?: number; code?: string }): { stat
   return { status: 500, code: 'internal', title: problemCatalogue.internal.title, detail: 'Something failed on our side.', headers: {} };
 }
 
-export function renderError(reply: FastifyReply, request: FastifyRequest, error: Error): FastifyReply {
+/** `outage` logs a store failure as one episode with the API's (outage.ts); a fault of the console is logged every time. */
+export function renderError(reply: FastifyReply, request: FastifyRequest, error: Error, outage: StoreOutage): FastifyReply {
   const problem = describe(error);
   if (error instanceof StoreUnavailableError) {
-    request.log.error({ err: error, engine_code: error.engineCode }, 'storage failure');
+    outage.refused(error, request.log);
   } else if (problem.status >= 500) {
     request.log.error({ err: error }, 'console request failed');
     problem.detail = `Something failed on our side; the log has it under request ${request.id}.`;

@@ -19,6 +19,7 @@ import type { RateLimiter } from '../rate-limit/limiter.js';
 import { consoleSessionStore, type ConsoleSessionData } from './session-store.js';
 import { consoleRoutes } from './routes.js';
 import { renderError } from './pages.js';
+import type { StoreOutage } from '../outage.js';
 
 declare module 'fastify' {
   // Declaration merging: @fastify/session's Session gets the console's members.
@@ -36,6 +37,8 @@ export interface ConsoleDeps {
   secret: string;
   secureCookies: boolean;
   sharedTokenName: string;
+  /** The app's store outage: a console page the store refused counts in it as an API request does. */
+  outage: StoreOutage;
 }
 
 /** Templates and the style sheet sit beside this module, in src/ and (copied by `npm run build`) in dist/. */
@@ -137,7 +140,7 @@ export function consolePlugin(deps: ConsoleDeps) {
     app.addHook('onSend', async (request: FastifyRequest, reply: FastifyReply) => {
       if (!request.url.startsWith('/console/static/')) reply.header('cache-control', 'no-store');
     });
-    app.setErrorHandler((error, request, reply) => renderError(reply, request, error as Error));
+    app.setErrorHandler((error, request, reply) => renderError(reply, request, error as Error, deps.outage));
 
     app.get('/console/static/console.css', { schema: { hide: true } }, (_request, reply) =>
       reply.header('content-type', 'text/css; charset=utf-8').header('cache-control', 'public, max-age=3600').send(css),
