@@ -7,6 +7,7 @@ import { coerce, inexactNumberError } from '../lead/coerce.js';
 import { writeField } from '../lead/field-write.js';
 import type { FieldValue, Writer } from '../store/repos/field-values.js';
 import { newId } from '../store/ids.js';
+import { decideKept } from './keep.js';
 
 export const emptyAnswersResult = (): AnswersResult => ({
   written: [],
@@ -50,8 +51,9 @@ async function applyOne(
 }
 
 /**
- * Applies answers to a lead and stores every one of them (unmapped and invalid included) with its
- * event, raw value and outcome. Answers touch only custom fields: never stage, owner or tags.
+ * Applies answers to a lead and stores them with their event, raw value and outcome: every written,
+ * unchanged or kept one, and unmapped and invalid ones up to the caps of keep.ts (one past them is
+ * still reported, and named in `not_kept`). Answers touch only custom fields: never stage, owner or tags.
  */
 export async function applyAnswers(
   tx: Repos,
@@ -70,12 +72,23 @@ export async function applyAnswers(
   const fieldIds = Object.keys(answers).flatMap((key) => integration.answers.get(key)?.field.id ?? []);
   const known = new Map<string, FieldValue | null>(fieldIds.map((id) => [id, null]));
   if (!target.leadIsNew && fieldIds.length > 0) for (const value of await tx.fieldValues.getMany(target.leadId, fieldIds)) known.set(value.fieldId, value);
+  const outcomes: { key: string; raw: unknown; applied: Applied }[] = [];
   for (const [key, raw] of Object.entries(answers)) {
     // Checked before the mapping: an answer stored unmapped would otherwise be applied later, rounded.
     const refused = keyProblem(key) ?? (inexact.has(key) ? inexactNumberError(key) : null);
     const applied = refused !== null ? { outcome: 'invalid' as const, error: refused, fieldId: null } : await applyOne(tx, integration, target.leadId, key, raw, target.at, known);
     if (applied.outcome === 'invalid') result.invalid.push({ key, error: applied.error! });
     else result[applied.outcome].push(key);
+    outcomes.push({ key, raw, applied });
+  }
+  // Unmapped and invalid answers are kept up to the caps (keep.ts); one past them is still reported.
+  const unkept = outcomes.filter((o) => o.applied.outcome === 'unmapped' || o.applied.outcome === 'invalid');
+  const kept = await decideKept(tx, integration.id, unkept, target.at);
+  const dropped = new Set(unkept.filter((_, i) => !kept[i]));
+  if (dropped.size > 0) result.not_kept = [...dropped].map((o) => o.key);
+  for (const answer of outcomes) {
+    if (dropped.has(answer)) continue;
+    const { key, raw, applied } = answer;
     await tx.answers.insert({
       id: newId(),
       submissionId: target.submissionId,

@@ -27,6 +27,14 @@ export const AnswersResultSchema = z
     kept_existing: z.array(z.string()),
     unmapped: z.array(z.string()),
     invalid: z.array(z.object({ key: z.string(), error: z.string() })),
+    not_kept: z
+      .array(z.string())
+      .optional()
+      .meta({
+        description:
+          'Additive member, present only when some were not: keys of unmapped or invalid answers that were reported but not stored, ' +
+          'the integration having reached what it keeps of them (distinct keys, answers per key, bytes); they cannot be applied later',
+      }),
   })
   .meta({ id: 'AnswersResult' });
 export type AnswersResult = z.infer<typeof AnswersResultSchema>;

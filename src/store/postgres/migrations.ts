@@ -9,6 +9,7 @@ import { changeFeedSchema } from './change-feed-schema.js';
 import { stripedCountsSchema } from './striped-counts-schema.js';
 import { consoleSchema } from './console-schema.js';
 import { replicaRulesSchema } from './replica-rules-schema.js';
+import { answerKeepSchema } from './answer-keep-schema.js';
 import type { SchemaState } from '../store.js';
 
 export interface Migration {
@@ -44,6 +45,8 @@ export const migrations: Migration[] = [
     name: 'the recorded outcome of an event as the text it was recorded with',
     sql: 'ALTER TABLE submissions ALTER COLUMN outcome TYPE text COLLATE "C" USING outcome::text',
   },
+  // As SQLite migration 16 ("kept unmapped and invalid answers counted per key, ...").
+  { version: 10, name: 'answer caps and retention', sql: answerKeepSchema },
 ];
 
 /**

@@ -398,6 +398,34 @@ export const migrations: Migration[] = [
     // PostgreSQL migration 8 drops the same two.
     up: (db) => db.exec('DROP INDEX IF EXISTS leads_status; DROP INDEX IF EXISTS leads_group;'),
   },
+  {
+    version: 16,
+    name: 'kept unmapped and invalid answers counted per key, and the indexes retention reads',
+    // What applyAnswers checks its caps against (src/answers/keep.ts) in one read, rather than counting
+    // the answer log per request; filled here from the answers already stored. The indexes let the
+    // retention job (src/retention/) find the oldest rows without reading the tables. PostgreSQL
+    // migration "answer caps and retention" makes the same.
+    up: (db) =>
+      db.exec(`
+        CREATE TABLE answers_kept (
+          integration_id TEXT NOT NULL,
+          answer_key     TEXT NOT NULL,
+          answers        INTEGER NOT NULL,
+          bytes          INTEGER NOT NULL,
+          PRIMARY KEY (integration_id, answer_key)
+        ) WITHOUT ROWID;
+        CREATE TABLE answers_not_kept (
+          integration_id TEXT PRIMARY KEY,
+          answers        INTEGER NOT NULL,
+          last_at        TEXT NOT NULL
+        ) WITHOUT ROWID;
+        INSERT INTO answers_kept (integration_id, answer_key, answers, bytes)
+          SELECT integration_id, answer_key, count(*), sum(length(CAST(answer_key AS BLOB)) + length(CAST(raw_value AS BLOB)))
+          FROM answers WHERE outcome IN ('unmapped', 'invalid') GROUP BY integration_id, answer_key;
+        CREATE INDEX answers_kept_age ON answers (created_at) WHERE outcome IN ('unmapped', 'invalid');
+        CREATE INDEX api_usage_hour ON api_usage (hour);
+      `),
+  },
 ];
 
 export class MigrationError extends Error {

@@ -1,5 +1,5 @@
 // The answer log in PostgreSQL.
-import type { AnswerRepo } from '../../repos/answers.js';
+import { expiredPerKey, type AnswerRepo, type KeptIncrement } from '../../repos/answers.js';
 import { foldUnmappedKeys, rowToAnswer, type AnswerRow, type UnmappedKeyRow } from '../../sql-rows.js';
 import { rowName, statement, type Sql } from '../sql.js';
 
@@ -40,6 +40,41 @@ const summary = statement<UnmappedKeyRow>(
    FROM top_keys LEFT JOIN examples ON examples.answer_key = top_keys.answer_key AND examples.ex_rank <= $3
    ORDER BY top_keys.n DESC, top_keys.answer_key, examples.ex_rank`,
 );
+// One statement: the integration's totals, joined to the counts of the keys asked about.
+const kept = statement<{ keys: number; bytes: string; answer_key: string | null; answers: string | null }>(
+  'answers.kept',
+  `SELECT t.keys, t.bytes, k.answer_key, k.answers
+   FROM (SELECT count(*)::int AS keys, coalesce(sum(bytes), 0) AS bytes FROM answers_kept WHERE integration_id = $1) AS t
+   LEFT JOIN answers_kept AS k ON k.integration_id = $1 AND k.answer_key = ANY ($2::text[])`,
+);
+// Every key of a unit in one statement, in key order: two units counting the same keys lock them in one order.
+const addKept = statement(
+  'answers.addKept',
+  `INSERT INTO answers_kept AS k (integration_id, answer_key, answers, bytes)
+   SELECT * FROM unnest($1::text[], $2::text[], $3::bigint[], $4::bigint[]) ORDER BY 1, 2
+   ON CONFLICT (integration_id, answer_key) DO UPDATE SET answers = k.answers + excluded.answers, bytes = greatest(0, k.bytes + excluded.bytes)`,
+);
+const dropEmpty = statement(
+  'answers.dropEmptyKept',
+  'DELETE FROM answers_kept WHERE (integration_id, answer_key) IN (SELECT * FROM unnest($1::text[], $2::text[])) AND answers <= 0',
+);
+const addNotKept = statement(
+  'answers.addNotKept',
+  `INSERT INTO answers_not_kept AS n (integration_id, answers, last_at) VALUES ($1, $2, $3)
+   ON CONFLICT (integration_id) DO UPDATE SET answers = n.answers + excluded.answers, last_at = greatest(n.last_at, excluded.last_at)`,
+);
+const notKept = statement<{ answers: string }>('answers.notKept', 'SELECT answers FROM answers_not_kept WHERE integration_id = $1');
+// Walks the partial index answers_kept_age, oldest first.
+const deleteExpired = statement<{ integration_id: string; answer_key: string; raw_value: unknown }>(
+  'answers.deleteExpired',
+  `DELETE FROM answers WHERE id IN (
+     SELECT id FROM answers WHERE outcome IN ('unmapped', 'invalid') AND created_at < $1 ORDER BY created_at, id LIMIT $2
+   ) RETURNING integration_id, answer_key, raw_value`,
+);
+
+const sortedIncrements = (increments: readonly KeptIncrement[]) =>
+  [...increments].sort((a, b) => (a.integrationId === b.integrationId ? (a.key < b.key ? -1 : a.key > b.key ? 1 : 0) : a.integrationId < b.integrationId ? -1 : 1));
+
 const mark = statement('answers.mark', 'UPDATE answers SET applied_at = $1, applied_outcome = $2, field_id = $3, error = $4 WHERE id = $5');
 
 export function pgAnswerRepo(sql: Sql): AnswerRepo {
@@ -52,6 +87,23 @@ export function pgAnswerRepo(sql: Sql): AnswerRepo {
       return { withKeys: row.with_keys, others: row.others };
     },
     summarizePendingUnmapped: async (integrationId, limits) => foldUnmappedKeys(await summary.rows(sql, integrationId, limits.keys, limits.examples, limits.scan)),
+    kept: async (integrationId, keys) => {
+      const rows = await kept.rows(sql, integrationId, [...keys]);
+      const perKey = new Map<string, number>();
+      for (const r of rows) if (r.answer_key !== null) perKey.set(r.answer_key, Number(r.answers));
+      return { keys: rows[0]!.keys, bytes: Number(rows[0]!.bytes), perKey };
+    },
+    addKept: async (increments) => {
+      if (increments.length === 0) return;
+      const list = sortedIncrements(increments);
+      await addKept.run(sql, list.map((i) => i.integrationId), list.map((i) => i.key), list.map((i) => i.answers), list.map((i) => i.bytes));
+      const fewer = list.filter((i) => i.answers < 0);
+      if (fewer.length > 0) await dropEmpty.run(sql, fewer.map((i) => i.integrationId), fewer.map((i) => i.key));
+    },
+    addNotKept: async (integrationId, answers, at) => void (await addNotKept.run(sql, integrationId, answers, at)),
+    notKept: async (integrationId) => Number((await notKept.one(sql, integrationId))?.answers ?? 0),
+    deleteExpired: async (before, limit) =>
+      expiredPerKey((await deleteExpired.rows(sql, before, limit)).map((r) => ({ integrationId: r.integration_id, key: r.answer_key, raw: r.raw_value }))),
     markApplied: (id, at, outcome, fieldId, error) => mark.later(sql, [rowName('answers', id)], undefined, at, outcome, fieldId, error, id),
   };
 }

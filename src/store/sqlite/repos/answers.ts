@@ -1,6 +1,6 @@
 // The answer log in SQLite.
 import type { Db } from '../connection.js';
-import type { AnswerRepo } from '../../repos/answers.js';
+import { expiredPerKey, type AnswerRepo } from '../../repos/answers.js';
 import { foldUnmappedKeys, rowToAnswer as decodedRowToAnswer, type AnswerRow as DecodedAnswerRow, type UnmappedKeyRow } from '../../sql-rows.js';
 
 /** The row as SQLite holds it: the raw value as JSON text. */
@@ -44,6 +44,28 @@ export function sqliteAnswerRepo(db: Db): AnswerRepo {
    FROM top_keys LEFT JOIN examples ON examples.answer_key = top_keys.answer_key AND examples.ex_rank <= @examples
    ORDER BY top_keys.n DESC, top_keys.answer_key, examples.ex_rank`,
   );
+  // One statement: the integration's totals, joined to the counts of the keys asked about.
+  const kept = db.prepare<[string, string, string], { keys: number; bytes: number; answer_key: string | null; answers: number | null }>(
+    `SELECT t.keys, t.bytes, k.answer_key, k.answers
+     FROM (SELECT count(*) AS keys, coalesce(sum(bytes), 0) AS bytes FROM answers_kept WHERE integration_id = ?) AS t
+     LEFT JOIN answers_kept AS k ON k.integration_id = ? AND k.answer_key IN (SELECT value FROM json_each(?))`,
+  );
+  const addKept = db.prepare(
+    `INSERT INTO answers_kept (integration_id, answer_key, answers, bytes) VALUES (@integrationId, @key, @answers, @bytes)
+     ON CONFLICT (integration_id, answer_key) DO UPDATE SET answers = answers + excluded.answers, bytes = max(0, bytes + excluded.bytes)`,
+  );
+  const dropEmpty = db.prepare('DELETE FROM answers_kept WHERE integration_id = ? AND answer_key = ? AND answers <= 0');
+  const addNotKept = db.prepare(
+    `INSERT INTO answers_not_kept (integration_id, answers, last_at) VALUES (?, ?, ?)
+     ON CONFLICT (integration_id) DO UPDATE SET answers = answers + excluded.answers, last_at = max(last_at, excluded.last_at)`,
+  );
+  const notKept = db.prepare<[string], { answers: number }>('SELECT answers FROM answers_not_kept WHERE integration_id = ?');
+  // Walks the partial index answers_kept_age, oldest first.
+  const deleteExpired = db.prepare<[string, number], { integration_id: string; answer_key: string; raw_value: string }>(
+    `DELETE FROM answers WHERE rowid IN (
+       SELECT rowid FROM answers WHERE outcome IN ('unmapped', 'invalid') AND created_at < ? ORDER BY created_at LIMIT ?
+     ) RETURNING integration_id, answer_key, raw_value`,
+  );
   const mark = db.prepare('UPDATE answers SET applied_at = ?, applied_outcome = ?, field_id = ?, error = ? WHERE id = ?');
   return {
     insert: async (a) => void insert.run({ ...a, raw: JSON.stringify(a.raw) }),
@@ -54,6 +76,22 @@ export function sqliteAnswerRepo(db: Db): AnswerRepo {
     },
     summarizePendingUnmapped: async (integrationId, limits) =>
       foldUnmappedKeys(summary.all({ integrationId, ...limits }).map((r) => ({ ...r, raw_value: r.raw_value === null ? null : JSON.parse(r.raw_value) }))),
+    kept: async (integrationId, keys) => {
+      const rows = kept.all(integrationId, integrationId, JSON.stringify(keys));
+      const perKey = new Map<string, number>();
+      for (const r of rows) if (r.answer_key !== null) perKey.set(r.answer_key, r.answers!);
+      return { keys: rows[0]!.keys, bytes: rows[0]!.bytes, perKey };
+    },
+    addKept: async (increments) => {
+      for (const inc of increments) {
+        addKept.run(inc);
+        if (inc.answers < 0) dropEmpty.run(inc.integrationId, inc.key);
+      }
+    },
+    addNotKept: async (integrationId, answers, at) => void addNotKept.run(integrationId, answers, at),
+    notKept: async (integrationId) => notKept.get(integrationId)?.answers ?? 0,
+    deleteExpired: async (before, limit) =>
+      expiredPerKey(deleteExpired.all(before, limit).map((r) => ({ integrationId: r.integration_id, key: r.answer_key, raw: JSON.parse(r.raw_value) }))),
     markApplied: async (id, at, outcome, fieldId, error) => void mark.run(at, outcome, fieldId, error, id),
   };
 }
