@@ -31,6 +31,8 @@ import { guardConnections, serverOptions, setAnswered } from './http-server.js';
 import { DEFAULT_SHARED_TOKEN_NAME } from './admin/credentials.js';
 import { DEMO_KEY_HASHES } from './demo.js';
 import { consolePlugin } from './console/plugin.js';
+import { SESSION_IDLE_MS, SESSION_MAX_MS } from './console/session-store.js';
+import { startRetention } from './retention/retention.js';
 
 export interface AppDeps {
   store: Store;
@@ -63,7 +65,7 @@ const VERSION = '0.1.0';
 /** Seconds a client told "shutting down" should wait before it retries (another replica, or this one restarted). */
 const SHUTDOWN_RETRY_AFTER_S = 5;
 
-export async function buildApp(config: Pick<Config, 'adminToken'> & Partial<Pick<Config, 'upstream' | 'rateLimitPerMinute' | 'authFailuresPerMinute' | 'checkResponses' | 'connections' | 'adminTokenName' | 'demo' | 'trustProxy' | 'console'>>, deps: AppDeps): Promise<FastifyInstance> {
+export async function buildApp(config: Pick<Config, 'adminToken'> & Partial<Pick<Config, 'upstream' | 'rateLimitPerMinute' | 'authFailuresPerMinute' | 'checkResponses' | 'connections' | 'adminTokenName' | 'demo' | 'trustProxy' | 'console' | 'retention'>>, deps: AppDeps): Promise<FastifyInstance> {
   const connections = config.connections ?? CONNECTION_DEFAULTS;
   const app = Fastify({
     // Timeouts, the connection cap and problems for what Node refuses on the socket (http-server.ts).
@@ -130,7 +132,10 @@ export async function buildApp(config: Pick<Config, 'adminToken'> & Partial<Pick
   const usage = deps.usage ?? createUsageRecorder(deps.store);
   const limiters = deps.limiters ?? createMemoryLimiters();
   const sharedRules = deps.sharedRules ?? (await shareRules({ replicas: deps.store.replicas, rules: deps.rules, log: app.log }));
+  // The process's retention job (src/retention/): started for a gateway given its settings (main.ts).
+  const retention = config.retention ? startRetention(deps.store, config.retention, { idleMs: SESSION_IDLE_MS, maxMs: SESSION_MAX_MS }, app.log) : null;
   app.addHook('onClose', async () => {
+    await retention?.stop();
     sharedRules.close();
     await usage.close();
     await limiters.close();

@@ -80,6 +80,19 @@ export const CONNECTION_DEFAULTS = {
 
 const milliseconds = (fallback: number) => wholeNumber(100, 600_000, fallback, 'milliseconds');
 
+/** The console's chart and the migration report read 30 days of hourly call counts: fewer are refused. */
+export const RETENTION_USAGE_MIN_DAYS = 30;
+export const RETENTION_USAGE_DEFAULT_DAYS = 90;
+export const RETENTION_ANSWERS_DEFAULT_DAYS = 90;
+
+/** How long what grows with time is kept (src/retention/, docs/operations.md "Retention"). */
+export interface RetentionSettings {
+  /** Hourly call counts older than this many days are rolled up into one row per route. */
+  usageDays: number;
+  /** Unmapped and invalid answers older than this many days are deleted. */
+  answersDays: number;
+}
+
 export const ConfigSchema = z
   .object({
     PORT: wholeNumber(0, 65535, 3000),
@@ -148,6 +161,14 @@ export const ConfigSchema = z
     REQUEST_TIMEOUT_MS: milliseconds(CONNECTION_DEFAULTS.requestTimeoutMs),
     KEEP_ALIVE_TIMEOUT_MS: milliseconds(CONNECTION_DEFAULTS.keepAliveTimeoutMs),
     MAX_CONNECTIONS: wholeNumber(1, 1_000_000, CONNECTION_DEFAULTS.maxConnections),
+    // What grows with time (docs/operations.md, "Retention"): the console's chart and the migration
+    // report read 30 days of hourly counts, so fewer are refused.
+    RETENTION_USAGE_DAYS: wholeNumber(RETENTION_USAGE_MIN_DAYS, 36_500, RETENTION_USAGE_DEFAULT_DAYS, 'days').meta({
+      description: 'Hourly call counts older than this are rolled up into one row per route (totals and last call kept)',
+    }),
+    RETENTION_ANSWERS_DAYS: wholeNumber(1, 36_500, RETENTION_ANSWERS_DEFAULT_DAYS, 'days').meta({
+      description: 'Unmapped and invalid answers stored longer than this are deleted (and can no longer be applied)',
+    }),
   })
   .superRefine((env, ctx) => {
     if (env.HEADERS_TIMEOUT_MS > env.REQUEST_TIMEOUT_MS) {
@@ -201,6 +222,8 @@ export interface Config {
   connections: ConnectionLimits;
   /** The web console (src/console/); null when CONSOLE_SECRET is unset. */
   console: ConsoleConfig | null;
+  /** How long what grows with time is kept (src/retention/). */
+  retention: RetentionSettings;
 }
 
 export interface ConsoleConfig {
@@ -303,6 +326,7 @@ export function parseConfig(env: Record<string, string | undefined>, source?: Pi
       maxConnections: c.MAX_CONNECTIONS,
     },
     console: c.CONSOLE_SECRET === undefined ? null : { secret: c.CONSOLE_SECRET, secureCookies: c.CONSOLE_SECURE_COOKIES },
+    retention: { usageDays: c.RETENTION_USAGE_DAYS, answersDays: c.RETENTION_ANSWERS_DAYS },
     upstream:
       c.LEGACY_UPSTREAM_URL === undefined
         ? null

@@ -20,6 +20,7 @@ const answerCounts = (a: AnswersResult) => ({
   kept_existing: a.kept_existing.length,
   unmapped: a.unmapped.length,
   invalid: a.invalid.length,
+  not_kept: a.not_kept?.length ?? 0,
 });
 
 export function intakeRoutes(deps: { store: Store; rules: RulesHolder; usage: UsageRecorder; quota: IntegrationQuota; authFailures: AuthFailureGuard; refusedKeyHashes: ReadonlySet<string> }) {

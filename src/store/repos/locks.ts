@@ -30,6 +30,11 @@ export interface LockRepo {
    * units each checking that a name is free in the other table, then taking it, run one after the other.
    */
   operatorNames(): Promise<void>;
+  /**
+   * Takes the retention job's lock if no other unit holds it, without waiting: true when taken (held
+   * to the unit's end), false when another process's run holds it.
+   */
+  tryRetention(): Promise<boolean>;
 }
 
 /**
@@ -47,3 +52,4 @@ export const integrationLockName = (integrationId: string): string => JSON.strin
 
 export const legacyTagsLockName = (workspaceId: string): string => JSON.stringify(['legacy-tags', workspaceId]);
 export const OPERATOR_NAMES_LOCK = JSON.stringify(['operator-names']);
+export const retentionLockName = JSON.stringify(['retention']);

@@ -43,6 +43,13 @@ export interface UsageIncrement {
   lastOk: string | null;
 }
 
+/**
+ * The `hour` of the row that sums, per integration, interface and route, every hour retention rolled
+ * up (src/retention/): before every real hour, so no count "since" an hour includes it, while the last
+ * call and the last success (maxima over every row) stay as they were.
+ */
+export const USAGE_ROLLUP_HOUR = '0000-00-00T00';
+
 export interface StateRepo {
   /** The stored state; an integration never moved is `legacy`. */
   get(integrationId: string): Promise<MigrationState>;
@@ -55,6 +62,12 @@ export interface StateRepo {
   /** Calls per interface and hour from `sinceHour` (inclusive), hours in order; hours with no calls are absent. */
   usagePerHour(integrationId: string, sinceHour: string): Promise<HourlyUsage[]>;
   lastSeen(integrationId: string, iface: Interface): Promise<string | null>;
+  /**
+   * Sums the hourly rows before `beforeHour` into each route's USAGE_ROLLUP_HOUR row and deletes them,
+   * the oldest hours first: at most `limit` rows, and the rest of the last hour reached. Returns how
+   * many hourly rows were rolled up.
+   */
+  rollUpUsage(beforeHour: string, limit: number): Promise<number>;
   /**
    * Counts ignored member names; a name not counted before is added only while the integration has
    * fewer than `maxNames` (the report names members, it is not a store of whatever bots send).

@@ -1,5 +1,5 @@
 // Migration states, the audit log and usage counters in PostgreSQL.
-import type { Interface, MigrationState, StateRepo, UsageIncrement } from '../../repos/states.js';
+import { USAGE_ROLLUP_HOUR, type Interface, type MigrationState, type StateRepo, type UsageIncrement } from '../../repos/states.js';
 import { rowToAudit, type AuditRow } from '../../sql-rows.js';
 import { statement, type Sql } from '../sql.js';
 
@@ -38,6 +38,24 @@ const perHour = statement<{ hour: string; interface: Interface; calls: string }>
    GROUP BY hour, interface ORDER BY hour, interface`,
 );
 const lastSeen = statement<{ last: string | null }>('states.lastSeen', 'SELECT max(last_seen) AS last FROM api_usage WHERE integration_id = $1 AND interface = $2');
+// Walks the index api_usage_hour from the oldest hour: the last hour a run reaches, at most `limit` rows in.
+const rollUpCut = statement<{ hour: string }>('states.rollUpCut', 'SELECT hour FROM api_usage WHERE hour > $1 AND hour < $2 ORDER BY hour LIMIT 1 OFFSET $3');
+// Summed and deleted in one statement: the rows deleted are exactly the rows summed.
+const rollUp = statement(
+  'states.rollUp',
+  `WITH gone AS (
+     DELETE FROM api_usage WHERE hour > $1 AND hour < $2 AND hour <= $3
+     RETURNING integration_id, interface, route, calls, last_seen, ok_calls, last_ok
+   ), summed AS (
+     INSERT INTO api_usage AS u (integration_id, interface, route, hour, calls, last_seen, ok_calls, last_ok)
+     SELECT integration_id, interface, route, $1, sum(calls), max(last_seen), sum(ok_calls), max(last_ok) FROM gone
+     GROUP BY integration_id, interface, route ORDER BY integration_id, interface, route
+     ON CONFLICT (integration_id, interface, route, hour) DO UPDATE SET
+       calls = u.calls + excluded.calls, last_seen = greatest(u.last_seen, excluded.last_seen),
+       ok_calls = u.ok_calls + excluded.ok_calls, last_ok = greatest(u.last_ok, excluded.last_ok)
+   )
+   SELECT count(*)::int AS rolled FROM gone`,
+);
 const bumpIgnored = statement('states.bumpIgnored', 'UPDATE ignored_fields SET calls = calls + 1, last_seen = $1 WHERE integration_id = $2 AND field = $3');
 // Another writer may add the same name between the bump and this insert: then it is counted on that row.
 const addIgnored = statement(
@@ -80,6 +98,10 @@ export function pgStateRepo(sql: Sql): StateRepo {
     usagePerHour: async (integrationId, sinceHour) =>
       (await perHour.rows(sql, integrationId, sinceHour)).map((r) => ({ hour: r.hour, interface: r.interface, calls: Number(r.calls) })),
     lastSeen: async (integrationId, iface) => (await lastSeen.one(sql, integrationId, iface))?.last ?? null,
+    rollUpUsage: async (beforeHour, limit) => {
+      const cut = (await rollUpCut.one(sql, USAGE_ROLLUP_HOUR, beforeHour, Math.max(0, limit - 1)))?.hour ?? beforeHour;
+      return ((await rollUp.one(sql, USAGE_ROLLUP_HOUR, beforeHour, cut)) as { rolled: number }).rolled;
+    },
     countIgnored: async (integrationId, fields, at, maxNames) => {
       for (const field of fields) {
         if ((await bumpIgnored.run(sql, at, integrationId, field)).rowCount === 0) await addIgnored.run(sql, integrationId, field, at, maxNames);

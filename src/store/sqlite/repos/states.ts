@@ -1,6 +1,6 @@
 // Migration states, the audit log and usage counters in SQLite.
 import type { Db } from '../connection.js';
-import type { Interface, MigrationState, StateRepo } from '../../repos/states.js';
+import { USAGE_ROLLUP_HOUR, type Interface, type MigrationState, type StateRepo } from '../../repos/states.js';
 import { rowToAudit as decodedRowToAudit, type AuditRow as DecodedAuditRow } from '../../sql-rows.js';
 
 /** The row as SQLite holds it: the details as JSON text. */
@@ -39,6 +39,18 @@ export function sqliteStateRepo(db: Db): StateRepo {
   const lastSeen = db.prepare<[string, string], { last: string | null }>(
     'SELECT max(last_seen) AS last FROM api_usage WHERE integration_id = ? AND interface = ?',
   );
+  // Walks the index api_usage_hour from the oldest hour: the last hour a run reaches, at most `limit` rows in.
+  const rollUpCut = db.prepare<[string, string, number], { hour: string }>('SELECT hour FROM api_usage WHERE hour > ? AND hour < ? ORDER BY hour LIMIT 1 OFFSET ?');
+  const rolled = "hour > @rollup AND hour < @before AND hour <= @cut";
+  const rollUp = db.prepare(
+    `INSERT INTO api_usage (integration_id, interface, route, hour, calls, last_seen, ok_calls, last_ok)
+     SELECT integration_id, interface, route, @rollup, sum(calls), max(last_seen), sum(ok_calls), max(last_ok) FROM api_usage
+     WHERE ${rolled} GROUP BY integration_id, interface, route
+     ON CONFLICT (integration_id, interface, route, hour) DO UPDATE SET
+       calls = calls + excluded.calls, last_seen = max(last_seen, excluded.last_seen),
+       ok_calls = ok_calls + excluded.ok_calls, last_ok = coalesce(max(last_ok, excluded.last_ok), last_ok, excluded.last_ok)`,
+  );
+  const deleteRolled = db.prepare(`DELETE FROM api_usage WHERE ${rolled}`);
   const bumpIgnored = db.prepare('UPDATE ignored_fields SET calls = calls + 1, last_seen = ? WHERE integration_id = ? AND field = ?');
   const addIgnored = db.prepare(
     `INSERT INTO ignored_fields (integration_id, field, calls, last_seen)
@@ -61,6 +73,12 @@ export function sqliteStateRepo(db: Db): StateRepo {
         .map((r) => ({ route: r.route, interface: r.interface, calls: r.calls, lastSeen: r.last_seen, okCalls: r.ok_calls, lastOk: r.last_ok })),
     usagePerHour: async (integrationId, sinceHour) => perHour.all(integrationId, sinceHour),
     lastSeen: async (integrationId, iface) => lastSeen.get(integrationId, iface)?.last ?? null,
+    rollUpUsage: async (beforeHour, limit) => {
+      const cut = rollUpCut.get(USAGE_ROLLUP_HOUR, beforeHour, Math.max(0, limit - 1))?.hour ?? beforeHour;
+      const range = { rollup: USAGE_ROLLUP_HOUR, before: beforeHour, cut };
+      rollUp.run(range);
+      return deleteRolled.run(range).changes;
+    },
     countIgnored: async (integrationId, fields, at, maxNames) => {
       for (const field of fields) {
         if (bumpIgnored.run(at, integrationId, field).changes === 0) addIgnored.run({ integrationId, field, at, maxNames });

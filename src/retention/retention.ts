@@ -1,0 +1,70 @@
+// Retention of what grows with time (docs/operations.md, "Retention"): hourly call counts rolled up,
+// old unmapped and invalid answers and ended console sessions deleted, by a job on one replica at a time.
+import type { FastifyBaseLogger } from 'fastify';
+import type { Store } from '../store/store.js';
+import type { RetentionSettings } from '../config.js';
+
+export type { RetentionSettings };
+/** How often the job runs in each process; the first run is one interval after the start. */
+export const RETENTION_EVERY_MS = 10 * 60_000;
+/**
+ * Rows of each kind one run deletes at most (hourly counts: and the rest of the last hour reached): one
+ * short unit of work, whatever the backlog, which the next runs work through.
+ */
+export const RETENTION_BATCH = 5_000;
+
+/** When a console session is over (src/console/session-store.ts): its row is then deleted. */
+export interface SessionBounds {
+  idleMs: number;
+  maxMs: number;
+}
+
+export interface RetentionRun {
+  /** false: another process's run held the lock, and this one did nothing. */
+  ran: boolean;
+  usage_hours_rolled_up: number;
+  answers_deleted: number;
+  sessions_deleted: number;
+}
+
+const DAY_MS = 86_400_000;
+
+/**
+ * One run, in one unit of work under the retention lock (on PostgreSQL an advisory lock taken without
+ * waiting: a run that finds it held does nothing). Each kind at most `batch` rows.
+ */
+export function runRetention(store: Store, settings: RetentionSettings, sessions: SessionBounds, now: Date = new Date(), batch = RETENTION_BATCH): Promise<RetentionRun> {
+  const t = now.getTime();
+  return store.transact(async (tx) => {
+    if (!(await tx.locks.tryRetention())) return { ran: false, usage_hours_rolled_up: 0, answers_deleted: 0, sessions_deleted: 0 };
+    const usageBefore = new Date(t - settings.usageDays * DAY_MS).toISOString().slice(0, 13);
+    const rolled = await tx.states.rollUpUsage(usageBefore, batch);
+    const expired = await tx.answers.deleteExpired(new Date(t - settings.answersDays * DAY_MS).toISOString(), batch);
+    await tx.answers.addKept(expired.perKey);
+    // The session store's own bounds: a session idle or open longer than them signs nobody in again.
+    const ended = await tx.consoleSessions.deleteExpired(new Date(t - sessions.idleMs).toISOString(), new Date(t - sessions.maxMs).toISOString());
+    return { ran: true, usage_hours_rolled_up: rolled, answers_deleted: expired.deleted, sessions_deleted: ended };
+  });
+}
+
+/** Runs retention every `everyMs` in this process (unref'd: it never keeps the process alive) until stopped. */
+export function startRetention(store: Store, settings: RetentionSettings, sessions: SessionBounds, log: FastifyBaseLogger, everyMs = RETENTION_EVERY_MS): { stop(): Promise<void> } {
+  let running: Promise<void> = Promise.resolve();
+  const timer = setInterval(() => {
+    running = running.then(() =>
+      runRetention(store, settings, sessions).then(
+        (run) => {
+          if (run.ran) log.info({ retention: run }, 'retention ran');
+        },
+        (error: unknown) => log.warn({ err: error }, 'retention failed; the next run tries again'),
+      ),
+    );
+  }, everyMs);
+  timer.unref();
+  return {
+    async stop() {
+      clearInterval(timer);
+      await running;
+    },
+  };
+}
