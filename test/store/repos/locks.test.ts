@@ -8,6 +8,7 @@ import { personLockNames } from '../../../src/store/repos/locks.js';
 import { onEachEngine } from '../../support/engines.js';
 import { lockLatestLead } from '../../../src/lead/lock.js';
 import { aContact, aLead } from '../../support/records.js';
+import { runRetention } from '../../../src/retention/retention.js';
 
 /** How long the first unit holds its lock: long enough for the second to ask for it meanwhile. */
 const HOLD_MS = 100;
@@ -48,7 +49,7 @@ describe('person lock names', () => {
   });
 });
 
-onEachEngine((_engine, open) => {
+onEachEngine((engine, open) => {
   it('a person key held by one unit: another unit locking it (with other keys) waits until the first ends', async (context) => {
     const store = await open();
     if (!store) return context.skip();
@@ -129,5 +130,40 @@ onEachEngine((_engine, open) => {
     if (!store) return context.skip();
     const orders = [[phone, email, binding], [binding, email, phone], [email, phone], [binding, phone]];
     await Promise.all(Array.from({ length: 16 }, (_, i) => store.transact((tx) => tx.locks.persons('ws-1', orders[i % orders.length]!))));
+  });
+
+  it(`a retention run while another holds its lock: ${engine === 'postgres' ? 'does nothing at once (an advisory lock taken without waiting)' : 'runs after it (one writer)'}`, async (context) => {
+    const store = await open();
+    if (!store) return context.skip();
+    const old = { integrationId: 'int-1', interface: 'v1' as const, route: 'POST /x', hour: '2020-01-01T00', calls: 1, lastSeen: '2020-01-01T00:00:00.000Z', okCalls: 1, lastOk: null };
+    await store.transact((tx) => tx.states.addUsage([old]));
+    const settings = { usageDays: 30, answersDays: 30 };
+    const sessions = { idleMs: 60_000, maxMs: 60_000 };
+    const events: string[] = [];
+    let held!: () => void;
+    const holding = new Promise<void>((resolve) => (held = resolve));
+    const a = store.transact(async (tx) => {
+      expect(await tx.locks.tryRetention()).toBe(true);
+      events.push('A locked');
+      held();
+      await sleep(HOLD_MS);
+      events.push('A ends');
+    });
+    await holding;
+    const b = runRetention(store, settings, sessions).then((run) => {
+      events.push(run.ran ? 'B ran' : 'B did nothing');
+      return run;
+    });
+    const [, run] = await Promise.all([a, b]);
+    const hours = await store.read((r) => r.states.usagePerHour('int-1', '2020'));
+    if (engine === 'postgres') {
+      expect(events).toEqual(['A locked', 'B did nothing', 'A ends']);
+      expect(run.usage_hours_rolled_up).toBe(0);
+      expect(hours).toEqual([{ hour: '2020-01-01T00', interface: 'v1', calls: 1 }]);
+      expect((await runRetention(store, settings, sessions)).usage_hours_rolled_up).toBe(1);
+    } else {
+      expect(events).toEqual(['A locked', 'A ends', 'B ran']);
+      expect(hours).toEqual([]);
+    }
   });
 });
