@@ -27,7 +27,15 @@ describe('parseConfig', () => {
       readyMinFreeBytes: 64 * 1024 * 1024,
       connections: { headersTimeoutMs: 10_000, requestTimeoutMs: 30_000, keepAliveTimeoutMs: 72_000, maxConnections: 10_000 },
       console: null,
+      retention: { usageDays: 90, answersDays: 90 },
     });
+  });
+
+  it('reads the retention in days, and refuses to keep hourly call counts fewer than the 30 days the chart and the report read', () => {
+    expect(parseConfig({ ADMIN_TOKEN: token, RETENTION_USAGE_DAYS: '30', RETENTION_ANSWERS_DAYS: '1' }).retention).toEqual({ usageDays: 30, answersDays: 1 });
+    expect(() => parseConfig({ ADMIN_TOKEN: token, RETENTION_USAGE_DAYS: '29', RETENTION_ANSWERS_DAYS: '0' })).toThrow(
+      /RETENTION_USAGE_DAYS must be at least 30 days[\s\S]*RETENTION_ANSWERS_DAYS must be at least 1 days/,
+    );
   });
 
   it('turns the console on with CONSOLE_SECRET, Secure cookies unless told otherwise, and refuses a weak secret', () => {
