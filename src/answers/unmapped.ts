@@ -93,11 +93,15 @@ export function mappingSnippet(integration: Integration, answerKey: string, exam
   };
 }
 
-/** The integration's pending unmapped keys, with their snippets; bounded by UNMAPPED_KEYS_SHOWN and UNMAPPED_ANSWERS_SCANNED. */
-export async function unmappedAnswerKeys(store: Store, integration: Integration): Promise<{ keys: UnmappedKeyView[]; totalKeys: number; capped: boolean }> {
+/**
+ * The integration's pending unmapped keys, with their snippets; bounded by UNMAPPED_KEYS_SHOWN and
+ * UNMAPPED_ANSWERS_SCANNED. `notKept`: unmapped and invalid answers not stored past the caps (keep.ts).
+ */
+export async function unmappedAnswerKeys(store: Store, integration: Integration): Promise<{ keys: UnmappedKeyView[]; totalKeys: number; capped: boolean; notKept: number }> {
   const limits = { keys: UNMAPPED_KEYS_SHOWN, examples: UNMAPPED_EXAMPLES_PER_KEY, scan: UNMAPPED_ANSWERS_SCANNED };
-  const summary = await store.read((r) => r.answers.summarizePendingUnmapped(integration.id, limits));
+  const { summary, notKept } = await store.read(async (r) => ({ summary: await r.answers.summarizePendingUnmapped(integration.id, limits), notKept: await r.answers.notKept(integration.id) }));
   return {
+    notKept,
     totalKeys: summary.totalKeys,
     capped: summary.scanned >= UNMAPPED_ANSWERS_SCANNED,
     keys: summary.keys.map((k) => ({ ...k, examples: k.examples.map(exampleText), snippet: mappingSnippet(integration, k.key, k.examples), mappedNow: integration.answers.has(k.key) })),

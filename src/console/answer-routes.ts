@@ -5,6 +5,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Store } from '../store/store.js';
 import type { Integration } from '../rules/catalog.js';
 import type { RulesHolder } from '../rules/loader.js';
+import { KEPT_ANSWERS_PER_KEY, KEPT_BYTES_PER_INTEGRATION, KEPT_KEYS_PER_INTEGRATION } from '../answers/keep.js';
 import { applyStoredAnswers, EXAMPLE_VALUE_CHARS, UNMAPPED_ANSWERS_SCANNED, UNMAPPED_EXAMPLES_PER_KEY, UNMAPPED_KEYS_SHOWN, unmappedAnswerKeys } from '../answers/unmapped.js';
 import { APPLY_STORED_MAX, type UnmappedApplication } from '../answers/engine.js';
 import { integrationForViewer } from './overview.js';
@@ -31,9 +32,18 @@ export function answerRoutes(app: FastifyInstance, deps: { store: Store; rules: 
     integrationForViewer(deps.rules.current(), viewer, (request.params as { integration: string }).integration);
 
   async function showAnswers(reply: FastifyReply, integration: Integration, applied: ReturnType<typeof appliedSummary> | null = null) {
-    const { keys, totalKeys, capped } = await unmappedAnswerKeys(deps.store, integration);
-    const limits = { keys: UNMAPPED_KEYS_SHOWN, examples: UNMAPPED_EXAMPLES_PER_KEY, chars: EXAMPLE_VALUE_CHARS, scanned: UNMAPPED_ANSWERS_SCANNED, applyMax: APPLY_STORED_MAX };
-    return render(reply, 'answers', { title: `Unmapped answers · ${integration.name}`, integration, keys, totalKeys, capped, limits, applied });
+    const { keys, totalKeys, capped, notKept } = await unmappedAnswerKeys(deps.store, integration);
+    const limits = {
+      keys: UNMAPPED_KEYS_SHOWN,
+      examples: UNMAPPED_EXAMPLES_PER_KEY,
+      chars: EXAMPLE_VALUE_CHARS,
+      scanned: UNMAPPED_ANSWERS_SCANNED,
+      applyMax: APPLY_STORED_MAX,
+      keptKeys: KEPT_KEYS_PER_INTEGRATION,
+      keptPerKey: KEPT_ANSWERS_PER_KEY,
+      keptMiB: KEPT_BYTES_PER_INTEGRATION / 1_048_576,
+    };
+    return render(reply, 'answers', { title: `Unmapped answers · ${integration.name}`, integration, keys, totalKeys, capped, notKept, limits, applied });
   }
 
   app.get('/console/integrations/:integration/answers', hidden, async (request, reply) => {

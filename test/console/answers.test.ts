@@ -11,6 +11,7 @@ import { EXAMPLE_RULES, startGateway, type Gateway } from '../helper.js';
 import { addUser, consoleClient, type ConsoleClient } from '../support/console.js';
 import { RulesFileSchema } from '../../src/rules/schema.js';
 import { EXAMPLE_VALUE_CHARS } from '../../src/answers/unmapped.js';
+import { KEPT_ANSWERS_PER_KEY } from '../../src/answers/keep.js';
 import { stableId } from '../../src/rules/ids.js';
 
 let gw: Gateway;
@@ -143,6 +144,20 @@ describe('unmapped answer keys', () => {
     expect((await otherOwner.post(`${ANSWERS}/apply`, {}, '/console/integrations')).statusCode).toBe(404);
     const stranger = consoleClient(gw.app, { gw });
     expect((await stranger.get(ANSWERS)).statusCode).toBe(303);
+  });
+});
+
+describe('answers not kept', () => {
+  it('are counted on the page once an integration keeps no more of a key', async () => {
+    expect((await team.get(ANSWERS)).body).not.toContain('data-testid="not-kept"');
+    const integrationId = gw.rules.current().findIntegration(HANDLE)!.id;
+    await gw.store.transact((tx) => tx.answers.addKept([{ integrationId, key: 'console_full', answers: KEPT_ANSWERS_PER_KEY, bytes: 10 }]));
+    const { ext } = await newLead();
+    await answer(ext, { console_full: 'a' });
+    await answer(ext, { console_full: 'b' });
+    const page = (await team.get(ANSWERS)).body;
+    expect(page).toMatch(/data-testid="not-kept"><strong>2 more answer\(s\) not kept:/);
+    await gw.store.transact((tx) => tx.answers.addKept([{ integrationId, key: 'console_full', answers: -KEPT_ANSWERS_PER_KEY, bytes: -10 }]));
   });
 });
 
