@@ -1,9 +1,11 @@
 // Retention through the real gateway's store: hourly call counts past the retention rolled up with the
 // migration report, the readiness verdict and the console's chart unchanged; old unmapped and invalid
 // answers and ended console sessions deleted.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { Writable } from 'node:stream';
+import pino from 'pino';
 import { startGateway, type Gateway } from '../helper.js';
-import { runRetention } from '../../src/retention/retention.js';
+import { runRetention, startRetention } from '../../src/retention/retention.js';
 import { migrationReport } from '../../src/migration/report.js';
 import { createUsageRecorder } from '../../src/migration/usage.js';
 import type { UsageIncrement } from '../../src/store/repos/states.js';
@@ -117,5 +119,20 @@ describe('console sessions', () => {
     expect(run.sessions_deleted).toBe(2);
     const found = await gw.store.read(async (r) => [await r.consoleSessions.find('idle'), await r.consoleSessions.find('too-long'), await r.consoleSessions.find('live')]);
     expect(found.map((s) => s?.idHash ?? null)).toEqual([null, null, 'live']);
+  });
+});
+
+describe('the job', () => {
+  it('runs every interval in the process, logs one info line with its counts, and stops', async () => {
+    const lines: Record<string, unknown>[] = [];
+    const log = pino({ level: 'info' }, new Writable({ write: (chunk: Buffer, _enc, done) => (lines.push(JSON.parse(chunk.toString()) as Record<string, unknown>), done()) }));
+    const now = Date.now();
+    await gw.store.transact((tx) =>
+      tx.consoleSessions.insert({ idHash: 'job-idle', userName: 'ops', credentialId: null, createdAt: new Date(now - 3_600_000).toISOString(), lastSeenAt: new Date(now - SESSION_IDLE_MS - 60_000).toISOString() }),
+    );
+    const job = startRetention(gw.store, settings, sessions, log, 20);
+    await vi.waitFor(async () => expect(await gw.store.read((r) => r.consoleSessions.find('job-idle'))).toBeNull(), { timeout: 5_000 });
+    await job.stop();
+    expect(lines[0]).toMatchObject({ level: 30, msg: 'retention ran', retention: { ran: true, sessions_deleted: 1 } });
   });
 });
