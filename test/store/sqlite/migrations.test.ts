@@ -75,6 +75,24 @@ describe('migrate', () => {
     expect(kept('group')).toEqual({ g1: 2 });
   });
 
+  it('counts the unmapped and invalid answers stored before, per integration and key, for the keep caps (migration 16)', () => {
+    const db = new Database(':memory:');
+    db.pragma('foreign_keys = OFF'); // answers only: their leads do not matter here
+    migrate(db, migrations.filter((m) => m.version < 16));
+    const answer = db.prepare("INSERT INTO answers (id, submission_id, integration_id, lead_id, answer_key, raw_value, outcome, created_at) VALUES (?, 's', ?, 'l', ?, ?, ?, 't')");
+    answer.run('a1', 'i1', 'colour', '"red"', 'unmapped');
+    answer.run('a2', 'i1', 'colour', '"blue"', 'unmapped');
+    answer.run('a3', 'i1', 'age', '"x"', 'invalid');
+    answer.run('a4', 'i1', 'course', '"python"', 'written');
+    answer.run('a5', 'i2', 'colour', '"é"', 'unmapped');
+    migrate(db);
+    expect(db.prepare('SELECT integration_id, answer_key, answers, bytes FROM answers_kept ORDER BY 1, 2').all()).toEqual([
+      { integration_id: 'i1', answer_key: 'age', answers: 1, bytes: 3 + 3 },
+      { integration_id: 'i1', answer_key: 'colour', answers: 2, bytes: 6 + 5 + 6 + 6 },
+      { integration_id: 'i2', answer_key: 'colour', answers: 1, bytes: 6 + 4 },
+    ]);
+  });
+
   it('indexes leads only by what is looked up: not by status or group, whose counts are kept apart (migration 15)', () => {
     const db = new Database(':memory:');
     migrate(db);
