@@ -57,6 +57,29 @@ describe('PostgreSQL migrations', () => {
     expect(await outcomeOf('new')).toBe('{"written":["a"],"unchanged":[],"invalid":[]}');
   });
 
+  it('counts the unmapped and invalid answers stored before, per integration and key, for the keep caps (as SQLite migration 16)', async (context) => {
+    if (!cluster) return context.skip();
+    const pool = poolOn(await freshDatabase(cluster.url));
+    const version = migrations.find((m) => m.name === 'answer caps and retention')!.version;
+    await migrate(pool, migrations.filter((m) => m.version < version));
+    await pool.query("INSERT INTO contacts (id, workspace_id, first_name, created_at, updated_at) VALUES ('c', 'w', 'x', 't', 't')");
+    await pool.query("INSERT INTO leads (id, workspace_id, contact_id, first_name, created_at, updated_at) VALUES ('l', 'w', 'c', 'x', 't', 't')");
+    const answer = (id: string, integrationId: string, key: string, raw: string, outcome: string) =>
+      pool.query("INSERT INTO answers (id, submission_id, integration_id, lead_id, answer_key, raw_value, outcome, created_at) VALUES ($1, 's', $2, 'l', $3, $4, $5, 't')", [id, integrationId, key, raw, outcome]);
+    await answer('a1', 'i1', 'colour', '"red"', 'unmapped');
+    await answer('a2', 'i1', 'colour', '"blue"', 'unmapped');
+    await answer('a3', 'i1', 'age', '"x"', 'invalid');
+    await answer('a4', 'i1', 'course', '"python"', 'written');
+    await answer('a5', 'i2', 'colour', '"é"', 'unmapped');
+    await migrate(pool);
+    const rows = await pool.query('SELECT integration_id, answer_key, answers::int, bytes::int FROM answers_kept ORDER BY 1, 2');
+    expect(rows.rows).toEqual([
+      { integration_id: 'i1', answer_key: 'age', answers: 1, bytes: 3 + 3 },
+      { integration_id: 'i1', answer_key: 'colour', answers: 2, bytes: 6 + 5 + 6 + 6 },
+      { integration_id: 'i2', answer_key: 'colour', answers: 1, bytes: 6 + 4 },
+    ]);
+  });
+
   it('names a failing migration and leaves the earlier ones applied, the failed one not at all', async (context) => {
     if (!cluster) return context.skip();
     const pool = poolOn(await freshDatabase(cluster.url));
