@@ -96,11 +96,12 @@ export function pgAnswerRepo(sql: Sql): AnswerRepo {
     addKept: async (increments) => {
       if (increments.length === 0) return;
       const list = sortedIncrements(increments);
-      await addKept.run(sql, list.map((i) => i.integrationId), list.map((i) => i.key), list.map((i) => i.answers), list.map((i) => i.bytes));
+      // Held back with the unit's answers: the counts cost no round trip of their own.
+      await addKept.later(sql, list.map((i) => rowName('answers_kept', i.integrationId, i.key)), undefined, list.map((i) => i.integrationId), list.map((i) => i.key), list.map((i) => i.answers), list.map((i) => i.bytes));
       const fewer = list.filter((i) => i.answers < 0);
       if (fewer.length > 0) await dropEmpty.run(sql, fewer.map((i) => i.integrationId), fewer.map((i) => i.key));
     },
-    addNotKept: async (integrationId, answers, at) => void (await addNotKept.run(sql, integrationId, answers, at)),
+    addNotKept: (integrationId, answers, at) => addNotKept.later(sql, [rowName('answers_not_kept', integrationId)], undefined, integrationId, answers, at),
     notKept: async (integrationId) => Number((await notKept.one(sql, integrationId))?.answers ?? 0),
     deleteExpired: async (before, limit) =>
       expiredPerKey((await deleteExpired.rows(sql, before, limit)).map((r) => ({ integrationId: r.integration_id, key: r.answer_key, raw: r.raw_value }))),
