@@ -4,7 +4,7 @@ import { validatorCompiler } from 'fastify-type-provider-zod';
 import { responseSerializer } from './serializer.js';
 import { CONNECTION_DEFAULTS, type Config } from './config.js';
 import type { Store } from './store/store.js';
-import { AppError, registerErrorHandling, sendProblem } from './errors.js';
+import { AppError, BODY_LIMIT_DEFAULT_BYTES, registerErrorHandling, sendProblem } from './errors.js';
 import { storeOutage } from './outage.js';
 import type { RulesHolder } from './rules/loader.js';
 import { registerRequestLogging } from './logging.js';
@@ -51,7 +51,8 @@ export interface AppDeps {
   outageQuietMs?: number;
 }
 
-export const BODY_LIMIT_BYTES = 1_048_576;
+/** The largest body any route reads; the v1 and legacy writes set lower limits of their own. */
+export const BODY_LIMIT_BYTES = BODY_LIMIT_DEFAULT_BYTES;
 
 /** Requests a minute per integration when neither the config nor the integration's rules say. */
 const DEFAULT_RATE_LIMIT_PER_MINUTE = 600;

@@ -5,6 +5,9 @@ import { z } from 'zod';
 import { StoreUnavailableError } from './store/store.js';
 import type { StoreOutage } from './outage.js';
 
+/** The body limit of a route that sets none of its own: the server's (app.ts). */
+export const BODY_LIMIT_DEFAULT_BYTES = 1_048_576;
+
 /** Stable problem codes: the `type` of a problem is `urn:lead-gateway:problem:<code>`. */
 export const problemCatalogue = {
   'malformed-json': { status: 400, title: 'Malformed JSON body' },
@@ -23,6 +26,8 @@ export const problemCatalogue = {
   'unsupported-media-type': { status: 415, title: 'Unsupported media type' },
   'validation-failed': { status: 422, title: 'Request body breaks the schema' },
   'nesting-too-deep': { status: 422, title: 'JSON nested too deeply' },
+  'too-many-values': { status: 422, title: 'JSON body holds too many values' },
+  'string-too-long': { status: 422, title: 'JSON string too long' },
   'rate-limited': { status: 429, title: 'Too many requests' },
   'headers-too-large': { status: 431, title: 'Request headers too large' },
   internal: { status: 500, title: 'Internal error' },
@@ -166,7 +171,6 @@ function fastifyErrorCode(error: FastifyError): ProblemCode | undefined {
 
 const detailFor: Partial<Record<ProblemCode, string>> = {
   'malformed-json': 'The body is not valid JSON.',
-  'payload-too-large': 'The body is larger than 1 MiB.',
   'unsupported-media-type': 'Send the body as JSON with Content-Type: application/json.',
   'not-found': 'Nothing is served at this path.',
 };
@@ -208,6 +212,11 @@ export function registerErrorHandling(app: FastifyInstance, outage: StoreOutage)
       return sendProblem(reply, 'service-unavailable', 'The store could not confirm that this request was saved. Resend it with the same event_id: if it was saved, the resend is answered as a replay; if not, it is saved then.', {}, { 'retry-after': '1' });
     }
     const code = fastifyErrorCode(error);
+    if (code === 'payload-too-large') {
+      // The route's own limit (its contract's largest body), or the server's.
+      const limit = request.routeOptions.bodyLimit ?? BODY_LIMIT_DEFAULT_BYTES;
+      return sendProblem(reply, code, `The body is larger than ${limit} bytes, the limit of this route.`, { max_bytes: limit });
+    }
     if (code !== undefined) {
       return sendProblem(reply, code, detailFor[code] ?? error.message);
     }

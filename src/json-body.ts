@@ -7,17 +7,57 @@ import { AppError } from './errors.js';
 
 /** Objects and arrays inside one another, counting the body itself: `{"a":[1]}` is 2 deep. */
 export const JSON_MAX_DEPTH = 32;
+/** Values in a body (every member's value and every array element), on a route without a lower cap of its own. */
+export const JSON_MAX_VALUES = 10_000;
+/** Characters of one string's JSON text (a key or a value, escapes as written, quotes not counted), on every route. */
+export const JSON_MAX_STRING_CHARS = 65_536;
 
 declare module 'fastify' {
   interface FastifyRequest {
     /** JSON Pointers of the body's numbers whose text a JavaScript number does not hold exactly. */
     inexactNumbers?: string[];
   }
+  interface FastifyContextConfig {
+    /** The route's own caps on its JSON body, checked while the raw text is scanned (below). */
+    jsonLimits?: RouteJsonLimits;
+  }
 }
+
+/** A member of the body whose object (or array) may hold at most `max` members (or elements). */
+export interface CountedMember {
+  member: string;
+  max: number;
+  /** The `errors[].message` of the refusal, the same as the schema's own for that member. */
+  message: string;
+}
+
+export interface RouteJsonLimits {
+  /** Values in the whole body; JSON_MAX_VALUES when not given. */
+  maxValues?: number;
+  counted?: readonly CountedMember[];
+}
+
+export interface JsonScanLimits {
+  maxDepth: number;
+  maxValues: number;
+  maxStringChars: number;
+  counted: readonly CountedMember[];
+}
+
+const DEFAULT_LIMITS: JsonScanLimits = { maxDepth: JSON_MAX_DEPTH, maxValues: JSON_MAX_VALUES, maxStringChars: JSON_MAX_STRING_CHARS, counted: [] };
+
+/** The first limit the body breaks, where, and the problem that says so. */
+export type JsonRefusal =
+  | { kind: 'too-deep'; at: string }
+  | { kind: 'too-many-values'; at: string }
+  | { kind: 'string-too-long'; at: string }
+  | { kind: 'too-many-members'; at: string; counted: CountedMember };
 
 export interface JsonScan {
   /** Pointer of the first container past the depth limit, or null. */
   tooDeepAt: string | null;
+  /** The first limit broken (the depth included), or null; the scan stops there. */
+  refusal: JsonRefusal | null;
   inexactNumbers: string[];
   /** Pointer of the first member whose key or string value holds U+0000 (written `\u0000`), or null. */
   nulAt: string | null;
@@ -30,6 +70,10 @@ interface Frame {
   keyStart: number;
   keyEnd: number;
   expectKey: boolean;
+  /** Values seen directly in this container, and the most it may hold (a counted member), or -1. */
+  values: number;
+  cap: number;
+  counted: CountedMember | null;
 }
 
 const escapePointer = (key: string) => key.replaceAll('~', '~0').replaceAll('/', '~1');
@@ -110,19 +154,40 @@ function backslashesBefore(text: string, at: number): number {
   return n;
 }
 
+/** Whether the current key of `frame` is written exactly `name` (no escapes), compared in place. */
+const keyIs = (text: string, frame: Frame, name: string) => frame.keyEnd - frame.keyStart - 2 === name.length && text.startsWith(name, frame.keyStart + 1);
+
 /**
  * One pass over the raw text, without recursion, respecting strings and escapes: the depth of
- * nesting (stopping at the first container past `maxDepth`), the pointers of inexact numbers, and
- * the first string holding U+0000. JSON can only write that character as the escape `\u0000` (a raw
- * one is malformed JSON), so one search of the whole text finds the candidates, and a body without
- * one (nearly all of them) costs that single search and nothing per string.
+ * nesting, the number of values (every member's value and every array element), the length of each
+ * string, and the members of the counted members of the body (`answers`), stopping at the first
+ * limit broken; the pointers of inexact numbers; and the first string holding U+0000. Strings are
+ * skipped with `indexOf`, and nothing is allocated per character or per value, so a body refused
+ * costs the text up to its first excess and no more: a body of 90,000 answers stops at the 201st.
+ * JSON can only write U+0000 as the escape `\u0000` (a raw one is malformed JSON), so one search of
+ * the whole text finds the candidates, and a body without one (nearly all of them) costs that single
+ * search and nothing per string. A counted member is recognised by its key as written: one spelled
+ * with escapes (`"answ\u0065rs"`) is left to the schema's own count, within the cap on values.
  * Malformed text is not judged here; the parser that follows reports it.
  */
-export function scanJson(text: string, maxDepth = JSON_MAX_DEPTH): JsonScan {
+export function scanJson(text: string, given: Partial<JsonScanLimits> = {}): JsonScan {
+  const { maxDepth, maxValues, maxStringChars, counted } = { ...DEFAULT_LIMITS, ...given };
   const stack: Frame[] = [];
   const inexactNumbers: string[] = [];
   let nulAt: string | null = null;
   let nextNul = text.indexOf(NUL_ESCAPE);
+  // The body itself is a value: the cap counts what it holds.
+  let values = -1;
+  // With `cut`, a pointer is never null.
+  const at = (frames: readonly Frame[]) => pointerOf(text, frames, true) ?? '/';
+  const stop = (refusal: JsonRefusal | null): JsonScan => ({ tooDeepAt: refusal?.kind === 'too-deep' ? refusal.at : null, refusal, inexactNumbers, nulAt });
+  /** A value starts in the container on top of the stack. */
+  const startValue = (): JsonRefusal | null => {
+    if (++values > maxValues) return { kind: 'too-many-values', at: at(stack) };
+    const top = stack[stack.length - 1];
+    if (top?.counted && ++top.values > top.cap) return { kind: 'too-many-members', at: at(stack.slice(0, -1)), counted: top.counted };
+    return null;
+  };
   let i = 0;
   while (i < text.length) {
     const c = text.charCodeAt(i);
@@ -130,14 +195,18 @@ export function scanJson(text: string, maxDepth = JSON_MAX_DEPTH): JsonScan {
       let end = i;
       for (;;) {
         end = text.indexOf('"', end + 1);
-        if (end < 0) return { tooDeepAt: null, inexactNumbers, nulAt };
+        if (end < 0) return stop(null);
         if (backslashesBefore(text, end) % 2 === 0) break;
       }
-      const top = stack.at(-1);
+      const top = stack[stack.length - 1];
       if (top && !top.array && top.expectKey) {
         top.keyStart = i;
         top.keyEnd = end + 1;
+      } else {
+        const refusal = startValue();
+        if (refusal) return stop(refusal);
       }
+      if (end - i - 1 > maxStringChars) return stop({ kind: 'string-too-long', at: at(stack) });
       // `\\u0000` is a backslash and the text u0000: only an unescaped backslash starts the escape.
       while (nextNul >= 0 && nextNul < end) {
         if (nextNul > i && backslashesBefore(text, nextNul) % 2 === 0) {
@@ -147,22 +216,29 @@ export function scanJson(text: string, maxDepth = JSON_MAX_DEPTH): JsonScan {
       }
       i = end + 1;
     } else if (c === 123 /* { */ || c === 91 /* [ */) {
-      stack.push({ array: c === 91, index: 0, keyStart: -1, keyEnd: -1, expectKey: c === 123 });
-      if (stack.length > maxDepth) return { tooDeepAt: pointerOf(text, stack.slice(0, -1), true), inexactNumbers, nulAt };
+      const refusal = startValue();
+      if (refusal) return stop(refusal);
+      const parent = stack[stack.length - 1];
+      let member: CountedMember | null = null;
+      if (stack.length === 1 && parent && !parent.array) for (const m of counted) if (keyIs(text, parent, m.member)) member = m;
+      stack.push({ array: c === 91, index: 0, keyStart: -1, keyEnd: -1, expectKey: c === 123, values: 0, cap: member?.max ?? -1, counted: member });
+      if (stack.length > maxDepth) return stop({ kind: 'too-deep', at: at(stack.slice(0, -1)) });
       i++;
     } else if (c === 125 /* } */ || c === 93 /* ] */) {
       stack.pop();
       i++;
     } else if (c === 44 /* , */) {
-      const top = stack.at(-1);
+      const top = stack[stack.length - 1];
       if (top?.array) top.index++;
       else if (top) top.expectKey = true;
       i++;
     } else if (c === 58 /* : */) {
-      const top = stack.at(-1);
+      const top = stack[stack.length - 1];
       if (top) top.expectKey = false;
       i++;
     } else if (c === 45 || (c >= 48 && c <= 57)) {
+      const refusal = startValue();
+      if (refusal) return stop(refusal);
       let end = i + 1;
       while (end < text.length && isNumberChar(text.charCodeAt(end))) end++;
       if (stack.length <= INEXACT_MAX_DEPTH && inexactNumbers.length < MAX_INEXACT_NOTED && !isExactNumber(text.slice(i, end))) {
@@ -171,10 +247,15 @@ export function scanJson(text: string, maxDepth = JSON_MAX_DEPTH): JsonScan {
       }
       i = end;
     } else {
+      // true, false and null: no other character of them starts one.
+      if (c === 116 /* t */ || c === 102 /* f */ || c === 110 /* n */) {
+        const refusal = startValue();
+        if (refusal) return stop(refusal);
+      }
       i++;
     }
   }
-  return { tooDeepAt: null, inexactNumbers, nulAt };
+  return stop(null);
 }
 
 /** The keys directly below `prefix` (e.g. `/answers`) whose value is an inexact number. */
@@ -223,6 +304,30 @@ export function unpairedSurrogateAt(value: unknown, at = ''): string | null {
   return null;
 }
 
+/** The problem for the first limit a body breaks: nothing of it has been parsed yet. */
+function refusalError(refusal: JsonRefusal, maxValues: number): AppError {
+  switch (refusal.kind) {
+    case 'too-deep':
+      return new AppError('nesting-too-deep', `The body nests objects and arrays deeper than ${JSON_MAX_DEPTH} levels (at ${refusal.at}).`, {
+        errors: [{ path: refusal.at, message: `nests deeper than ${JSON_MAX_DEPTH} levels` }],
+        max_depth: JSON_MAX_DEPTH,
+      });
+    case 'too-many-values':
+      return new AppError('too-many-values', `The body holds more than ${maxValues} values (members and array elements) on this route; the first past it is at ${refusal.at}.`, {
+        errors: [{ path: refusal.at, message: `is past the ${maxValues} values this route takes in one body` }],
+        max_values: maxValues,
+      });
+    case 'string-too-long':
+      return new AppError('string-too-long', `A string of the body is longer than ${JSON_MAX_STRING_CHARS} characters of JSON text (at ${refusal.at}).`, {
+        errors: [{ path: refusal.at, message: `is longer than ${JSON_MAX_STRING_CHARS} characters` }],
+        max_chars: JSON_MAX_STRING_CHARS,
+      });
+    case 'too-many-members':
+      // The same problem the schema gives for this member, found before anything is parsed.
+      return new AppError('validation-failed', `${refusal.at}: ${refusal.counted.message}`, { errors: [{ path: refusal.at, message: refusal.counted.message }] });
+  }
+}
+
 /**
  * Replaces Fastify's JSON parser. Fastify's own hands the text straight to the parser, and a body a
  * few kilobytes long nested thousands deep then overflows the stack in the code that walks it (the
@@ -235,16 +340,9 @@ export function registerJsonParser(app: FastifyInstance): void {
   app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
     const text = body as string;
     if (text.length === 0) return done(new errorCodes.FST_ERR_CTP_EMPTY_JSON_BODY(), undefined);
-    const scan = scanJson(text);
-    if (scan.tooDeepAt !== null) {
-      return done(
-        new AppError('nesting-too-deep', `The body nests objects and arrays deeper than ${JSON_MAX_DEPTH} levels (at ${scan.tooDeepAt}).`, {
-          errors: [{ path: scan.tooDeepAt, message: `nests deeper than ${JSON_MAX_DEPTH} levels` }],
-          max_depth: JSON_MAX_DEPTH,
-        }),
-        undefined,
-      );
-    }
+    const own = request.routeOptions.config?.jsonLimits;
+    const scan = scanJson(text, own ? { maxValues: own.maxValues ?? JSON_MAX_VALUES, counted: own.counted ?? [] } : {});
+    if (scan.refusal !== null) return done(refusalError(scan.refusal, own?.maxValues ?? JSON_MAX_VALUES), undefined);
     let parsed: unknown;
     try {
       parsed = secureJson.parse(text, undefined, { protoAction: 'error', constructorAction: 'ignore' });

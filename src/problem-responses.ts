@@ -22,7 +22,7 @@ const EVERY_ROUTE: readonly ProblemCode[] = ['bad-request', 'nul-character', 'un
 
 /** Fastify reads a body on these methods whether or not the route takes one (json-body.ts). */
 const BODY_METHODS = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
-const BODY_PROBLEMS: readonly ProblemCode[] = ['malformed-json', 'payload-too-large', 'unsupported-media-type', 'nesting-too-deep', 'request-timeout'];
+const BODY_PROBLEMS: readonly ProblemCode[] = ['malformed-json', 'payload-too-large', 'unsupported-media-type', 'nesting-too-deep', 'too-many-values', 'string-too-long', 'request-timeout'];
 
 /** The authentication hook of each interface, named by the security scheme its routes declare. */
 const SECURITY_PROBLEMS: Record<string, readonly ProblemCode[]> = {

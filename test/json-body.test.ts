@@ -7,8 +7,8 @@ const nest = (n: number, inner = '1') => '{"a":'.repeat(n) + inner + '}'.repeat(
 
 describe('scanJson', () => {
   it('counts depth through strings holding brackets, quotes and escapes', () => {
-    expect(scanJson('{"a":"[[[{{{\\"[[[","b":[{"c":"\\\\"}]}', 3).tooDeepAt).toBeNull();
-    expect(scanJson('{"a":"\\\\","b":[[[1]]]}', 3).tooDeepAt).toBe('/b/0/0');
+    expect(scanJson('{"a":"[[[{{{\\"[[[","b":[{"c":"\\\\"}]}', { maxDepth: 3 }).tooDeepAt).toBeNull();
+    expect(scanJson('{"a":"\\\\","b":[[[1]]]}', { maxDepth: 3 }).tooDeepAt).toBe('/b/0/0');
     expect(scanJson(nest(32)).tooDeepAt).toBeNull();
     expect(scanJson(nest(33)).tooDeepAt).toBe(`/${Array(32).fill('a').join('/')}`);
   });

@@ -8,12 +8,25 @@ import { ExternalContactIdSchema } from '../lead/schemas.js';
 export const ANSWERS_MAX = 200;
 /** Longer (or empty) keys are reported `invalid`, one by one, never failing the other answers. */
 export const ANSWER_KEY_MAX_CHARS = 255;
+/** What a request with more answers is told at `/answers`, by the scan of its text (json-body.ts) or the schema. */
+export const ANSWERS_TOO_MANY = `must hold at most ${ANSWERS_MAX} answers`;
+/** The `answers` member counted while the body is scanned, before it is parsed. */
+export const ANSWERS_COUNTED = { member: 'answers', max: ANSWERS_MAX, message: ANSWERS_TOO_MANY } as const;
+
+/**
+ * The largest answers submission: 200 answers, each a 255-character key and a value of 255 bytes of
+ * JSON text (200 × 516 bytes with quotes, colon and comma = 103,200), an `event_id` and an
+ * `external_contact_id` of 255 characters, with room to spare; a longer value fits when others are
+ * shorter (one 10,000-character text answer among them). Past it: 413, the body unread.
+ */
+export const ANSWERS_BODY_LIMIT_BYTES = 128 * 1_024;
+/** Values in one answers body: its 200 answers and 3 members, with room for answers whose values are not scalars (reported invalid). */
+export const ANSWERS_BODY_MAX_VALUES = 1_024;
 
 export const AnswersInputSchema = z
   .record(z.string(), z.unknown())
   .superRefine((value, ctx) => {
-    const count = Object.keys(value).length;
-    if (count > ANSWERS_MAX) ctx.addIssue({ code: 'custom', message: `must hold at most ${ANSWERS_MAX} answers (got ${count})` });
+    if (Object.keys(value).length > ANSWERS_MAX) ctx.addIssue({ code: 'custom', message: ANSWERS_TOO_MANY });
   })
   .meta({
     description: `Answers keyed by the integration's own names (1 to ${ANSWER_KEY_MAX_CHARS} characters; another key is reported invalid), at most ${ANSWERS_MAX}; values are strings, booleans or numbers`,

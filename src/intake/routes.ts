@@ -7,9 +7,16 @@ import { v1Authenticator } from '../migration/authenticate.js';
 import type { UsageRecorder } from '../migration/usage.js';
 import { markFreeOfQuota, type IntegrationQuota } from '../rate-limit/quota.js';
 import type { AuthFailureGuard } from '../rate-limit/auth-failures.js';
-import { LeadSubmissionResponseSchema, LeadSubmissionSchema } from './schemas.js';
+import { LEAD_BODY_LIMIT_BYTES, LEAD_BODY_MAX_VALUES, LeadSubmissionResponseSchema, LeadSubmissionSchema } from './schemas.js';
 import { submitLead } from './service.js';
-import { AnswersResponseSchema, AnswersSubmissionSchema, type AnswersResult } from '../answers/schemas.js';
+import {
+  ANSWERS_BODY_LIMIT_BYTES,
+  ANSWERS_BODY_MAX_VALUES,
+  ANSWERS_COUNTED,
+  AnswersResponseSchema,
+  AnswersSubmissionSchema,
+  type AnswersResult,
+} from '../answers/schemas.js';
 import { submitAnswers } from '../answers/service.js';
 import { inexactKeysUnder } from '../json-body.js';
 
@@ -37,6 +44,10 @@ export function intakeRoutes(deps: { store: Store; rules: RulesHolder; usage: Us
     r.post(
       '/api/integrations/v1/leads/',
       {
+        // The body is refused by its size, then by its values and answers counted on the raw text,
+        // before it is parsed (json-body.ts).
+        bodyLimit: LEAD_BODY_LIMIT_BYTES,
+        config: { jsonLimits: { maxValues: LEAD_BODY_MAX_VALUES, counted: [ANSWERS_COUNTED] } },
         schema: {
           summary: 'Submit a lead',
           description: 'Idempotent per event_id: a resend of the same body is answered with replayed true.',
@@ -66,6 +77,8 @@ export function intakeRoutes(deps: { store: Store; rules: RulesHolder; usage: Us
     r.post(
       '/api/integrations/v1/leads/answers/',
       {
+        bodyLimit: ANSWERS_BODY_LIMIT_BYTES,
+        config: { jsonLimits: { maxValues: ANSWERS_BODY_MAX_VALUES, counted: [ANSWERS_COUNTED] } },
         schema: {
           summary: 'Submit answers about a lead',
           description:

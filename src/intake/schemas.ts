@@ -7,6 +7,16 @@ import { COMMENT_TEXT_MAX } from '../lead/comments.js';
 
 export const METADATA_MAX_BYTES = 16_384;
 
+/**
+ * The largest lead submission: its fields (names, phone, e-mail, ids: under 1,500 bytes), `notes` of
+ * 10,000 characters at 3 bytes each (30,000), `metadata` of 16,384 bytes and 200 answers of a
+ * 255-character key and a 255-byte value (103,200): 151,084 bytes, within 160 KiB. Past it: 413,
+ * the body unread.
+ */
+export const LEAD_BODY_LIMIT_BYTES = 160 * 1_024;
+/** Values in one lead body: `metadata` of 16 KiB holds at most ~2,700 (`"a":0,` each), the answers 200, the fields a dozen. */
+export const LEAD_BODY_MAX_VALUES = 4_096;
+
 const uuid = z.uuid();
 
 /** Members a bot may not send: they come from the integration settings (seed 2.1, contract 3). */

@@ -7,7 +7,18 @@ import type { RulesHolder } from '../rules/loader.js';
 import type { UsageRecorder } from '../migration/usage.js';
 import { LeadObjectSchema } from '../lead/schemas.js';
 import { legacyGate } from './authenticate.js';
-import { legacyMeta, LegacyLeadCreateSchema, LegacyLeadParamsSchema, LegacyLeadUpdateSchema, LegacyTagCreateSchema, LegacyTagSchema } from './schemas.js';
+import {
+  LEGACY_CREATE_BODY_LIMIT_BYTES,
+  LEGACY_UPDATE_BODY_LIMIT_BYTES,
+  LEGACY_WRITE_COUNTED,
+  LEGACY_WRITE_MAX_VALUES,
+  legacyMeta,
+  LegacyLeadCreateSchema,
+  LegacyLeadParamsSchema,
+  LegacyLeadUpdateSchema,
+  LegacyTagCreateSchema,
+  LegacyTagSchema,
+} from './schemas.js';
 import { localRoutes } from './local-routes.js';
 import { registerUpstream } from './pass-through.js';
 import { markFreeOfQuota, type IntegrationQuota } from '../rate-limit/quota.js';
@@ -70,7 +81,11 @@ export function legacyRoutes(deps: {
 
     r.post(
       '/api/bots/api/leads/',
-      { schema: { ...meta, summary: 'Create a lead (translated into a v1 submission)', body: LegacyLeadCreateSchema, response: { 201: LeadObjectSchema }, problems: ['not-found', 'event-id-conflict'] } },
+      {
+        // Refused by size, then by its values, tag ids and extra_data counted on the raw text (json-body.ts).
+        bodyLimit: LEGACY_CREATE_BODY_LIMIT_BYTES,
+        config: { jsonLimits: { maxValues: LEGACY_WRITE_MAX_VALUES, counted: LEGACY_WRITE_COUNTED } },
+        schema: { ...meta, summary: 'Create a lead (translated into a v1 submission)', body: LegacyLeadCreateSchema, response: { 201: LeadObjectSchema }, problems: ['not-found', 'event-id-conflict'] } },
       async (request, reply) => {
         const { lead, replayed } = await createLegacyLead(deps, request.integration!, request.body, idempotencyKey(request.headers['idempotency-key']), inexactKeysUnder(request, '/extra_data'));
         if (replayed) markFreeOfQuota(request);
@@ -83,6 +98,8 @@ export function legacyRoutes(deps: {
       r.route({
         method,
         url: '/api/bots/api/leads/:id/',
+        bodyLimit: LEGACY_UPDATE_BODY_LIMIT_BYTES,
+        config: { jsonLimits: { maxValues: LEGACY_WRITE_MAX_VALUES, counted: LEGACY_WRITE_COUNTED } },
         schema: { ...meta, summary: 'Add a tag or data to a lead (translated into answers)', params: LegacyLeadParamsSchema, body: LegacyLeadUpdateSchema, response: { 200: LeadObjectSchema }, problems: ['not-found', 'event-id-conflict'] },
         handler: async (request) => {
           const { lead, replayed } = await updateLegacyLead(deps, request.integration!, request.params.id, request.body, idempotencyKey(request.headers['idempotency-key']), inexactKeysUnder(request, '/extra_data'));

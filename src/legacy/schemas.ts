@@ -10,14 +10,30 @@ export const legacyMeta = { tags: ['legacy (deprecated)'], deprecated: true, sec
 /** Tags or data keys one legacy write may carry: each may become an answer (intake ANSWERS_MAX). */
 export const LEGACY_ITEMS_MAX = ANSWERS_MAX;
 
+/** `tag_ids` and `extra_data` counted while the body is scanned, before it is parsed (json-body.ts), with the schema's own messages. */
+const TAG_IDS_COUNTED = { member: 'tag_ids', max: LEGACY_ITEMS_MAX, message: `must hold at most ${LEGACY_ITEMS_MAX} tag ids` } as const;
+const EXTRA_DATA_COUNTED = { member: 'extra_data', max: LEGACY_ITEMS_MAX, message: `must hold at most ${LEGACY_ITEMS_MAX} keys` } as const;
+export const LEGACY_WRITE_COUNTED = [TAG_IDS_COUNTED, EXTRA_DATA_COUNTED] as const;
+
+/**
+ * The largest legacy lead creation: names, phone, e-mail and `source` (under 1,500 bytes), `notes`
+ * of 10,000 characters at 3 bytes each (30,000), 200 tag ids of 100 characters (20,600) and 200
+ * `extra_data` keys of a 255-character key and a 255-byte value (103,200): 155,300 bytes, within
+ * 160 KiB. Past it: 413, the body unread.
+ */
+export const LEGACY_CREATE_BODY_LIMIT_BYTES = 160 * 1_024;
+/** The largest legacy lead update: its tag ids and `extra_data` as above (123,800 bytes), within 128 KiB. */
+export const LEGACY_UPDATE_BODY_LIMIT_BYTES = 128 * 1_024;
+/** Values in one legacy lead write: the tag ids and `extra_data` keys (400), their values, and members the gateway ignores. */
+export const LEGACY_WRITE_MAX_VALUES = 4_096;
+
 const legacyTagIds = (description: string) =>
-  z.array(z.string().max(100)).max(LEGACY_ITEMS_MAX, `must hold at most ${LEGACY_ITEMS_MAX} tag ids`).nullish().meta({ description });
+  z.array(z.string().max(100)).max(LEGACY_ITEMS_MAX, TAG_IDS_COUNTED.message).nullish().meta({ description });
 const legacyData = (description: string) =>
   z
     .record(z.string(), z.unknown())
     .superRefine((value, ctx) => {
-      const count = Object.keys(value).length;
-      if (count > LEGACY_ITEMS_MAX) ctx.addIssue({ code: 'custom', message: `must hold at most ${LEGACY_ITEMS_MAX} keys (got ${count})` });
+      if (Object.keys(value).length > LEGACY_ITEMS_MAX) ctx.addIssue({ code: 'custom', message: EXTRA_DATA_COUNTED.message });
     })
     .nullish()
     .meta({ description, maxProperties: LEGACY_ITEMS_MAX });

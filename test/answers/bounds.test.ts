@@ -1,6 +1,7 @@
 // Bounded answers: at most 200 per request, keys that do not fit reported one by one, numbers never rounded.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ANSWER_KEY_MAX_CHARS, ANSWERS_MAX } from '../../src/answers/schemas.js';
+import { LEGACY_WRITE_MAX_VALUES } from '../../src/legacy/schemas.js';
 import { IGNORED_NAME_MAX_CHARS, IGNORED_NAMES_MAX_PER_INTEGRATION, IGNORED_NAMES_MAX_PER_REQUEST } from '../../src/migration/usage.js';
 import { startGateway, type Gateway } from '../helper.js';
 
@@ -29,7 +30,7 @@ describe('the number of answers in one request', () => {
     const before = await gw.inspect.answers.count();
     const res = await post(answersUrl, { event_id: 'n-over', external_contact_id: 'telegram:1', answers: many(ANSWERS_MAX + 1) });
     expect(res.statusCode).toBe(422);
-    expect(res.json().errors).toEqual([{ path: '/answers', message: `must hold at most ${ANSWERS_MAX} answers (got ${ANSWERS_MAX + 1})` }]);
+    expect(res.json().errors).toEqual([{ path: '/answers', message: `must hold at most ${ANSWERS_MAX} answers` }]);
     expect(await gw.inspect.answers.count()).toBe(before);
   });
 
@@ -105,7 +106,8 @@ describe('ignored legacy members counted for the migration report', () => {
   const report = async () => (await gw.admin('GET', '/admin/v1/integrations/brightpath:telegram-bot/report')).json().ignored_legacy_fields as { field: string }[];
   const body = (phone: string) => {
     const b: Record<string, unknown> = { first_name: 'Unknown', phone };
-    for (let i = 0; i < 10_000; i++) b[`member_${i}_${'x'.repeat(i < 5 ? 100 : 0)}`] = 1;
+    // As many as the route takes in one body (its values, the two fields among them).
+    for (let i = 0; i < LEGACY_WRITE_MAX_VALUES - 2; i++) b[`member_${i}_${'x'.repeat(i < 5 ? 100 : 0)}`] = 1;
     return b;
   };
 
