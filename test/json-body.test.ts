@@ -1,6 +1,6 @@
 // The JSON parser: nesting depth refused before any recursive code runs, numbers JavaScript rounds noted.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { isExactNumber, JSON_MAX_DEPTH, MAX_INEXACT_NOTED, scanJson } from '../src/json-body.js';
+import { isExactNumber, JSON_MAX_DEPTH, JSON_MAX_STRING_CHARS, JSON_MAX_VALUES, MAX_INEXACT_NOTED, scanJson } from '../src/json-body.js';
 import { ADMIN_TOKEN, startGateway, type Gateway } from './helper.js';
 
 const nest = (n: number, inner = '1') => '{"a":'.repeat(n) + inner + '}'.repeat(n);
@@ -18,6 +18,35 @@ describe('scanJson', () => {
     expect(scan.inexactNumbers).toEqual(['/answers/big', '/answers/a~1b', '/answers/tiny', '/list/1']);
     for (const token of ['0', '-0', '12.50', '1e21', '0.1', '-3.25e-7', '9007199254740991', '123456789012345', '1.0000']) expect(isExactNumber(token), token).toBe(true);
     for (const token of ['9007199254740993', '1e400', '-1e400', '1e-400', '0.10000000000000000001', '123456789012345678']) expect(isExactNumber(token), token).toBe(false);
+  });
+});
+
+describe('scanJson stops at the first count past its limit', () => {
+  const answers = { member: 'answers', max: 3, message: 'at most 3' };
+  const object = (n: number) => `{${Array.from({ length: n }, (_, i) => `"k${i}":${i % 2 ? 'true' : '"v"'}`).join(',')}}`;
+
+  it('counts every value (members, array elements, literals) of the body, not the body itself', () => {
+    expect(scanJson('{"a":[1,"x",null,{"b":false}]}', { maxValues: 6 }).refusal).toBeNull();
+    expect(scanJson('{"a":[1,"x",null,{"b":false}]}', { maxValues: 5 }).refusal).toEqual({ kind: 'too-many-values', at: '/a/3/b' });
+    expect(scanJson(`{"a":${object(JSON_MAX_VALUES - 1)}}`).refusal).toBeNull();
+    expect(scanJson(`{"a":${object(JSON_MAX_VALUES)}}`).refusal).toEqual({ kind: 'too-many-values', at: `/a/k${JSON_MAX_VALUES - 1}` });
+  });
+
+  it('counts the members of a counted member of the body, named as the schema names it', () => {
+    expect(scanJson(`{"answers":${object(3)},"other":${object(9)}}`, { counted: [answers] }).refusal).toBeNull();
+    expect(scanJson(`{"answers":${object(4)}}`, { counted: [answers] }).refusal).toEqual({ kind: 'too-many-members', at: '/answers', counted: answers });
+    expect(scanJson('{"answers":[1,2,[4,5,6,7]]}', { counted: [answers] }).refusal).toBeNull();
+    expect(scanJson('{"answers":[1,2,3,4]}', { counted: [answers] }).refusal).toMatchObject({ kind: 'too-many-members', at: '/answers' });
+    // Deeper down, or spelled with an escape, it is not the member: the schema counts that one.
+    expect(scanJson(`{"x":{"answers":${object(9)}}}`, { counted: [answers] }).refusal).toBeNull();
+    expect(scanJson(`{"answ\\u0065rs":${object(9)}}`, { counted: [answers] }).refusal).toBeNull();
+  });
+
+  it('refuses a string, key or value, longer than its limit', () => {
+    const long = 'x'.repeat(JSON_MAX_STRING_CHARS);
+    expect(scanJson(`{"a":"${long}","${long}":1}`).refusal).toBeNull();
+    expect(scanJson(`{"a":"${long}x"}`).refusal).toEqual({ kind: 'string-too-long', at: '/a' });
+    expect(scanJson(`{"a":{"${long}x":1}}`).refusal).toEqual({ kind: 'string-too-long', at: `/a/${'x'.repeat(64)}…` });
   });
 });
 
