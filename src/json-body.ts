@@ -44,8 +44,6 @@ export interface JsonScanLimits {
   counted: readonly CountedMember[];
 }
 
-const DEFAULT_LIMITS: JsonScanLimits = { maxDepth: JSON_MAX_DEPTH, maxValues: JSON_MAX_VALUES, maxStringChars: JSON_MAX_STRING_CHARS, counted: [] };
-
 /** The first limit the body breaks, where, and the problem that says so. */
 export type JsonRefusal =
   | { kind: 'too-deep'; at: string }
@@ -157,6 +155,26 @@ function backslashesBefore(text: string, at: number): number {
 /** Whether the current key of `frame` is written exactly `name` (no escapes), compared in place. */
 const keyIs = (text: string, frame: Frame, name: string) => frame.keyEnd - frame.keyStart - 2 === name.length && text.startsWith(name, frame.keyStart + 1);
 
+const scanResult = (refusal: JsonRefusal | null, inexactNumbers: string[], nulAt: string | null): JsonScan => ({
+  tooDeepAt: refusal?.kind === 'too-deep' ? refusal.at : null,
+  refusal,
+  inexactNumbers,
+  nulAt,
+});
+
+const NONE_COUNTED: readonly CountedMember[] = [];
+
+/** The pointer shown in a refusal (long keys cut: never null). */
+const shown = (text: string, frames: readonly Frame[]): string => pointerOf(text, frames, true) ?? '/';
+
+/** A value starts in the container on top of the stack, the `values`th of the body: past a cap? */
+function countValue(text: string, stack: readonly Frame[], values: number, maxValues: number): JsonRefusal | null {
+  if (values > maxValues) return { kind: 'too-many-values', at: shown(text, stack) };
+  const top = stack[stack.length - 1];
+  if (top !== undefined && top.counted !== null && ++top.values > top.cap) return { kind: 'too-many-members', at: shown(text, stack.slice(0, -1)), counted: top.counted };
+  return null;
+}
+
 /**
  * One pass over the raw text, without recursion, respecting strings and escapes: the depth of
  * nesting, the number of values (every member's value and every array element), the length of each
@@ -171,23 +189,16 @@ const keyIs = (text: string, frame: Frame, name: string) => frame.keyEnd - frame
  * Malformed text is not judged here; the parser that follows reports it.
  */
 export function scanJson(text: string, given: Partial<JsonScanLimits> = {}): JsonScan {
-  const { maxDepth, maxValues, maxStringChars, counted } = { ...DEFAULT_LIMITS, ...given };
+  const maxDepth = given.maxDepth ?? JSON_MAX_DEPTH;
+  const maxValues = given.maxValues ?? JSON_MAX_VALUES;
+  const maxStringChars = given.maxStringChars ?? JSON_MAX_STRING_CHARS;
+  const counted = given.counted ?? NONE_COUNTED;
   const stack: Frame[] = [];
   const inexactNumbers: string[] = [];
   let nulAt: string | null = null;
   let nextNul = text.indexOf(NUL_ESCAPE);
   // The body itself is a value: the cap counts what it holds.
   let values = -1;
-  // With `cut`, a pointer is never null.
-  const at = (frames: readonly Frame[]) => pointerOf(text, frames, true) ?? '/';
-  const stop = (refusal: JsonRefusal | null): JsonScan => ({ tooDeepAt: refusal?.kind === 'too-deep' ? refusal.at : null, refusal, inexactNumbers, nulAt });
-  /** A value starts in the container on top of the stack. */
-  const startValue = (): JsonRefusal | null => {
-    if (++values > maxValues) return { kind: 'too-many-values', at: at(stack) };
-    const top = stack[stack.length - 1];
-    if (top?.counted && ++top.values > top.cap) return { kind: 'too-many-members', at: at(stack.slice(0, -1)), counted: top.counted };
-    return null;
-  };
   let i = 0;
   while (i < text.length) {
     const c = text.charCodeAt(i);
@@ -195,7 +206,7 @@ export function scanJson(text: string, given: Partial<JsonScanLimits> = {}): Jso
       let end = i;
       for (;;) {
         end = text.indexOf('"', end + 1);
-        if (end < 0) return stop(null);
+        if (end < 0) return scanResult(null, inexactNumbers, nulAt);
         if (backslashesBefore(text, end) % 2 === 0) break;
       }
       const top = stack[stack.length - 1];
@@ -203,10 +214,10 @@ export function scanJson(text: string, given: Partial<JsonScanLimits> = {}): Jso
         top.keyStart = i;
         top.keyEnd = end + 1;
       } else {
-        const refusal = startValue();
-        if (refusal) return stop(refusal);
+        const refusal = countValue(text, stack, ++values, maxValues);
+        if (refusal) return scanResult(refusal, inexactNumbers, nulAt);
       }
-      if (end - i - 1 > maxStringChars) return stop({ kind: 'string-too-long', at: at(stack) });
+      if (end - i - 1 > maxStringChars) return scanResult({ kind: 'string-too-long', at: shown(text, stack) }, inexactNumbers, nulAt);
       // `\\u0000` is a backslash and the text u0000: only an unescaped backslash starts the escape.
       while (nextNul >= 0 && nextNul < end) {
         if (nextNul > i && backslashesBefore(text, nextNul) % 2 === 0) {
@@ -216,13 +227,13 @@ export function scanJson(text: string, given: Partial<JsonScanLimits> = {}): Jso
       }
       i = end + 1;
     } else if (c === 123 /* { */ || c === 91 /* [ */) {
-      const refusal = startValue();
-      if (refusal) return stop(refusal);
+      const refusal = countValue(text, stack, ++values, maxValues);
+      if (refusal) return scanResult(refusal, inexactNumbers, nulAt);
       const parent = stack[stack.length - 1];
       let member: CountedMember | null = null;
       if (stack.length === 1 && parent && !parent.array) for (const m of counted) if (keyIs(text, parent, m.member)) member = m;
       stack.push({ array: c === 91, index: 0, keyStart: -1, keyEnd: -1, expectKey: c === 123, values: 0, cap: member?.max ?? -1, counted: member });
-      if (stack.length > maxDepth) return stop({ kind: 'too-deep', at: at(stack.slice(0, -1)) });
+      if (stack.length > maxDepth) return scanResult({ kind: 'too-deep', at: shown(text, stack.slice(0, -1)) }, inexactNumbers, nulAt);
       i++;
     } else if (c === 125 /* } */ || c === 93 /* ] */) {
       stack.pop();
@@ -237,8 +248,8 @@ export function scanJson(text: string, given: Partial<JsonScanLimits> = {}): Jso
       if (top) top.expectKey = false;
       i++;
     } else if (c === 45 || (c >= 48 && c <= 57)) {
-      const refusal = startValue();
-      if (refusal) return stop(refusal);
+      const refusal = countValue(text, stack, ++values, maxValues);
+      if (refusal) return scanResult(refusal, inexactNumbers, nulAt);
       let end = i + 1;
       while (end < text.length && isNumberChar(text.charCodeAt(end))) end++;
       if (stack.length <= INEXACT_MAX_DEPTH && inexactNumbers.length < MAX_INEXACT_NOTED && !isExactNumber(text.slice(i, end))) {
@@ -249,13 +260,13 @@ export function scanJson(text: string, given: Partial<JsonScanLimits> = {}): Jso
     } else {
       // true, false and null: no other character of them starts one.
       if (c === 116 /* t */ || c === 102 /* f */ || c === 110 /* n */) {
-        const refusal = startValue();
-        if (refusal) return stop(refusal);
+        const refusal = countValue(text, stack, ++values, maxValues);
+        if (refusal) return scanResult(refusal, inexactNumbers, nulAt);
       }
       i++;
     }
   }
-  return stop(null);
+  return scanResult(null, inexactNumbers, nulAt);
 }
 
 /** The keys directly below `prefix` (e.g. `/answers`) whose value is an inexact number. */
