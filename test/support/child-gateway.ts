@@ -24,6 +24,8 @@ export interface ChildOptions {
   env: Record<string, string>;
   /** `src` runs TypeScript through tsx (tests); `dist` runs the build (benchmarks). */
   entry?: 'src' | 'dist';
+  /** Another build's `dist/main.js` instead (a benchmark comparing two builds); wins over `entry`. */
+  main?: string;
   /** Options for node itself, e.g. --cpu-prof. */
   nodeArgs?: string[];
   /** A command the gateway runs under, e.g. strace with fault injection. */
@@ -35,7 +37,7 @@ export interface ChildOptions {
 
 /** Starts the gateway and resolves once its "listening" log line names the address. */
 export async function spawnGateway(options: ChildOptions): Promise<ChildGateway> {
-  const entry = options.entry === 'dist' ? ['dist/main.js'] : ['--import', 'tsx', 'src/main.ts'];
+  const entry = options.main ? [options.main] : options.entry === 'dist' ? ['dist/main.js'] : ['--import', 'tsx', 'src/main.ts'];
   const argv = [...(options.wrapper ?? []), process.execPath, ...(options.nodeArgs ?? []), ...entry];
   const child = spawn(argv[0]!, argv.slice(1), {
     cwd: ROOT,
