@@ -31,7 +31,7 @@ const FREE_STATUSES = new Set([409, 500, 503]);
 
 /**
  * Free outcomes still cost the gateway work (a 409 parses, fingerprints and compares a body of up to
- * 1 MiB), so they have a ceiling of their own: this many times the quota a minute. Past it, the
+ * its route's limit, 160 KiB for a lead), so they have a ceiling of their own: this many times the quota a minute. Past it, the
  * integration's requests are refused until the window ends; a bot resending its backlog after an
  * outage stays far below it. They are counted by each replica alone (`freeOutcomes`, in memory even
  * when the quota is shared): the ceiling bounds a replica's own work, and the shared quota then
