@@ -10,7 +10,7 @@ import type { FieldValue } from '../store/repos/field-values.js';
 import type { OwnLeadParts } from '../store/repos/lead-views.js';
 import { renderLead } from '../lead/view.js';
 import { lockLatestLead } from '../lead/lock.js';
-import { commentLimitPassed } from '../lead/comments.js';
+import { COMMENT_CAPS } from '../lead/comments.js';
 import type { PersonKey } from '../store/repos/locks.js';
 import { normalizeEmail, normalizePhone, sameName, textOrNull } from './person.js';
 import type { LeadSubmission, LeadSubmissionResponse } from './schemas.js';
@@ -220,11 +220,10 @@ async function intake(
       Object.assign(patch, { stageId: integration.defaults.stageId, closedAt: null, closedBy: null, closeOutcome: null, closeReason: null });
     }
     await tx.leads.update(latest.id, patch);
-    // The lead is locked (lockLatestLead), so the caps are counted and the comment added as one step.
-    // A note past a cap is not added; the inquiry still joins the lead, and the note stays on its
-    // submission, with the rest of the body it came with (as metadata past EXTRA_DATA_MAX_BYTES does).
-    if (notes !== null && (await commentLimitPassed(tx, latest.id, notes)) === null) {
-      await tx.leads.addComment({ id: newId(), leadId: latest.id, body: notes, authorKind: 'integration', authorRef: integration.id, createdAt: at });
+    // A note past a comment cap is not added; the inquiry still joins the lead, and the note stays on
+    // its submission, with the rest of the body it came with (as metadata past EXTRA_DATA_MAX_BYTES does).
+    if (notes !== null) {
+      await tx.leads.addCommentWithin({ id: newId(), leadId: latest.id, body: notes, authorKind: 'integration', authorRef: integration.id, createdAt: at }, COMMENT_CAPS);
     }
     lead = { ...latest, ...patch };
   }

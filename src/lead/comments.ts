@@ -14,6 +14,9 @@ export const COMMENT_BYTES_PER_LEAD_MAX = 1_048_576;
 /** Characters of one comment (a legacy comment's `text`, a v1 submission's `notes`). */
 export const COMMENT_TEXT_MAX = 10_000;
 
+/** The caps as `leads.addCommentWithin` takes them: a note added where no answer is owed (a v1 `notes`). */
+export const COMMENT_CAPS = { count: COMMENTS_PER_LEAD_MAX, bytes: COMMENT_BYTES_PER_LEAD_MAX } as const;
+
 export interface CommentLimit {
   /** The cap's name, as a problem's `limit` member says it. */
   limit: 'comments_per_lead' | 'comment_bytes_per_lead';

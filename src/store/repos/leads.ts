@@ -88,6 +88,12 @@ export interface LeadRepo {
   addTags(leadId: string, tagIds: readonly string[]): Promise<void>;
   tagIds(leadId: string): Promise<string[]>;
   addComment(comment: Comment): Promise<void>;
+  /**
+   * Adds the comment only if the lead's comments, it included, stay within `caps` (a count and UTF-8
+   * bytes of text); otherwise adds nothing. One write whose result the unit does not read, so on
+   * PostgreSQL it is held back with the unit's other writes: no round trip of its own.
+   */
+  addCommentWithin(comment: Comment, caps: { count: number; bytes: number }): Promise<void>;
   commentsCount(leadId: string): Promise<number>;
   /** How many comments the lead has and the UTF-8 bytes of their text, summed: what its comment caps count. */
   commentTotals(leadId: string): Promise<{ count: number; bytes: number }>;

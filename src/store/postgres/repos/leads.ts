@@ -28,6 +28,14 @@ const insert = statement(
 const addTags = statement('leads.addTags', 'INSERT INTO lead_tags (lead_id, tag_id) SELECT $1, unnest($2::text[]) ON CONFLICT DO NOTHING');
 const tagIds = statement<{ tag_id: string }>('leads.tagIds', 'SELECT tag_id FROM lead_tags WHERE lead_id = $1 ORDER BY tag_id');
 const addComment = statement('leads.addComment', 'INSERT INTO lead_comments (id, lead_id, body, author_kind, author_ref, created_at) VALUES ($1, $2, $3, $4, $5, $6)');
+// The caps counted and the comment added in one statement: the unit holds the lead's lock, so no other
+// unit adds a comment in between.
+const addCommentWithin = statement(
+  'leads.addCommentWithin',
+  `INSERT INTO lead_comments (id, lead_id, body, author_kind, author_ref, created_at)
+   SELECT $1, $2, $3, $4, $5, $6
+   WHERE (SELECT count(*) < $7 AND coalesce(sum(octet_length(body)), 0) + octet_length($3::text) <= $8 FROM lead_comments WHERE lead_id = $2)`,
+);
 const commentsCount = statement<{ n: number }>('leads.commentsCount', 'SELECT count(*)::int AS n FROM lead_comments WHERE lead_id = $1');
 // octet_length of a text is its size in the database's encoding (UTF-8), read without detoasting it.
 const commentTotals = statement<{ n: number; bytes: number }>(
@@ -106,6 +114,8 @@ export function pgLeadRepo(sql: Sql): LeadRepo {
     },
     tagIds: async (leadId) => (await tagIds.rows(sql, leadId)).map((r) => r.tag_id),
     addComment: (c) => addComment.later(sql, [rowName('lead_comments', c.id)], undefined, c.id, c.leadId, c.body, c.authorKind, c.authorRef, c.createdAt),
+    addCommentWithin: (c, caps) =>
+      addCommentWithin.later(sql, [rowName('lead_comments', c.id)], undefined, c.id, c.leadId, c.body, c.authorKind, c.authorRef, c.createdAt, caps.count, caps.bytes),
     commentsCount: async (leadId) => (await commentsCount.one(sql, leadId))?.n ?? 0,
     commentTotals: async (leadId) => {
       const row = (await commentTotals.one(sql, leadId))!;

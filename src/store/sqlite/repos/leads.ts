@@ -31,6 +31,13 @@ export function sqliteLeadRepo(db: Db): LeadRepo {
     `INSERT INTO lead_comments (id, lead_id, body, author_kind, author_ref, created_at)
      VALUES (@id, @leadId, @body, @authorKind, @authorRef, @createdAt)`,
   );
+  // The caps counted and the comment added in one statement (the unit holds the lead's lock anyway).
+  const addCommentWithin = db.prepare(
+    `INSERT INTO lead_comments (id, lead_id, body, author_kind, author_ref, created_at)
+     SELECT @id, @leadId, @body, @authorKind, @authorRef, @createdAt
+     WHERE (SELECT count(*) < @maxCount AND coalesce(sum(length(CAST(body AS BLOB))), 0) + length(CAST(@body AS BLOB)) <= @maxBytes
+            FROM lead_comments WHERE lead_id = @leadId)`,
+  );
   const commentsCount = db.prepare<[string], { n: number }>('SELECT count(*) AS n FROM lead_comments WHERE lead_id = ?');
   // A TEXT cast to BLOB is its bytes in the database's encoding, UTF-8 here.
   const commentTotals = db.prepare<[string], { n: number; bytes: number }>(
@@ -152,6 +159,7 @@ export function sqliteLeadRepo(db: Db): LeadRepo {
     },
     tagIds: async (leadId) => tagIds.all(leadId).map((r) => r.tag_id),
     addComment: async (comment) => void addComment.run(comment),
+    addCommentWithin: async (comment, caps) => void addCommentWithin.run({ ...comment, maxCount: caps.count, maxBytes: caps.bytes }),
     commentsCount: async (leadId) => commentsCount.get(leadId)?.n ?? 0,
     commentTotals: async (leadId) => {
       const row = commentTotals.get(leadId)!;
