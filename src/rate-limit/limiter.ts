@@ -11,6 +11,11 @@ export interface WindowUsage {
    * process alone: `giveBack` returns it to the same counter.
    */
   localOnly?: boolean;
+  /**
+   * Set with `localOnly`: the live replicas this process last saw on the database. A replica counting
+   * alone allows only its share of a limit (quota.ts), so the replicas together never allow more.
+   */
+  replicas?: number;
 }
 
 /**

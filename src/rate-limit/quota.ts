@@ -13,6 +13,8 @@ declare module 'fastify' {
 interface QuotaCharge {
   integrationId: string;
   limit: number;
+  /** What this replica allows of the limit now: all of it, or its share while it counts alone. */
+  allowed: number;
   usage: WindowUsage;
   /** Refused with 429: nothing to give back. */
   refused: boolean;
@@ -49,13 +51,54 @@ export function markFreeOfQuota(request: FastifyRequest): void {
   if (request.quota) request.quota.free = true;
 }
 
+/**
+ * A replica that cannot reach the shared counts allows its share of the limit: the limit divided by
+ * the live replicas it last saw, rounded down, so the replicas counting alone together never allow
+ * more than the limit (a limit below the number of replicas gives a share of 0: refused until the
+ * database answers).
+ */
+export const shareOfLimit = (limit: number, usage: WindowUsage): number => (usage.localOnly ? Math.floor(limit / Math.max(usage.replicas ?? 1, 1)) : limit);
+
+/** Integrations over their limit that a process remembers at most; past it, those whose window ended go. */
+export const OVER_LIMIT_MAX = 10_000;
+
+/**
+ * The integrations this process saw over their limit in the shared count (or the memory counter of a
+ * single process), with the window end: until then their
+ * requests are refused here without asking the counter (on PostgreSQL, without a statement), so a
+ * key holder's refused requests cost the database nothing. A rules reload that raises the limit asks
+ * the counter again; a unit given back (a replay that was in flight) forgets the entry.
+ */
+function overLimit() {
+  const over = new Map<string, { usage: WindowUsage; limit: number }>();
+  return {
+    get(integrationId: string, limit: number): WindowUsage | null {
+      const known = over.get(integrationId);
+      if (!known) return null;
+      if (known.usage.resetAt <= Date.now()) {
+        over.delete(integrationId);
+        return null;
+      }
+      return limit <= known.limit ? known.usage : null;
+    },
+    note(integrationId: string, usage: WindowUsage, limit: number): void {
+      if (over.size >= OVER_LIMIT_MAX && !over.has(integrationId)) {
+        for (const [id, k] of over) if (k.usage.resetAt <= Date.now()) over.delete(id);
+        if (over.size >= OVER_LIMIT_MAX) over.delete(over.keys().next().value!);
+      }
+      over.set(integrationId, { usage, limit });
+    },
+    forget: (integrationId: string) => void over.delete(integrationId),
+  };
+}
+
 const secondsUntil = (at: number) => Math.max(Math.ceil((at - Date.now()) / 1000), 0);
 
 /** The draft RateLimit headers, under the names @fastify/rate-limit used, which clients already read. */
 function rateLimitHeaders(charge: QuotaCharge): Record<string, string> {
   return {
     'ratelimit-limit': String(charge.limit),
-    'ratelimit-remaining': String(Math.max(charge.limit - charge.usage.used, 0)),
+    'ratelimit-remaining': String(Math.max(charge.allowed - charge.usage.used, 0)),
     'ratelimit-reset': String(secondsUntil(charge.usage.resetAt)),
   };
 }
@@ -67,20 +110,33 @@ function rateLimitHeaders(charge: QuotaCharge): Record<string, string> {
  */
 export function createIntegrationQuota(limiters: Pick<RateLimiters, 'quota' | 'freeOutcomes'>, defaultPerMinute: number): IntegrationQuota {
   const { quota: limiter, freeOutcomes } = limiters;
+  const over = overLimit();
+  async function counted(integrationId: string, limit: number, overFree: boolean): Promise<{ usage: WindowUsage; allowed: number }> {
+    const known = over.get(integrationId, limit);
+    if (known) return { usage: known, allowed: shareOfLimit(limit, known) };
+    const usage = overFree ? await limiter.peek(integrationId) : await limiter.hit(integrationId);
+    const allowed = shareOfLimit(limit, usage);
+    // Only a shared count is remembered: a replica counting alone counts in memory anyway, and must go
+    // on asking so that one request every retry period finds the database answering again.
+    if (usage.used > allowed && !usage.localOnly) over.note(integrationId, usage, limit);
+    return { usage, allowed };
+  }
   async function charge(request: FastifyRequest): Promise<void> {
     const integration = request.integration;
     if (!integration) return;
     const limit = integration.rateLimitPerMinute ?? defaultPerMinute;
     const freeUsed = await freeOutcomes.peek(integration.id);
     const overFree = freeUsed.used >= limit * FREE_OUTCOMES_FACTOR;
-    const usage = overFree ? await limiter.peek(integration.id) : await limiter.hit(integration.id);
-    const refused = overFree || usage.used > limit;
-    request.quota = { integrationId: integration.id, limit, usage, refused, free: false, settled: false };
+    const { usage, allowed } = await counted(integration.id, limit, overFree);
+    const refused = overFree || usage.used > allowed;
+    request.quota = { integrationId: integration.id, limit, allowed, usage, refused, free: false, settled: false };
     if (refused) {
       const retryAfter = Math.max(secondsUntil(overFree ? freeUsed.resetAt : usage.resetAt), 1);
       const what = overFree
         ? `More than ${limit * FREE_OUTCOMES_FACTOR} replayed or conflicting requests a minute for this integration`
-        : `More than ${limit} requests a minute for this integration`;
+        : allowed < limit
+          ? `More than ${allowed} requests a minute for this integration on this replica (its share of ${limit} while the shared counts cannot be reached)`
+          : `More than ${limit} requests a minute for this integration`;
       throw new AppError('rate-limited', `${what}. Retry after ${retryAfter} s; this request was not read, so resend it unchanged (same event_id).`, {}, {
         'retry-after': String(retryAfter),
       });
@@ -93,6 +149,7 @@ export function createIntegrationQuota(limiters: Pick<RateLimiters, 'quota' | 'f
     charge.settled = true;
     if (!charge.refused && (charge.free || FREE_STATUSES.has(reply.statusCode))) {
       charge.usage = await limiter.giveBack(charge.integrationId, charge.usage);
+      over.forget(charge.integrationId);
       await freeOutcomes.hit(charge.integrationId);
     }
     reply.headers(rateLimitHeaders(charge));

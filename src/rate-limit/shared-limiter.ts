@@ -4,6 +4,7 @@ import pg from 'pg';
 import { RateLimiterMemory, RateLimiterPostgres, type RateLimiterRes } from 'rate-limiter-flexible';
 import { WINDOW_MS, type RateLimiter, type RateLimiters, type WindowUsage } from './limiter.js';
 import { createMemoryLimiter, usageOf } from './memory-limiter.js';
+import type { ReplicaSet } from '../store/replicas.js';
 
 /** The library's table (key, points, expire), made by PostgreSQL migration 4; one row per counted key and window. */
 export const SHARED_LIMITS_TABLE = 'rate_limits';
@@ -19,6 +20,12 @@ export const SHARED_LIMITS_TIMEOUT_MS = 500;
 /** While the database does not answer, one request tries it again this often; the others count locally. */
 export const SHARED_LIMITS_RETRY_MS = 5_000;
 
+/**
+ * How often a replica looks up the live replicas on the database while it can (the store's replica
+ * set): the count it last saw sets its share of a limit when it has to count alone.
+ */
+export const REPLICAS_LOOK_MS = 5_000;
+
 /** What the limiter logs to: the gateway's pino logger. */
 export interface LimiterLog {
   warn(fields: object, message: string): void;
@@ -30,10 +37,16 @@ export interface LimiterLog {
  * one request every SHARED_LIMITS_RETRY_MS probes the database and the others skip it, so a database
  * that hangs costs one timeout per retry period instead of one per request.
  */
-function createFallback(log: LimiterLog) {
+function createFallback(log: LimiterLog, retryMs: number, replicasSeen: () => number) {
   let down = false;
   let retryAt = 0;
+  const recovered: (() => void)[] = [];
   return {
+    replicasSeen,
+    /** Runs `then` each time the database answers again after the fallback. */
+    onRecovered(then: () => void): void {
+      recovered.push(then);
+    },
     /** The database is skipped now: counted locally without trying it. */
     skipShared(): boolean {
       return down && Date.now() < retryAt;
@@ -41,7 +54,7 @@ function createFallback(log: LimiterLog) {
     /** Marks a call as the probe when the database was down; the others keep skipping it meanwhile. */
     startCall(): boolean {
       if (!down) return false;
-      retryAt = Date.now() + SHARED_LIMITS_RETRY_MS;
+      retryAt = Date.now() + retryMs;
       return true;
     },
     succeeded(probe: boolean): void {
@@ -49,14 +62,15 @@ function createFallback(log: LimiterLog) {
       if (!probe || !down) return;
       down = false;
       log.warn({ table: SHARED_LIMITS_TABLE }, 'shared rate limits reachable again: counting across all replicas');
+      for (const then of recovered) then();
     },
     failed(error: unknown): void {
-      retryAt = Date.now() + SHARED_LIMITS_RETRY_MS;
+      retryAt = Date.now() + retryMs;
       if (down) return;
       down = true;
       log.warn(
-        { err: error, table: SHARED_LIMITS_TABLE, retry_every_s: SHARED_LIMITS_RETRY_MS / 1000 },
-        'shared rate limits unreachable: this replica counts alone until the database answers (each replica then allows the full limit)',
+        { err: error, table: SHARED_LIMITS_TABLE, retry_every_s: retryMs / 1000, live_replicas: replicasSeen() },
+        'shared rate limits unreachable: this replica counts alone until the database answers (allowing its share of each limit)',
       );
     },
   };
@@ -64,9 +78,10 @@ function createFallback(log: LimiterLog) {
 
 type Fallback = ReturnType<typeof createFallback>;
 
-/** Runs `shared`, or `local` when the database is skipped or fails; says which one counted. */
+/** Runs `shared`, or `local` when the database is skipped or fails; says which one counted, and among how many replicas. */
 async function either(fallback: Fallback, shared: () => Promise<RateLimiterRes | null>, local: () => Promise<RateLimiterRes | null>): Promise<WindowUsage> {
-  if (fallback.skipShared()) return { ...usageOf(await local()), localOnly: true };
+  const alone = async (): Promise<WindowUsage> => ({ ...usageOf(await local()), localOnly: true, replicas: fallback.replicasSeen() });
+  if (fallback.skipShared()) return alone();
   const probe = fallback.startCall();
   try {
     const usage = usageOf(await shared());
@@ -74,7 +89,7 @@ async function either(fallback: Fallback, shared: () => Promise<RateLimiterRes |
     return usage;
   } catch (error) {
     fallback.failed(error);
-    return { ...usageOf(await local()), localOnly: true };
+    return alone();
   }
 }
 
@@ -112,19 +127,63 @@ function lastSeenCounts() {
   };
 }
 
-function sharedLimiter(shared: RateLimiterPostgres, local: RateLimiterMemory, fallback: Fallback, peekFrom: PeekFrom): RateLimiter {
+/**
+ * The units a replica counted alone, per key, not yet in the shared count: added to it when the
+ * database answers again, so the window's total across replicas stays right. Units of a window that
+ * ended meanwhile are dropped (their window no longer exists). Kept for the quota only, whose keys
+ * are the integrations (a bounded set); failed authentications counted alone are not carried.
+ */
+function unitsCountedAlone() {
+  const pending = new Map<string, { units: number; resetAt: number }>();
+  return {
+    add(key: string, usage: WindowUsage, units: 1 | -1): void {
+      const before = pending.get(key);
+      const running = before && before.resetAt > Date.now() ? before.units : 0;
+      pending.set(key, { units: running + units, resetAt: usage.resetAt });
+    },
+    /** Takes the units to carry, leaving none behind; those whose carrying fails are put back with `restore`. */
+    take(): { key: string; units: number; resetAt: number }[] {
+      const now = Date.now();
+      const carry = [...pending].filter(([, p]) => p.resetAt > now && p.units > 0).map(([key, p]) => ({ key, ...p }));
+      pending.clear();
+      return carry;
+    },
+    restore(key: string, units: number, resetAt: number): void {
+      pending.set(key, { units: (pending.get(key)?.units ?? 0) + units, resetAt });
+    },
+  };
+}
+
+function sharedLimiter(shared: RateLimiterPostgres, local: RateLimiterMemory, fallback: Fallback, peekFrom: PeekFrom, carryAlone: boolean): RateLimiter {
   const seen = lastSeenCounts();
+  const alone = unitsCountedAlone();
   const ask = (key: string) => either(fallback, () => shared.get(key), () => local.get(key));
   const peek = async (key: string) => (peekFrom === 'shared' ? ask(key) : seen.get(key));
+  if (carryAlone) {
+    fallback.onRecovered(() => {
+      for (const { key, units, resetAt } of alone.take()) {
+        // One statement per key counted alone, once per recovery; a failure keeps the units for the next one.
+        shared.penalty(key, units).catch((error: unknown) => {
+          alone.restore(key, units, resetAt);
+          fallback.failed(error);
+        });
+      }
+    });
+  }
   return {
     async hit(key) {
       const usage = await either(fallback, () => shared.penalty(key, 1), () => local.penalty(key, 1));
+      if (carryAlone && usage.localOnly) alone.add(key, usage, 1);
       return peekFrom === 'last-seen' ? seen.note(key, usage) : usage;
     },
     async giveBack(key, hit) {
       // After the window ended, a reward would open a new window at -1: one request more than allowed.
       if (Date.now() >= hit.resetAt) return peek(key);
-      if (hit.localOnly) return { ...usageOf(await local.reward(key, 1)), localOnly: true };
+      if (hit.localOnly) {
+        const usage: WindowUsage = { ...usageOf(await local.reward(key, 1)), localOnly: true, replicas: fallback.replicasSeen() };
+        if (carryAlone) alone.add(key, usage, -1);
+        return usage;
+      }
       // The unit is in the shared count: it goes back there, or stays counted if the database does not answer.
       if (fallback.skipShared()) return hit;
       try {
@@ -155,7 +214,32 @@ function postgresCounter(pool: pg.Pool, keyPrefix: string, tableCreated: boolean
  * atomic upsert of the key's row (INSERT … ON CONFLICT … RETURNING), so concurrent requests on any
  * replicas can never both take the last unit.
  */
-export async function openSharedLimiters(url: string, log: LimiterLog): Promise<RateLimiters> {
+export interface SharedLimitersOptions {
+  /** The store's replica set: how many replicas are live (one, this process, when not given). */
+  replicas?: Pick<ReplicaSet, 'live'>;
+  /** SHARED_LIMITS_RETRY_MS unless given (tests). */
+  retryMs?: number;
+}
+
+/**
+ * The live replicas as this process last saw them: looked up at open and every REPLICAS_LOOK_MS on
+ * the store's pool; a look that fails keeps the last count (at least 1, this process).
+ */
+async function watchReplicas(replicas: SharedLimitersOptions['replicas']): Promise<{ seen: () => number; stop: () => void }> {
+  let seen = 1;
+  if (!replicas) return { seen: () => seen, stop: () => {} };
+  const look = () =>
+    replicas.live().then(
+      (live) => void (seen = Math.max(live.length, 1)),
+      () => {},
+    );
+  await look();
+  const timer = setInterval(() => void look(), REPLICAS_LOOK_MS);
+  timer.unref();
+  return { seen: () => seen, stop: () => clearInterval(timer) };
+}
+
+export async function openSharedLimiters(url: string, log: LimiterLog, options: SharedLimitersOptions = {}): Promise<RateLimiters> {
   const pool = new pg.Pool({
     connectionString: url,
     max: SHARED_LIMITS_POOL_SIZE,
@@ -177,13 +261,17 @@ export async function openSharedLimiters(url: string, log: LimiterLog): Promise<
     // The store's migrations made the table (migration 4): the library never creates it.
     const quota = await postgresCounter(pool, 'quota', true);
     const authFailures = await postgresCounter(pool, 'auth-failures', true);
-    const fallback = createFallback(log);
+    const replicas = await watchReplicas(options.replicas);
+    const fallback = createFallback(log, options.retryMs ?? SHARED_LIMITS_RETRY_MS, replicas.seen);
     const local = (keyPrefix: string) => new RateLimiterMemory({ keyPrefix, points: Number.MAX_SAFE_INTEGER, duration: WINDOW_MS / 1000 });
     return {
-      quota: sharedLimiter(quota, local('quota'), fallback, 'shared'),
+      quota: sharedLimiter(quota, local('quota'), fallback, 'shared', true),
       freeOutcomes: createMemoryLimiter('free-outcomes'),
-      authFailures: sharedLimiter(authFailures, local('auth-failures'), fallback, 'last-seen'),
-      close: () => pool.end(),
+      authFailures: sharedLimiter(authFailures, local('auth-failures'), fallback, 'last-seen', false),
+      close: async () => {
+        replicas.stop();
+        await pool.end();
+      },
     };
   } catch (error) {
     await pool.end().catch(() => {});
