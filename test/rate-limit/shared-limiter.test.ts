@@ -136,9 +136,16 @@ describe('the shared counters', () => {
     if (!cluster) return skip();
     const url = await migratedDatabase(cluster.url);
     const ADMIN = 'cost-admin-token-0123456789abcdefgh';
-    const gateway = async (limiters?: RateLimiters) => {
+    // Round trips to the database, of the store and the counters alike: every query a pg client sends.
+    let roundTrips = 0;
+    const query = pg.Client.prototype.query;
+    pg.Client.prototype.query = function (this: pg.Client, ...args: unknown[]) {
+      roundTrips++;
+      return (query as (...a: unknown[]) => unknown).apply(this, args);
+    } as typeof query;
+    const gateway = async (limiters?: RateLimiters, rateLimitPerMinute = 1_000_000) => {
       const app = await buildApp(
-        { adminToken: ADMIN, rateLimitPerMinute: 1_000_000 },
+        { adminToken: ADMIN, rateLimitPerMinute },
         { store: await openPostgresStore({ url, poolSize: 10 }), rules: createRulesHolder(EXAMPLE_RULES), ...(limiters ? { limiters } : {}) },
       );
       const issued = await app.inject({ method: 'POST', url: '/admin/v1/integrations/brightpath:website-form/keys', headers: { authorization: `Bearer ${ADMIN}` } });
@@ -146,21 +153,24 @@ describe('the shared counters', () => {
     };
     const memory = await gateway();
     const shared = await gateway(await openSharedLimiters(url, recordingLog()));
+    // A key over its limit (5 a minute): all but the first 5 of its requests are refused.
+    const refused = await gateway(await openSharedLimiters(url, recordingLog()), 5);
     // The figures in docs/reliability.md are of REQUESTS=600 and 3 rounds.
     const REQUESTS = 200;
     const CONCURRENCY = 32;
     let events = 0;
-    async function measure({ app, key }: Awaited<ReturnType<typeof gateway>>) {
+    async function measure({ app, key }: Awaited<ReturnType<typeof gateway>>, expected = 201) {
       const latencies: number[] = [];
       let next = 0;
       const started = process.hrtime.bigint();
       const cpu = process.cpuUsage();
+      const trips = roundTrips;
       await Promise.all(
         Array.from({ length: CONCURRENCY }, async () => {
           while (next++ < REQUESTS) {
             const t = process.hrtime.bigint();
             const res = await app.inject({ method: 'POST', url: '/api/integrations/v1/leads/', headers: { authorization: `Bearer ${key}` }, payload: { event_id: `cost-${++events}`, first_name: 'Cost' } });
-            if (res.statusCode !== 201) throw new Error(`unexpected ${res.statusCode}: ${res.body}`);
+            if (res.statusCode !== expected) throw new Error(`unexpected ${res.statusCode}: ${res.body}`);
             latencies.push(Number(process.hrtime.bigint() - t) / 1e6);
           }
         }),
@@ -169,18 +179,23 @@ describe('the shared counters', () => {
       const used = process.cpuUsage(cpu);
       latencies.sort((x, y) => x - y);
       const at = (q: number) => latencies[Math.min(latencies.length - 1, Math.floor(q * latencies.length))]!.toFixed(1);
-      return `${Math.round(REQUESTS / seconds)} req/s, p50 ${at(0.5)} ms, p99 ${at(0.99)} ms, ${Math.round((used.user + used.system) / REQUESTS)} us CPU (gateway) per request`;
+      const perRequest = ((roundTrips - trips) / REQUESTS).toFixed(2);
+      return `${Math.round(REQUESTS / seconds)} req/s, p50 ${at(0.5)} ms, p99 ${at(0.99)} ms, ${Math.round((used.user + used.system) / REQUESTS)} us CPU (gateway), ${perRequest} round trips per request`;
     }
     try {
+      for (let i = 0; i < 6; i++) await refused.app.inject({ method: 'POST', url: '/api/integrations/v1/leads/', headers: { authorization: `Bearer ${refused.key}` }, payload: { event_id: `fill-${i}` } });
       const rows = [];
       for (let round = 1; round <= 2; round++) {
         rows.push(`memory counters round ${round}: ${await measure(memory)}`);
         rows.push(`shared counters round ${round}: ${await measure(shared)}`);
+        rows.push(`shared counters, over the limit (429) round ${round}: ${await measure(refused, 429)}`);
       }
       console.log(`POST /leads/ of one integration on PostgreSQL, ${REQUESTS} requests, ${CONCURRENCY} at once:\n  ${rows.join('\n  ')}`);
     } finally {
+      pg.Client.prototype.query = query;
       await memory.app.close();
       await shared.app.close();
+      await refused.app.close();
     }
   }, 120_000);
 });
