@@ -10,6 +10,8 @@ import { ConfigError, ConfigSchema, parseConfig } from '../../src/config.js';
 import { DEFAULT_POOL_SIZE } from '../../src/store/postgres/pool.js';
 import { MIGRATION_LOCK_KEY, MIGRATION_TIMEOUT_MS } from '../../src/store/postgres/migrations.js';
 import { MAX_UNIT_ATTEMPTS } from '../../src/store/postgres/postgres-store.js';
+import { REPLICAS_LOOK_MS, SHARED_LIMITS_RETRY_MS } from '../../src/rate-limit/shared-limiter.js';
+import { shareOfLimit } from '../../src/rate-limit/quota.js';
 import { ROOT } from './doc-commands.js';
 
 const read = (file: string) => readFileSync(join(ROOT, file), 'utf8');
@@ -100,5 +102,20 @@ describe('docs/operations.md on PostgreSQL', () => {
     for (const row of ['| nothing, or `sslmode=disable` | No TLS. |', '| `sslmode=verify-full` |', '| `sslmode=require`, `prefer` or `verify-ca` | The same as `verify-full`', '| `sslmode=no-verify` | TLS without checking the certificate', '| `uselibpqcompat=true` |']) {
       expect(operations).toContain(row);
     }
+  });
+
+  it('describes the shared rate limits\' fallback with the messages, periods and share in force', () => {
+    const source = flat(read('src/rate-limit/shared-limiter.ts'));
+    for (const message of ['shared rate limits unreachable: this replica counts alone until the database answers (allowing its share of each limit)', 'shared rate limits reachable again: counting across all replicas']) {
+      expect(source).toContain(`'${message}'`);
+      expect(operations).toContain(`"msg":"${message}"`);
+    }
+    expect(operations).toContain(`\`SHARED_LIMITS_RETRY_MS\` (${SHARED_LIMITS_RETRY_MS / 1000} s)`);
+    expect(operations).toContain(`\`REPLICAS_LOOK_MS\` (${REPLICAS_LOOK_MS / 1000} s)`);
+    // The share, rounded down: never more than the limit in all, 0 below one unit a replica.
+    expect(operations).toContain('`floor(N / replicas)`');
+    const alone = { used: 1, resetAt: Date.now() + 1_000, localOnly: true };
+    expect([shareOfLimit(30, { ...alone, replicas: 2 }), shareOfLimit(30, { ...alone, replicas: 4 }), shareOfLimit(2, { ...alone, replicas: 3 })]).toEqual([15, 7, 0]);
+    expect(shareOfLimit(30, { used: 1, resetAt: Date.now() })).toBe(30);
   });
 });
