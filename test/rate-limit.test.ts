@@ -146,6 +146,34 @@ describe('the quota of an integration', () => {
     expect(Number(limited.headers['retry-after'])).toBeGreaterThan(0);
   });
 
+  it('refuses an integration over its limit until its window ends, and asks again once a rules reload raises the limit', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'lead-gateway-rules-'));
+    cpSync(EXAMPLE_RULES, dir, { recursive: true });
+    const file = join(dir, 'brightpath.yaml');
+    const original = readFileSync(file, 'utf8');
+    const withLimit = (n: number) => original.replace('  - slug: website-form\n', `  - slug: website-form\n    rate_limit_per_minute: ${n}\n`);
+    writeFileSync(file, withLimit(2));
+    const own = await startGateway({ rulesDir: dir, rateLimitPerMinute: 8 });
+    try {
+      const key = await own.issueKey('brightpath:website-form');
+      const submit = (eventId: string) => own.app.inject({ method: 'POST', url: LEADS, headers: { authorization: `Bearer ${key}` }, payload: { event_id: eventId, first_name: 'Over' } });
+      expect([(await submit('o-1')).statusCode, (await submit('o-2')).statusCode]).toEqual([201, 201]);
+      for (const eventId of ['o-3', 'o-4', 'o-5']) {
+        const refused = await submit(eventId);
+        expect(refused.statusCode).toBe(429);
+        expect(quotaOf(refused)).toMatchObject({ limit: 2, remaining: 0 });
+        expect(Number(refused.headers['retry-after'])).toBe(Math.max(quotaOf(refused).reset, 1));
+      }
+      writeFileSync(file, withLimit(6));
+      expect((await own.admin('POST', '/admin/v1/rules/reload')).statusCode).toBe(200);
+      const after = await submit('o-6');
+      expect(after.statusCode).toBe(201);
+      expect(quotaOf(after).limit).toBe(6);
+    } finally {
+      await own.close();
+    }
+  });
+
   it('is not consulted by the admin API and health endpoints', async () => {
     for (let i = 0; i < 10; i++) expect((await gw.admin('GET', '/admin/v1/integrations')).statusCode).toBe(200);
     expect((await gw.app.inject({ method: 'GET', url: '/healthz' })).headers['ratelimit-limit']).toBeUndefined();
