@@ -67,7 +67,7 @@ export async function startGateway(
     ...(options.console ? { console: { secret: CONSOLE_SECRET, secureCookies: true, ...options.console } } : {}),
   };
   // On PostgreSQL the counters are shared through the database, as main.ts opens them.
-  const limiters = testEngine() === 'postgres' ? await openSharedLimiters(databaseEnv(store).DATABASE_URL!, logger) : undefined;
+  const limiters = testEngine() === 'postgres' ? await openSharedLimiters(databaseEnv(store).DATABASE_URL!, logger, { replicas: store.replicas }) : undefined;
   const app = await buildApp({ adminToken: ADMIN_TOKEN, ...limits }, { store, rules, logger, ...(limiters ? { limiters } : {}), ...(options.outageQuietMs ? { outageQuietMs: options.outageQuietMs } : {}) });
   recordForContract(app);
   const admin: Gateway['admin'] = async (method, url, body) => {

@@ -208,12 +208,6 @@ function postgresCounter(pool: pg.Pool, keyPrefix: string, tableCreated: boolean
   return created.then(() => limiter);
 }
 
-/**
- * The gateway's counters on the PostgreSQL database at `url`, on a pool of their own with short
- * timeouts (free outcomes stay in memory: quota.ts). Counting is exact across replicas while the database answers: each unit is one
- * atomic upsert of the key's row (INSERT … ON CONFLICT … RETURNING), so concurrent requests on any
- * replicas can never both take the last unit.
- */
 export interface SharedLimitersOptions {
   /** The store's replica set: how many replicas are live (one, this process, when not given). */
   replicas?: Pick<ReplicaSet, 'live'>;
@@ -239,6 +233,14 @@ async function watchReplicas(replicas: SharedLimitersOptions['replicas']): Promi
   return { seen: () => seen, stop: () => clearInterval(timer) };
 }
 
+/**
+ * The gateway's counters on the PostgreSQL database at `url`, on a pool of their own with short
+ * timeouts (free outcomes stay in memory: quota.ts). Counting is exact across replicas while the
+ * database answers: each unit is one atomic upsert of the key's row (INSERT … ON CONFLICT …
+ * RETURNING), so concurrent requests on any replicas can never both take the last unit. While it
+ * does not, each replica counts alone and tells the quota how many replicas it last saw (its share);
+ * the quota's units counted alone go to the shared rows when the database answers again.
+ */
 export async function openSharedLimiters(url: string, log: LimiterLog, options: SharedLimitersOptions = {}): Promise<RateLimiters> {
   const pool = new pg.Pool({
     connectionString: url,
