@@ -3,7 +3,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ANSWERS_BODY_LIMIT_BYTES, ANSWERS_BODY_MAX_VALUES, ANSWERS_MAX } from '../src/answers/schemas.js';
 import { LEAD_BODY_LIMIT_BYTES, LEAD_BODY_MAX_VALUES } from '../src/intake/schemas.js';
-import { LEGACY_CREATE_BODY_LIMIT_BYTES, LEGACY_ITEMS_MAX, LEGACY_UPDATE_BODY_LIMIT_BYTES } from '../src/legacy/schemas.js';
+import { LEGACY_CREATE_BODY_LIMIT_BYTES, LEGACY_ITEMS_MAX, LEGACY_SMALL_WRITE_BODY_LIMIT_BYTES, LEGACY_UPDATE_BODY_LIMIT_BYTES } from '../src/legacy/schemas.js';
 import { JSON_MAX_STRING_CHARS } from '../src/json-body.js';
 import { ADMIN_TOKEN, startGateway, type Gateway } from './helper.js';
 
@@ -49,6 +49,9 @@ describe('the body limit of each write', () => {
     { name: 'v1 answers', method: 'POST', url: '/api/integrations/v1/leads/answers/', limit: ANSWERS_BODY_LIMIT_BYTES, head: { event_id: 'size', external_contact_id: 'telegram:1' }, padIn: 'answers', ok: 200 },
     { name: 'legacy POST', method: 'POST', url: '/api/bots/api/leads/', limit: LEGACY_CREATE_BODY_LIMIT_BYTES, head: { first_name: 'Size', phone: '+998901110002' }, padIn: 'top', ok: 201 },
     { name: 'legacy PATCH', method: 'PATCH', url: '/api/bots/api/leads/:id/', limit: LEGACY_UPDATE_BODY_LIMIT_BYTES, head: {}, padIn: 'top', ok: 200 },
+    { name: 'legacy comment', method: 'POST', url: '/api/bots/api/leads/:id/comments/', limit: LEGACY_SMALL_WRITE_BODY_LIMIT_BYTES, head: { text: 'Size' }, padIn: 'top', ok: 201 },
+    { name: 'legacy payment', method: 'POST', url: '/api/bots/api/leads/:id/payments/', limit: LEGACY_SMALL_WRITE_BODY_LIMIT_BYTES, head: { amount: '10.00' }, padIn: 'top', ok: 201 },
+    { name: 'legacy tags/create', method: 'POST', url: '/api/bots/api/tags/create/', limit: LEGACY_SMALL_WRITE_BODY_LIMIT_BYTES, head: { name: 'Size' }, padIn: 'top', ok: 201 },
   ] as const;
 
   it.each(routes)('$name: one byte over its limit is a 413 naming it, and nothing is stored', async ({ method, url, limit, head, padIn }) => {

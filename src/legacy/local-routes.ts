@@ -17,6 +17,7 @@ import {
   LegacyPageQuerySchema,
   LegacyPaymentObjectSchema,
   LegacyPaymentSchema,
+  LEGACY_SMALL_WRITE_BODY_LIMIT_BYTES,
   LegacyStatusSchema,
   LegacyTagListSchema,
 } from './schemas.js';
@@ -60,7 +61,7 @@ export function localRoutes(d: LegacyDeps & { rules: () => Rules }) {
     r.get('/api/bots/api/leads/:id/', { schema: { ...meta, summary: 'One of this bot\'s leads', params: LegacyLeadParamsSchema, response: { 200: LeadObjectSchema }, problems: ['not-found'] } }, async (request) =>
       getOwnLead(d, request.integration!, request.params.id),
     );
-    r.post('/api/bots/api/leads/:id/move/', { schema: { ...meta, summary: 'Move the lead to a stage', params: LegacyLeadParamsSchema, body: LegacyMoveSchema, response: { 200: LeadObjectSchema }, problems: ['not-found'] } }, async (request) =>
+    r.post('/api/bots/api/leads/:id/move/', { bodyLimit: LEGACY_SMALL_WRITE_BODY_LIMIT_BYTES, schema: { ...meta, summary: 'Move the lead to a stage', params: LegacyLeadParamsSchema, body: LegacyMoveSchema, response: { 200: LeadObjectSchema }, problems: ['not-found'] } }, async (request) =>
       moveOwnLead(d, request.integration!, request.params.id, request.body.stage),
     );
     r.get(
@@ -68,10 +69,10 @@ export function localRoutes(d: LegacyDeps & { rules: () => Rules }) {
       { schema: { ...meta, summary: 'Comments of the lead (a page with page= or page_size=)', params: LegacyLeadParamsSchema, querystring: LegacyListPageQuerySchema, response: { 200: LegacyCommentListSchema }, problems: ['not-found'] } },
       async (request) => listComments(d, request.integration!, request.params.id, request.query),
     );
-    r.post('/api/bots/api/leads/:id/comments/', { schema: { ...meta, summary: 'Comment on the lead', params: LegacyLeadParamsSchema, body: LegacyCommentSchema, response: { 201: LegacyCommentObjectSchema }, problems: ['not-found', 'limit-reached'] } }, async (request, reply) =>
+    r.post('/api/bots/api/leads/:id/comments/', { bodyLimit: LEGACY_SMALL_WRITE_BODY_LIMIT_BYTES, schema: { ...meta, summary: 'Comment on the lead', params: LegacyLeadParamsSchema, body: LegacyCommentSchema, response: { 201: LegacyCommentObjectSchema }, problems: ['not-found', 'limit-reached'] } }, async (request, reply) =>
       reply.code(201).send(await addComment(d, request.integration!, request.params.id, request.body.text)),
     );
-    r.post('/api/bots/api/leads/:id/payments/', { schema: { ...meta, summary: 'Record a payment', params: LegacyLeadParamsSchema, body: LegacyPaymentSchema, response: { 201: LegacyPaymentObjectSchema }, problems: ['not-found'] } }, async (request, reply) =>
+    r.post('/api/bots/api/leads/:id/payments/', { bodyLimit: LEGACY_SMALL_WRITE_BODY_LIMIT_BYTES, schema: { ...meta, summary: 'Record a payment', params: LegacyLeadParamsSchema, body: LegacyPaymentSchema, response: { 201: LegacyPaymentObjectSchema }, problems: ['not-found'] } }, async (request, reply) =>
       reply.code(201).send(await addPayment(d, request.integration!, request.params.id, request.body.amount, request.body.comment ?? null, inexactKeysUnder(request, '').has('amount'))),
     );
     r.delete('/api/bots/api/leads/:id/', { schema: { ...meta, summary: 'Delete the lead', params: LegacyLeadParamsSchema, response: { 204: z.null() }, problems: ['not-found'] } }, async (request, reply) => {

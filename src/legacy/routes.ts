@@ -10,6 +10,7 @@ import { legacyGate } from './authenticate.js';
 import {
   LEGACY_CREATE_BODY_LIMIT_BYTES,
   LEGACY_UPDATE_BODY_LIMIT_BYTES,
+  LEGACY_SMALL_WRITE_BODY_LIMIT_BYTES,
   LEGACY_WRITE_COUNTED,
   LEGACY_WRITE_MAX_VALUES,
   legacyMeta,
@@ -111,7 +112,7 @@ export function legacyRoutes(deps: {
 
     r.post(
       '/api/bots/api/tags/create/',
-      { schema: { ...meta, summary: 'Create a tag (a stable id per name)', body: LegacyTagCreateSchema, response: { 201: LegacyTagSchema }, problems: ['limit-reached'] } },
+      { bodyLimit: LEGACY_SMALL_WRITE_BODY_LIMIT_BYTES, schema: { ...meta, summary: 'Create a tag (a stable id per name)', body: LegacyTagCreateSchema, response: { 201: LegacyTagSchema }, problems: ['limit-reached'] } },
       async (request, reply) => {
         const tag = await createLegacyTag(deps, request.integration!, request.body.name, request.body.color ?? null);
         return reply.code(201).send({ id: tag.id, name: tag.name, color: tag.color, is_active: true, archived_at: null });

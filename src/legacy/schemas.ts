@@ -24,6 +24,12 @@ export const LEGACY_WRITE_COUNTED = [TAG_IDS_COUNTED, EXTRA_DATA_COUNTED] as con
 export const LEGACY_CREATE_BODY_LIMIT_BYTES = 160 * 1_024;
 /** The largest legacy lead update: its tag ids and `extra_data` as above (123,800 bytes), within 128 KiB. */
 export const LEGACY_UPDATE_BODY_LIMIT_BYTES = 128 * 1_024;
+/**
+ * The legacy writes of one small object (a comment, a payment, a move, a tag): a comment's 10,000
+ * characters at 3 bytes each (30,000) are the largest, and an unchanged bot may send members the
+ * gateway ignores beside them; 64 KiB holds both. Past it: 413, the body unread.
+ */
+export const LEGACY_SMALL_WRITE_BODY_LIMIT_BYTES = 64 * 1_024;
 /** Values in one legacy lead write: the tag ids and `extra_data` keys (400), their values, and members the gateway ignores. */
 export const LEGACY_WRITE_MAX_VALUES = 4_096;
 
