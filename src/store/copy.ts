@@ -1,0 +1,109 @@
+// Moving from the embedded default to PostgreSQL: every table of a stopped gateway's SQLite file copied
+// into a PostgreSQL database, a batch of rows per statement, safe to run again, the counts checked.
+// Like open-store.ts, the one other place that knows both engines: each keeps its own SQL.
+import { openCopySource } from './sqlite/copy-source.js';
+import { openCopyTarget } from './postgres/copy-target.js';
+
+/** Rows per INSERT: 1,000 rows of the widest table (25 columns) stay far below PostgreSQL's 65,535 parameters. */
+export const COPY_BATCH_ROWS = 1_000;
+
+/**
+ * The tables copied, parents before the tables whose foreign keys name them. Each has a primary key,
+ * and its rows keep their ids, so a row copied before is found and left as it is.
+ */
+export const COPIED_TABLES = [
+  'api_keys',
+  'key_usage',
+  'admin_credentials',
+  'integration_states',
+  'audit_log',
+  'contacts',
+  'contact_bindings',
+  'leads',
+  'lead_tags',
+  'lead_comments',
+  'lead_payments',
+  'submissions',
+  'custom_field_values',
+  'answers',
+  'answers_kept',
+  'answers_not_kept',
+  'api_usage',
+  'ignored_fields',
+  'legacy_tags',
+  'console_users',
+  'console_sessions',
+] as const;
+
+/** The tables of a SQLite file not copied, and why. */
+export const SKIPPED_TABLES: Record<string, string> = {
+  lead_counts: "derived: PostgreSQL's trigger counts each lead as it is inserted (into its stripes)",
+  integration_lead_counts: "derived: PostgreSQL's trigger counts each lead as it is inserted (into its stripes)",
+  readiness_probe: 'rewritten by every readiness check',
+};
+
+export interface CopiedTable {
+  table: string;
+  /** Rows in the SQLite file. */
+  source: number;
+  /** Rows in PostgreSQL after the copy. */
+  target: number;
+  /** Rows this run inserted (0 for a table copied before). */
+  inserted: number;
+}
+
+export interface CopyResult {
+  from: string;
+  to: string;
+  tables: CopiedTable[];
+  skipped: { table: string; why: string }[];
+  /** Tables PostgreSQL holds fewer rows of than the file: the copy is not complete. */
+  short: string[];
+}
+
+/** A copy that cannot start or go on: what is wrong, in the operator's words. */
+export class CopyError extends Error {}
+
+const figure = (n: number) => n.toLocaleString('en-US');
+
+/**
+ * Copies the SQLite file at `from` into the PostgreSQL database at `url`, telling `progress` one line
+ * per table (and one per 100 batches of a long one). The file is held alone from start to end
+ * (refused while a gateway has it open); the database is migrated first, as a gateway migrates it.
+ */
+export async function copySqliteToPostgres(from: string, url: string, progress: (line: string) => void): Promise<CopyResult> {
+  const source = openCopySource(from);
+  try {
+    const unknown = source.tables().filter((t) => !(COPIED_TABLES as readonly string[]).includes(t) && !(t in SKIPPED_TABLES));
+    if (unknown.length > 0) throw new CopyError(`${source.location} holds table(s) this release does not know how to copy: ${unknown.join(', ')}`);
+    const target = await openCopyTarget(url);
+    try {
+      const tables: CopiedTable[] = [];
+      for (const table of COPIED_TABLES) {
+        const columns = source.columns(table);
+        const types = await target.columns(table);
+        const missing = columns.filter((c) => !types.has(c));
+        if (missing.length > 0) throw new CopyError(`${table}: PostgreSQL has no column ${missing.join(', ')}`);
+        const total = source.count(table);
+        let done = 0;
+        let inserted = 0;
+        let batches = 0;
+        for (const rows of source.batches(table, COPY_BATCH_ROWS)) {
+          inserted += await target.insert(table, columns, rows);
+          done += rows.length;
+          if (++batches % 100 === 0 && done < total) progress(`copying ${table}: ${figure(done)} / ${figure(total)}`);
+        }
+        progress(`copied ${table}: ${figure(done)} / ${figure(total)} (${figure(inserted)} new)`);
+        tables.push({ table, source: total, target: 0, inserted });
+      }
+      // Checked once every table is in: nothing writes the file meanwhile, so its counts still hold.
+      for (const copied of tables) copied.target = await target.count(copied.table);
+      const short = tables.filter((t) => t.target < t.source).map((t) => t.table);
+      return { from: source.location, to: target.location, tables, skipped: Object.entries(SKIPPED_TABLES).map(([table, why]) => ({ table, why })), short };
+    } finally {
+      await target.close();
+    }
+  } finally {
+    source.close();
+  }
+}
