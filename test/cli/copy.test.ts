@@ -1,0 +1,201 @@
+// `lead-gateway copy`: a SQLite file filled by a real gateway, copied into PostgreSQL, then served
+// there: replays, matching and the migration report as on the file; every count equal; a second run
+// changes nothing; refused while a gateway has the file open.
+import { spawnSync } from 'node:child_process';
+import { copyFileSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
+import { ADMIN_TOKEN, EXAMPLE_RULES, startGateway, type Gateway } from '../helper.js';
+import { clusterOrSkip, freshDatabase, type TestPostgres } from '../support/postgres.js';
+import { buildApp } from '../../src/app.js';
+import { openStore } from '../../src/store/open-store.js';
+import { createRulesHolder } from '../../src/rules/loader.js';
+import { createLogger } from '../../src/logging.js';
+import { createAdminCredential } from '../../src/admin/credentials.js';
+import { createConsoleUser } from '../../src/console/users.js';
+import { COPIED_TABLES } from '../../src/store/copy.js';
+import { checkSignIn } from '../../src/console/users.js';
+import { TABLES } from '../support/inspected-tables.js';
+import Database from 'better-sqlite3';
+import { migrations } from '../../src/store/sqlite/migrations.js';
+
+const ROOT = join(import.meta.dirname, '..', '..');
+const HANDLE = 'brightpath:telegram-bot';
+const LEGACY_KEY = 'tg-legacy-key-copy-0001';
+
+let cluster: TestPostgres | null = null;
+let postgresGateway: FastifyInstance | undefined;
+let sqlite: Gateway;
+let file: string;
+let target: string;
+let v1Key: string;
+let firstLead: { replay: LightMyRequestResponse; contactId: string; leadId: string };
+let sqliteReport: Record<string, unknown>;
+let operatorToken: string;
+const CONSOLE_PASSWORD = 'a-long-console-password';
+
+function copy(...args: string[]) {
+  const env: NodeJS.ProcessEnv = { ...process.env, RULES_DIR: EXAMPLE_RULES, DATABASE_URL: target };
+  delete env.DATABASE_PATH;
+  const run = spawnSync(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', ...args], { cwd: ROOT, env, encoding: 'utf8', timeout: 60_000 });
+  return { code: run.status, out: run.stdout, err: run.stderr };
+}
+
+const v1 = (app: FastifyInstance, path: string, body: unknown) =>
+  app.inject({ method: 'POST', url: `/api/integrations/v1/leads/${path}`, headers: { authorization: `Bearer ${v1Key}` }, payload: body as object });
+const legacy = (method: 'GET' | 'POST', path: string, body?: unknown) =>
+  sqlite.app.inject({ method, url: `/api/bots/api${path}`, headers: { 'x-bot-api-key': LEGACY_KEY }, ...(body === undefined ? {} : { payload: body as object }) });
+const reportOf = async (app: FastifyInstance) => {
+  const res = await app.inject({ method: 'GET', url: `/admin/v1/integrations/${HANDLE}/report`, headers: { authorization: `Bearer ${ADMIN_TOKEN}` } });
+  expect(res.statusCode).toBe(200);
+  const { generated_at: _at, ...rest } = res.json<Record<string, unknown>>();
+  return rest;
+};
+
+beforeAll(async () => {
+  cluster = await clusterOrSkip();
+  if (!cluster) return;
+  target = await freshDatabase(cluster.url);
+  sqlite = await startGateway();
+  file = join(sqlite.dir, 'gateway.db');
+  // Keys and their audit entries, legacy calls, v1 leads with answers (mapped and not), an operator and a console user.
+  expect((await sqlite.admin('POST', `/admin/v1/integrations/${HANDLE}/keys/import`, { key: LEGACY_KEY })).statusCode).toBe(201);
+  const legacyLead = await legacy('POST', '/leads/', { first_name: 'Old', phone: '+998901110001', extra_data: { telegram_id: 4242 } });
+  expect(legacyLead.statusCode).toBe(201);
+  const legacyId = legacyLead.json<{ id: string }>().id;
+  expect((await legacy('POST', `/leads/${legacyId}/comments/`, { text: 'called back' })).statusCode).toBe(201);
+  // Past 2^53 minor units: the amount must reach PostgreSQL's numeric digit for digit.
+  expect((await legacy('POST', `/leads/${legacyId}/payments/`, { amount: '999999999999999.99' })).statusCode).toBe(201);
+  v1Key = await sqlite.issueKey(HANDLE);
+  const first = await v1(sqlite.app, '', { event_id: 'copy-1', external_contact_id: 'telegram:copy-1', first_name: 'Sevara', phone: '+998901110002' });
+  expect(first.statusCode).toBe(201);
+  for (let i = 2; i <= 5; i++) expect((await v1(sqlite.app, '', { event_id: `copy-${i}`, external_contact_id: `telegram:copy-${i}`, first_name: `Person ${i}` })).statusCode).toBe(201);
+  const answers = await v1(sqlite.app, 'answers/', { event_id: 'copy-a1', external_contact_id: 'telegram:copy-1', answers: { laptop: 'yes', video_watched: 'ha', favourite_colour: 'teal' } });
+  expect(answers.statusCode).toBeLessThan(300);
+  const replay = await v1(sqlite.app, '', { event_id: 'copy-1', external_contact_id: 'telegram:copy-1', first_name: 'Sevara', phone: '+998901110002' });
+  expect(replay.json()).toMatchObject({ replayed: true });
+  firstLead = { replay, contactId: first.json<{ contact_id: string }>().contact_id, leadId: first.json<{ lead: { id: string } }>().lead.id };
+  operatorToken = (await createAdminCredential(sqlite.store, 'alice', 'cli:test')).token;
+  await createConsoleUser(sqlite.store, sqlite.rules.current(), { name: 'dilnoza', password: CONSOLE_PASSWORD, workspace: null, createdBy: 'cli:test' });
+  sqliteReport = await reportOf(sqlite.app);
+}, 120_000);
+
+afterAll(async () => {
+  await postgresGateway?.close();
+  if (sqlite) rmSync(sqlite.dir, { recursive: true, force: true });
+  await cluster?.stop();
+});
+
+describe('lead-gateway copy --from <sqlite file>', { timeout: 120_000 }, () => {
+  it('is refused while a gateway has the file open, and writes nothing to PostgreSQL', async () => {
+    if (!cluster) return;
+    const run = copy('copy', '--from', file);
+    expect(run.code).toBe(3);
+    expect(run.err).toMatch(/a gateway \(or another program\) has it open: stop every gateway on this file first/);
+    const client = new pg.Client({ connectionString: target });
+    await client.connect();
+    try {
+      expect((await client.query("SELECT to_regclass('leads') AS t")).rows[0].t).toBeNull();
+    } finally {
+      await client.end();
+    }
+    // The gateway stops (its usage counts flushed), leaving the file.
+    await sqlite.app.close();
+  });
+
+  it('refuses a URL on the command line: the target is DATABASE_URL', () => {
+    if (!cluster) return;
+    const run = copy('--database-url', 'postgres://localhost/other', 'copy', '--from', file);
+    expect(run.code).toBe(2);
+    expect(run.err).toMatch(/DATABASE_URL.*never --database-url/);
+  });
+
+  it('copies every table, a progress line each, and checks the counts', () => {
+    if (!cluster) return;
+    const run = copy('copy', '--from', file);
+    expect(run.code).toBe(0);
+    for (const table of COPIED_TABLES) expect(run.err + run.out).toMatch(new RegExp(`copied ${table}: [\\d,]+ / [\\d,]+ \\([\\d,]+ new\\)`));
+    expect(run.err).toMatch(/^copied leads: 6 \/ 6 \(6 new\)$/m);
+    expect(run.out).toMatch(/Counts checked: PostgreSQL holds at least the file's rows in each of the 21 tables\./);
+  });
+
+  it('refuses a file that is not a lead-gateway database, or one at an older schema', () => {
+    if (!cluster) return;
+    const other = join(sqlite.dir, 'other.db');
+    const db = new Database(other);
+    db.exec('CREATE TABLE notes (body TEXT)');
+    db.close();
+    const foreign = copy('copy', '--from', other);
+    expect(foreign.code).toBe(3);
+    expect(foreign.err).toMatch(/other\.db: it is not a lead-gateway database/);
+    const older = join(sqlite.dir, 'older.db');
+    copyFileSync(file, older);
+    const current = Math.max(...migrations.map((m) => m.version));
+    const old = new Database(older);
+    old.pragma(`user_version = ${current - 1}`);
+    old.close();
+    const run = copy('copy', '--from', older);
+    expect(run.code).toBe(3);
+    expect(run.err).toContain(`its schema is at version ${current - 1}, older than this release's ${current}: start this release's gateway on it once`);
+  });
+
+  it("a second run inserts nothing, exits 0, and every count equals the file's", () => {
+    if (!cluster) return;
+    const run = copy('--json', 'copy', '--from', file);
+    expect(run.code).toBe(0);
+    expect(run.err).toMatch(/^copied leads: 6 \/ 6 \(0 new\)$/m);
+    const result = JSON.parse(run.out) as { tables: { table: string; source: number; target: number; inserted: number }[]; short: string[] };
+    expect(result.short).toEqual([]);
+    expect(result.tables.map((t) => t.table)).toEqual([...COPIED_TABLES]);
+    for (const t of result.tables) expect(t, t.table).toMatchObject({ target: t.source, inserted: 0 });
+    expect(Object.fromEntries(result.tables.map((t) => [t.table, t.source]))).toMatchObject({ leads: 6, lead_comments: 1, lead_payments: 1, admin_credentials: 1, console_users: 1 });
+    // Every table the cross-engine inspector compares is among the copied ones.
+    for (const table of Object.values(TABLES)) expect(COPIED_TABLES).toContain(table.name);
+  });
+
+  it("derives the lead counts on PostgreSQL from the copied leads, and keeps values past a double's precision", async () => {
+    if (!cluster) return;
+    const file_ = new Database(file, { readonly: true });
+    const sqliteCounts = file_.prepare("SELECT kind || ':' || item_id AS k, n FROM lead_counts UNION ALL SELECT 'integration:' || integration_id, n FROM integration_lead_counts ORDER BY 1").all();
+    const sqliteAmount = file_.prepare('SELECT CAST(amount_minor AS TEXT) FROM lead_payments').pluck().get();
+    file_.close();
+    const client = new pg.Client({ connectionString: target });
+    await client.connect();
+    try {
+      const counts = await client.query(
+        `SELECT k, n::int AS n FROM (SELECT kind || ':' || item_id AS k, sum(n) AS n FROM lead_counts GROUP BY 1
+         UNION ALL SELECT 'integration:' || integration_id, sum(n) FROM integration_lead_counts GROUP BY 1) c ORDER BY k COLLATE "C"`,
+      );
+      expect(counts.rows).toEqual(sqliteCounts);
+      expect((await client.query('SELECT amount_minor::text AS a FROM lead_payments')).rows).toEqual([{ a: '99999999999999999' }]);
+      expect(sqliteAmount).toBe('99999999999999999');
+      expect((await client.query('SELECT boolean_value AS b FROM custom_field_values WHERE boolean_value IS NOT NULL')).rows).toEqual([{ b: true }]);
+    } finally {
+      await client.end();
+    }
+  });
+
+  it('a gateway on the copy replays, matches and reports as the one on the file did', async () => {
+    if (!cluster) return;
+    const store = await openStore({ engine: 'postgres', url: target, poolSize: 2 });
+    const app = await buildApp({ adminToken: ADMIN_TOKEN }, { store, rules: createRulesHolder(EXAMPLE_RULES), logger: createLogger('silent') });
+    postgresGateway = app;
+    // First, before this gateway's own calls count in it.
+    expect(await reportOf(app)).toEqual(sqliteReport);
+    const replay = await v1(app, '', { event_id: 'copy-1', external_contact_id: 'telegram:copy-1', first_name: 'Sevara', phone: '+998901110002' });
+    expect(replay.statusCode).toBe(firstLead.replay.statusCode);
+    expect(replay.body).toBe(firstLead.replay.body);
+    const matched = await v1(app, '', { event_id: 'copy-6', external_contact_id: 'telegram:copy-1', first_name: 'Sevara' });
+    // The person's copied lead is joined (200), as on the file.
+    expect(matched.statusCode).toBe(200);
+    expect(matched.json()).toMatchObject({ matched_existing: true, contact_id: firstLead.contactId, replayed: false, lead: { id: firstLead.leadId } });
+    // The operator's token and the console user came along.
+    const asAlice = await app.inject({ method: 'GET', url: '/admin/v1/integrations', headers: { authorization: `Bearer ${operatorToken}` } });
+    expect(asAlice.statusCode).toBe(200);
+    expect(await checkSignIn(store, 'dilnoza', CONSOLE_PASSWORD)).toMatchObject({ name: 'dilnoza' });
+    const legacyList = await app.inject({ method: 'GET', url: '/api/bots/api/leads/', headers: { 'x-bot-api-key': LEGACY_KEY } });
+    expect(legacyList.statusCode).toBe(200);
+  });
+});
