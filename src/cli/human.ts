@@ -14,6 +14,8 @@ Targets:
                       argument shows in \`ps\` and stays in the shell's history. Changes are audited
                       under the token's operator. Each request waits at most ${ADMIN_REQUEST_TIMEOUT_MS / 1000} s (--timeout).
   migrate and admin-token work on the database only.
+  copy --from <file> reads a stopped gateway's SQLite file and writes the PostgreSQL database of
+                      DATABASE_URL (never --database-url).
 
 Exit codes: 0 done, 1 refused, 2 usage, 3 environment (database, rules, gateway or token unusable).
 `;

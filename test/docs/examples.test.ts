@@ -42,6 +42,8 @@ const NOT_RUN: Record<string, string> = {
   'createdb -h db.internal -U postgres -O gateway gateway_restored': 'needs a PostgreSQL server; test/docs/postgres-backup.test.ts runs it on a throwaway cluster',
   'pg_restore -d postgres://gateway@db.internal:5432/gateway_restored --no-owner --exit-on-error --single-transaction /backups/gateway-2026-11-22.dump':
     'needs a PostgreSQL server; test/docs/postgres-backup.test.ts runs it on a throwaway cluster and starts a gateway on the result',
+  'DATABASE_URL=postgres://gateway@db.internal:5432/gateway npm run cli -- copy --from /var/lib/lead-gateway/gateway.db':
+    'needs a PostgreSQL server and a stopped gateway; test/cli/copy.test.ts runs copy on a throwaway cluster and starts a gateway on the result',
   'pg_basebackup -h db.internal -U replicator -D /backups/base/2026-11-22 -Fp -Xs -c fast':
     'needs a server with WAL archiving and a replication role, then a server restart to recover; run by hand on a throwaway cluster (docs/operations.md says what it showed)',
 };
