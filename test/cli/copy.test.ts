@@ -198,4 +198,22 @@ describe('lead-gateway copy --from <sqlite file>', { timeout: 120_000 }, () => {
     const legacyList = await app.inject({ method: 'GET', url: '/api/bots/api/leads/', headers: { 'x-bot-api-key': LEGACY_KEY } });
     expect(legacyList.statusCode).toBe(200);
   });
+
+  it('copies the rows a gateway killed mid-run left in the -wal file', () => {
+    if (!cluster) return;
+    // What a kill leaves: the file and its -wal as they are while a connection still has them open.
+    const crashed = join(sqlite.dir, 'crashed.db');
+    copyFileSync(file, crashed);
+    const writer = new Database(crashed);
+    writer.pragma('journal_mode = WAL');
+    writer.pragma('wal_autocheckpoint = 0');
+    writer.prepare('INSERT INTO legacy_tags (workspace_id, id, name, color, created_at) VALUES (?, ?, ?, ?, ?)').run('w-crash', 't-crash', 'only in the wal', null, '2026-11-26T00:00:00.000Z');
+    copyFileSync(crashed, join(sqlite.dir, 'image.db'));
+    copyFileSync(`${crashed}-wal`, join(sqlite.dir, 'image.db-wal'));
+    writer.close();
+    const run = copy('copy', '--from', join(sqlite.dir, 'image.db'));
+    expect(run.code).toBe(0);
+    expect(run.err).toMatch(/^copied legacy_tags: 1 \/ 1 \(1 new\)$/m);
+    expect(run.err).toMatch(/^copied leads: 6 \/ 6 \(0 new\)$/m);
+  });
 });

@@ -32,7 +32,9 @@ const quoted = (name: string) => `"${name.replace(/"/g, '""')}"`;
  * exclusive locking mode and an exclusive transaction without waiting: in WAL mode that needs the
  * file's shared memory to itself, which every open connection of a gateway holds a share of, idle
  * or not. Held until `close`, it also keeps a gateway from starting on the file meanwhile (it cannot
- * read its schema). The connection never writes: `query_only` refuses any statement that would.
+ * read its schema). The connection never writes: `query_only` refuses any statement that would. A
+ * -wal file a killed gateway left is read with the file, and folded into it when this connection,
+ * the last, closes (as any last connection's close does).
  */
 export function openCopySource(path: string): CopySource {
   const location = resolve(path);
