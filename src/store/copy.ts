@@ -89,7 +89,12 @@ export async function copySqliteToPostgres(from: string, url: string, progress: 
         let inserted = 0;
         let batches = 0;
         for (const rows of source.batches(table, COPY_BATCH_ROWS)) {
-          inserted += await target.insert(table, columns, rows);
+          try {
+            inserted += await target.insert(table, columns, rows);
+          } catch (error) {
+            // The rows before this batch are in: after fixing the cause, running copy again goes on from here.
+            throw new CopyError(`${table}: the batch after row ${figure(done)} of ${figure(total)} was refused by PostgreSQL: ${(error as Error).message}`, { cause: error });
+          }
           done += rows.length;
           if (++batches % 100 === 0 && done < total) progress(`copying ${table}: ${figure(done)} / ${figure(total)}`);
         }

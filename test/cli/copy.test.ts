@@ -216,4 +216,18 @@ describe('lead-gateway copy --from <sqlite file>', { timeout: 120_000 }, () => {
     expect(run.err).toMatch(/^copied legacy_tags: 1 \/ 1 \(1 new\)$/m);
     expect(run.err).toMatch(/^copied leads: 6 \/ 6 \(0 new\)$/m);
   });
+
+  it('stops at a row PostgreSQL refuses, naming the table and where, exit code 3', () => {
+    if (!cluster) return;
+    const refused = join(sqlite.dir, 'refused.db');
+    copyFileSync(file, refused);
+    const db = new Database(refused);
+    // A NUL character: SQLite stores it in text, PostgreSQL's text refuses it.
+    db.prepare('INSERT INTO legacy_tags (workspace_id, id, name, color, created_at) VALUES (?, ?, ?, ?, ?)').run('w-nul', 't-nul', 'a\u0000b', null, '2026-11-26T00:00:00.000Z');
+    db.close();
+    const run = copy('copy', '--from', refused);
+    expect(run.code).toBe(3);
+    expect(run.err).toMatch(/^error: legacy_tags: the batch after row 0 of 1 was refused by PostgreSQL: .*0x00/m);
+    expect(run.err).not.toMatch(/copied legacy_tags/);
+  });
 });
