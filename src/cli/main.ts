@@ -15,9 +15,8 @@ import type { Backend } from './backend.js';
 import { databaseBackend, openDatabase, type Context } from './database-backend.js';
 import { apiBackend } from './api-backend.js';
 import { ADMIN_REQUEST_TIMEOUT_MS, adminClient, adminTokenFrom, gatewayBase } from './admin-client.js';
-import { EXIT, EnvironmentError, UsageError, exitFor } from './exit.js';
-import { copySqliteToPostgres, CopyError } from '../store/copy.js';
-import { StoreOpenError } from '../store/store.js';
+import { UsageError, exitFor } from './exit.js';
+import { registerCopyCommand } from './copy.js';
 import { registerUserCommands } from './users.js';
 
 interface GlobalOptions {
@@ -359,37 +358,7 @@ function createProgram(): Command {
       }),
     );
 
-  program
-    .command('copy')
-    .description("copy every table of a stopped gateway's SQLite file into the PostgreSQL database of DATABASE_URL (safe to run again)")
-    .requiredOption('--from <file>', 'the SQLite file of the gateway (stop it first)')
-    .action(async (o: { from: string }) => {
-      // The target is the one the PostgreSQL gateways will use, named where they read it: a URL on
-      // the command line would show its password in ps and the shell history.
-      if (given('databaseUrl')) throw new UsageError('copy: the PostgreSQL database is the one in DATABASE_URL (the environment or .env), never --database-url');
-      if (given('database')) throw new UsageError('copy: --from names the SQLite file to copy, not --database');
-      if (given('url') || given('create') || given('timeout')) throw new UsageError('copy works on the two databases themselves: --url, --timeout and --create do not apply');
-      const url = env.DATABASE_URL;
-      if (!url) throw new UsageError('copy: set DATABASE_URL (the environment or .env) to the PostgreSQL database to copy into');
-      let result;
-      try {
-        result = await copySqliteToPostgres(o.from, url, (line) => console.error(line));
-      } catch (error) {
-        if (error instanceof StoreOpenError || error instanceof CopyError) throw new EnvironmentError(error.message);
-        throw error;
-      }
-      const rows = result.tables.map((t) => [t.table, t.source.toLocaleString('en-US'), t.target.toLocaleString('en-US'), t.inserted.toLocaleString('en-US')]);
-      const verdict =
-        result.short.length === 0
-          ? `Counts checked: PostgreSQL holds at least the file's rows in each of the ${result.tables.length} tables.`
-          : `INCOMPLETE: PostgreSQL holds fewer rows than the file in ${result.short.join(', ')}; run copy again.`;
-      const skipped = result.skipped.map((s) => `  ${s.table}: ${s.why}`);
-      print([`from ${result.from}`, `to   ${result.to}`, '', table(['TABLE', 'SQLITE', 'POSTGRESQL', 'NEW'], rows), '', verdict, 'Not copied:', ...skipped].join('\n'), result);
-      if (result.short.length > 0) {
-        throw Object.assign(new Error(`the copy is incomplete (${result.short.join(', ')})`), { exitCode: EXIT.refused });
-      }
-    });
-
+  registerCopyCommand(program, { env, print, given });
   registerUserCommands(program, { env, actor: CLI_ACTOR, print, onDatabase });
   return program;
 }

@@ -1,0 +1,52 @@
+// `lead-gateway copy --from <file>`: a stopped gateway's SQLite file into the PostgreSQL database of
+// DATABASE_URL (src/store/copy.ts), its progress on stderr, the counts and their verdict on stdout.
+import type { Command } from 'commander';
+import { copySqliteToPostgres, CopyError, type CopyResult } from '../store/copy.js';
+import { StoreOpenError } from '../store/store.js';
+import { table } from './table.js';
+import { EXIT, EnvironmentError, UsageError } from './exit.js';
+
+interface CopyCommandDeps {
+  env: Record<string, string | undefined>;
+  print(human: string, data: unknown): void;
+  /** Whether a global option was given on the command line (not taken from the environment). */
+  given(option: string): boolean;
+}
+
+const figure = (n: number) => n.toLocaleString('en-US');
+
+function summary(result: CopyResult): string {
+  const rows = result.tables.map((t) => [t.table, figure(t.source), figure(t.target), figure(t.inserted)]);
+  const verdict =
+    result.short.length === 0
+      ? `Counts checked: PostgreSQL holds at least the file's rows in each of the ${result.tables.length} tables.`
+      : `INCOMPLETE: PostgreSQL holds fewer rows than the file in ${result.short.join(', ')}; run copy again.`;
+  const skipped = result.skipped.map((s) => `  ${s.table}: ${s.why}`);
+  return [`from ${result.from}`, `to   ${result.to}`, '', table(['TABLE', 'SQLITE', 'POSTGRESQL', 'NEW'], rows), '', verdict, 'Not copied:', ...skipped].join('\n');
+}
+
+export function registerCopyCommand(program: Command, deps: CopyCommandDeps): void {
+  const { env, print, given } = deps;
+  program
+    .command('copy')
+    .description("copy every table of a stopped gateway's SQLite file into the PostgreSQL database of DATABASE_URL (safe to run again)")
+    .requiredOption('--from <file>', 'the SQLite file of the gateway (stop it first)')
+    .action(async (o: { from: string }) => {
+      // The target is the one the PostgreSQL gateways will use, named where they read it: a URL on
+      // the command line would show its password in ps and the shell history.
+      if (given('databaseUrl')) throw new UsageError('copy: the PostgreSQL database is the one in DATABASE_URL (the environment or .env), never --database-url');
+      if (given('database')) throw new UsageError('copy: --from names the SQLite file to copy, not --database');
+      if (given('url') || given('create') || given('timeout')) throw new UsageError('copy works on the two databases themselves: --url, --timeout and --create do not apply');
+      const url = env.DATABASE_URL;
+      if (!url) throw new UsageError('copy: set DATABASE_URL (the environment or .env) to the PostgreSQL database to copy into');
+      let result: CopyResult;
+      try {
+        result = await copySqliteToPostgres(o.from, url, (line) => console.error(line));
+      } catch (error) {
+        if (error instanceof StoreOpenError || error instanceof CopyError) throw new EnvironmentError(error.message);
+        throw error;
+      }
+      print(summary(result), result);
+      if (result.short.length > 0) throw Object.assign(new Error(`the copy is incomplete (${result.short.join(', ')})`), { exitCode: EXIT.refused });
+    });
+}
