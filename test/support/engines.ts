@@ -6,8 +6,11 @@ import { openPostgresStore } from '../../src/store/postgres/postgres-store.js';
 import type { Store, StoreEngine } from '../../src/store/store.js';
 import { clusterOrSkip, freshDatabase, type TestPostgres } from './postgres.js';
 
-/** Opens a fresh, empty store of the engine; null when the engine cannot run here (the test skips). */
-export type OpenFresh = () => Promise<Store | null>;
+/**
+ * Opens a fresh, empty store of the engine; null when the engine cannot run here (the test skips).
+ * `poolSize` sizes a PostgreSQL store's pool (4 unless given); SQLite has one connection anyway.
+ */
+export type OpenFresh = (options?: { poolSize?: number }) => Promise<Store | null>;
 
 export function onEachEngine(body: (engine: StoreEngine, open: OpenFresh) => void): void {
   describe.each(['sqlite', 'postgres'] as const)('on %s', (engine) => {
@@ -18,10 +21,10 @@ export function onEachEngine(body: (engine: StoreEngine, open: OpenFresh) => voi
       await Promise.all(stores.map((s) => s.close()));
       await cluster?.stop();
     });
-    const open: OpenFresh = async () => {
+    const open: OpenFresh = async (options) => {
       let store: Store;
       if (engine === 'sqlite') store = await openStore({ engine: 'sqlite', path: ':memory:', synchronous: 'FULL' });
-      else if (cluster) store = await openPostgresStore({ url: await freshDatabase(cluster.url), poolSize: 4 });
+      else if (cluster) store = await openPostgresStore({ url: await freshDatabase(cluster.url), poolSize: options?.poolSize ?? 4 });
       else return null;
       stores.push(store);
       return store;

@@ -67,20 +67,23 @@ export function postgresStore(pool: pg.Pool, schema: SchemaState, feed: ChangeFe
   const inTransaction = async <T>(begin: string, fn: (r: Repos) => Promise<T>): Promise<T> => {
     const client = await pool.connect();
     let broken: Error | undefined;
+    // The unit's statements one after another, its end after all of them (sql.ts, inOrder).
+    const ordered = inOrder(client);
     try {
       await client.query(begin);
       // The unit's writes whose result it does not read go out together (sql.ts, writeBehind).
-      const sql = writeBehind(inOrder(client));
+      const sql = writeBehind(ordered);
       const value = await fn(reposFor(sql));
       await sql.flush();
-      const commit = await client.query('COMMIT');
+      const commit = await ordered.end('COMMIT');
       // COMMIT of a transaction a failed statement aborted answers ROLLBACK, not an error.
       if (commit.command === 'ROLLBACK') throw new UnitAbortedError();
       return value;
     } catch (error) {
-      // A connection that lost its server, or cannot roll back, is closed rather than reused.
+      // A connection that lost its server, or cannot roll back, is closed rather than reused. The
+      // ROLLBACK waits for statements the unit started before it failed (siblings in a Promise.all).
       if (unavailableCode(error) !== null) broken = error as Error;
-      else await client.query('ROLLBACK').catch((rollbackError: Error) => (broken = rollbackError));
+      else await ordered.end('ROLLBACK').catch((rollbackError: Error) => (broken = rollbackError));
       throw error;
     } finally {
       client.release(broken);

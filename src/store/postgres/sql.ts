@@ -28,21 +28,39 @@ export interface Sql {
   later?(write: LaterWrite): void;
 }
 
+/** A statement started by a unit after its end (a sibling of a failed Promise.all, say): never sent. */
+export class UnitEndedError extends Error {
+  constructor() {
+    super('the unit of work had ended (committed or rolled back) when this statement was started: it was not sent');
+    this.name = 'UnitEndedError';
+  }
+}
+
 /**
  * A unit's connection with its statements sent one after another. A unit may start several repo
  * calls at once (Promise.all); one connection runs one statement at a time anyway, and node-postgres
- * deprecates being handed a second before the first has answered.
+ * deprecates being handed a second before the first has answered (pg 9 refuses it).
+ *
+ * `end` sends the unit's last statement (COMMIT or ROLLBACK) after every statement started before it
+ * has answered, and refuses every statement started after it: a unit that fails while siblings still
+ * wait (Promise.all rejects at the first failure) must not have them run after its ROLLBACK, outside
+ * its transaction, on a connection already handed to the next unit.
  */
-export function inOrder(client: Sql): Sql {
+export function inOrder(client: Sql): Sql & { end(text: string): Promise<pg.QueryResult> } {
   let last: Promise<unknown> = Promise.resolve();
+  let ended = false;
+  const after = <R extends pg.QueryResultRow>(config: pg.QueryConfig): Promise<pg.QueryResult<R>> => {
+    const run = () => client.query<R>(config);
+    const next = last.then(run, run);
+    last = next.catch(() => {});
+    return next;
+  };
   return {
-    query<R extends pg.QueryResultRow>(config: pg.QueryConfig): Promise<pg.QueryResult<R>> {
-      const next = last.then(
-        () => client.query<R>(config),
-        () => client.query<R>(config),
-      );
-      last = next.catch(() => {});
-      return next;
+    query: (config) => (ended ? Promise.reject(new UnitEndedError()) : after(config)),
+    end(text) {
+      const result = after({ text });
+      ended = true;
+      return result;
     },
   };
 }

@@ -1,0 +1,124 @@
+// A unit that fails while statements it started are still waiting (siblings of a Promise.all, or the
+// read sent after its held-back writes when one of those fails: a recorded event): its end (ROLLBACK)
+// goes after them on its connection, nothing it started runs after its end, and the connection is
+// never handed a statement while it runs another (node-postgres deprecates that; pg 9 refuses it).
+import type pg from 'pg';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { isPostgresStore } from '../../src/store/postgres/postgres-store.js';
+import type { ApiKey } from '../../src/store/repos/keys.js';
+import { DuplicateEventError, type Store } from '../../src/store/store.js';
+import { onEachEngine } from '../support/engines.js';
+import { aKey } from '../support/records.js';
+
+const key = (id: string, hash = `hash-${id}`): ApiKey => aKey(id, { hash });
+
+const submission = (eventId: string) => ({
+  id: `s-${eventId}`,
+  integrationId: 'int-1',
+  endpoint: 'leads' as const,
+  eventId,
+  fingerprint: 'f',
+  body: {},
+  contactId: null,
+  leadId: null,
+  outcome: {},
+  needsReview: false,
+  reviewReason: null,
+  createdAt: 't1',
+});
+
+/** node-postgres's own warning about a client handed a query while it runs others (once per process: this file runs in its own). */
+const warned: string[] = [];
+const onWarning = (warning: Error) => {
+  if (warning.name === 'DeprecationWarning' && warning.message.includes('client.query()')) warned.push(warning.message);
+};
+beforeEach(() => void process.on('warning', onWarning));
+afterEach(() => void process.off('warning', onWarning));
+
+/** The statements a PostgreSQL store's connections were handed before their previous one answered (from its next checkout on). */
+function overlapsOf(store: Store): string[] {
+  const overlaps: string[] = [];
+  if (!isPostgresStore(store)) return overlaps;
+  const watched = new WeakSet<pg.PoolClient>();
+  store.pool.on('acquire', (client: pg.PoolClient) => {
+    if (watched.has(client)) return;
+    watched.add(client);
+    let pending = 0;
+    const done = () => void pending--;
+    const query = client.query.bind(client) as (...args: unknown[]) => unknown;
+    (client as unknown as { query: typeof query }).query = (...args) => {
+      const config = args[0] as string | { name?: string; text?: string };
+      if (pending > 0) overlaps.push(typeof config === 'string' ? config : (config.name ?? config.text ?? ''));
+      pending++;
+      // The pool's own one-statement queries pass a callback; units await a promise.
+      const last = args.length - 1;
+      if (typeof args[last] === 'function') {
+        const callback = args[last] as (...answer: unknown[]) => void;
+        args[last] = (...answer: unknown[]) => {
+          done();
+          callback(...answer);
+        };
+        return query(...args);
+      }
+      const result = query(...args) as Promise<unknown>;
+      void result.then(done, done);
+      return result;
+    };
+  });
+  return overlaps;
+}
+
+const settle = () => new Promise((resolve) => setImmediate(resolve));
+
+onEachEngine((_engine, open) => {
+  describe('a unit that fails with statements still waiting', () => {
+    it('ends after its siblings: none of them lands, and the next unit on its connection is not disturbed', async (context) => {
+      // One connection: the unit waiting for it gets the very connection the failed unit used.
+      const store = await open({ poolSize: 1 });
+      if (!store) return context.skip();
+      const overlaps = overlapsOf(store);
+      await store.transact(async (tx) => tx.keys.insert(key('k1')));
+      const failed = store.transact((tx) =>
+        Promise.all([
+          tx.keys.insert(key('k1', 'hash-again')), // the id is taken: fails first
+          tx.keys.findByHash('hash-k1'),
+          tx.keys.insert(key('k2')),
+          tx.keys.findByHash('hash-k2'),
+          tx.keys.insert(key('k3')),
+          tx.keys.findByHash('hash-k3'),
+        ]),
+      );
+      const next = store.transact(async (tx) => {
+        await tx.keys.insert(key('k4'));
+        return tx.keys.findByHash('hash-k4');
+      });
+      await expect(failed).rejects.toThrow();
+      expect(await next).toEqual(key('k4'));
+      // A statement of the failed unit run after its ROLLBACK would have been committed on its own.
+      expect((await store.peek((r) => r.keys.listForIntegration('int-1'))).map((k) => k.id).sort()).toEqual(['k1', 'k4']);
+      await settle();
+      expect(overlaps).toEqual([]);
+      expect(warned).toEqual([]);
+    });
+
+    it('ends after the read sent behind its held-back writes when one of them fails (an event recorded already)', async (context) => {
+      const store = await open({ poolSize: 1 });
+      if (!store) return context.skip();
+      const overlaps = overlapsOf(store);
+      await store.transact(async (tx) => tx.submissions.insert(submission('e1')));
+      const duplicate = await store
+        .transact(async (tx) => {
+          await tx.keys.insert(key('k1'));
+          await tx.submissions.insert(submission('e1'));
+          // Sent right behind the held-back insert, which fails its check when it answers.
+          await tx.keys.findByHash('hash-k1');
+        })
+        .catch((error: unknown) => error);
+      expect(duplicate).toBeInstanceOf(DuplicateEventError);
+      expect(await store.peek((r) => r.keys.findByHash('hash-k1'))).toBeNull();
+      await settle();
+      expect(overlaps).toEqual([]);
+      expect(warned).toEqual([]);
+    });
+  });
+});
