@@ -47,6 +47,9 @@ export const migrations: Migration[] = [
   },
   // As SQLite migration 16 ("kept unmapped and invalid answers counted per key, ...").
   { version: 10, name: 'answer caps and retention', sql: answerKeepSchema },
+  // Every answer of every lead added an entry to it, and no statement reads answers by their
+  // submission (docs/performance.md, "PostgreSQL's own work per new lead"). SQLite keeps its twin.
+  { version: 11, name: 'no index of answers by submission', sql: 'DROP INDEX IF EXISTS answers_submission' },
 ];
 
 /**

@@ -42,6 +42,17 @@ describe('PostgreSQL migrations', () => {
     expect(indexes).toEqual(['leads_contact', 'leads_integration_page', 'leads_legacy', 'leads_pkey']);
   });
 
+  it('indexes answers only for what reads them: not by submission, an entry every answer wrote and no statement read (migration 11)', async (context) => {
+    if (!cluster) return context.skip();
+    const pool = poolOn(await freshDatabase(cluster.url));
+    const version = migrations.find((m) => m.name === 'no index of answers by submission')!.version;
+    const indexesOfAnswers = async () => (await pool.query<{ name: string }>("SELECT indexname AS name FROM pg_indexes WHERE tablename = 'answers' ORDER BY indexname")).rows.map((r) => r.name);
+    await migrate(pool, migrations.filter((m) => m.version < version));
+    expect(await indexesOfAnswers()).toContain('answers_submission');
+    await migrate(pool);
+    expect(await indexesOfAnswers()).toEqual(['answers_kept_age', 'answers_pkey', 'answers_unmapped']);
+  });
+
   it("keeps an event's recorded outcome as text, its members in their order; an outcome recorded as jsonb before keeps jsonb's order", async (context) => {
     if (!cluster) return context.skip();
     const pool = poolOn(await freshDatabase(cluster.url));
