@@ -2,7 +2,9 @@
 // pg_stat_statements loaded (bench/postgres.ts), new leads posted to it at a fixed concurrency, and the
 // server's own counts read around the measured leads: each statement's calls, time, rows, shared
 // blocks and WAL bytes; the time of each trigger function (track_functions); the rows and index
-// entries written per table. `npm run build && tsx bench/pg-work.ts [leads] [concurrency]`.
+// entries written per table, and what the database's connections were doing meanwhile.
+// `npm run build && tsx bench/pg-work.ts [leads] [concurrency] [sql]`: `sql` runs before the load (an
+// index dropped by a migration made again, say: the state to compare against).
 import pg from 'pg';
 import { Pool } from 'undici';
 import { CHILD_ADMIN_TOKEN, postJson, spawnGateway } from '../test/support/child-gateway.js';
@@ -14,6 +16,7 @@ const LEADS = Number(process.argv[2] ?? 2_000);
 const CONCURRENCY = Number(process.argv[3] ?? 16);
 const WARMUP = 300;
 const PATH = '/api/integrations/v1/leads/';
+const BEFORE_SQL = process.argv[4];
 
 const started = await startBenchPostgres();
 if ('reason' in started) throw new Error(started.reason);
@@ -47,15 +50,20 @@ try {
     await Promise.all(Array.from({ length: CONCURRENCY }, worker));
   };
 
+  if (BEFORE_SQL) await admin.query(BEFORE_SQL);
   await drive(0, WARMUP);
   // The usage counts are flushed once a second: let the warm-up's go before the counts start.
   await new Promise((resolve) => setTimeout(resolve, 1_500));
   await admin.query('SELECT pg_stat_statements_reset()');
   await admin.query('SELECT pg_stat_reset()');
   const walFrom = (await admin.query<{ lsn: string }>('SELECT pg_current_wal_lsn() AS lsn')).rows[0]!.lsn;
+  const watching = database.watch();
+  const cpuFrom = database.clusterCpuMicros();
   const t0 = Date.now();
   await drive(WARMUP, LEADS);
   const seconds = (Date.now() - t0) / 1000;
+  const cpuTo = database.clusterCpuMicros();
+  const states = await watching.stop();
   await new Promise((resolve) => setTimeout(resolve, 1_500));
   // Statistics reach the shared counts when a backend goes idle; ask for a flush of our own and wait.
   await admin.query('SELECT pg_stat_force_next_flush()').catch(() => {});
@@ -68,7 +76,12 @@ try {
       ? `batch: ${[...query.matchAll(/w\d+ AS \((INSERT INTO|UPDATE) (\w+)/g)].map((m) => `${m[1] === 'UPDATE' ? 'update ' : ''}${m[2]}`).join(', ')}`
       : query.slice(0, 90).replace(/\|/g, '\\|');
   const per = (n: number) => (n / LEADS).toFixed(2);
-  console.log(`# ${cluster.description}; ${LEADS} new leads at concurrency ${CONCURRENCY} in ${seconds.toFixed(1)} s (${(LEADS / seconds).toFixed(0)}/s); WAL ${(walBytes / LEADS).toFixed(0)} bytes per lead\n`);
+  console.log(`# ${cluster.description}; ${LEADS} new leads at concurrency ${CONCURRENCY} in ${seconds.toFixed(1)} s (${(LEADS / seconds).toFixed(0)}/s); server CPU ${cpuFrom === null || cpuTo === null ? '?' : ((cpuTo - cpuFrom) / LEADS).toFixed(0)} us per lead; WAL ${(walBytes / LEADS).toFixed(0)} bytes per lead${BEFORE_SQL ? `; before the load: ${BEFORE_SQL}` : ''}\n`);
+
+  const samples = Object.values(states).reduce((a, b) => a + b, 0);
+  console.log(`## The database's connections during the load (share of ${samples} samples)\n\n| state | share |\n|---|---|`);
+  for (const [what, n] of Object.entries(states).sort((a, b) => b[1] - a[1])) console.log(`| ${what} | ${((100 * n) / samples).toFixed(0)}% |`);
+  console.log('');
 
   const statements = await admin.query<Record<string, string>>(
     `SELECT regexp_replace(query, '\\s+', ' ', 'g') AS query, calls, rows, total_exec_time, mean_exec_time, shared_blks_hit, shared_blks_read, shared_blks_dirtied, shared_blks_written, wal_records, wal_fpi, wal_bytes
