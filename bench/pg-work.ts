@@ -4,7 +4,11 @@
 // blocks and WAL bytes; the time of each trigger function (track_functions); the rows and index
 // entries written per table, and what the database's connections were doing meanwhile.
 // `npm run build && tsx bench/pg-work.ts [leads] [concurrency] [sql]`: `sql` runs before the load (an
-// index dropped by a migration made again, say: the state to compare against).
+// index dropped by a migration made again, say: the state to compare against). With PG_WORK_EXPLAIN=1
+// one more new lead is sent, on a gateway whose connections load auto_explain, and the plans of its
+// statements (ANALYZE, BUFFERS, WAL, the trigger's statements too) are printed from the server's log.
+import { readFileSync, statSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import pg from 'pg';
 import { Pool } from 'undici';
 import { CHILD_ADMIN_TOKEN, postJson, spawnGateway } from '../test/support/child-gateway.js';
@@ -116,6 +120,38 @@ try {
   console.log('\n## Index scans during the load (scans per lead)\n\n| table | index | scans/lead |\n|---|---|---|');
   for (const r of indexes.rows) console.log(`| ${r.relname} | ${r.indexrelname} | ${per(Number(r.idx_scan))} |`);
   await client.close();
+
+  if (process.env.PG_WORK_EXPLAIN) {
+    // Its settings are known once the library is loaded.
+    await admin.query("LOAD 'auto_explain'");
+    for (const setting of [
+      "session_preload_libraries = 'auto_explain'",
+      'auto_explain.log_min_duration = 0',
+      'auto_explain.log_analyze = on',
+      'auto_explain.log_buffers = on',
+      'auto_explain.log_wal = on',
+      'auto_explain.log_nested_statements = on',
+    ])
+      await admin.query(`ALTER SYSTEM SET ${setting}`);
+    await admin.query('SELECT pg_reload_conf()');
+    const dataDir = (await admin.query<{ data_directory: string }>('SHOW data_directory')).rows[0]!.data_directory;
+    const logFile = join(dirname(dataDir), 'server.log');
+    // A gateway of its own: only connections opened after the change load auto_explain.
+    const explained = await spawnGateway({ entry: 'dist', env: { DATABASE_URL: database.url, RATE_LIMIT_PER_MINUTE: '1000000' } });
+    try {
+      const warm = await postJson(`${explained.address}${PATH}`, headers, JSON.parse(bodyOf(leadTemplate(run), 8_000_000)) as object);
+      if (warm.status !== 201) throw new Error(`the warm-up lead answered ${warm.status}`);
+      const from = statSync(logFile).size;
+      const sent = await postJson(`${explained.address}${PATH}`, headers, JSON.parse(bodyOf(leadTemplate(run), 8_000_001)) as object);
+      if (sent.status !== 201) throw new Error(`the explained lead answered ${sent.status}`);
+      await new Promise((resolve) => setTimeout(resolve, 500));
+      console.log('\n## The plans of one new lead (auto_explain)\n\n```');
+      console.log(readFileSync(logFile).subarray(from).toString('utf8').trimEnd());
+      console.log('```');
+    } finally {
+      await explained.stop();
+    }
+  }
 } finally {
   await gw.stop();
   await admin.end();
