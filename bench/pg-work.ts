@@ -32,8 +32,9 @@ await admin.query('CREATE EXTENSION IF NOT EXISTS pg_stat_statements');
 await admin.query("ALTER SYSTEM SET track_functions = 'all'");
 await admin.query('SELECT pg_reload_conf()');
 
-const gw = await spawnGateway({ entry: 'dist', env: { DATABASE_URL: database.url, RATE_LIMIT_PER_MINUTE: '1000000' } });
+let gw: Awaited<ReturnType<typeof spawnGateway>> | null = null;
 try {
+  gw = await spawnGateway({ entry: 'dist', env: { DATABASE_URL: database.url, RATE_LIMIT_PER_MINUTE: '1000000' } });
   const issued = await postJson(`${gw.address}/admin/v1/integrations/${BENCH_INTEGRATION}/keys`, { authorization: `Bearer ${CHILD_ADMIN_TOKEN}` }, {});
   if (issued.status !== 201) throw new Error(`issuing a key: ${issued.status}`);
   const headers = { authorization: `Bearer ${issued.body.key as string}`, 'content-type': 'application/json' };
@@ -153,7 +154,8 @@ try {
     }
   }
 } finally {
-  await gw.stop();
+  // A gateway or a cluster left behind would run on after the bench.
+  await gw?.stop();
   await admin.end();
   await cluster.stop();
 }
