@@ -8,24 +8,10 @@ import { isPostgresStore } from '../../src/store/postgres/postgres-store.js';
 import type { ApiKey } from '../../src/store/repos/keys.js';
 import { DuplicateEventError, type Store } from '../../src/store/store.js';
 import { onEachEngine } from '../support/engines.js';
-import { aKey } from '../support/records.js';
+import { aKey, aSubmission } from '../support/records.js';
 
 const key = (id: string, hash = `hash-${id}`): ApiKey => aKey(id, { hash });
 
-const submission = (eventId: string) => ({
-  id: `s-${eventId}`,
-  integrationId: 'int-1',
-  endpoint: 'leads' as const,
-  eventId,
-  fingerprint: 'f',
-  body: {},
-  contactId: null,
-  leadId: null,
-  outcome: {},
-  needsReview: false,
-  reviewReason: null,
-  createdAt: 't1',
-});
 
 /** node-postgres's own warning about a client handed a query while it runs others (once per process: this file runs in its own). */
 const warned: string[] = [];
@@ -105,11 +91,11 @@ onEachEngine((_engine, open) => {
       const store = await open({ poolSize: 1 });
       if (!store) return context.skip();
       const overlaps = overlapsOf(store);
-      await store.transact(async (tx) => tx.submissions.insert(submission('e1')));
+      await store.transact(async (tx) => tx.submissions.insert(aSubmission('e1')));
       const duplicate = await store
         .transact(async (tx) => {
           await tx.keys.insert(key('k1'));
-          await tx.submissions.insert(submission('e1'));
+          await tx.submissions.insert(aSubmission('e1'));
           // Sent right behind the held-back insert, which fails its check when it answers.
           await tx.keys.findByHash('hash-k1');
         })

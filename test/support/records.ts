@@ -2,6 +2,7 @@
 import type { Contact } from '../../src/store/repos/contacts.js';
 import type { Lead } from '../../src/store/repos/leads.js';
 import type { ApiKey } from '../../src/store/repos/keys.js';
+import type { NewSubmission } from '../../src/store/repos/submissions.js';
 
 export const aContact = (id: string, over: Partial<Contact> = {}): Contact => ({
   id,
@@ -56,4 +57,20 @@ export const aKey = (id: string, over: Partial<ApiKey> = {}): ApiKey => ({
   createdBy: 'ops',
   revokedAt: null,
   ...over,
+});
+
+/** A v1 lead submission of int-1 with the given event_id, bound to nothing yet. */
+export const aSubmission = (eventId: string): NewSubmission => ({
+  id: `s-${eventId}`,
+  integrationId: 'int-1',
+  endpoint: 'leads',
+  eventId,
+  fingerprint: 'f',
+  body: {},
+  contactId: null,
+  leadId: null,
+  outcome: {},
+  needsReview: false,
+  reviewReason: null,
+  createdAt: 't1',
 });

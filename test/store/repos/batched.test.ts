@@ -6,7 +6,7 @@ import type { Repos, Store } from '../../../src/store/store.js';
 import { DuplicateEventError } from '../../../src/store/store.js';
 import type { FieldValue } from '../../../src/store/repos/field-values.js';
 import { onEachEngine } from '../../support/engines.js';
-import { aContact, aLead } from '../../support/records.js';
+import { aContact, aLead, aSubmission } from '../../support/records.js';
 
 const contact = aContact;
 
@@ -27,20 +27,6 @@ const value = (leadId: string, fieldId: string, text: string): FieldValue => ({
   updatedAt: 't1',
 });
 
-const submission = (eventId: string) => ({
-  id: `s-${eventId}`,
-  integrationId: 'int-1',
-  endpoint: 'leads' as const,
-  eventId,
-  fingerprint: 'f',
-  body: {},
-  contactId: null,
-  leadId: null,
-  outcome: {},
-  needsReview: false,
-  reviewReason: null,
-  createdAt: 't1',
-});
 
 const keys = (over: { externalId?: string; phone?: string; email?: string }) => ({ externalId: null, phone: null, email: null, ...over });
 const matchedIn = (store: Store, over: Parameters<typeof keys>[0]) =>
@@ -148,12 +134,12 @@ onEachEngine((_engine, open) => {
       await store.transact(async (tx) => {
         await tx.contacts.insert(contact('c1'));
         await tx.contacts.bindNew('int-1', 'tg:1', 'c1', 't1');
-        await tx.submissions.insert(submission('e1'));
+        await tx.submissions.insert(aSubmission('e1'));
       });
       const duplicate = await store
         .transact(async (tx) => {
           await tx.contacts.insert(contact('c2'));
-          await tx.submissions.insert(submission('e1'));
+          await tx.submissions.insert(aSubmission('e1'));
         })
         .catch((error: unknown) => error);
       expect(duplicate).toBeInstanceOf(DuplicateEventError);
