@@ -133,8 +133,15 @@ export async function buildApp(config: Pick<Config, 'adminToken'> & Partial<Pick
   const usage = deps.usage ?? createUsageRecorder(deps.store);
   const limiters = deps.limiters ?? createMemoryLimiters();
   const sharedRules = deps.sharedRules ?? (await shareRules({ replicas: deps.store.replicas, rules: deps.rules, log: app.log }));
-  // The process's retention job (src/retention/): started for a gateway given its settings (main.ts).
-  const retention = config.retention ? startRetention(deps.store, config.retention, { idleMs: SESSION_IDLE_MS, maxMs: SESSION_MAX_MS }, app.log) : null;
+  // The process's retention job (src/retention/), for a gateway given its settings (main.ts): started
+  // once the app is ready, so an app whose building failed leaves no timer behind.
+  let retention: ReturnType<typeof startRetention> | null = null;
+  const retentionConfig = config.retention;
+  if (retentionConfig) {
+    app.addHook('onReady', async () => {
+      retention = startRetention(deps.store, retentionConfig, { idleMs: SESSION_IDLE_MS, maxMs: SESSION_MAX_MS }, app.log);
+    });
+  }
   app.addHook('onClose', async () => {
     await retention?.stop();
     sharedRules.close();

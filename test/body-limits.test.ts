@@ -132,6 +132,14 @@ describe('counts refused while the text is scanned', () => {
     expect(await stored()).toBe(before);
   });
 
+  it('a lead whose metadata holds as many values as 16 KiB can (an array of zeros) is taken, with 200 answers', async () => {
+    const list = Array(8_000).fill(0);
+    expect(Buffer.byteLength(JSON.stringify({ list }))).toBeLessThanOrEqual(16_384);
+    const answers = Object.fromEntries(Array.from({ length: ANSWERS_MAX }, (_, i) => [`a${i}`, i]));
+    const res = await send('POST', '/api/integrations/v1/leads/', JSON.stringify({ event_id: 'fullest-metadata', first_name: 'Full', phone: '+998901110009', metadata: { list }, answers }));
+    expect(res.statusCode).toBe(201);
+  });
+
   it('a string past the scan limit is a 422 string-too-long before the schema reads it', async () => {
     const res = await send('POST', '/api/integrations/v1/leads/', JSON.stringify({ event_id: 'long', first_name: 'A', notes: 'n'.repeat(JSON_MAX_STRING_CHARS + 1) }));
     expect(res.statusCode).toBe(422);

@@ -54,7 +54,7 @@ export const LegacyLeadCreateSchema = z
     last_name: z.string().max(150).nullish(),
     phone: z.string().max(32).nullish(),
     email: z.string().max(254).nullish(),
-    notes: z.string().max(10_000).nullish(),
+    notes: z.string().max(COMMENT_TEXT_MAX).nullish(),
     source: z.string().max(255).nullish().meta({ description: 'Becomes metadata.source_key' }),
     tag_ids: legacyTagIds('Translated into answers by the tag rules'),
     extra_data: legacyData('Becomes metadata; keys with a data rule become answers'),

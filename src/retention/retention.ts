@@ -31,7 +31,8 @@ const DAY_MS = 86_400_000;
 
 /**
  * One run, in one unit of work under the retention lock (on PostgreSQL an advisory lock taken without
- * waiting: a run that finds it held does nothing). Each kind at most `batch` rows.
+ * waiting: a run that finds it held does nothing). Hourly counts and answers at most `batch` rows each;
+ * sessions that are over all at once (the table holds at most 12 hours of sign-ins).
  */
 export function runRetention(store: Store, settings: RetentionSettings, sessions: SessionBounds, now: Date = new Date(), batch = RETENTION_BATCH): Promise<RetentionRun> {
   const t = now.getTime();
