@@ -104,7 +104,7 @@ export interface LeadRepo {
   /** Leads of a workspace that are not deleted, newest first, filtered (operators "filter by them"). */
   list(filter: LeadFilter): Promise<Lead[]>;
   /** The lead's comments, oldest first; with `page`, only those from `offset` on, at most `limit`. */
-  listComments(leadId: string, page?: { offset: number; limit: number }): Promise<Comment[]>;
+  listComments(leadId: string, page: { offset: number; limit: number }): Promise<Comment[]>;
   addPayment(payment: Payment): Promise<void>;
   /** Total paid in hundredths, exact, and the last payment's time; zero and null when none. */
   payments(leadId: string): Promise<{ totalMinor: bigint; lastAt: string | null }>;

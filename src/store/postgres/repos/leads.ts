@@ -51,10 +51,6 @@ const legacyUnlinked = statement<LeadRow>(
      AND NOT EXISTS (SELECT 1 FROM contact_bindings b WHERE b.integration_id = l.integration_id AND b.contact_id = l.contact_id)
    ORDER BY l.created_at, l.id`,
 );
-const comments = statement<{ id: string; lead_id: string; body: string; author_kind: Comment['authorKind']; author_ref: string | null; created_at: string }>(
-  'leads.comments',
-  'SELECT * FROM lead_comments WHERE lead_id = $1 ORDER BY created_at, id',
-);
 const commentsPage = statement<{ id: string; lead_id: string; body: string; author_kind: Comment['authorKind']; author_ref: string | null; created_at: string }>(
   'leads.commentsPage',
   'SELECT * FROM lead_comments WHERE lead_id = $1 ORDER BY created_at, id LIMIT $2 OFFSET $3',
@@ -129,7 +125,7 @@ export function pgLeadRepo(sql: Sql): LeadRepo {
       return (await sql.query<LeadRow>({ name: nameOf('leads.list', text), text, values })).rows.map(rowToLead);
     },
     listComments: async (leadId, page) =>
-      (await (page ? commentsPage.rows(sql, leadId, page.limit, page.offset) : comments.rows(sql, leadId))).map((c) => ({ id: c.id, leadId: c.lead_id, body: c.body, authorKind: c.author_kind, authorRef: c.author_ref, createdAt: c.created_at })),
+      (await commentsPage.rows(sql, leadId, page.limit, page.offset)).map((c) => ({ id: c.id, leadId: c.lead_id, body: c.body, authorKind: c.author_kind, authorRef: c.author_ref, createdAt: c.created_at })),
     addPayment: async (p) => void (await addPayment.run(sql, p.id, p.leadId, p.amountMinor.toString(), p.note, p.createdAt)),
     payments: async (leadId) => {
       const row = (await payments.one(sql, leadId))!;

@@ -101,9 +101,6 @@ export function sqliteLeadRepo(db: Db): LeadRepo {
     return params;
   };
 
-  const comments = db.prepare<[string], { id: string; lead_id: string; body: string; author_kind: Comment['authorKind']; author_ref: string | null; created_at: string }>(
-    'SELECT * FROM lead_comments WHERE lead_id = ? ORDER BY created_at, rowid',
-  );
   const commentsPage = db.prepare<[string, number, number], { id: string; lead_id: string; body: string; author_kind: Comment['authorKind']; author_ref: string | null; created_at: string }>(
     'SELECT * FROM lead_comments WHERE lead_id = ? ORDER BY created_at, rowid LIMIT ? OFFSET ?',
   );
@@ -121,7 +118,7 @@ export function sqliteLeadRepo(db: Db): LeadRepo {
 
   return {
     listComments: async (leadId, page) =>
-      (page ? commentsPage.all(leadId, page.limit, page.offset) : comments.all(leadId)).map((c) => ({ id: c.id, leadId: c.lead_id, body: c.body, authorKind: c.author_kind, authorRef: c.author_ref, createdAt: c.created_at })),
+      commentsPage.all(leadId, page.limit, page.offset).map((c) => ({ id: c.id, leadId: c.lead_id, body: c.body, authorKind: c.author_kind, authorRef: c.author_ref, createdAt: c.created_at })),
     addPayment: async (p) => void addPayment.run(p),
     payments: async (leadId) => {
       const row = payments.get(leadId)!;
