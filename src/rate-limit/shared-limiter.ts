@@ -141,6 +141,10 @@ function unitsCountedAlone() {
       const running = before && before.resetAt > Date.now() ? before.units : 0;
       pending.set(key, { units: running + units, resetAt: usage.resetAt });
     },
+    /** Whether any units wait to be carried. */
+    waiting(): boolean {
+      return pending.size > 0;
+    },
     /** Takes the units to carry, leaving none behind; those whose carrying fails are put back with `restore`. */
     take(): { key: string; units: number; resetAt: number }[] {
       const now = Date.now();
@@ -159,21 +163,23 @@ function sharedLimiter(shared: RateLimiterPostgres, local: RateLimiterMemory, fa
   const alone = unitsCountedAlone();
   const ask = (key: string) => either(fallback, () => shared.get(key), () => local.get(key));
   const peek = async (key: string) => (peekFrom === 'shared' ? ask(key) : seen.get(key));
-  if (carryAlone) {
-    fallback.onRecovered(() => {
-      for (const { key, units, resetAt } of alone.take()) {
-        // One statement per key counted alone, once per recovery; a failure keeps the units for the next one.
-        shared.penalty(key, units).catch((error: unknown) => {
-          alone.restore(key, units, resetAt);
-          fallback.failed(error);
-        });
-      }
-    });
-  }
+  const carry = () => {
+    for (const { key, units, resetAt } of alone.take()) {
+      // One statement per key counted alone; a failure keeps the units for the next carry.
+      shared.penalty(key, units).catch((error: unknown) => {
+        alone.restore(key, units, resetAt);
+        fallback.failed(error);
+      });
+    }
+  };
+  if (carryAlone) fallback.onRecovered(carry);
   return {
     async hit(key) {
       const usage = await either(fallback, () => shared.penalty(key, 1), () => local.penalty(key, 1));
       if (carryAlone && usage.localOnly) alone.add(key, usage, 1);
+      // A request counted alone that ended after the recovery's carry left its unit behind: the next
+      // count the database answers carries it.
+      else if (carryAlone && alone.waiting()) carry();
       return peekFrom === 'last-seen' ? seen.note(key, usage) : usage;
     },
     async giveBack(key, hit) {
