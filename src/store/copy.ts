@@ -101,6 +101,7 @@ export async function copySqliteToPostgres(from: string, url: string, progress: 
         progress(`copied ${table}: ${figure(done)} / ${figure(total)} (${figure(inserted)} new)`);
         tables.push({ table, source: total, target: 0, inserted });
       }
+      await target.recountKept();
       // Checked once every table is in: nothing writes the file meanwhile, so its counts still hold.
       for (const copied of tables) copied.target = await target.count(copied.table);
       const short = tables.filter((t) => t.target < t.source).map((t) => t.table);

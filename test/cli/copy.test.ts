@@ -36,8 +36,10 @@ let sqliteReport: Record<string, unknown>;
 let operatorToken: string;
 const CONSOLE_PASSWORD = 'a-long-console-password';
 
-function copy(...args: string[]) {
-  const env: NodeJS.ProcessEnv = { ...process.env, RULES_DIR: EXAMPLE_RULES, DATABASE_URL: target };
+const copy = (...args: string[]) => copyInto(target, ...args);
+
+function copyInto(url: string, ...args: string[]) {
+  const env: NodeJS.ProcessEnv = { ...process.env, RULES_DIR: EXAMPLE_RULES, DATABASE_URL: url };
   delete env.DATABASE_PATH;
   const run = spawnSync(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', ...args], { cwd: ROOT, env, encoding: 'utf8', timeout: 60_000 });
   return { code: run.status, out: run.stdout, err: run.stderr };
@@ -172,6 +174,26 @@ describe('lead-gateway copy --from <sqlite file>', { timeout: 120_000 }, () => {
       expect((await client.query('SELECT amount_minor::text AS a FROM lead_payments')).rows).toEqual([{ a: '99999999999999999' }]);
       expect(sqliteAmount).toBe('99999999999999999');
       expect((await client.query('SELECT boolean_value AS b FROM custom_field_values WHERE boolean_value IS NOT NULL')).rows).toEqual([{ b: true }]);
+    } finally {
+      await client.end();
+    }
+  });
+
+  it('counts the kept answers of a key again where the database held answers of its own for it', async () => {
+    if (!cluster) return;
+    const other = await freshDatabase(cluster.url);
+    expect(copyInto(other, 'copy', '--from', file).code).toBe(0);
+    const client = new pg.Client({ connectionString: other });
+    await client.connect();
+    try {
+      const kept = async () => (await client.query("SELECT answers::int AS n FROM answers_kept WHERE answer_key = 'favourite_colour'")).rows;
+      expect(await kept()).toEqual([{ n: 1 }]);
+      // An answer a gateway stored there for the same key: the copy's rows left the key's count at one figure.
+      await client.query(
+        "INSERT INTO answers (id, submission_id, integration_id, lead_id, answer_key, raw_value, outcome, created_at) SELECT id || '-pg', submission_id, integration_id, lead_id, answer_key, raw_value, outcome, created_at FROM answers WHERE answer_key = 'favourite_colour'",
+      );
+      expect(copyInto(other, 'copy', '--from', file).code).toBe(0);
+      expect(await kept()).toEqual([{ n: 2 }]);
     } finally {
       await client.end();
     }

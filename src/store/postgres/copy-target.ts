@@ -15,6 +15,12 @@ export interface CopyTarget {
    */
   insert(table: string, columns: string[], rows: unknown[][]): Promise<number>;
   count(table: string): Promise<number>;
+  /**
+   * Counts the kept unmapped and invalid answers again from the answers now there: into a database
+   * gateways wrote to, both sets of answers are in, while each key's count kept one side's figure.
+   * A key whose count is right already keeps its row (and its bytes, measured as the gateway does).
+   */
+  recountKept(): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -79,6 +85,16 @@ export async function openCopyTarget(url: string): Promise<CopyTarget> {
     async count(table) {
       const { rows } = await pool.query<{ n: string }>(`SELECT count(*) AS n FROM ${quoted(table)}`);
       return Number(rows[0]!.n);
+    },
+    async recountKept() {
+      await pool.query(
+        `INSERT INTO answers_kept (integration_id, answer_key, answers, bytes)
+           SELECT integration_id, answer_key, count(*), sum(octet_length(answer_key) + octet_length(raw_value::text))
+           FROM answers WHERE outcome IN ('unmapped', 'invalid') GROUP BY integration_id, answer_key
+         ON CONFLICT (integration_id, answer_key) DO UPDATE
+           SET answers = excluded.answers, bytes = GREATEST(answers_kept.bytes, excluded.bytes)
+           WHERE answers_kept.answers <> excluded.answers`,
+      );
     },
     close: () => pool.end(),
   };
