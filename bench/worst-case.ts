@@ -4,8 +4,7 @@
 // `--idle` sends nothing: /healthz on the machine as it is, the reference for the p99 under load.
 //
 // The allowance of one integration at the default quota (600 a minute) is 10 requests a second
-// charged to it, and 100 a second of free outcomes (replays and 409s, FREE_OUTCOMES_FACTOR times the
-// quota). Charged: bodies of just under 1 MiB holding ~90,000 keys where each route counts them
+// charged to it, and FREE_OUTCOMES_FACTOR times that a second of free outcomes (replays and 409s). Charged: bodies of just under 1 MiB holding ~90,000 keys where each route counts them
 // (v1 `answers`, legacy `extra_data`), refused. Free: the largest valid bodies of each route, sent again
 // (replays) or sent again with one answer changed (409s). The four routes take turns.
 import { spawn } from 'node:child_process';
@@ -15,13 +14,14 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { CHILD_ADMIN_TOKEN, postJson, spawnGateway } from '../test/support/child-gateway.js';
 import { BENCH_INTEGRATION } from './templates.js';
+import { FREE_OUTCOMES_FACTOR } from '../src/rate-limit/quota.js';
 
 const { values: args } = parseArgs({
   options: { seconds: { type: 'string', default: '10' }, main: { type: 'string' }, 'free-bytes': { type: 'string' }, label: { type: 'string', default: 'this build' }, idle: { type: 'boolean', default: false } },
 });
 const SECONDS = Number(args.seconds);
 const CHARGED_PER_S = 10;
-const FREE_PER_S = 100;
+const FREE_PER_S = CHARGED_PER_S * FREE_OUTCOMES_FACTOR;
 const LEGACY_KEY = 'bench-worst-case-legacy-key-0001';
 const CLOCK_TICKS = 100;
 
