@@ -2,18 +2,10 @@
 // a lead of the usual size, and 1 MiB of many small members or of long strings. `npx tsx bench/scan-cost.ts`
 import { scanJson } from '../src/json-body.js';
 import { ANSWERS_COUNTED } from '../src/answers/schemas.js';
+import { LeadSubmissionSchema } from '../src/intake/schemas.js';
 
-const lead = JSON.stringify({
-  event_id: 'tg:lead:123456:1',
-  external_contact_id: 'telegram:123456',
-  first_name: 'Aziza',
-  last_name: 'Karimova',
-  phone: '+998 90 123-45-67',
-  email: 'aziza@example.com',
-  notes: 'Asked about the evening frontend course',
-  metadata: { source_key: 'ref_jasur_01', utm_campaign: 'spring' },
-  answers: { laptop: 'yes', video_watched: true, days: 'mon, fri' },
-});
+// The lead of the API's own example (its OpenAPI document shows it): a usual body.
+const lead = JSON.stringify((LeadSubmissionSchema.meta() as { examples: unknown[] }).examples[0]);
 const manyKeys = JSON.stringify({ event_id: 'x', external_contact_id: 'telegram:1', answers: Object.fromEntries(Array.from({ length: 90_000 }, (_, i) => [`k${i}`, 'x'])) });
 const longStrings = JSON.stringify({ event_id: 'x', pads: Array.from({ length: 16 }, () => 'x'.repeat(65_000)) });
 
