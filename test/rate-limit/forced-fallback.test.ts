@@ -82,19 +82,18 @@ async function alternate(replicas: Replica[], key: string, tag: string, count: n
 
 const count = (answers: Answer[], status: number) => answers.filter((a) => a.status === status).length;
 
-/** Holds the shared counters' table until `release`: every count waits for the limiter's timeout, then falls back. */
-async function lockCounters(url: string): Promise<{ client: pg.Client; release: () => Promise<void> }> {
+/** Runs `work` while the shared counters' table is locked: every count waits for the limiter's timeout, then falls back. */
+async function whileCountersLocked<T>(url: string, work: () => Promise<T>): Promise<T> {
   const client = new pg.Client({ connectionString: url });
   await client.connect();
-  await client.query('BEGIN');
-  await client.query(`LOCK TABLE ${SHARED_LIMITS_TABLE} IN ACCESS EXCLUSIVE MODE`);
-  return {
-    client,
-    release: async () => {
-      await client.query('ROLLBACK');
-      await client.end();
-    },
-  };
+  try {
+    await client.query('BEGIN');
+    await client.query(`LOCK TABLE ${SHARED_LIMITS_TABLE} IN ACCESS EXCLUSIVE MODE`);
+    return await work();
+  } finally {
+    await client.query('ROLLBACK').catch(() => {});
+    await client.end();
+  }
 }
 
 async function sharedQuotaCounts(url: string): Promise<number[]> {
@@ -113,13 +112,7 @@ describe('the shared quota on two replicas', () => {
     if (!cluster) return skip();
     const { url, replicas } = await twoReplicas(cluster.url);
     const key = await issueKey(replicas[0]!.app);
-    const lock = await lockCounters(url);
-    let answers: Answer[];
-    try {
-      answers = await alternate(replicas, key, 'attack', 1_000, 200);
-    } finally {
-      await lock.release();
-    }
+    const answers = await whileCountersLocked(url, () => alternate(replicas, key, 'attack', 1_000, 200));
     // Each replica allows its share, 30 / 2 live replicas: never the whole limit each.
     expect(count(answers, 201)).toBeLessThanOrEqual(LIMIT);
     expect(count(answers, 201)).toBe(LIMIT);
@@ -137,13 +130,7 @@ describe('the shared quota on two replicas', () => {
     // integration is over (sent together, both refusals could have landed on one replica).
     for (const [i, replica] of replicas.entries()) expect(count(await alternate([replica], key, `over-${i}`, 1, 1), 429)).toBe(1);
     // Both replicas have seen the shared count over the limit; the table is now locked: a count would wait and fall back.
-    const lock = await lockCounters(url);
-    let refused: Answer[];
-    try {
-      refused = await alternate(replicas, key, 'over', 20, 5);
-    } finally {
-      await lock.release();
-    }
+    const refused = await whileCountersLocked(url, () => alternate(replicas, key, 'over', 20, 5));
     expect(count(refused, 429)).toBe(20);
     for (const answer of refused) {
       expect(answer.headers['ratelimit-limit']).toBe(String(LIMIT));
@@ -163,13 +150,7 @@ describe('the shared quota on two replicas', () => {
     const { url, replicas } = await twoReplicas(cluster.url);
     const key = await issueKey(replicas[0]!.app);
     expect(count(await alternate(replicas.slice(0, 1), key, 'before', 3, 1), 201)).toBe(3);
-    const lock = await lockCounters(url);
-    let alone: Answer[];
-    try {
-      alone = await alternate(replicas.slice(0, 1), key, 'alone', 10, 1);
-    } finally {
-      await lock.release();
-    }
+    const alone = await whileCountersLocked(url, () => alternate(replicas.slice(0, 1), key, 'alone', 10, 1));
     expect(count(alone, 201)).toBe(10);
     expect(await sharedQuotaCounts(url)).toEqual([3]);
     // After the retry period the next request probes the database; the 10 units go to the shared row with it.
