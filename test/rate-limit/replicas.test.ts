@@ -164,6 +164,10 @@ describe('three replicas on one PostgreSQL', () => {
     await new Promise((r) => setTimeout(r, SHARED_LIMITS_RETRY_MS + 200));
     for (const replica of replicas) await send(replica, LEADS, auth, { event_id: `back-${replica.pid}`, first_name: 'B' });
     for (const replica of replicas) {
+      // The line comes through the child's stdout, which may arrive after its HTTP answer: waited for.
+      for (let waited = 0; linesOf(replica, /^shared rate limits reachable again/).length === 0 && waited < 10_000; waited += 50) {
+        await new Promise((r) => setTimeout(r, 50));
+      }
       expect(linesOf(replica, /^shared rate limits unreachable/)).toHaveLength(1);
       expect(linesOf(replica, /^shared rate limits reachable again/)).toHaveLength(1);
     }
