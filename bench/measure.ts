@@ -5,6 +5,7 @@ import { readFileSync } from 'node:fs';
 import { memoryOf } from '../test/support/child-gateway.js';
 import type { BenchDatabase } from './postgres.js';
 import { generate, type Generated, type Load } from './load.js';
+import { REQUESTS_COUNTER, ROUND_TRIPS_COUNTER, countPerRequest, counterSum, metricsOf } from './prometheus.js';
 
 export type { Load } from './load.js';
 
@@ -16,8 +17,13 @@ export interface Figures extends Generated {
   cpu_us: number | null;
   /** CPU time of the whole PostgreSQL cluster (every server process) per request, in microseconds. */
   pg_cpu_us: number | null;
-  /** Statements the gateway ran on PostgreSQL per request (BEGIN and COMMIT included): each is a round trip. */
+  /**
+   * Round trips to PostgreSQL per request, from the gateway's own counter on /metrics (a round trip: a
+   * moment a request waits for the database before sending more); null when the gateway has no such counter.
+   */
   round_trips: number | null;
+  /** Statements the gateway's database ran per request (pg_stat_statements, BEGIN and COMMIT included). */
+  statements: number | null;
   /** What the gateway's PostgreSQL backends were doing, sampled through the run: samples per state. */
   pg_states: Record<string, number> | null;
 }
@@ -51,14 +57,10 @@ export function cpuMicros(pid: number, withReapedChildren = false): number {
 }
 
 /** Requests the gateway answered so far, every route but /metrics itself (from its Prometheus counter). */
-async function answeredBy(gateway: string): Promise<number> {
-  const text = await (await fetch(`${gateway}/metrics`)).text();
-  let total = 0;
-  for (const line of text.split('\n')) {
-    if (line.startsWith('lead_gateway_http_requests_total{') && !line.includes('route="/metrics"')) total += Number(line.slice(line.lastIndexOf(' ') + 1));
-  }
-  return total;
-}
+const answeredBy = async (gateway: string): Promise<number> => counterSum(await metricsOf(gateway), REQUESTS_COUNTER, (labels) => labels.includes('route="/metrics"')) ?? 0;
+
+/** The gateway's round trips to PostgreSQL so far, or null without a gateway or without the counter. */
+const roundTripsOf = async (target: Target): Promise<number | null> => (target.gateway ? counterSum(await metricsOf(target.gateway), ROUND_TRIPS_COUNTER) : null);
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
@@ -91,6 +93,7 @@ export async function measure(settings: Settings, scenario: string, load: Load, 
     await settle(target);
   }
   await target.postgres?.resetStatements();
+  const roundTripsBefore = await roundTripsOf(target);
   const cpuBefore = cpuMicros(target.pid);
   const pgCpuBefore = target.postgres?.clusterCpuMicros() ?? null;
   const watch = target.postgres?.watch();
@@ -103,6 +106,7 @@ export async function measure(settings: Settings, scenario: string, load: Load, 
   const cpu = cpuMicros(target.pid) - cpuBefore;
   const pgCpuAfter = target.postgres?.clusterCpuMicros() ?? null;
   const statements = (await target.postgres?.statementCalls()) ?? null;
+  const roundTripsAfter = await roundTripsOf(target);
   const sent = result.sent;
   peak = Math.max(peak, memoryOf(target.pid)?.rss ?? 0);
   const figures: Figures = {
@@ -117,13 +121,15 @@ export async function measure(settings: Settings, scenario: string, load: Load, 
     peak_rss_mb: Math.round(peak / 1048576),
     cpu_us: perRequest(cpu, sent),
     pg_cpu_us: pgCpuBefore !== null && pgCpuAfter !== null ? perRequest(pgCpuAfter - pgCpuBefore, sent) : null,
-    round_trips: statements !== null && sent > 0 ? Math.round((statements / sent) * 100) / 100 : null,
+    round_trips: countPerRequest(roundTripsBefore, roundTripsAfter, sent),
+    statements: countPerRequest(statements === null ? null : 0, statements, sent),
     pg_states: states,
   };
   const extra = [
     figures.cpu_us !== null ? `${figures.cpu_us} µs CPU/req` : '',
     figures.pg_cpu_us !== null ? `PostgreSQL ${figures.pg_cpu_us} µs CPU/req` : '',
     figures.round_trips !== null ? `${figures.round_trips} round trips/req` : '',
+    figures.statements !== null ? `${figures.statements} statements/req` : '',
   ]
     .filter(Boolean)
     .join(', ');
@@ -169,6 +175,7 @@ export function combine(rounds: Record<string, Figures>[]): Record<string, Figur
       cpu_us: medianOrNull(all.map((r) => r.cpu_us)),
       pg_cpu_us: medianOrNull(all.map((r) => r.pg_cpu_us)),
       round_trips: medianOrNull(all.map((r) => r.round_trips)),
+      statements: medianOrNull(all.map((r) => r.statements)),
       pg_states: sumStates(all.map((r) => r.pg_states)),
     };
   }

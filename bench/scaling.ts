@@ -201,11 +201,11 @@ function markdown(server: string, commits: CommitFigures[] | string, rows: Gatew
     '',
     '## The gateway on PostgreSQL: new leads',
     '',
-    '| setting | round trip ms | pool | req/s | p50 ms | p99 ms | gateway CPU µs/req | PostgreSQL CPU µs/req | round trips/req | errors + non-2xx |',
-    '|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
+    '| setting | round trip ms | pool | req/s | p50 ms | p99 ms | gateway CPU µs/req | PostgreSQL CPU µs/req | round trips/req | statements/req | errors + non-2xx |',
+    '|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
   );
   const or = (v: number | null) => (v === null ? '–' : String(v));
-  for (const r of rows) lines.push(`| ${r.setting} | ${r.rtt_ms} | ${r.pool} | ${r.rps} | ${r.p50_ms} | ${r.p99_ms} | ${or(r.cpu_us)} | ${or(r.pg_cpu_us)} | ${or(r.round_trips)} | ${r.errors + r.non_2xx} |`);
+  for (const r of rows) lines.push(`| ${r.setting} | ${r.rtt_ms} | ${r.pool} | ${r.rps} | ${r.p50_ms} | ${r.p99_ms} | ${or(r.cpu_us)} | ${or(r.pg_cpu_us)} | ${or(r.round_trips)} | ${or(r.statements)} | ${r.errors + r.non_2xx} |`);
   return lines.join('\n') + '\n';
 }
 
