@@ -35,6 +35,7 @@ const NOT_AGAIN_ON_POSTGRES = [
   'test/answers/unmapped-snippet.test.ts',
   'test/bench-load.test.ts',
   'test/bench-store-unit.test.ts',
+  'test/bench-engines.test.ts',
   'test/fingerprint.test.ts',
 ];
 

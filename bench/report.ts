@@ -1,8 +1,11 @@
 // The bench's report: one Markdown table of every scenario (PostgreSQL rows beside their SQLite ones),
-// the targets, and what PostgreSQL's statements cost; written with the raw figures to bench/results/.
+// both engines side by side with their targets (bench/engines.ts), the other targets, and what
+// PostgreSQL's statements cost; written with the raw figures to bench/results/.
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { cpus } from 'node:os';
 import { join } from 'node:path';
+import { engineGoals, enginesSection, type OutcomeProbe } from './engines.js';
+import { met, targetTable, type Goal } from './goals.js';
 import type { Figures } from './measure.js';
 import type { LoggedStatement, StatementStats } from './postgres.js';
 
@@ -13,6 +16,8 @@ export interface PostgresDetail {
   loadStatements: StatementStats[];
   /** The statements of one new lead sent alone, in order (null: not traced). */
   oneNewLead: LoggedStatement[] | null;
+  /** A new lead's outcomes sent alone, with their round trips (empty: not probed). */
+  outcomes: OutcomeProbe[];
 }
 
 /** What a new lead's, a replay's and an answers' unit of work cost the store alone (bench/store-unit.ts), CPU µs per unit. */
@@ -38,18 +43,12 @@ export interface RunSettings {
   /** The load generator, as bench/load.ts names it. */
   generator: string;
   out: string;
-}
-
-interface Goal {
-  name: string;
-  value: number;
-  limit: number;
-  /** `min`: the value must reach the limit; `max`: it must stay under it. */
-  kind: 'min' | 'max';
+  /** `engines`: only the engines comparison ran (the echo, then each path on both engines). */
+  only: 'engines' | null;
 }
 
 /** Each PostgreSQL row and the SQLite row of the same scenario. */
-const SQLITE_ROW: Record<string, string> = { newLeadPg: 'newLead', replayPg: 'replay', answersPg: 'answers' };
+const SQLITE_ROW: Record<string, string> = { newLeadPg: 'newLead', replayPg: 'replay', answersPg: 'answers', legacyPg: 'legacy' };
 
 const ratio = (a: number, b: number) => Math.round((a / b) * 100) / 100;
 const cell = (v: number | null) => (v === null ? '–' : String(v));
@@ -96,7 +95,7 @@ function postgresSection(f: Record<string, Figures>, firstRound: Record<string, 
   }
   if (detail.oneNewLead) {
     lines.push(
-      'One new lead sent alone on the warm gateway, its statements in the order the server ran them (from the server log; one round trip each):',
+      'One new lead sent alone on the warm gateway, its statements in the order the server ran them (from the server log; without pipelining, one round trip each):',
       '',
       ...detail.oneNewLead.map((s, i) => `${i + 1}. [backend ${s.backend}] ${s.name ? `\`${s.name}\`: ` : ''}\`${oneLine(s.sql, 140)}\``),
       '',
@@ -129,7 +128,8 @@ function unitsSection(f: Record<string, Figures>, rounds: Record<string, Figures
   ];
 }
 
-export function report(f: Record<string, Figures>, rounds: Record<string, Figures>[], detail: PostgresDetail, units: StoreUnitFigures, run: RunSettings): void {
+/** The targets and context of a whole run (not of `--only engines`, which measures none of their scenarios). */
+function fullRunSections(f: Record<string, Figures>, rounds: Record<string, Figures>[], units: StoreUnitFigures, run: RunSettings): { goals: Goal[]; lines: string[] } {
   const get = (k: string) => f[k]!;
   const cpu = (k: string) => get(k).cpu_us ?? Number.NaN;
   // Gateway CPU per request at the run's connections, FULL durability, production logging.
@@ -143,28 +143,11 @@ export function report(f: Record<string, Figures>, rounds: Record<string, Figure
     { name: `peak RSS over ${run.submissions} submissions (MB)`, value: get('long').peak_rss_mb, limit: 250, kind: 'max' },
     { name: `new lead CPU with ${run.submissions} stored / empty`, value: ratio(cpu('newLeadFilled'), cpu('newLead')), limit: 1.1, kind: 'max' },
   ];
-  if (f.newLeadPg?.round_trips != null) goals.push({ name: 'database round trips per new lead (PostgreSQL)', value: f.newLeadPg.round_trips, limit: 4, kind: 'max' });
-  const met = (g: Goal) => (g.kind === 'min' ? g.value >= g.limit : g.value <= g.limit);
-  const when = new Date().toISOString();
-  const machine = `${cpus().length} × ${cpus()[0]?.model ?? 'cpu'}, Node ${process.version}`;
-  const rows = Object.entries(f).map(([key, r]) => {
-    const sqlite = SQLITE_ROW[key] ? f[SQLITE_ROW[key]] : undefined;
-    return `| ${r.scenario} | ${r.rps} | ${ratio(r.rps, get('echo').rps)} | ${sqlite ? ratio(r.rps, sqlite.rps) : ''} | ${r.p50_ms} | ${r.p99_ms} | ${r.errors} | ${r.non_2xx} | ${r.peak_rss_mb} | ${cell(r.cpu_us)} | ${cell(r.pg_cpu_us)} | ${cell(r.round_trips)} |`;
-  });
+  const trips = f.newLeadPg?.round_trips ?? f.newLeadPg?.statements;
+  if (trips != null) goals.push({ name: `database round trips per new lead (PostgreSQL${f.newLeadPg!.round_trips == null ? ': statements, no round-trip counter' : ''})`, value: trips, limit: 4, kind: 'max' });
   const perRound = (key: string, base: string) => rounds.map((r) => ratio(r[key]!.rps, r[base]!.rps)).join(', ');
-  const markdown = [
-    `# Benchmark ${when}`,
-    '',
-    `${machine}; ${run.connections} connections, ${run.durationS} s per scenario after a ${run.warmupS} s warm-up, load from ${run.generator}, median of ${run.rounds} rounds, each with its servers started afresh (the long run once, then the new lead with its leads stored once per round, each a restarted process); SQLite gateway with synchronous=FULL unless marked.`,
-    'CPU µs/req: the measured server process (the gateway, or the reference server) per request sent; PostgreSQL CPU: every process of the cluster; round trips: statements the gateway ran on PostgreSQL per request.',
-    '',
-    '| scenario | req/s | × echo | × SQLite | p50 ms | p99 ms | errors | non-2xx | peak RSS MB | CPU µs/req | PostgreSQL CPU µs/req | round trips/req |',
-    '|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
-    ...rows,
-    '',
-    '| target | measured | limit | met |',
-    '|---|---:|---:|:---:|',
-    ...goals.map((g) => `| ${g.name} | ${g.value} | ${g.kind === 'min' ? '≥' : '≤'} ${g.limit} | ${met(g) ? 'yes' : '**no**'} |`),
+  const lines = [
+    ...targetTable(goals),
     '',
     'Context (not targets): throughput ratios to the references of the same run, and what forwarding alone costs here.',
     '',
@@ -185,17 +168,49 @@ export function report(f: Record<string, Figures>, rounds: Record<string, Figure
     ...(f.newLeadPg ? [`| v1 new lead PostgreSQL / SQLite, per round | ${perRound('newLeadPg', 'newLead')} |`] : []),
     '',
     ...unitsSection(f, rounds, units),
+  ];
+  return { goals, lines };
+}
+
+/** `units`: the store's units alone, null when not measured (`--only engines`). */
+export function report(f: Record<string, Figures>, rounds: Record<string, Figures>[], detail: PostgresDetail, units: StoreUnitFigures | null, run: RunSettings): void {
+  const when = new Date().toISOString();
+  const machine = `${cpus().length} × ${cpus()[0]?.model ?? 'cpu'}, Node ${process.version}`;
+  const rows = Object.entries(f).map(([key, r]) => {
+    const sqlite = SQLITE_ROW[key] ? f[SQLITE_ROW[key]] : undefined;
+    return `| ${r.scenario} | ${r.rps} | ${f.echo ? ratio(r.rps, f.echo.rps) : ''} | ${sqlite ? ratio(r.rps, sqlite.rps) : ''} | ${r.p50_ms} | ${r.p99_ms} | ${r.errors} | ${r.non_2xx} | ${r.peak_rss_mb} | ${cell(r.cpu_us)} | ${cell(r.pg_cpu_us)} | ${cell(r.round_trips)} | ${cell(r.statements)} |`;
+  });
+  const full = run.only === null && units !== null ? fullRunSections(f, rounds, units, run) : null;
+  const what =
+    run.only === 'engines'
+      ? 'only the engines comparison (`--only engines`: the echo, then each path on SQLite and on PostgreSQL)'
+      : 'each with its servers started afresh (the long run once, then the new lead with its leads stored once per round, each a restarted process)';
+  const markdown = [
+    `# Benchmark ${when}`,
+    '',
+    `${machine}; ${run.connections} connections, ${run.durationS} s per scenario after a ${run.warmupS} s warm-up, load from ${run.generator}, median of ${run.rounds} rounds, ${what}; SQLite gateway with synchronous=FULL unless marked.`,
+    "CPU µs/req: the measured server process (the gateway, or the reference server) per request sent; PostgreSQL CPU: every process of the cluster; round trips: the gateway's counter of waits for PostgreSQL per request ('–' without it); statements: those the gateway's database ran per request.",
+    '',
+    '| scenario | req/s | × echo | × SQLite | p50 ms | p99 ms | errors | non-2xx | peak RSS MB | CPU µs/req | PostgreSQL CPU µs/req | round trips/req | statements/req |',
+    '|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
+    ...rows,
+    '',
+    ...enginesSection(f, detail.outcomes),
+    ...(full ? ['## The other targets', '', ...full.lines] : []),
     ...postgresSection(f, rounds[0]!, detail),
   ].join('\n');
+  const goals = [...engineGoals(f, detail.outcomes), ...(full?.goals ?? [])];
   mkdirSync(run.out, { recursive: true });
-  const stamp = when.replace(/[:.]/g, '-');
-  const json = { when, machine, generator: run.generator, connections: run.connections, duration_s: run.durationS, rounds, figures: f, store_units: units, targets: goals.map((g) => ({ ...g, met: met(g) })), postgres: detail };
+  // A quick run of the engines alone keeps names of its own: latest.md stays the last whole run.
+  const prefix = run.only ? `${run.only}-` : '';
+  const stamp = `${prefix}${when.replace(/[:.]/g, '-')}`;
+  const json = { when, machine, generator: run.generator, connections: run.connections, duration_s: run.durationS, rounds, figures: f, store_units: units, only: run.only, targets: goals.map((g) => ({ ...g, met: met(g) })), postgres: detail };
   const text = JSON.stringify(json, null, 2) + '\n';
   writeFileSync(join(run.out, `${stamp}.json`), text);
   writeFileSync(join(run.out, `${stamp}.md`), markdown);
   // The last run's figures under fixed names, for tools and for the docs to point at.
-  writeFileSync(join(run.out, 'latest.json'), text);
-  writeFileSync(join(run.out, 'latest.md'), markdown);
+  writeFileSync(join(run.out, `latest${run.only ? `-${run.only}` : ''}.json`), text);
+  writeFileSync(join(run.out, `latest${run.only ? `-${run.only}` : ''}.md`), markdown);
   console.log(markdown);
   // A scenario with failed requests measured something else than it says: the run does not count.
   const broken = Object.values(f).filter((r) => r.errors > 0 || r.non_2xx > 0);

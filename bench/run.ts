@@ -7,7 +7,8 @@
 // connections. It prints a Markdown table and writes it, with the raw figures as JSON, to bench/results/.
 // Options: --duration <s> (measured seconds per scenario, default 8), --rounds <n> (default 3: the
 // short scenarios run once per round and the median is reported), --connections <n> (default 32),
-// --submissions <n> (the long run's size, default 100000), --out <dir>. The PostgreSQL cluster comes
+// --submissions <n> (the long run's size, default 100000), --out <dir>, --only engines (the echo and
+// each path on both engines, nothing else: a few minutes). The PostgreSQL cluster comes
 // from the machine's binaries (or TEST_DATABASE_URL, as for the tests); without one the bench says so
 // in one line and measures the SQLite rows only.
 import { spawn, type ChildProcess } from 'node:child_process';
@@ -20,6 +21,7 @@ import { CHILD_ADMIN_TOKEN, ROOT, memoryOf, postJson, spawnGateway, type ChildGa
 import { freePort } from '../test/support/postgres.js';
 import { combine, measure as measureWith, median, type Figures, type Load, type Target } from './measure.js';
 import { bodyOf, generatorName } from './load.js';
+import { probeOutcomes } from './outcomes.js';
 import { startBenchPostgres, type BenchCluster, type BenchDatabase } from './postgres.js';
 import { report, type PostgresDetail, type StoreUnitFigures, type StoreUnits } from './report.js';
 import { BENCH_INTEGRATION, answersTemplate, leadTemplate, legacyLeadTemplate, replayTemplate } from './templates.js';
@@ -31,8 +33,12 @@ const { values: args } = parseArgs({
     connections: { type: 'string', default: '32' },
     submissions: { type: 'string', default: '100000' },
     out: { type: 'string', default: join(ROOT, 'bench', 'results') },
+    only: { type: 'string' },
   },
 });
+if (args.only !== undefined && args.only !== 'engines') throw new Error(`--only takes one value, engines (not ${args.only})`);
+/** `engines`: the echo and the four paths on both engines only (the quick comparison). */
+const ONLY: 'engines' | null = args.only === 'engines' ? 'engines' : null;
 const DURATION = Number(args.duration);
 const CONNECTIONS = Number(args.connections);
 const SUBMISSIONS = Number(args.submissions);
@@ -160,28 +166,8 @@ async function issueKeys(gw: ChildGateway): Promise<string> {
  */
 const storedOf = (newLead: Figures) => Math.max(1, Math.min(1000, newLead.sent));
 
-/**
- * One round of the short scenarios, each server fresh; `round` keeps event_ids apart between rounds.
- * Its figures, and the store's units alone measured in it.
- */
-async function shortRound(
-  work: string,
-  round: number,
-  children: { stop(): unknown }[],
-  cluster: BenchCluster | null,
-  detail: PostgresDetail,
-): Promise<{ figures: Record<string, Figures>; units: StoreUnits }> {
-  const figures: Record<string, Figures> = {};
-  // 1. The baseline: a plain Fastify JSON echo; and the store's units of work without any HTTP.
-  const echo = await startServer('echo');
-  children.push({ stop: () => echo.child.kill() });
-  figures.echo = await measure('echo baseline', { url: `${echo.address}/echo`, body: leadTemplate(`echo${round}`) }, echo.child.pid!);
-  echo.child.kill();
-  const units = await storeUnits(work, round, children);
-
-  // 2. The upstream legacy API alone, a bare proxy to it, then the gateway with synchronous=FULL in front of it.
-  const upstream = await startServer('upstream');
-  children.push({ stop: () => upstream.child.kill() });
+/** The forwarding references: the upstream alone, then each bare proxy to it. */
+async function references(work: string, upstream: { address: string; child: ChildProcess }, figures: Record<string, Figures>, children: { stop(): unknown }[]): Promise<void> {
   figures.direct = await measure('upstream direct', { url: `${upstream.address}/api/bots/api/employees/`, method: 'GET' }, upstream.child.pid!);
   const proxy = await startServer('proxy', upstream.address);
   children.push({ stop: () => proxy.child.kill() });
@@ -197,7 +183,32 @@ async function shortRound(
     figures.nginxProxy = await measure('nginx proxy', { url: `${nginx.address}/api/bots/api/employees/`, method: 'GET' }, nginx.child.pid!);
     nginx.child.kill();
   }
+}
 
+
+/**
+ * One round of the short scenarios, each server fresh; `round` keeps event_ids apart between rounds.
+ * Its figures, and the store's units alone measured in it.
+ */
+async function shortRound(
+  work: string,
+  round: number,
+  children: { stop(): unknown }[],
+  cluster: BenchCluster | null,
+  detail: PostgresDetail,
+): Promise<{ figures: Record<string, Figures>; units: StoreUnits | null }> {
+  const figures: Record<string, Figures> = {};
+  // 1. The baseline: a plain Fastify JSON echo; and the store's units of work without any HTTP.
+  const echo = await startServer('echo');
+  children.push({ stop: () => echo.child.kill() });
+  figures.echo = await measure('echo baseline', { url: `${echo.address}/echo`, body: leadTemplate(`echo${round}`) }, echo.child.pid!);
+  echo.child.kill();
+  const units = ONLY ? null : await storeUnits(work, round, children);
+
+  // 2. The upstream legacy API alone, a bare proxy to it, then the gateway with synchronous=FULL in front of it.
+  const upstream = await startServer('upstream');
+  children.push({ stop: () => upstream.child.kill() });
+  if (!ONLY) await references(work, upstream, figures, children);
   const full = await startGateway({ path: join(work, `full${round}.db`), synchronous: 'FULL' }, upstream.address);
   children.push(full);
   const v1Key = await issueKeys(full);
@@ -217,10 +228,18 @@ async function shortRound(
     },
     at(full),
   );
-  figures.passThrough = await measure('legacy pass-through', { url: `${full.address}/api/bots/api/employees/`, method: 'GET', headers: { 'x-bot-api-key': LEGACY_KEY } }, at(full));
+  if (!ONLY) figures.passThrough = await measure('legacy pass-through', { url: `${full.address}/api/bots/api/employees/`, method: 'GET', headers: { 'x-bot-api-key': LEGACY_KEY } }, at(full));
   await full.stop();
   upstream.child.kill();
+  if (!ONLY) await durabilityAndChecks(work, round, run, figures, children);
 
+  // 4. The same new leads, replays, answers and legacy leads on PostgreSQL (fsync and synchronous_commit on).
+  if (cluster) Object.assign(figures, await postgresScenarios(cluster, run, round === 1 ? detail : null, children));
+  return { figures, units };
+}
+
+/** Durability's price and the response checks' on SQLite: the new lead at synchronous=OFF, and with RESPONSE_CHECKS=on. */
+async function durabilityAndChecks(work: string, round: number, run: string, figures: Record<string, Figures>, children: { stop(): unknown }[]): Promise<void> {
   // 3. Durability's price: the same submissions with synchronous=OFF.
   const off = await startGateway({ path: join(work, `off${round}.db`), synchronous: 'OFF' });
   children.push(off);
@@ -235,10 +254,6 @@ async function shortRound(
   figures.newLeadChecked = await measure('v1 new lead (RESPONSE_CHECKS=on)', { url: `${checked.address}${LEADS}`, headers: checkedKey, body: leadTemplate(run) }, at(checked));
   figures.replayChecked = await measure('v1 replay (RESPONSE_CHECKS=on)', { url: `${checked.address}${LEADS}`, headers: checkedKey, body: replayTemplate(run, storedOf(figures.newLeadChecked)) }, at(checked));
   await checked.stop();
-
-  // 4. The same new leads, replays and answers on PostgreSQL (fsync and synchronous_commit on).
-  if (cluster) Object.assign(figures, await postgresScenarios(cluster, run, round === 1 ? detail : null, children));
-  return { figures, units };
 }
 
 /** The PostgreSQL rows of one round; the first round also lists one new lead's statements into `detail`. */
@@ -254,7 +269,10 @@ async function postgresScenarios(cluster: BenchCluster, run: string, detail: Pos
   const stored = storedOf(figures.newLeadPg);
   figures.replayPg = await measure('v1 replay (PostgreSQL)', { url: `${gw.address}${LEADS}`, headers, body: replayTemplate(run, stored) }, target);
   figures.answersPg = await measure('v1 answers (PostgreSQL)', { url: `${gw.address}${ANSWERS}`, headers, body: answersTemplate(run, stored) }, target);
+  figures.legacyPg = await measure('legacy POST leads/ (PostgreSQL)', { url: `${gw.address}/api/bots/api/leads/`, headers: { 'x-bot-api-key': LEGACY_KEY }, body: legacyLeadTemplate() }, target);
   if (detail) {
+    // A new lead's three outcomes, each sent alone: the load above makes only new persons.
+    detail.outcomes = await probeOutcomes(gw, headers, run, stored, database);
     // One new lead alone, on a warm gateway and pool: the statements it makes, in order. The usage
     // counts the load left are written first (they are flushed once a second), so that flush is not listed.
     await new Promise((resolve) => setTimeout(resolve, 1_500));
@@ -300,11 +318,11 @@ async function main(): Promise<void> {
   process.on('SIGINT', interrupted);
   process.on('SIGTERM', interrupted);
   try {
-    console.error(`lead-gateway benchmark: ${ROUNDS} rounds, ${CONNECTIONS} connections, ${DURATION} s per scenario (after ${WARMUP_S} s warm-up)`);
+    console.error(`lead-gateway benchmark${ONLY ? ` (${ONLY} only)` : ''}: ${ROUNDS} rounds, ${CONNECTIONS} connections, ${DURATION} s per scenario (after ${WARMUP_S} s warm-up)`);
     const started = await startBenchPostgres();
     const cluster = 'reason' in started ? null : started;
     if (cluster) children.push({ stop: () => cluster.stop() });
-    const detail: PostgresDetail = { server: cluster ? cluster.description : `not measured: ${(started as { reason: string }).reason}`, loadStatements: [], oneNewLead: null };
+    const detail: PostgresDetail = { server: cluster ? cluster.description : `not measured: ${(started as { reason: string }).reason}`, loadStatements: [], oneNewLead: null, outcomes: [] };
     console.error(cluster ? `${detail.server}: a throwaway cluster beside the SQLite files` : `PostgreSQL ${detail.server}; the SQLite rows only`);
     // These machines are shared: a neighbour's burst can halve one measurement. Every short scenario is
     // run in each round, next to its baseline, and the median over the rounds is reported.
@@ -314,9 +332,14 @@ async function main(): Promise<void> {
       console.error(`round ${round} of ${ROUNDS}`);
       const measured = await shortRound(work, round, children, cluster, detail);
       rounds.push(measured.figures);
-      unitRounds.push(measured.units);
+      if (measured.units) unitRounds.push(measured.units);
     }
     const figures = combine(rounds);
+    const settings = { connections: CONNECTIONS, durationS: DURATION, warmupS: WARMUP_S, rounds: ROUNDS, submissions: SUBMISSIONS, generator: generatorName(), out: args.out, only: ONLY };
+    if (ONLY) {
+      report(figures, rounds, detail, null, settings);
+      return;
+    }
 
     // 5. A long run: SUBMISSIONS new leads on a fresh database, the process's peak memory over all of it.
     const longDb = join(work, 'long.db');
@@ -348,7 +371,7 @@ async function main(): Promise<void> {
       answers_cpu_us: median(unitRounds.map((u) => u.answers_cpu_us)),
       rounds: unitRounds,
     };
-    report(figures, rounds, detail, units, { connections: CONNECTIONS, durationS: DURATION, warmupS: WARMUP_S, rounds: ROUNDS, submissions: SUBMISSIONS, generator: generatorName(), out: args.out });
+    report(figures, rounds, detail, units, settings);
   } finally {
     await stopAll();
   }
