@@ -122,7 +122,7 @@ export async function measure(settings: Settings, scenario: string, load: Load, 
     cpu_us: perRequest(cpu, sent),
     pg_cpu_us: pgCpuBefore !== null && pgCpuAfter !== null ? perRequest(pgCpuAfter - pgCpuBefore, sent) : null,
     round_trips: countPerRequest(roundTripsBefore, roundTripsAfter, sent),
-    statements: countPerRequest(statements === null ? null : 0, statements, sent),
+    statements: statements === null ? null : countPerRequest(0, statements, sent),
     pg_states: states,
   };
   const extra = [

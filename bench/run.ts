@@ -185,7 +185,6 @@ async function references(work: string, upstream: { address: string; child: Chil
   }
 }
 
-
 /**
  * One round of the short scenarios, each server fresh; `round` keeps event_ids apart between rounds.
  * Its figures, and the store's units alone measured in it.
