@@ -2,11 +2,15 @@
 // /metrics text (absent on a gateway without it), and the side-by-side report's ratios, limits and
 // misses computed from given figures, with the statements standing in for round trips, said so, when
 // the counter is absent. Pure functions: no server, no wrk.
-import { describe, expect, it } from 'vitest';
+import { mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it, vi } from 'vitest';
 import { ENGINE_PATHS, engineGoals, enginesSection, type OutcomeProbe } from '../bench/engines.js';
 import { missedBy, targetTable } from '../bench/goals.js';
 import type { Figures } from '../bench/measure.js';
 import { ROUND_TRIPS_COUNTER, countPerRequest, counterSum } from '../bench/prometheus.js';
+import { report } from '../bench/report.js';
 
 const METRICS = `# HELP lead_gateway_http_requests_total HTTP requests by route and status
 # TYPE lead_gateway_http_requests_total counter
@@ -125,5 +129,41 @@ describe('the bench engines comparison', () => {
     expect(text).not.toContain('| path |');
     expect(text).toContain('| SQLite new lead / echo, gateway CPU (8.1-9.0 before: within 10%) | 9 | ≤ 9.9 | yes |');
     expect(targetTable([{ name: 'x', value: null, limit: 1, kind: 'max' }], true)).toContain('| x | not measured | ≤ 1 | – |  |');
+  });
+});
+
+describe('the bench report of --only engines', () => {
+  it('writes the comparison under names of its own, leaving latest.md to the last whole run', () => {
+    const out = mkdtempSync(join(tmpdir(), 'bench-engines-'));
+    const figures = run(2);
+    const printed = vi.spyOn(console, 'log').mockImplementation(() => {});
+    try {
+      report(figures, [figures], { server: 'PostgreSQL 15', loadStatements: [], oneNewLead: null, outcomes: probes(2) }, null, {
+        connections: 32,
+        durationS: 4,
+        warmupS: 2,
+        rounds: 1,
+        submissions: 0,
+        generator: 'wrk',
+        out,
+        only: 'engines',
+      });
+    } finally {
+      printed.mockRestore();
+    }
+    const files = readdirSync(out).sort();
+    const [markdown, json] = [readFileSync(join(out, 'latest-engines.md'), 'utf8'), readFileSync(join(out, 'latest-engines.json'), 'utf8')];
+    rmSync(out, { recursive: true, force: true });
+    expect(files).toHaveLength(4);
+    expect(files).toEqual(expect.arrayContaining(['latest-engines.json', 'latest-engines.md']));
+    expect(files.filter((f) => f.startsWith('engines-'))).toHaveLength(2);
+    expect(markdown).toContain('only the engines comparison');
+    expect(markdown).toContain('| v1 new lead (PostgreSQL) | 600 | 0.6 | 0.2 |');
+    expect(markdown).toContain('| PostgreSQL round trips per replay | 1 | ≤ 1 | yes |  |');
+    // The whole run's targets need scenarios this mode does not measure: none is printed.
+    expect(markdown).not.toContain('The other targets');
+    const written = JSON.parse(json) as { only: string; targets: { name: string; met: boolean }[] };
+    expect(written.only).toBe('engines');
+    expect(written.targets.find((t) => t.name === 'PostgreSQL / SQLite new lead, gateway CPU')).toMatchObject({ value: 5, met: false });
   });
 });
