@@ -43,7 +43,7 @@ export const PROBLEM_CODES = Object.keys(problemCatalogue) as [ProblemCode, ...P
 export const problemType = (code: ProblemCode): string => `urn:lead-gateway:problem:${code}`;
 
 export const FieldErrorSchema = z.object({
-  path: z.string().meta({ description: 'JSON Pointer (RFC 6901) into the request body' }),
+  path: z.string().meta({ description: 'JSON Pointer (RFC 6901) into the request body: `""` is the body itself, `/stage` its member `stage`' }),
   message: z.string(),
 });
 export type FieldError = z.infer<typeof FieldErrorSchema>;
@@ -127,16 +127,28 @@ export function sendProblem(
   return reply.code(problem.status).headers(headers).type('application/problem+json').send(problem);
 }
 
+const escapePointerToken = (key: string) => key.replaceAll('~', '~0').replaceAll('/', '~1');
+
+/** A zod issue's path as a JSON Pointer (RFC 6901): `[]`, the body itself, is `""`; `['answers', 'a/b']` is `/answers/a~1b`. */
+export const pointerOf = (path: readonly PropertyKey[]): string => path.map((key) => `/${escapePointerToken(String(key))}`).join('');
+
+/** A pointer in a problem's `detail`: the body itself, whose pointer is empty, is named. */
+export const shownPointer = (pointer: string): string => (pointer === '' ? '(the body)' : pointer);
+
+/** `path: message; ...`, the `detail` of a problem whose `errors` name members. */
+export const detailOf = (errors: readonly FieldError[]): string => errors.map((e) => `${shownPointer(e.path)}: ${e.message}`).join('; ');
+
 /** Zod issues -> `{path, message}`, one entry per offending member (unknown keys named each). */
 function fieldErrors(error: FastifyError): FieldError[] {
   const out: FieldError[] = [];
   for (const v of error.validation ?? []) {
     const params = (v.params ?? {}) as { keys?: unknown };
+    // The type provider writes `/` + the issue's keys joined by `/`: the body itself is `/`.
     const base = v.instancePath === '/' ? '' : v.instancePath;
     if (v.keyword === 'unrecognized_keys' && Array.isArray(params.keys)) {
-      for (const key of params.keys) out.push({ path: `${base}/${String(key)}`, message: 'is not a field of this request' });
+      for (const key of params.keys) out.push({ path: `${base}/${escapePointerToken(String(key))}`, message: 'is not a field of this request' });
     } else {
-      out.push({ path: base || '/', message: v.message ?? 'is invalid' });
+      out.push({ path: base, message: v.message ?? 'is invalid' });
     }
   }
   return out;
@@ -201,8 +213,7 @@ export function registerErrorHandling(app: FastifyInstance, outage: StoreOutage)
     }
     if (hasZodFastifySchemaValidationErrors(error)) {
       const errors = fieldErrors(error);
-      const detail = errors.map((e) => `${e.path}: ${e.message}`).join('; ');
-      return sendProblem(reply, 'validation-failed', detail, { errors });
+      return sendProblem(reply, 'validation-failed', detailOf(errors), { errors });
     }
     if (error instanceof StoreUnavailableError) {
       // The commit failed and was rolled back (disk error, disk full, lock held too long, connection

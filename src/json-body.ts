@@ -3,7 +3,7 @@
 // the NUL character refused wherever it is written.
 import { errorCodes, type FastifyInstance, type FastifyRequest } from 'fastify';
 import secureJson from 'secure-json-parse';
-import { AppError } from './errors.js';
+import { AppError, shownPointer } from './errors.js';
 
 /** Objects and arrays inside one another, counting the body itself: `{"a":[1]}` is 2 deep. */
 export const JSON_MAX_DEPTH = 32;
@@ -109,7 +109,7 @@ function pointerOf(text: string, stack: readonly Frame[], cut: boolean): string 
       out += `/${escapePointer(cut && key.length > SHOWN_KEY_CHARS ? `${key.slice(0, SHOWN_KEY_CHARS)}…` : key)}`;
     }
   }
-  return out || '/';
+  return out;
 }
 
 const DECIMAL = /^(-?)(\d+)(?:\.(\d+))?(?:[eE]([+-]?\d+))?$/;
@@ -164,8 +164,8 @@ const scanResult = (refusal: JsonRefusal | null, inexactNumbers: string[], nulAt
 
 const NONE_COUNTED: readonly CountedMember[] = [];
 
-/** The pointer shown in a refusal (long keys cut: never null). */
-const shown = (text: string, frames: readonly Frame[]): string => pointerOf(text, frames, true) ?? '/';
+/** The pointer shown in a refusal (long keys cut: never null); the body itself is `""` (RFC 6901). */
+const shown = (text: string, frames: readonly Frame[]): string => pointerOf(text, frames, true) ?? '';
 
 /** A value starts in the container on top of the stack, the `values`th of the body: past a cap? */
 function countValue(text: string, stack: readonly Frame[], values: number, maxValues: number): JsonRefusal | null {
@@ -285,7 +285,7 @@ export function inexactKeysUnder(request: Pick<FastifyRequest, 'inexactNumbers'>
  * one engine and stored on the other. It is refused on both, before anything is read or written.
  */
 function nulInBody(at: string): AppError {
-  const shown = at.replaceAll('\0', '\\u0000');
+  const shown = shownPointer(at).replaceAll('\0', '\\u0000');
   return new AppError('nul-character', `The body holds the character U+0000 (\\u0000) at ${shown}; it cannot be stored. Remove it and resend.`, {
     errors: [{ path: at, message: 'holds the character U+0000' }],
   });
@@ -303,7 +303,7 @@ const isWellFormed = (text: string): boolean => (text as unknown as { isWellForm
  * depth the scan already bounded.
  */
 export function unpairedSurrogateAt(value: unknown, at = ''): string | null {
-  if (typeof value === 'string') return isWellFormed(value) ? null : at || '/';
+  if (typeof value === 'string') return isWellFormed(value) ? null : at;
   if (typeof value !== 'object' || value === null) return null;
   const entries = Array.isArray(value) ? value.map((v, i) => [String(i), v] as const) : Object.entries(value);
   for (const [key, member] of entries) {
@@ -319,23 +319,23 @@ export function unpairedSurrogateAt(value: unknown, at = ''): string | null {
 function refusalError(refusal: JsonRefusal, maxValues: number): AppError {
   switch (refusal.kind) {
     case 'too-deep':
-      return new AppError('nesting-too-deep', `The body nests objects and arrays deeper than ${JSON_MAX_DEPTH} levels (at ${refusal.at}).`, {
+      return new AppError('nesting-too-deep', `The body nests objects and arrays deeper than ${JSON_MAX_DEPTH} levels (at ${shownPointer(refusal.at)}).`, {
         errors: [{ path: refusal.at, message: `nests deeper than ${JSON_MAX_DEPTH} levels` }],
         max_depth: JSON_MAX_DEPTH,
       });
     case 'too-many-values':
-      return new AppError('too-many-values', `The body holds more than ${maxValues} values (members and array elements) on this route; the first past it is at ${refusal.at}.`, {
+      return new AppError('too-many-values', `The body holds more than ${maxValues} values (members and array elements) on this route; the first past it is at ${shownPointer(refusal.at)}.`, {
         errors: [{ path: refusal.at, message: `is past the ${maxValues} values this route takes in one body` }],
         max_values: maxValues,
       });
     case 'string-too-long':
-      return new AppError('string-too-long', `A string of the body is longer than ${JSON_MAX_STRING_CHARS} characters of JSON text (at ${refusal.at}).`, {
+      return new AppError('string-too-long', `A string of the body is longer than ${JSON_MAX_STRING_CHARS} characters of JSON text (at ${shownPointer(refusal.at)}).`, {
         errors: [{ path: refusal.at, message: `is longer than ${JSON_MAX_STRING_CHARS} characters` }],
         max_chars: JSON_MAX_STRING_CHARS,
       });
     case 'too-many-members':
       // The same problem the schema gives for this member, found before anything is parsed.
-      return new AppError('validation-failed', `${refusal.at}: ${refusal.counted.message}`, { errors: [{ path: refusal.at, message: refusal.counted.message }] });
+      return new AppError('validation-failed', `${shownPointer(refusal.at)}: ${refusal.counted.message}`, { errors: [{ path: refusal.at, message: refusal.counted.message }] });
   }
 }
 
@@ -364,7 +364,7 @@ export function registerJsonParser(app: FastifyInstance): void {
     const unpaired = SURROGATE_ESCAPE.test(text) ? unpairedSurrogateAt(parsed) : null;
     if (unpaired !== null) {
       return done(
-        new AppError('unpaired-surrogate', `The body holds half of a UTF-16 surrogate pair at ${unpaired} (an escape such as \\ud800 without its partner); it is not Unicode text and cannot be stored.`, {
+        new AppError('unpaired-surrogate', `The body holds half of a UTF-16 surrogate pair at ${shownPointer(unpaired)} (an escape such as \\ud800 without its partner); it is not Unicode text and cannot be stored.`, {
           errors: [{ path: unpaired, message: 'holds an unpaired surrogate' }],
         }),
         undefined,

@@ -79,10 +79,30 @@ describe('problem responses', () => {
     expectProblem(none, 415, 'unsupported-media-type');
   });
 
-  it('422 for a JSON body that is not an object', async () => {
+  it('400 malformed-json for an empty body sent as JSON, and nothing stored', async () => {
+    const before = await gw.inspect.submissions.count();
+    const res = await gw.app.inject({ method: 'POST', url, headers: { ...auth(), 'content-type': 'application/json' }, payload: '' });
+    expectProblem(res, 400, 'malformed-json');
+    expect(await gw.inspect.submissions.count()).toBe(before);
+  });
+
+  it('422 for a JSON body that is not an object, the body itself named by the empty pointer (RFC 6901)', async () => {
     const res = await gw.app.inject({ method: 'POST', url, headers: { ...auth(), 'content-type': 'application/json' }, payload: '[1,2]' });
     const problem = expectProblem(res, 422, 'validation-failed');
-    expect(problem.errors).toEqual([{ path: '/', message: expect.any(String) }]);
+    expect(problem.errors).toEqual([{ path: '', message: expect.any(String) }]);
+    expect(problem.detail).toMatch(/^\(the body\): /);
+  });
+
+  it('names the body itself by the empty pointer in the body scan\'s refusals too', async () => {
+    const nul = await gw.app.inject({ method: 'POST', url, headers: { ...auth(), 'content-type': 'application/json' }, payload: '"a\\u0000"' });
+    expect(expectProblem(nul, 400, 'nul-character').errors).toEqual([{ path: '', message: 'holds the character U+0000' }]);
+    const unpaired = await gw.app.inject({ method: 'POST', url, headers: { ...auth(), 'content-type': 'application/json' }, payload: '"\\ud800"' });
+    expect(expectProblem(unpaired, 400, 'unpaired-surrogate').errors).toEqual([{ path: '', message: 'holds an unpaired surrogate' }]);
+  });
+
+  it('escapes `~` and `/` in the name of an unknown member (RFC 6901)', async () => {
+    const res = await gw.app.inject({ method: 'POST', url, headers: auth(), payload: { event_id: 'pointer-1', external_contact_id: 'p:1', first_name: 'A', 'a/b~c': 1 } });
+    expect(expectProblem(res, 422, 'validation-failed').errors).toEqual([{ path: '/a~1b~0c', message: 'is not a field of this request' }]);
   });
 
   it('keeps a plain client X-Request-Id and replaces an unsafe one', async () => {

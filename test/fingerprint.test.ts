@@ -31,5 +31,7 @@ describe('fingerprint', () => {
     expect(fingerprint(a)).toMatch(/^[0-9a-f]{64}$/);
     expect(fingerprint({ ...a, answers: { x: 2 } })).not.toBe(fingerprint(a));
     expect(differingPaths(a, { ...a, answers: { x: 2 } })).toEqual(['/answers/x']);
+    expect(differingPaths({ 'a/b~': 1 }, { 'a/b~': 2 })).toEqual(['/a~1b~0']);
+    expect(differingPaths([1], [2])).toEqual(['']);
   });
 });

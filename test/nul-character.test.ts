@@ -21,7 +21,7 @@ describe('scanJson finds the escape of U+0000', () => {
     expect(scanJson('{"a":"x\\u0000"}').nulAt).toBe('/a');
     expect(scanJson('{"a":{"b":[1,"\\u0000"]}}').nulAt).toBe('/a/b/1');
     expect(scanJson('{"ok":"1","k\\u0000ey":1}').nulAt).toBe('/k\u0000ey');
-    expect(scanJson('"\\u00000"').nulAt).toBe('/');
+    expect(scanJson('"\\u00000"').nulAt).toBe('');
     expect(scanJson('{"a":"\\\\\\u0000"}').nulAt).toBe('/a');
   });
 

@@ -56,7 +56,7 @@ export function rulesRoutes(deps: { store: Store; rules: RulesHolder; sharedRule
           throw new AppError(
             'validation-failed',
             `The rules were not reloaded on ${failed.length} of ${view.replicas.length} replicas (${failed.map((x) => x.id).join(', ')}); each of them keeps its previous rules. ${problems.join('; ')}`,
-            { errors: problems.map((message) => ({ path: '/', message })), ...view },
+            { errors: problems.map((message) => ({ path: '', message })), ...view },
           );
         }
         return { reloaded: true as const, rules_version: deps.rules.version().version, ...view };

@@ -1,7 +1,7 @@
 // The deprecated interface's writes, translated onto the v1 services (contract 7).
 import { createHash, hash } from 'node:crypto';
 import type { Repos, Store } from '../store/store.js';
-import { AppError } from '../errors.js';
+import { AppError, detailOf, pointerOf } from '../errors.js';
 import type { Integration } from '../rules/catalog.js';
 import { stableId } from '../rules/ids.js';
 import { canonicalJson } from '../idempotency/fingerprint.js';
@@ -83,8 +83,8 @@ export async function createLegacyLead(
     answers: translation.answers,
   });
   if (!submission.success) {
-    const errors = submission.error.issues.map((i) => ({ path: `/${i.path.join('/')}`, message: i.message }));
-    throw new AppError('validation-failed', errors.map((e) => `${e.path}: ${e.message}`).join('; '), { errors });
+    const errors = submission.error.issues.map((i) => ({ path: pointerOf(i.path), message: i.message }));
+    throw new AppError('validation-failed', detailOf(errors), { errors });
   }
   // The record's time from the clock of the buckets: a retry compares the two (only tests set `now`).
   const clock = deps.now;
