@@ -42,12 +42,14 @@ export function linkSummary(links: LinkReportView): string[] {
 
 /** The migration report in a screenful: state, readiness and why, calls per route, what is left. */
 export function reportText(r: MigrationReport): string {
-  const routes = [...r.legacy.routes.map((x) => ['legacy', x.route, x.calls_24h, x.calls_7d, x.last_seen]), ...r.v1.routes.map((x) => ['v1', x.route, x.calls_24h, x.calls_7d, x.last_seen])];
+  // OK 7D and LAST SUCCESS: the calls answered with a 2xx, which readiness asks of v1.
+  const row = (api: string) => (x: MigrationReport['v1']['routes'][number]) => [api, x.route, x.calls_24h, x.calls_7d, x.last_seen, x.successful_7d, x.last_success];
+  const routes = [...r.legacy.routes.map(row('legacy')), ...r.v1.routes.map(row('v1'))];
   return [
     `${r.integration.handle} (${shown(r.integration.name)}): ${r.state}`,
     `readiness: ${r.readiness.verdict}${r.readiness.reasons.map((x) => `\n  - ${shown(x)}`).join('')}`,
     '',
-    routes.length > 0 ? table(['API', 'ROUTE', '24H', '7D', 'LAST SEEN'], routes as (string | number | null)[][]) : 'no calls counted yet',
+    routes.length > 0 ? table(['API', 'ROUTE', '24H', '7D', 'LAST SEEN', 'OK 7D', 'LAST SUCCESS'], routes as (string | number | null)[][]) : 'no calls counted yet',
     '',
     // Field names a bot sent: anything a bot wrote is shown escaped.
     `ignored legacy fields: ${r.ignored_legacy_fields.map((f) => `${shown(f.field)} (${f.calls})`).join(', ') || 'none'}`,
