@@ -107,6 +107,22 @@ describe('the README', () => {
     expect(said).toEqual(ci);
   });
 
+  it('shows npm\'s install-scripts warning as npm prints it, naming every locked package with an install script and its version', () => {
+    const lock = JSON.parse(read('package-lock.json')) as { packages: Record<string, { version: string; hasInstallScript?: boolean; optional?: boolean }> };
+    const scripted = Object.entries(lock.packages)
+      .filter(([path, p]) => path !== '' && p.hasInstallScript && !p.optional)
+      .map(([path, p]) => ({ name: path.split('node_modules/').pop()!, version: p.version }));
+    expect(scripted.length).toBeGreaterThan(0);
+    expect(pkg).not.toHaveProperty('allowScripts');
+    const count = scripted.length === 1 ? '1 package has' : `${scripted.length} packages have`;
+    expect(readme).toContain(`npm warn install-scripts ${count} install scripts not yet covered by allowScripts:`);
+    for (const { name, version } of scripted) {
+      const own = (JSON.parse(read(`node_modules/${name}/package.json`)) as { scripts: Record<string, string> }).scripts;
+      const events = ['preinstall', 'install', 'postinstall'].filter((e) => own[e]).map((e) => `${e}: ${own[e]}`).join('; ');
+      expect(readme).toContain(`npm warn install-scripts   ${name}@${version} (${events})`);
+    }
+  });
+
   it('names the toolchain better-sqlite3 compiles with when no prebuilt binary can be had', () => {
     expect(readme).toMatch(/`better-sqlite3`[\s\S]{0,400}`python3`, `make` and `g\+\+`/);
   });

@@ -2,7 +2,7 @@
 // reason it cannot run in a test: a new command in the docs that is neither fails this test.
 import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -128,6 +128,26 @@ async function runAll(commands: DocCommand[], environment: Environment, expect: 
   for (const command of commands) await check(command, environment, expect);
 }
 
+/** The curl the demo banner ends with, as a newcomer copies it (continuation lines joined). */
+function bannerCurl({ gateway }: Environment): DocCommand {
+  const lines = gateway.output().split('\n');
+  const start = lines.findIndex((l) => l.startsWith('  curl '));
+  if (start < 0) throw new Error(`no curl in the demo banner:\n${gateway.output()}`);
+  let end = start;
+  while (lines[end]?.trimEnd().endsWith('\\')) end++;
+  const text = lines.slice(start, end + 1).map((l) => l.trim().replace(/\\$/, '')).join(' ');
+  return { file: 'the demo banner', line: 0, text, kind: 'curl', expectedStatus: 201, expectedBody: { intake_outcome: 'created' } };
+}
+
+/** The markdown section under a heading, up to the next heading of any level. */
+const section = (file: string, heading: string) => {
+  const text = readFileSync(join(ROOT, file), 'utf8');
+  const start = text.indexOf(`${heading}\n`);
+  if (start < 0) throw new Error(`${file}: no heading ${heading}`);
+  const rest = text.slice(start + heading.length + 1);
+  return rest.slice(0, rest.search(/^#{1,6} /m) >>> 0);
+};
+
 const docFiles = ['README.md', ...readdirSync(join(ROOT, 'docs')).filter((f) => f.endsWith('.md')).map((f) => `docs/${f}`)];
 const all = docFiles.flatMap(commandsOf);
 const runnable = (c: DocCommand) => c.kind !== 'other';
@@ -142,14 +162,34 @@ describe('the commands in the docs', () => {
   });
 
   // The three gateways work at once: the files' commands are sequences, the files are not.
-  it.concurrent('run in reading order on one demo gateway: every example its own event_id, each answering as shown', { timeout: 60_000 }, async ({ expect }) => {
+  // A newcomer runs the banner's curl first, as it invites, then the README's: each answers as the README says.
+  it.concurrent('run in reading order on one demo gateway after the banner\'s own curl: every example its own event_id, each answering as shown', { timeout: 180_000 }, async ({ expect }) => {
     const environment = await demoGateway();
     const commands = READING_ORDER.flatMap(commandsOf).filter(runnable);
     expect(commands.length).toBeGreaterThan(10);
+    await check(bannerCurl(environment), environment, expect);
     await runAll(commands, environment, expect);
+    // "sending exactly the same body again answers 200 with "replayed": true"
+    const first = commandsOf('README.md').find((c) => c.kind === 'curl' && c.text.includes('/api/integrations/v1/leads/'));
+    expect(first?.expectedStatus).toBe(201);
+    await check({ ...first!, expectedStatus: 200, expectedBody: { replayed: true, intake_outcome: 'created' } }, environment, expect);
   });
 
-  it.concurrent('of the runbook run in order through the CLI, and through the admin API, each on its own gateway', { timeout: 60_000 }, async ({ expect }) => {
+  it.concurrent('of api.md\'s error table about a missing body answer as the table says', { timeout: 60_000 }, async ({ expect }) => {
+    const table = section('docs/api.md', '## Errors');
+    const row = (status: number, code: string) => new RegExp(`^\\| ${status} \\| \`${code}\` \\| (.*) \\|$`, 'm').exec(table)?.[1] ?? '';
+    expect(row(400, 'malformed-json')).toMatch(/empty while `Content-Type` says `application\/json`/);
+    expect(row(415, 'unsupported-media-type')).toMatch(/another `Content-Type`.*no body and no `Content-Type`/);
+    const { gateway, env } = await demoGateway();
+    const post = (headers: Record<string, string>, body?: string) =>
+      fetch(`${gateway.address}/api/integrations/v1/leads/`, { method: 'POST', headers: { authorization: `Bearer ${env.KEY}`, ...headers }, ...(body === undefined ? {} : { body }) });
+    const problem = async (res: Response) => ({ status: res.status, code: ((await res.json()) as { code: string }).code });
+    expect(await problem(await post({ 'content-type': 'application/json' }, ''))).toEqual({ status: 400, code: 'malformed-json' });
+    expect(await problem(await post({ 'content-type': 'text/plain' }, 'event_id=x'))).toEqual({ status: 415, code: 'unsupported-media-type' });
+    expect(await problem(await post({}))).toEqual({ status: 415, code: 'unsupported-media-type' });
+  });
+
+  it.concurrent('of the runbook run in order through the CLI, and through the admin API, each on its own gateway', { timeout: 180_000 }, async ({ expect }) => {
     const runbook = commandsOf(RUNBOOK);
     expect(runbook.filter((c) => !runnable(c)).map(where)).toEqual([]);
     const [cli, api] = await Promise.all([demoGateway(), demoGateway()]);
@@ -157,5 +197,21 @@ describe('the commands in the docs', () => {
       runAll(runbook.filter((c) => c.kind === 'cli'), cli, expect),
       runAll(runbook.filter((c) => c.kind === 'curl'), api, expect),
     ]);
+    // What the runbook says the report shows: members of the admin API's report, columns of the CLI's table.
+    const said = /The report shows legacy calls per route[\s\S]*?v1 calls likewise/.exec(section(RUNBOOK, '## 2. Watch who still calls the old interface'))?.[0] ?? '';
+    const quoted = [...said.matchAll(/`([^`]+)`/g)].map((m) => m[1]!);
+    const members = quoted.filter((q) => /^[a-z]+(_[a-z0-9]+)+$/.test(q));
+    const columns = quoted.filter((q) => /^[A-Z0-9 ]+$/.test(q));
+    expect(members).toEqual(expect.arrayContaining(['successful_7d', 'last_success']));
+    expect(columns.length).toBeGreaterThan(0);
+    // On a gateway of its own that a v1 lead was sent to, so the table has a row.
+    const counted = await demoGateway();
+    await check(bannerCurl(counted), counted, expect);
+    await fetch(`${counted.gateway.address}/admin/v1/integrations/brightpath:telegram-bot/report`, { headers: { authorization: `Bearer ${counted.env.ADMIN_TOKEN}` } }); // writes the counters now
+    const report = await run('bash', ['-c', `${PREAMBLE}\nnpm run cli -- report brightpath:telegram-bot`], { env: counted.env, cwd: counted.cwd, timeout: 15_000 });
+    const header = report.stdout.split('\n').find((l) => l.startsWith('API ')) ?? '';
+    for (const column of columns) expect(header, `the CLI's report table has the column ${column}`).toContain(column);
+    const json = await (await fetch(`${api.gateway.address}/admin/v1/integrations/brightpath:telegram-bot/report`, { headers: { authorization: `Bearer ${api.env.ADMIN_TOKEN}` } })).json();
+    for (const member of members) expect(JSON.stringify(json), `the report has ${member}`).toContain(`"${member}":`);
   });
 });
