@@ -5,7 +5,7 @@ import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import MarkdownIt from 'markdown-it';
-import { MIGRATION_GUIDE } from './legacy/authenticate.js';
+import { MIGRATION_GUIDE } from './legacy/gate.js';
 
 /** docs/ beside src/ (development) or dist/ (build, container image). */
 const GUIDE_FILE = new URL('../docs/migration.md', import.meta.url);

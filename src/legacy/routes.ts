@@ -6,7 +6,7 @@ import type { Store } from '../store/store.js';
 import type { RulesHolder } from '../rules/loader.js';
 import type { UsageRecorder } from '../migration/usage.js';
 import { LeadObjectSchema } from '../lead/schemas.js';
-import { legacyGate } from './authenticate.js';
+import { legacyGate } from './gate.js';
 import {
   LEGACY_CREATE_BODY_LIMIT_BYTES,
   LEGACY_UPDATE_BODY_LIMIT_BYTES,

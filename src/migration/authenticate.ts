@@ -1,4 +1,5 @@
-// Authentication hook of v1: integration keys (Bearer), and the Bearer parsing the admin API shares.
+// The integrations' key checks, v1 (Authorization: Bearer) and legacy (X-Bot-API-Key), each counting a
+// wrong key against the client's failed-authentication budget; and the Bearer parsing the admin API shares.
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { AppError } from '../errors.js';
 import type { Store } from '../store/store.js';
@@ -27,7 +28,15 @@ export const challenge = (error?: 'invalid_token') => ({
   'www-authenticate': error ? `Bearer realm="lead-gateway", error="${error}"` : 'Bearer realm="lead-gateway"',
 });
 
-export function v1Authenticator(deps: { store: Store; rules: RulesHolder; authFailures: AuthFailureGuard; refusedKeyHashes?: ReadonlySet<string> }) {
+/** What a key check reads: the keys, the integrations they belong to, the budget, the published keys refused. */
+interface KeyCheckDeps {
+  store: Store;
+  rules: RulesHolder;
+  authFailures: AuthFailureGuard;
+  refusedKeyHashes?: ReadonlySet<string>;
+}
+
+export function v1Authenticator(deps: KeyCheckDeps) {
   return async function authenticateV1(request: FastifyRequest, _reply: FastifyReply): Promise<void> {
     await deps.authFailures.refuseIfThrottled(request, 'v1');
     const header = request.headers.authorization;
@@ -50,5 +59,27 @@ export function v1Authenticator(deps: { store: Store; rules: RulesHolder; authFa
     }
     request.integration = integration;
     request.apiKeyId = key!.id;
+  };
+}
+
+const LEGACY_CHALLENGE = { 'www-authenticate': 'X-Bot-API-Key realm="lead-gateway"' };
+
+/** The deprecated interface's key check (legacy/gate.ts runs it): answers the integration of a live legacy key. */
+export function legacyAuthenticator(deps: KeyCheckDeps) {
+  return async function authenticateLegacy(request: FastifyRequest): Promise<Integration> {
+    await deps.authFailures.refuseIfThrottled(request, 'legacy');
+    const secret = request.headers['x-bot-api-key'];
+    if (typeof secret !== 'string' || secret === '') {
+      throw new AppError('unauthorized', 'Send the bot key in the X-Bot-API-Key header.', {}, LEGACY_CHALLENGE);
+    }
+    const key = await findLiveKey(deps.store, secret, 'legacy', deps.refusedKeyHashes);
+    const integration = key ? deps.rules.current().integrations.get(key.integrationId) : undefined;
+    if (!integration) {
+      await deps.authFailures.recordFailure(request, 'legacy');
+      throw new AppError('unauthorized', 'The bot key is unknown or revoked.', {}, LEGACY_CHALLENGE);
+    }
+    request.integration = integration;
+    request.apiKeyId = key!.id;
+    return integration;
   };
 }

@@ -1,9 +1,10 @@
-// The deprecated interface's gate: X-Bot-API-Key, the switch-off 403, usage counting, deprecation headers.
+// The deprecated interface's gate: deprecation headers, the bot key (checked in migration/authenticate.ts),
+// the sunset date and the switch-off 403.
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { AppError } from '../errors.js';
 import type { Store } from '../store/store.js';
 import type { RulesHolder } from '../rules/loader.js';
-import { findLiveKey } from '../migration/keys.js';
+import { legacyAuthenticator } from '../migration/authenticate.js';
 import { hotRead } from '../store/hot-reads.js';
 import type { UsageRecorder } from '../migration/usage.js';
 import { replacementFor } from './replacements.js';
@@ -28,23 +29,11 @@ const httpDate = (isoDate: string) => {
  * none: a forgotten bot that keeps calling after switch-off must not use up the v1 key's budget.
  */
 export function legacyGate(deps: { store: Store; rules: RulesHolder; usage: UsageRecorder; authFailures: AuthFailureGuard; refusedKeyHashes?: ReadonlySet<string> }) {
+  const authenticate = legacyAuthenticator(deps);
   return async function gate(request: FastifyRequest, reply: FastifyReply): Promise<void> {
     reply.header('deprecation', `@${DEPRECATED_SINCE}`);
     reply.header('link', `<${MIGRATION_GUIDE}>; rel="deprecation"; type="text/html"`);
-    await deps.authFailures.refuseIfThrottled(request, 'legacy');
-
-    const secret = request.headers['x-bot-api-key'];
-    if (typeof secret !== 'string' || secret === '') {
-      throw new AppError('unauthorized', 'Send the bot key in the X-Bot-API-Key header.', {}, { 'www-authenticate': 'X-Bot-API-Key realm="lead-gateway"' });
-    }
-    const key = await findLiveKey(deps.store, secret, 'legacy', deps.refusedKeyHashes);
-    const integration = key ? deps.rules.current().integrations.get(key.integrationId) : undefined;
-    if (!integration) {
-      await deps.authFailures.recordFailure(request, 'legacy');
-      throw new AppError('unauthorized', 'The bot key is unknown or revoked.', {}, { 'www-authenticate': 'X-Bot-API-Key realm="lead-gateway"' });
-    }
-    request.integration = integration;
-    request.apiKeyId = key!.id;
+    const integration = await authenticate(request);
     if (integration.legacy.sunset !== null) reply.header('sunset', httpDate(integration.legacy.sunset));
 
     const state = await hotRead(deps.store, `state:${integration.id}`, () => deps.store.peek((r) => r.states.get(integration.id)));
