@@ -1,4 +1,4 @@
-// Admin API for keys and migration state (contract 6): issue, import, renew, switch off, roll back.
+// Admin API for keys and migration state (docs/runbook.md): issue, import, renew, switch off, roll back.
 import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';

@@ -1,4 +1,4 @@
-// The answers engine (seed 2.3, contract 5): mapping, coercion, provenance and the conflict rule.
+// The answers engine (docs/api.md, "What happens to each answer"): mapping, coercion, provenance and the conflict rule.
 import type { Repos } from '../store/store.js';
 import type { Integration } from '../rules/catalog.js';
 import { ANSWER_KEY_MAX_CHARS, type AnswersResult } from './schemas.js';

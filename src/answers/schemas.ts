@@ -1,5 +1,5 @@
 // Answers: the answers a request carries and what became of them, whatever the route, and the v1
-// answers submission's request and response (seed 2.5, 4.2; contract 5).
+// answers submission's request and response (docs/api.md, "submit answers about a lead").
 import { z } from 'zod';
 import { EventIdSchema } from '../idempotency/schemas.js';
 import { ExternalContactIdSchema } from '../lead/schemas.js';

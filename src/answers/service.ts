@@ -1,4 +1,4 @@
-// Answers submission (seed 4.2): find the person's lead through this integration, apply, record once.
+// Answers submission (docs/api.md, "submit answers about a lead"): find the person's lead through this integration, apply, record once.
 import { AppError } from '../errors.js';
 import type { Store } from '../store/store.js';
 import type { Integration } from '../rules/catalog.js';

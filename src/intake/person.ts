@@ -1,4 +1,4 @@
-// Normalising what identifies a person: phone (seed 2.1: last 9 digits, shown as +998...), e-mail, names.
+// Normalising what identifies a person: phone (docs/api.md: last 9 digits, shown as +998...), e-mail, names.
 
 /** `+998 90 123-45-67`, `998901234567`, `901234567` -> `+998901234567`. Callers validated >= 9 digits. */
 export function normalizePhone(raw: string): string {

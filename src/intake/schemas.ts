@@ -1,4 +1,4 @@
-// v1 lead submission: the request and response shapes (seed 2.1, 2.2, 2.4), one source for all uses.
+// v1 lead submission: the request and response shapes (docs/api.md), one source for all uses.
 import { z } from 'zod';
 import { EventIdSchema } from '../idempotency/schemas.js';
 import { ExternalContactIdSchema, LeadObjectSchema } from '../lead/schemas.js';
@@ -22,7 +22,7 @@ export const LEAD_BODY_MAX_VALUES = 8_704;
 
 const uuid = z.uuid();
 
-/** Members a bot may not send: they come from the integration settings (seed 2.1, contract 3). */
+/** Members a bot may not send: they come from the integration settings (docs/api.md, "submit a lead"). */
 const FORBIDDEN_FIELDS = ['stage', 'status', 'group', 'team', 'assigned_to', 'tags', 'tag_ids', 'source'] as const;
 const forbidden = (field: string) =>
   z

@@ -1,4 +1,4 @@
-// Lead submission (seed 4.1, contract 4): person matching, created/attached/reactivated, replay.
+// Lead submission (docs/api.md, "Outcomes"): person matching, created/attached/reactivated, replay.
 import type { Repos, Store } from '../store/store.js';
 import type { Integration } from '../rules/catalog.js';
 import type { Submission } from '../store/repos/submissions.js';
@@ -90,7 +90,7 @@ interface Person {
   externalId: string | null;
 }
 
-/** Order of contract 4: the integration's binding, then the same phone, then the same e-mail (one read). */
+/** The order of docs/api.md ("Outcomes"): the integration's binding, then the same phone, then the same e-mail (one read). */
 async function matchPerson(tx: Repos, integration: Integration, p: Person): Promise<{ contact: Contact | null; by: MatchedBy }> {
   const found = await tx.contacts.match(integration.workspace.id, integration.id, p);
   if (found === null) return { contact: null, by: null };

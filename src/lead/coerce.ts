@@ -58,7 +58,7 @@ function findOption(field: CustomField, values: Map<string, string | boolean>, i
 const optionList = (field: CustomField) => field.options.map((o) => o.label).join(', ');
 
 /**
- * Values arrive as strings, booleans or numbers (contract 5); anything else is invalid. A value map
+ * Values arrive as strings, booleans or numbers (docs/api.md, "Values"); anything else is invalid. A value map
  * (from the integration's mapping) is consulted first for boolean and choice fields, case-insensitively.
  */
 export function coerce(field: CustomField, raw: unknown, values: Map<string, string | boolean> = new Map()): Coerced {

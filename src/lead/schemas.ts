@@ -1,4 +1,4 @@
-// The lead object every interface answers with (seed 2.4): every member present, null where there is
+// The lead object every interface answers with (docs/api.md, "Response"): every member present, null where there is
 // no value; and the integration's id of the person a lead belongs to.
 import { z } from 'zod';
 

@@ -1,4 +1,4 @@
-// Renders a stored lead as the seed's lead object (2.4) with its detail objects, from store and catalog.
+// Renders a stored lead as the lead object (docs/api.md, "Response") with its detail objects, from store and catalog.
 import type { Repos } from '../store/store.js';
 import type { FieldOption, User, Workspace } from '../rules/catalog.js';
 import type { FieldValue } from '../store/repos/field-values.js';

@@ -1,4 +1,4 @@
-// Forwarding legacy reads and actions unchanged to the old API (contract 7), with bounded waits.
+// Forwarding legacy reads and actions unchanged to the old API (docs/legacy-api.md, "Pass-through to the old API"), with bounded waits.
 //
 // On undici's own dispatch interface rather than @fastify/reply-from: that layer cost ~18 us of CPU
 // per forward here (docs/performance.md, "Legacy pass-through"). The answer still goes out through

@@ -1,4 +1,4 @@
-// Seed 4.3: which v1 request replaces each deprecated one, for the 403 after switch-off and the docs.
+// Which v1 request replaces each deprecated one (docs/migration.md, "The call that replaces each old call"), for the 403 after switch-off and the docs.
 
 export interface Replacement {
   /** The v1 call to use instead, or null when there is none. */

@@ -130,7 +130,7 @@ export function legacyRoutes(deps: {
       for (const [method, url] of FORWARDED) {
         r.route({ method, url, config: { forwarded: true }, schema: { ...meta, summary: `Forwarded to the upstream legacy API` }, handler: forward });
       }
-      // The prefix itself too (with or without its slash): every legacy path passes the gate (contract 3).
+      // The prefix itself too (with or without its slash): every legacy path passes the gate (docs/legacy-api.md, "Every call").
       for (const url of ['/api/bots/api', '/api/bots/api/*']) r.all(url, { config: { forwarded: true }, schema: { hide: true } }, forward);
       return;
     }

@@ -1,4 +1,4 @@
-// The deprecated interface's writes, translated onto the v1 services (contract 7).
+// The deprecated interface's writes, translated onto the v1 services (docs/legacy-api.md, "Translated writes").
 import { createHash, hash } from 'node:crypto';
 import type { Repos, Store } from '../store/store.js';
 import { AppError, detailOf, pointerOf } from '../errors.js';

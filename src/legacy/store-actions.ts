@@ -1,4 +1,4 @@
-// Legacy reads and actions with no v1 translation, served from the gateway's own store (contract 7).
+// Legacy reads and actions with no v1 translation, served from the gateway's own store (docs/legacy-api.md, "Reads and actions").
 import { AppError } from '../errors.js';
 import type { Integration, Workspace } from '../rules/catalog.js';
 import { actOnLead } from '../lead/operator.js';

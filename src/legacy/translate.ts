@@ -17,7 +17,7 @@ export interface Translation {
   ignored: string[];
 }
 
-/** Tags and data keys become answers through the integration's legacy rules (contract 2 and 7). */
+/** Tags and data keys become answers through the integration's legacy rules (docs/legacy-api.md, docs/rules.md). */
 export function answersFromLegacy(
   integration: Integration,
   tagNames: readonly string[],

@@ -1,4 +1,4 @@
-// The migration report per integration (contract 6): who still calls the old API, and is it ready.
+// The migration report per integration (docs/runbook.md, step 2): who still calls the old API, and is it ready.
 import { z } from 'zod';
 import type { Integration } from '../rules/catalog.js';
 import { DEFAULT_QUIET_PERIOD_HOURS, type MigrationDeps } from './service.js';

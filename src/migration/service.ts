@@ -1,4 +1,4 @@
-// The service team's controls (contract 6): keys, migration state, switch-off and rollback, audit.
+// The service team's controls (docs/runbook.md, docs/migration.md): keys, migration state, switch-off and rollback, audit.
 import type { Repos, Store } from '../store/store.js';
 import { AppError } from '../errors.js';
 import type { Integration } from '../rules/catalog.js';
@@ -151,7 +151,7 @@ export interface IssueResult extends IssuedKey {
 }
 
 /**
- * Seed 5, step 1: the additional v1 key. Moves legacy -> migrating and links legacy-created leads.
+ * Step 1 of docs/runbook.md: the additional v1 key. Moves legacy -> migrating and links legacy-created leads.
  * `secret` is for demo mode's published key only; every other key is generated.
  */
 export async function issueV1Key(deps: MigrationDeps, integration: Integration, who: Actor, secret?: string): Promise<IssueResult> {
@@ -211,7 +211,7 @@ export async function relinkLegacyLeads(deps: MigrationDeps, integration: Integr
   });
 }
 
-/** Seed 5, step 4: the old interface is switched off; refused while legacy calls are recent, unless forced. */
+/** Step 3 of docs/runbook.md: the old interface is switched off; refused while legacy calls are recent, unless forced. */
 export async function switchOff(
   deps: MigrationDeps,
   integration: Integration,

@@ -1,4 +1,4 @@
-// POST /api/integrations/v1/leads/: the seed's outcome table, idempotency, matching and the lead object.
+// POST /api/integrations/v1/leads/: the outcome table of docs/api.md, idempotency, matching and the lead object.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startGateway, type Gateway } from '../helper.js';
 import { stableId } from '../../src/rules/ids.js';
@@ -26,7 +26,7 @@ const ids = {
   telegramTag: stableId('brightpath', 'tag', 'Telegram'),
 };
 
-describe('intake outcome table (seed 3)', () => {
+describe('intake outcome table (docs/api.md, Outcomes)', () => {
   it('creates a lead for a new person: 201, replayed false, matched_existing false', async () => {
     const res = await gw.submit(key, { event_id: uniq('e'), external_contact_id: uniq('tg'), first_name: 'Aziza', phone: phone() });
     expect(res.statusCode).toBe(201);
@@ -110,7 +110,7 @@ describe('a new lead in its first reply', () => {
   });
 });
 
-describe('replay shows the lead as it is now (contract 4)', () => {
+describe('replay shows the lead as it is now', () => {
   it('shows a stage moved by an operator', async () => {
     const body = { event_id: uniq('e'), external_contact_id: uniq('tg'), first_name: 'Farrux' };
     const first = (await gw.submit(key, body)).json();
@@ -156,7 +156,7 @@ describe('reactivation', () => {
   });
 });
 
-describe('request validation (contract 3)', () => {
+describe('request validation', () => {
   it('a failed request consumes nothing: 422 then the same event_id succeeds with 201', async () => {
     const eventId = uniq('e');
     const bad = await gw.submit(key, { event_id: eventId, phone: phone() });
@@ -248,7 +248,7 @@ describe('phone normalisation and person matching', () => {
 });
 
 describe('integration settings decide stage, status, owner, tags and source', () => {
-  it('applies the lead defaults and the full lead object of seed 2.4', async () => {
+  it('applies the lead defaults and the full lead object of docs/api.md', async () => {
     const lead = (await gw.submit(key, { event_id: uniq('e'), first_name: 'Umida', notes: 'Wants a trial lesson' })).json().lead;
     expect(lead).toMatchObject({
       stage: ids.newInquiry,

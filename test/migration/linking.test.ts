@@ -1,4 +1,4 @@
-// Issuing the additional key links legacy-created leads, so answers about old leads find them (seed 4.2).
+// Issuing the additional key links legacy-created leads, so answers about old leads find them (docs/api.md, answers).
 import { cpSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';

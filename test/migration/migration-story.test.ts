@@ -1,4 +1,4 @@
-// The whole migration story of one bot over real HTTP (seed 5, contract 6).
+// The whole migration story of one bot over real HTTP (docs/runbook.md).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startGateway, type Gateway } from '../helper.js';
 import { createAdminCredential, revokeAdminCredentials } from '../../src/admin/credentials.js';
@@ -34,7 +34,7 @@ const legacy = (method: string, path: string, body?: unknown, key = LEGACY_KEY) 
 const v1 = (key: string, body: unknown) => call('POST', '/api/integrations/v1/leads/', { authorization: `Bearer ${key}` }, body);
 const state = async () => ((await admin('GET', '/integrations')).body!.items as { handle: string; state: string }[]).find((i) => i.handle === handle)!.state;
 
-/** Every legacy route and method of the seed's table, plus one the gateway does not know. */
+/** Every legacy route and method of docs/legacy-api.md, plus one the gateway does not know. */
 const EVERY_LEGACY_CALL: [string, string][] = [
   ['POST', '/leads/'],
   ['PATCH', '/leads/00000000-0000-4000-8000-000000000001/'],
@@ -74,7 +74,7 @@ describe('migrating one bot', () => {
     expect(await state()).toBe('legacy');
 
     // 2. The additional v1 key: both keys work; the state is migrating.
-    const issued = await asAlice('POST', `/integrations/${handle}/keys`, { reason: 'seed 5 step 1' });
+    const issued = await asAlice('POST', `/integrations/${handle}/keys`, { reason: 'runbook step 1' });
     expect(issued.status).toBe(201);
     expect(issued.body).toMatchObject({ state: 'migrating' });
     const v1Key = issued.body!.key as string;

@@ -1,6 +1,6 @@
 // Three gateway processes on one PostgreSQL database: a key renewed, or the old interface switched
-// off, through one of them is refused by the others on their very next request (contract 6: "revokes
-// every current key at once", "403 everywhere"), though each remembers the keys it read.
+// off, through one of them is refused by the others on their very next request (docs/runbook.md: a renewal
+// revokes every current key at once, a switch-off is a 403 everywhere), though each remembers the keys it read.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CHILD_ADMIN_TOKEN, spawnGateway, type ChildGateway } from '../support/child-gateway.js';
 import { clusterOrSkip, freshDatabase, type TestPostgres } from '../support/postgres.js';

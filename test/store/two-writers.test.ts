@@ -1,4 +1,4 @@
-// Two gateways writing one database at once (issue 14, item 3): every check-then-write holds as if the
+// Two gateways writing one database at once (docs/architecture.md, "Concurrency"): every check-then-write holds as if the
 // units had run one after the other. Requests are raced over both gateways, a few rounds each.
 import { randomBytes } from 'node:crypto';
 import { expect, it } from 'vitest';

@@ -35,7 +35,7 @@ export interface ContactRepo {
   findByPhone(workspaceId: string, phone: string): Promise<Contact | null>;
   findByEmail(workspaceId: string, email: string): Promise<Contact | null>;
   /**
-   * The person the keys find, in contract 4's order: the integration's binding, then the phone, then
+   * The person the keys find, in the order docs/api.md ("Outcomes") gives: the integration's binding, then the phone, then
    * the e-mail, each as findByBinding, findByPhone and findByEmail find it; null when none does.
    * PostgreSQL asks all three in one statement.
    */

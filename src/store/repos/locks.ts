@@ -1,4 +1,5 @@
-// Locks a unit of work takes before it reads what it is about to decide on (issue 14, item 3).
+// Locks a unit of work takes before it reads what it is about to decide on
+// (docs/architecture.md, "Concurrency: what each unit locks").
 
 /** What identifies a person within a workspace, in the matching form (normalized phone, lower-case e-mail). */
 export type PersonKey =

@@ -1,4 +1,4 @@
-// The round trips a request makes to PostgreSQL (issue 14, item 5): each statement is one (node-postgres
+// The round trips a request makes to PostgreSQL (docs/architecture.md, "Round trips"): each statement is one (node-postgres
 // does not pipeline), counted through the pool's onStatement. Upper bounds, a guard against a change
 // that adds statements unnoticed; docs/architecture.md says how a unit's statements are batched.
 import { join } from 'node:path';
