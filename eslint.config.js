@@ -2,6 +2,23 @@
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
+// The layering of docs/architecture.md, as import rules. In a flat config a rule set again for the same
+// file replaces the earlier options, so every file below falls in exactly one layer block.
+const restrict = (groups) => ({
+  'no-restricted-imports': ['error', { patterns: groups.map(([group, message]) => ({ group, message })) }],
+});
+const ENGINES = [['**/store/sqlite/**', '**/store/postgres/**'], 'only src/store/open-store.ts and src/store/copy.ts choose an engine; the rest of the code sees src/store/store.ts and src/store/repos/ (docs/architecture.md)'];
+const INTERFACES = [['**/legacy/**', '**/admin/**', '**/console/**', '**/cli/**', '**/app.js', '**/main.js'], 'the interfaces (legacy, admin, console, CLI, app) use the features, never the other way round (docs/architecture.md)'];
+const FEATURES = [['**/intake/**', '**/answers/**', '**/migration/**', '**/retention/**', '**/idempotency/**', '**/rate-limit/**'], 'this layer sits below the features (docs/architecture.md)'];
+const LEAD = [['**/lead/**'], 'the store sits below the Lead entity (docs/architecture.md)'];
+const RULES = [['**/rules/**'], 'the store knows nothing of the rules (docs/architecture.md)'];
+const OTHER_ENGINE = (engine) => [[`**/${engine}/**`], 'an engine never imports the other (docs/architecture.md)'];
+const STORE_ENGINES_AND_FACTORY = ['src/store/sqlite/**', 'src/store/postgres/**', 'src/store/open-store.ts', 'src/store/copy.ts'];
+const FEATURE_FILES = ['src/intake/**', 'src/answers/**', 'src/migration/**', 'src/retention/**', 'src/idempotency/**', 'src/rate-limit/**'];
+// The request edge at the top of src/ (body parsing, limits, problems, health, metrics, documents).
+const EDGE_FILES = ['credential-headers', 'docs-routes', 'errors', 'health', 'http-server', 'json-body', 'metrics', 'nul-in-url', 'openapi', 'openapi-components', 'outage', 'printable-text', 'problem-responses', 'serializer'].map((f) => `src/${f}.ts`);
+const LAYERED = [...FEATURE_FILES, ...EDGE_FILES, 'src/lead/**', 'src/rules/**', 'src/store/**'];
+
 export default tseslint.config(
   { ignores: ['dist/', 'node_modules/', 'coverage/', 'data/'] },
   js.configs.recommended,
@@ -18,6 +35,18 @@ export default tseslint.config(
     files: ['src/main.ts', 'src/cli/**/*.ts', 'test/**/*.ts', 'scripts/**/*.ts', 'bench/**/*.ts'],
     rules: { 'no-console': 'off' },
   },
+  // The interfaces, the processes and the request edge: any feature, never an engine.
+  { files: ['src/**/*.ts', 'scripts/**/*.ts'], ignores: LAYERED, rules: restrict([ENGINES]) },
+  { files: ['src/admin/**/*.ts', 'src/legacy/**/*.ts'], rules: restrict([ENGINES, [['**/console/**', '**/cli/**', '**/app.js', '**/main.js'], 'the console and the CLI build on the admin API and the services, not the other way round (docs/architecture.md)']]) },
+  // The features: the store's interface, the Lead entity, the rules; no interface, no engine.
+  { files: [...FEATURE_FILES, ...EDGE_FILES], rules: restrict([ENGINES, INTERFACES]) },
+  { files: ['src/lead/**'], rules: restrict([ENGINES, INTERFACES, FEATURES]) },
+  { files: ['src/rules/**'], rules: restrict([ENGINES, INTERFACES, FEATURES, [['**/lead/**'], 'the rules sit below the Lead entity (docs/architecture.md)']]) },
+  // The store: nothing of the features; each engine alone; only the factory and the copy know both.
+  { files: ['src/store/**'], ignores: STORE_ENGINES_AND_FACTORY, rules: restrict([ENGINES, INTERFACES, FEATURES, LEAD, RULES]) },
+  { files: ['src/store/sqlite/**'], rules: restrict([OTHER_ENGINE('postgres'), INTERFACES, FEATURES, LEAD, RULES]) },
+  { files: ['src/store/postgres/**'], rules: restrict([OTHER_ENGINE('sqlite'), INTERFACES, FEATURES, LEAD, RULES]) },
+  { files: ['src/store/open-store.ts', 'src/store/copy.ts'], rules: restrict([INTERFACES, FEATURES, LEAD, RULES]) },
   {
     // The console's script runs in the browser.
     files: ['src/console/static/**/*.js'],

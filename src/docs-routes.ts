@@ -5,9 +5,11 @@ import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import MarkdownIt from 'markdown-it';
-import { MIGRATION_GUIDE } from './legacy/gate.js';
 
 /** docs/ beside src/ (development) or dist/ (build, container image). */
+/** Where bot authors read how to move; the legacy gate sends it in the Link header of every legacy response. */
+export const MIGRATION_GUIDE = '/docs/migration';
+
 const GUIDE_FILE = new URL('../docs/migration.md', import.meta.url);
 
 /** The page's only style, inline: the page loads nothing from anywhere (no CDN, no script). */

@@ -6,12 +6,11 @@ import type { Store } from '../store/store.js';
 import type { RulesHolder } from '../rules/loader.js';
 import { legacyAuthenticator } from '../migration/authenticate.js';
 import { hotRead } from '../store/hot-reads.js';
+import { MIGRATION_GUIDE } from '../docs-routes.js';
 import type { UsageRecorder } from '../migration/usage.js';
 import { replacementFor } from './replacements.js';
 import type { AuthFailureGuard } from '../rate-limit/auth-failures.js';
 
-/** Where bot authors read how to move; sent in the Link header of every legacy response. */
-export const MIGRATION_GUIDE = '/docs/migration';
 
 /** RFC 9745: the interface is deprecated as of this moment (a structured-field date). */
 const DEPRECATED_SINCE = Date.UTC(2026, 0, 1) / 1000;
