@@ -189,8 +189,6 @@ export const ConfigSchema = z
 /** The admin token in demo mode when none is configured; printed at start. Never valid outside demo mode. */
 export const DEMO_ADMIN_TOKEN = 'lgadm_demo-admin-token-not-for-production';
 
-export type ConfigInput = z.input<typeof ConfigSchema>;
-
 export interface Config {
   port: number;
   host: string;

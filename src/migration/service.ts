@@ -115,10 +115,6 @@ async function linkLegacyLeads(tx: Repos, integration: Integration, at: string):
   return report;
 }
 
-export async function getState(deps: MigrationDeps, integration: Integration): Promise<MigrationState> {
-  return deps.store.peek((r) => r.states.get(integration.id));
-}
-
 /** Imports an existing legacy key, by value or by its SHA-256 hex hash, so unchanged bots keep working. */
 export async function importLegacyKey(
   deps: MigrationDeps,

@@ -42,10 +42,10 @@ onEachEngine((_engine, open) => {
         await tx.leads.insert(lead('l3', 't2', { statusId: 's1', groupId: 'g1' }));
       });
       expect(await store.peek((r) => r.leads.get('l1'))).toEqual(lead('l1', 't1', { extraData: { person_id: '42', nested: { a: [1, 2] } } }));
-      expect((await store.peek((r) => r.leads.latestOfContact('c1')))?.id).toBe('l3');
+      expect((await store.transact((tx) => tx.leads.lockLatestOfContact('c1')))?.id).toBe('l3');
       await store.transact((tx) => tx.leads.update('l3', { deletedAt: 't3', updatedAt: 't3' }));
       await store.transact((tx) => tx.leads.update('l1', { extraData: null, notes: 'n', statusId: 's1' }));
-      expect((await store.peek((r) => r.leads.latestOfContact('c1')))?.id).toBe('l2');
+      expect((await store.transact((tx) => tx.leads.lockLatestOfContact('c1')))?.id).toBe('l2');
       expect(await store.peek((r) => r.leads.get('l1'))).toEqual(lead('l1', 't1', { notes: 'n', statusId: 's1' }));
       expect(await store.peek((r) => r.leads.countByStatus('s1'))).toBe(2);
       expect(await store.peek((r) => r.leads.countByGroup('g1'))).toBe(0);

@@ -3,7 +3,7 @@
 import { describe, expect, it } from 'vitest';
 import { DuplicateEventError } from '../../../src/store/store.js';
 import type { NewSubmission } from '../../../src/store/repos/submissions.js';
-import type { Contact } from '../../../src/store/repos/contacts.js';
+import type { Contact, PersonKeys } from '../../../src/store/repos/contacts.js';
 import { onEachEngine } from '../../support/engines.js';
 import { aContact } from '../../support/records.js';
 
@@ -94,9 +94,12 @@ onEachEngine((_engine, open) => {
       });
       expect((await store.peek((r) => r.contacts.findByBinding('int-1', 'ext-1')))?.id).toBe('c1');
       expect(await store.peek((r) => r.contacts.findByBinding('int-2', 'ext-1'))).toBeNull();
-      expect((await store.peek((r) => r.contacts.findByPhone('ws-1', '+491')))?.id).toBe('c2');
-      expect((await store.peek((r) => r.contacts.findByEmail('ws-1', 'ANN@example.COM')))?.id).toBe('c1');
-      expect((await store.peek((r) => r.contacts.findByEmail('ws-2', 'Ann@Example.com')))?.id).toBe('c3');
+      // The phone alone, the e-mail alone (case-insensitive), each within its workspace, as a submission matches.
+      const by = (workspaceId: string, keys: Partial<PersonKeys>) =>
+        store.peek((r) => r.contacts.match(workspaceId, 'int-9', { externalId: null, phone: null, email: null, ...keys })).then((m) => m && { id: m.contact.id, by: m.by });
+      expect(await by('ws-1', { phone: '+491' })).toEqual({ id: 'c2', by: 'phone' });
+      expect(await by('ws-1', { email: 'ANN@example.COM' })).toEqual({ id: 'c1', by: 'email' });
+      expect(await by('ws-2', { email: 'Ann@Example.com' })).toEqual({ id: 'c3', by: 'email' });
       expect(await store.peek((r) => r.contacts.get('c1'))).toEqual(contact('c1', { phone: '+491', email: 'Ann@Example.com', updatedAt: 't1' }));
       expect(await store.transact((tx) => tx.contacts.lock('c1'))).toEqual(contact('c1', { phone: '+491', email: 'Ann@Example.com', updatedAt: 't1' }));
       expect(await store.transact((tx) => tx.contacts.lock('nobody'))).toBeNull();
@@ -108,7 +111,8 @@ onEachEngine((_engine, open) => {
       await store.transact((tx) => tx.contacts.insert(contact('c1', { phone: '+491' })));
       await store.transact((tx) => tx.contacts.fillEmpty('c1', { phone: '+492', lastName: 'Lee', email: 'Lee@X.org' }, 't5'));
       expect(await store.peek((r) => r.contacts.get('c1'))).toEqual(contact('c1', { phone: '+491', lastName: 'Lee', email: 'Lee@X.org', updatedAt: 't5' }));
-      expect((await store.peek((r) => r.contacts.findByEmail('ws-1', 'lee@x.org')))?.id).toBe('c1');
+      const byEmail = await store.peek((r) => r.contacts.match('ws-1', 'int-9', { externalId: null, phone: null, email: 'lee@x.org' }));
+      expect(byEmail?.contact.id).toBe('c1');
     });
   });
 });
