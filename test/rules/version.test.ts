@@ -70,6 +70,9 @@ describe('the rules version', () => {
       expect(refused.statusCode).toBe(422);
       expect(refused.json()).toMatchObject({ code: 'validation-failed', replicas: [{ outcome: 'failed', rules_version: version }] });
       expect(refused.json().detail).toContain(join(dir, 'broken.yaml'));
+      // The problems are of the request as a whole, not of a member of its (empty) body: the pointer "" (RFC 6901).
+      expect(refused.json().errors.length).toBeGreaterThan(0);
+      for (const e of refused.json().errors) expect(e).toEqual({ path: '', message: expect.stringContaining(join(dir, 'broken.yaml')) });
       const error = (await gw.admin('GET', '/admin/v1/replicas')).json().items[0].last_reload_error;
       expect(error.problems.length).toBeGreaterThan(0);
       for (const problem of error.problems) expect(problem).toContain(join(dir, 'broken.yaml'));
