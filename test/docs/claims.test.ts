@@ -4,6 +4,8 @@ import { existsSync, readFileSync, readdirSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ROOT } from '../support/child-gateway.js';
+import { migrations as sqliteMigrations } from '../../src/store/sqlite/migrations.js';
+import { migrations as postgresMigrations } from '../../src/store/postgres/migrations.js';
 
 const read = (file: string) => readFileSync(join(ROOT, file), 'utf8');
 const docFiles = ['README.md', ...readdirSync(join(ROOT, 'docs')).filter((f) => f.endsWith('.md')).map((f) => `docs/${f}`)];
@@ -125,5 +127,19 @@ describe('the README', () => {
 
   it('names the toolchain better-sqlite3 compiles with when no prebuilt binary can be had', () => {
     expect(readme).toMatch(/`better-sqlite3`[\s\S]{0,400}`python3`, `make` and `g\+\+`/);
+  });
+});
+
+describe('docs/operations.md', () => {
+  it('shows migrate\'s output with the schema versions of this release, on each engine', () => {
+    const ops = read('docs/operations.md');
+    const newest = (list: { version: number }[]) => Math.max(...list.map((m) => m.version));
+    const postgres = newest(postgresMigrations);
+    const sqlite = newest(sqliteMigrations);
+    expect(ops).toContain(`On PostgreSQL, whose list is at version ${postgres} in this`);
+    expect(ops).toContain(`Applied migration(s) ${postgres}; the schema is at version ${postgres}.`);
+    expect(ops).toContain(`The schema is up to date at version ${postgres}.`);
+    expect(ops).toContain(`{"engine": "postgres", "version": ${postgres}, "applied": []}`);
+    expect(ops).toMatch(new RegExp(`SQLite's own list, at version ${sqlite} in\\s+this release: a new file prints \`Applied migration\\(s\\) 1, 2, 3, …, ${sqlite}; the schema is at version ${sqlite}\\.\``));
   });
 });
