@@ -140,6 +140,9 @@ export const ConfigSchema = z
     UPSTREAM_CONNECT_TIMEOUT_MS: wholeNumber(1, 60_000, 2_000, 'milliseconds'),
     UPSTREAM_TIMEOUT_MS: wholeNumber(1, 300_000, 15_000, 'milliseconds'),
     RATE_LIMIT_PER_MINUTE: wholeNumber(1, 1_000_000, 600),
+    // On PostgreSQL: how often each replica settles its quota counts; 0 counts every request in the
+    // database (docs/operations.md#rate-limits).
+    RATE_LIMIT_SYNC_MS: wholeNumber(0, 1_000, 100, 'milliseconds'),
     AUTH_FAILURES_PER_MINUTE: wholeNumber(1, 1_000_000, 30),
     // FULL is the only setting under which a 2xx survives a power loss (docs/operations.md).
     SQLITE_SYNCHRONOUS: z.preprocess(upperCase, z.enum(['FULL', 'NORMAL', 'OFF'], { error: 'must be FULL, NORMAL or OFF' })).default('FULL'),
@@ -211,6 +214,8 @@ export interface Config {
   upstream: UpstreamConfig | null;
   /** Requests per minute per integration (all its keys), unless the integration's rules say otherwise. */
   rateLimitPerMinute: number;
+  /** On PostgreSQL, how often each replica settles the quota's counts; 0: each request counted in the database. */
+  rateLimitSyncMs: number;
   /** Failed authentications per minute per client address before its requests get 429. */
   authFailuresPerMinute: number;
   /** Check every response body against its schema (serializer.ts). */
@@ -314,6 +319,7 @@ export function parseConfig(env: Record<string, string | undefined>, source?: Pi
     demo: c.DEMO_MODE,
     sqliteSynchronous: c.SQLITE_SYNCHRONOUS,
     rateLimitPerMinute: c.RATE_LIMIT_PER_MINUTE,
+    rateLimitSyncMs: c.RATE_LIMIT_SYNC_MS,
     authFailuresPerMinute: c.AUTH_FAILURES_PER_MINUTE,
     checkResponses: c.RESPONSE_CHECKS === 'on',
     readyMinFreeBytes: c.READY_MIN_FREE_MB * 1024 * 1024,

@@ -52,7 +52,7 @@ async function main(): Promise<void> {
   }
   // On PostgreSQL the replicas count requests and failed authentications together (docs/operations.md#rate-limits).
   const limiters = config.databaseUrl
-    ? await openSharedLimiters(config.databaseUrl, logger, { replicas: store.replicas }).catch(async (error: unknown) => {
+    ? await openSharedLimiters(config.databaseUrl, logger, { replicas: store.replicas, syncMs: config.rateLimitSyncMs }).catch(async (error: unknown) => {
         await store.close();
         throw new StartupError(`DATABASE_URL: cannot open the shared rate limits: ${(error as Error).message}.`);
       })

@@ -22,11 +22,16 @@ export interface WindowUsage {
  * Counts units per key in fixed windows that start at a key's first unit. Limits are compared by
  * the caller, not stored here: an integration's limit can change at a rules reload and applies at
  * once to the count it already has. Implementations: memory (one process, memory-limiter.ts) and
- * shared through PostgreSQL (several replicas on one database, shared-limiter.ts).
+ * shared through PostgreSQL (several replicas on one database, shared-limiter.ts; the quota counted in
+ * memory and settled in batches, settled-quota.ts).
  */
 export interface RateLimiter {
-  /** Adds one unit to `key` and returns the count with it. */
-  hit(key: string): Promise<WindowUsage>;
+  /**
+   * Adds one unit to `key` and returns the count with it. `limit` is the one the caller compares the
+   * count with: a counter that decides from an estimate (settled-quota.ts) bounds by it how far it may
+   * run ahead of the shared count; the others ignore it.
+   */
+  hit(key: string, limit?: number): Promise<WindowUsage>;
   /**
    * Takes back the unit that `hit` returned, when the request turned out to be free. A window that
    * has ended in between is left alone: the unit was counted in a window that no longer exists.

@@ -117,7 +117,7 @@ export function createIntegrationQuota(limiters: Pick<RateLimiters, 'quota' | 'f
   async function counted(integrationId: string, limit: number, overFree: boolean): Promise<{ usage: WindowUsage; allowed: number }> {
     const known = over.get(integrationId, limit);
     if (known) return { usage: known, allowed: shareOfLimit(limit, known) };
-    const usage = overFree ? await limiter.peek(integrationId) : await limiter.hit(integrationId);
+    const usage = overFree ? await limiter.peek(integrationId) : await limiter.hit(integrationId, limit);
     const allowed = shareOfLimit(limit, usage);
     // Only a shared count is remembered: a replica counting alone counts in memory anyway, and must go
     // on asking so that one request every retry period finds the database answering again.

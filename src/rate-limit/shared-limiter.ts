@@ -5,6 +5,7 @@ import { RateLimiterMemory, RateLimiterPostgres, type RateLimiterRes } from 'rat
 import { WINDOW_MS, type RateLimiter, type RateLimiters, type WindowUsage } from './limiter.js';
 import { createMemoryLimiter, usageOf } from './memory-limiter.js';
 import type { ReplicaSet } from '../store/replicas.js';
+import { DEFAULT_SYNC_MS, createSettledQuota } from './settled-quota.js';
 
 /** The library's table (key, points, expire), made by PostgreSQL migration 4; one row per counted key and window. */
 export const SHARED_LIMITS_TABLE = 'rate_limits';
@@ -43,6 +44,7 @@ function createFallback(log: LimiterLog, retryMs: number, replicasSeen: () => nu
   const recovered: (() => void)[] = [];
   return {
     replicasSeen,
+    isDown: () => down,
     /** Runs `then` each time the database answers again after the fallback. */
     onRecovered(then: () => void): void {
       recovered.push(then);
@@ -219,6 +221,11 @@ export interface SharedLimitersOptions {
   replicas?: Pick<ReplicaSet, 'live'>;
   /** SHARED_LIMITS_RETRY_MS unless given (tests). */
   retryMs?: number;
+  /**
+   * How often the quota's counts are settled (RATE_LIMIT_SYNC_MS; DEFAULT_SYNC_MS unless given);
+   * 0 counts every request in the database, one statement each.
+   */
+  syncMs?: number;
 }
 
 /**
@@ -272,12 +279,16 @@ export async function openSharedLimiters(url: string, log: LimiterLog, options: 
     const replicas = await watchReplicas(options.replicas);
     const fallback = createFallback(log, options.retryMs ?? SHARED_LIMITS_RETRY_MS, replicas.seen);
     const local = (keyPrefix: string) => new RateLimiterMemory({ keyPrefix, points: Number.MAX_SAFE_INTEGER, duration: WINDOW_MS / 1000 });
+    const syncMs = options.syncMs ?? DEFAULT_SYNC_MS;
+    const settled = syncMs > 0 ? createSettledQuota({ pool, keyPrefix: 'quota', table: SHARED_LIMITS_TABLE, syncMs, fallback }) : null;
     return {
-      quota: sharedLimiter(quota, local('quota'), fallback, 'shared', true),
+      quota: settled ?? sharedLimiter(quota, local('quota'), fallback, 'shared', true),
       freeOutcomes: createMemoryLimiter('free-outcomes'),
       authFailures: sharedLimiter(authFailures, local('auth-failures'), fallback, 'last-seen', false),
       close: async () => {
         replicas.stop();
+        // The counts not yet settled go to the shared rows before the pool closes.
+        await settled?.close();
         await pool.end();
       },
     };

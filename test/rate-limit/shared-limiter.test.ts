@@ -1,6 +1,8 @@
-// The counters shared through PostgreSQL: two processes' limiters on one database count together,
-// give units back to the count that took them, and fall back to counting alone (one warn line each
-// way) while the database does not answer. Reports, never asserts, the cost of a count.
+// The counters shared through PostgreSQL, each count a statement (as failed authentications always
+// are, and the quota with RATE_LIMIT_SYNC_MS=0): two processes' limiters on one database count
+// together, give units back to the count that took them, and fall back to counting alone (one warn
+// line each way) while the database does not answer. Reports, never asserts, the cost of a count.
+// The quota counted locally and settled in batches: settled-quota.test.ts.
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { clusterOrSkip, freshDatabase, type TestPostgres } from '../support/postgres.js';
@@ -34,7 +36,7 @@ function recordingLog(): LimiterLog & { lines: { fields: Record<string, unknown>
 }
 
 async function open(url: string, log: LimiterLog = recordingLog()): Promise<RateLimiters> {
-  const limiters = await openSharedLimiters(url, log);
+  const limiters = await openSharedLimiters(url, log, { syncMs: 0 });
   opened.push(limiters);
   return limiters;
 }
@@ -92,16 +94,18 @@ describe('the shared counters', () => {
     }
   }, 20_000);
 
-  it('reports the cost of a count: one hot key, memory against PostgreSQL', async ({ skip }) => {
+  it('reports the cost of a count: one hot key and 50 keys, memory against PostgreSQL per request and settled', async ({ skip }) => {
     if (!cluster) return skip();
     const url = await migratedDatabase(cluster.url);
     const shared = await open(url);
+    const settled = await openSharedLimiters(url, recordingLog());
+    opened.push(settled);
     const memory = createMemoryLimiters();
     const REQUESTS = 2_000;
     const CONCURRENCY = 32;
     /** What the quota does per request: one hit (the free-outcome count is read in memory). */
-    const perRequest = async (limiter: RateLimiter, key: string) => void (await limiter.hit(key));
-    async function measure(limiter: RateLimiter, key: string) {
+    const perRequest = async (limiter: RateLimiter, key: string) => void (await limiter.hit(key, 1_000_000));
+    async function measure(limiter: RateLimiter, key: string, keys = 1) {
       const latencies: number[] = [];
       let next = 0;
       const started = process.hrtime.bigint();
@@ -110,7 +114,7 @@ describe('the shared counters', () => {
         Array.from({ length: CONCURRENCY }, async () => {
           while (next++ < REQUESTS) {
             const t = process.hrtime.bigint();
-            await perRequest(limiter, key);
+            await perRequest(limiter, keys === 1 ? key : `${key}-${next % keys}`);
             latencies.push(Number(process.hrtime.bigint() - t) / 1e6);
           }
         }),
@@ -122,17 +126,21 @@ describe('the shared counters', () => {
       return `${Math.round(REQUESTS / seconds)} req/s, p50 ${at(0.5)} ms, p99 ${at(0.99)} ms, ${Math.round((used.user + used.system) / REQUESTS)} us CPU (this process) per request`;
     }
     await measure(shared.quota, 'warm-up');
+    await measure(settled.quota, 'warm-up');
     const rows = [];
     for (let round = 1; round <= 2; round++) {
-      rows.push(`memory     round ${round}: ${await measure(memory.quota, `hot-${round}`)}`);
-      rows.push(`postgresql round ${round}: ${await measure(shared.quota, `hot-${round}`)}`);
+      for (const keys of [1, 50]) {
+        rows.push(`memory                 round ${round}, ${keys} keys: ${await measure(memory.quota, `hot-${round}`, keys)}`);
+        rows.push(`postgresql per request round ${round}, ${keys} keys: ${await measure(shared.quota, `hot-${round}`, keys)}`);
+        rows.push(`postgresql settled     round ${round}, ${keys} keys: ${await measure(settled.quota, `settled-${round}`, keys)}`);
+      }
     }
-    console.log(`one integration, ${REQUESTS} requests, ${CONCURRENCY} at once (one hit each):\n  ${rows.join('\n  ')}`);
+    console.log(`${REQUESTS} requests, ${CONCURRENCY} at once (one hit each):\n  ${rows.join('\n  ')}`);
     expect((await shared.quota.peek('hot-2')).used).toBe(REQUESTS);
   }, 60_000);
 
-  // Some 15-30 s on a busy machine: run on demand with REPORT_COSTS=1 (docs/reliability.md#shared-rate-limits).
-  it.runIf(process.env.REPORT_COSTS)('reports the cost per request: lead submissions of one integration, memory against the shared counters', async ({ skip }) => {
+  // Some 30-60 s on a busy machine: run on demand with REPORT_COSTS=1 (docs/reliability.md#shared-rate-limits).
+  it.runIf(process.env.REPORT_COSTS)('reports the cost per request: lead submissions of one and of two integrations, memory against the shared counters per request and settled', async ({ skip }) => {
     if (!cluster) return skip();
     const url = await migratedDatabase(cluster.url);
     const ADMIN = 'cost-admin-token-0123456789abcdefgh';
@@ -148,18 +156,23 @@ describe('the shared counters', () => {
         { adminToken: ADMIN, rateLimitPerMinute },
         { store: await openPostgresStore({ url, poolSize: 10 }), rules: createRulesHolder(EXAMPLE_RULES), ...(limiters ? { limiters } : {}) },
       );
-      const issued = await app.inject({ method: 'POST', url: '/admin/v1/integrations/brightpath:website-form/keys', headers: { authorization: `Bearer ${ADMIN}` } });
-      return { app, key: issued.json<{ key: string }>().key };
+      const keys = [];
+      for (const integration of ['brightpath:website-form', 'smile-dental:booking-form']) {
+        const issued = await app.inject({ method: 'POST', url: `/admin/v1/integrations/${integration}/keys`, headers: { authorization: `Bearer ${ADMIN}` } });
+        keys.push(issued.json<{ key: string }>().key);
+      }
+      return { app, key: keys[0]!, keys };
     };
     const memory = await gateway();
-    const shared = await gateway(await openSharedLimiters(url, recordingLog()));
+    const shared = await gateway(await openSharedLimiters(url, recordingLog(), { syncMs: 0 }));
+    const settled = await gateway(await openSharedLimiters(url, recordingLog()));
     // A key over its limit (5 a minute): all but the first 5 of its requests are refused.
     const refused = await gateway(await openSharedLimiters(url, recordingLog()), 5);
     // The figures in docs/reliability.md are of REQUESTS=600 and 3 rounds.
     const REQUESTS = 200;
     const CONCURRENCY = 32;
     let events = 0;
-    async function measure({ app, key }: Awaited<ReturnType<typeof gateway>>, expected = 201) {
+    async function measure({ app, key, keys }: Awaited<ReturnType<typeof gateway>>, expected = 201, several = false) {
       const latencies: number[] = [];
       let next = 0;
       const started = process.hrtime.bigint();
@@ -169,7 +182,8 @@ describe('the shared counters', () => {
         Array.from({ length: CONCURRENCY }, async () => {
           while (next++ < REQUESTS) {
             const t = process.hrtime.bigint();
-            const res = await app.inject({ method: 'POST', url: '/api/integrations/v1/leads/', headers: { authorization: `Bearer ${key}` }, payload: { event_id: `cost-${++events}`, first_name: 'Cost' } });
+            const bearer = several ? keys[events % keys.length]! : key;
+            const res = await app.inject({ method: 'POST', url: '/api/integrations/v1/leads/', headers: { authorization: `Bearer ${bearer}` }, payload: { event_id: `cost-${++events}`, first_name: 'Cost' } });
             if (res.statusCode !== expected) throw new Error(`unexpected ${res.statusCode}: ${res.body}`);
             latencies.push(Number(process.hrtime.bigint() - t) / 1e6);
           }
@@ -183,19 +197,29 @@ describe('the shared counters', () => {
       return `${Math.round(REQUESTS / seconds)} req/s, p50 ${at(0.5)} ms, p99 ${at(0.99)} ms, ${Math.round((used.user + used.system) / REQUESTS)} us CPU (gateway), ${perRequest} round trips per request`;
     }
     try {
-      for (let i = 0; i < 6; i++) await refused.app.inject({ method: 'POST', url: '/api/integrations/v1/leads/', headers: { authorization: `Bearer ${refused.key}` }, payload: { event_id: `fill-${i}` } });
+      // The run outlasts a window: the key is filled again before each of its rounds.
+      let fills = 0;
+      const fill = async () => {
+        for (let i = 0; i < 6; i++) await refused.app.inject({ method: 'POST', url: '/api/integrations/v1/leads/', headers: { authorization: `Bearer ${refused.key}` }, payload: { event_id: `fill-${++fills}` } });
+      };
       const rows = [];
       for (let round = 1; round <= 2; round++) {
-        rows.push(`memory counters round ${round}: ${await measure(memory)}`);
-        rows.push(`shared counters round ${round}: ${await measure(shared)}`);
-        rows.push(`shared counters, over the limit (429) round ${round}: ${await measure(refused, 429)}`);
+        for (const several of [false, true]) {
+          const of = several ? 'two integrations' : 'one integration';
+          rows.push(`memory counters, ${of}, round ${round}: ${await measure(memory, 201, several)}`);
+          rows.push(`shared per request, ${of}, round ${round}: ${await measure(shared, 201, several)}`);
+          rows.push(`shared settled, ${of}, round ${round}: ${await measure(settled, 201, several)}`);
+        }
+        await fill();
+        rows.push(`shared settled, over the limit (429) round ${round}: ${await measure(refused, 429)}`);
       }
-      console.log(`POST /leads/ of one integration on PostgreSQL, ${REQUESTS} requests, ${CONCURRENCY} at once:\n  ${rows.join('\n  ')}`);
+      console.log(`POST /leads/ on PostgreSQL, ${REQUESTS} requests, ${CONCURRENCY} at once:\n  ${rows.join('\n  ')}`);
     } finally {
       pg.Client.prototype.query = query;
       await memory.app.close();
       await shared.app.close();
+      await settled.app.close();
       await refused.app.close();
     }
-  }, 120_000);
+  }, 240_000);
 });
