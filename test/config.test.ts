@@ -22,6 +22,7 @@ describe('parseConfig', () => {
       sqliteSynchronous: 'FULL',
       upstream: null,
       rateLimitPerMinute: 600,
+      rateLimitSyncMs: 100,
       authFailuresPerMinute: 30,
       checkResponses: false,
       readyMinFreeBytes: 64 * 1024 * 1024,
@@ -122,6 +123,8 @@ describe('parseConfig', () => {
     expect(problems({ RATE_LIMIT_PER_MINUTE: '0' })).toEqual(['RATE_LIMIT_PER_MINUTE must be at least 1']);
     expect(problems({ RATE_LIMIT_PER_MINUTE: '2000000' })).toEqual(['RATE_LIMIT_PER_MINUTE must be at most 1000000']);
     expect(problems({ RATE_LIMIT_PER_MINUTE: '1.5' })).toEqual(['RATE_LIMIT_PER_MINUTE must be a whole number from 1 to 1000000']);
+    expect(problems({ RATE_LIMIT_SYNC_MS: '1001' })).toEqual(['RATE_LIMIT_SYNC_MS must be at most 1000 milliseconds']);
+    expect(problems({ RATE_LIMIT_SYNC_MS: '-1' })).toEqual(['RATE_LIMIT_SYNC_MS must be at least 0 milliseconds']);
     expect(problems({ PORT: 'eighty' })).toEqual(['PORT must be a whole number from 0 to 65535']);
     expect(problems({ UPSTREAM_TIMEOUT_MS: '0' })).toEqual(['UPSTREAM_TIMEOUT_MS must be at least 1 milliseconds']);
     expect(problems({ READY_MIN_FREE_MB: '-1' })).toEqual(['READY_MIN_FREE_MB must be at least 0 MiB']);
