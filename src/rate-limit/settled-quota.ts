@@ -80,7 +80,9 @@ export interface SettledQuota extends RateLimiter {
  * since (its best estimate). Every `syncMs` the counts of all keys go to the database in one upsert,
  * whose answer is the new total read. A replica that has used its unseen budget for a key settles at
  * once, and the requests waiting on it decide on the fresh total: a burst on one replica costs a
- * statement per budget, never more than the limit plus the tolerance across replicas. While the
+ * statement per budget, never more than the limit plus the tolerance across replicas. A refusal too
+ * is decided on a total read for it (quota.ts then refuses the key here until its window ends,
+ * without a statement), so a stale estimate never shuts a replica out of a window. While the
  * database does not answer (a settlement failed), units are counted alone, the quota allows the
  * replica's share of the limit (quota.ts), and they stay pending: the next settlement that succeeds
  * carries them to the shared rows.
@@ -88,6 +90,8 @@ export interface SettledQuota extends RateLimiter {
 export function createSettledQuota(context: SettlementContext): SettledQuota {
   const { pool, keyPrefix, fallback } = context;
   const counts = new Map<string, Count>();
+  /** Keys whose total the next settlement reads even if they carry no units (a refusal to decide). */
+  const reads = new Set<string>();
   const text = settleSql(context.table);
 
   /** The key's count in its current window: a window that ended leaves nothing behind. */
@@ -110,7 +114,8 @@ export function createSettledQuota(context: SettlementContext): SettledQuota {
   async function settle(): Promise<void> {
     const now = Date.now();
     for (const [key, count] of counts) if (count.resetAt <= now) counts.delete(key);
-    const batch = [...counts].filter(([, count]) => count.pending !== 0).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+    const batch = [...counts].filter(([key, count]) => count.pending !== 0 || reads.has(key)).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+    reads.clear();
     if (batch.length === 0) return;
     for (const [, count] of batch) {
       count.inFlight = count.pending;
@@ -145,7 +150,8 @@ export function createSettledQuota(context: SettlementContext): SettledQuota {
   // One settlement at a time; callers that come while one runs share the next one.
   let running: Promise<void> | null = null;
   let next: Promise<void> | null = null;
-  function settleSoon(): Promise<void> {
+  function settleSoon(read?: string): Promise<void> {
+    if (read !== undefined) reads.add(read);
     if (!running) {
       running = settle().finally(() => (running = null));
       return running;
@@ -172,15 +178,18 @@ export function createSettledQuota(context: SettlementContext): SettledQuota {
 
   return {
     async hit(key, limit = Number.POSITIVE_INFINITY) {
-      for (;;) {
+      for (let read = false; ; read = true) {
         const count = current(key);
-        const accepted = count.settled + unseen(count) + 1 <= limit;
-        if (fallback.isDown() || !accepted || unseen(count) + 1 <= unseenBudget(limit, fallback.replicasSeen())) {
+        const within = count.settled + unseen(count) + 1 <= limit;
+        const decided = within ? unseen(count) + 1 <= unseenBudget(limit, fallback.replicasSeen()) : read;
+        if (fallback.isDown() || decided) {
           count.pending++;
           return usage(count);
         }
-        // The unseen budget is spent: decide on the total the database answers now.
-        await settleSoon();
+        // The unseen budget is spent, or the estimate says over the limit (which quota.ts then
+        // remembers until the window ends): decide on the total the database answers now. A total
+        // read earlier may hold units that other replicas have given back since.
+        await settleSoon(key);
       }
     },
     async giveBack(key, hit) {
