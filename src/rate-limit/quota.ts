@@ -39,8 +39,8 @@ const FREE_STATUSES = new Set([409, 500, 503]);
  * 2.5 ms each, so one integration at its whole allowance (10 charged and 50 free a second at the
  * default quota) stays near 15% of a core (docs/performance.md, the worst-case allowance); at ten
  * times the quota it passed a quarter. They are counted by each replica alone (`freeOutcomes`, in memory even
- * when the quota is shared): the ceiling bounds a replica's own work, and the shared quota then
- * costs one statement per request, not two (docs/reliability.md#shared-rate-limits).
+ * when the quota is shared): the ceiling bounds a replica's own work, and a shared quota counted per
+ * request then costs one statement, not two (docs/reliability.md#shared-rate-limits).
  */
 export const FREE_OUTCOMES_FACTOR = 5;
 

@@ -96,7 +96,7 @@ async function either(fallback: Fallback, shared: () => Promise<RateLimiterRes |
 }
 
 /**
- * The quota asks the database for every count (one statement per request). The failed-authentication
+ * The quota counted per request (RATE_LIMIT_SYNC_MS=0) asks the database for every count. The failed-authentication
  * check runs before every key lookup, so asking the database there would add a statement to every
  * request: it answers instead the count this process last got back for the address from its own
  * failures (`last-seen`). An address that reaches the limit through other replicas is refused here
@@ -248,11 +248,12 @@ async function watchReplicas(replicas: SharedLimitersOptions['replicas']): Promi
 
 /**
  * The gateway's counters on the PostgreSQL database at `url`, on a pool of their own with short
- * timeouts (free outcomes stay in memory: quota.ts). Counting is exact across replicas while the
- * database answers: each unit is one atomic upsert of the key's row (INSERT … ON CONFLICT …
- * RETURNING), so concurrent requests on any replicas can never both take the last unit. While it
- * does not, each replica counts alone and tells the quota how many replicas it last saw (its share);
- * the quota's units counted alone go to the shared rows when the database answers again.
+ * timeouts (free outcomes stay in memory: quota.ts). The quota is counted in memory and settled
+ * every `syncMs` (settled-quota.ts: at most max(10% of the limit, replicas - 1) past it); with
+ * `syncMs` 0, and for failed authentications, each unit is one atomic upsert of the key's row
+ * (INSERT … ON CONFLICT … RETURNING), exact across replicas. While the database does not answer,
+ * each replica counts alone and tells the quota how many replicas it last saw (its share); the
+ * quota's units counted alone go to the shared rows when the database answers again.
  */
 export async function openSharedLimiters(url: string, log: LimiterLog, options: SharedLimitersOptions = {}): Promise<RateLimiters> {
   const pool = new pg.Pool({
