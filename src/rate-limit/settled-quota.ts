@@ -202,7 +202,8 @@ export function createSettledQuota(context: SettlementContext): SettledQuota {
     peek,
     async close() {
       clearInterval(timer);
-      await running;
+      // A settlement asked for while one ran starts when that one ends: both are waited for.
+      while (running || next) await (next ?? running);
       await settle();
     },
   };

@@ -12,6 +12,7 @@ import { MIGRATION_LOCK_KEY, MIGRATION_TIMEOUT_MS } from '../../src/store/postgr
 import { MAX_UNIT_ATTEMPTS } from '../../src/store/postgres/postgres-store.js';
 import { REPLICAS_LOOK_MS, SHARED_LIMITS_RETRY_MS } from '../../src/rate-limit/shared-limiter.js';
 import { shareOfLimit } from '../../src/rate-limit/quota.js';
+import { DEFAULT_SYNC_MS, quotaTolerance, unseenBudget } from '../../src/rate-limit/settled-quota.js';
 import { ROOT } from './doc-commands.js';
 
 const read = (file: string) => readFileSync(join(ROOT, file), 'utf8');
@@ -117,5 +118,24 @@ describe('docs/operations.md on PostgreSQL', () => {
     const alone = { used: 1, resetAt: Date.now() + 1_000, localOnly: true };
     expect([shareOfLimit(30, { ...alone, replicas: 2 }), shareOfLimit(30, { ...alone, replicas: 4 }), shareOfLimit(2, { ...alone, replicas: 3 })]).toEqual([15, 7, 0]);
     expect(shareOfLimit(30, { used: 1, resetAt: Date.now() })).toBe(30);
+  });
+
+  it('states the settled quota\'s interval, budget and tolerance as the code computes them', () => {
+    expect(operations).toContain(`| \`RATE_LIMIT_SYNC_MS\` | \`${DEFAULT_SYNC_MS}\` |`);
+    expect(parseConfig({ ADMIN_TOKEN: 'a-valid-admin-token-0123456789abcdefgh' }).rateLimitSyncMs).toBe(DEFAULT_SYNC_MS);
+    expect(operations).toContain('**Tolerance: at most max(10% of the limit, R - 1) requests past the limit**');
+    expect(operations).toContain('`max(floor(limit × 10% / R), 1)`');
+    expect([unseenBudget(600, 3), quotaTolerance(600, 3)]).toEqual([20, 40]);
+    expect(operations).toContain('600 a minute on 3 replicas, budget 20, at most 40 more');
+    expect([unseenBudget(30, 2), quotaTolerance(30, 2)]).toEqual([1, 1]);
+    expect(operations).toContain('30 a minute on 2 replicas, budget 1, at most 1 more');
+    // The documented bound holds for every limit and number of replicas, not only the examples.
+    const over = [];
+    for (let limit = 1; limit <= 2_000; limit++) {
+      for (let replicas = 1; replicas <= 20; replicas++) {
+        if (quotaTolerance(limit, replicas) > Math.max(Math.floor(limit / 10), replicas - 1)) over.push({ limit, replicas });
+      }
+    }
+    expect(over).toEqual([]);
   });
 });
