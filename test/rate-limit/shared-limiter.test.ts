@@ -168,7 +168,7 @@ describe('the shared counters', () => {
     const settled = await gateway(await openSharedLimiters(url, recordingLog()));
     // A key over its limit (5 a minute): all but the first 5 of its requests are refused.
     const refused = await gateway(await openSharedLimiters(url, recordingLog()), 5);
-    // The figures in docs/reliability.md are of REQUESTS=600 and 3 rounds.
+    // The 2026-11-22 figures in docs/reliability.md are of REQUESTS=600 and 3 rounds; those that chose settling, of these.
     const REQUESTS = 200;
     const CONCURRENCY = 32;
     let events = 0;
