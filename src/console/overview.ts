@@ -13,15 +13,21 @@ export const SORT_COLUMNS = ['integration', 'workspace', 'state', 'legacy_24h', 
 export type SortColumn = (typeof SORT_COLUMNS)[number];
 
 /**
+ * A filter left empty: the form's "All" option sends `workspace=`, an empty search box `q=`. Either
+ * means no filter, not a workspace or a name that is the empty string.
+ */
+const unlessEmpty = <T extends z.ZodType>(schema: T) => z.preprocess((v) => (v === '' ? undefined : v), schema.optional()).catch(undefined);
+
+/**
  * The overview's query: filters and the sort, all in the URL so that the page works without script and
  * a view can be bookmarked. A value the page does not know is ignored rather than refused: these URLs
  * are typed and shared by people.
  */
 export const OverviewQuerySchema = z.object({
-  workspace: z.string().max(64).optional().catch(undefined),
-  state: z.enum(STATES).optional().catch(undefined),
-  verdict: z.enum(VERDICTS).optional().catch(undefined),
-  q: z.string().max(100).optional().catch(undefined),
+  workspace: unlessEmpty(z.string().max(64)),
+  state: unlessEmpty(z.enum(STATES)),
+  verdict: unlessEmpty(z.enum(VERDICTS)),
+  q: unlessEmpty(z.string().max(100)),
   sort: z.enum(SORT_COLUMNS).default('integration').catch('integration'),
   order: z.enum(['asc', 'desc']).default('asc').catch('asc'),
 });

@@ -57,6 +57,10 @@ describe('integrations overview', () => {
     expect([...sorted.keys()][0]).toBe('brightpath:telegram-bot');
     const ascending = [...rowsOf((await team.get('/console/integrations?sort=integration&order=asc')).body).keys()];
     expect(ascending).toEqual([...ascending].sort());
+    // The form's "All" options and an empty search box send empty values: no filter, every integration.
+    const all = await team.get('/console/integrations?q=&workspace=&state=&verdict=&sort=integration&order=asc');
+    expect([...rowsOf(all.body).keys()]).toHaveLength(3);
+    expect(all.body).toContain('3 of 3 integrations');
     // A value the page does not know is ignored, not an error page.
     expect((await team.get('/console/integrations?state=bogus&sort=nope')).statusCode).toBe(200);
   });
