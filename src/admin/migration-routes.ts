@@ -9,6 +9,7 @@ import type { AuthFailureGuard } from '../rate-limit/auth-failures.js';
 import type { UsageRecorder } from '../migration/usage.js';
 import { importLegacyKey, issueV1Key, relinkLegacyLeads, renewKeys, revokeKey, rollback, switchOff } from '../migration/service.js';
 import { migrationReport, MigrationReportSchema } from '../migration/report.js';
+import { listAudit, listKeys } from '../migration/reads.js';
 import { integrationByRef } from './integration-ref.js';
 import { auditView, integrationView, issuedKeyView, keyView, linkView, listedKeyView, listOf, stateView } from './views.js';
 import {
@@ -84,7 +85,7 @@ export function migrationRoutes(deps: { store: Store; rules: RulesHolder; usage:
       { schema: { ...meta, summary: 'List keys by prefix, never by value', params, response: { 200: z.object({ items: z.array(ListedKeySchema) }) }, problems: ['not-found'] } },
       async (request) => {
         const integration = find(request.params.integration);
-        const keys = await deps.store.read((rd) => rd.keys.listForIntegration(integration.id));
+        const keys = await listKeys(deps.store, integration);
         return listOf(keys.map(listedKeyView));
       },
     );
@@ -132,14 +133,14 @@ export function migrationRoutes(deps: { store: Store; rules: RulesHolder; usage:
       { schema: { ...meta, summary: 'Audit log of one integration, newest first', params, querystring: AuditQuerySchema, response: { 200: z.object({ items: z.array(AuditEntrySchema) }) }, problems: ['not-found'] } },
       async (request) => {
         const integration = find(request.params.integration);
-        return listOf((await deps.store.read((rd) => rd.states.listAudit(integration.id, request.query.limit))).map(auditView));
+        return listOf((await listAudit(deps.store, integration, request.query.limit)).map(auditView));
       },
     );
 
     r.get(
       '/admin/v1/audit',
       { schema: { ...meta, summary: 'Audit log of every integration, newest first', querystring: AuditQuerySchema, response: { 200: z.object({ items: z.array(AuditEntrySchema) }) } } },
-      async (request) => listOf((await deps.store.read((rd) => rd.states.listAudit(null, request.query.limit))).map(auditView)),
+      async (request) => listOf((await listAudit(deps.store, null, request.query.limit)).map(auditView)),
     );
 
     r.get(

@@ -7,6 +7,7 @@ import type { RulesHolder } from '../rules/loader.js';
 import { adminAuthenticator } from './authenticate.js';
 import type { AuthFailureGuard } from '../rate-limit/auth-failures.js';
 import { integrationByRef } from './integration-ref.js';
+import { listReview } from '../migration/reads.js';
 import { actOnLead, getLead, listLeads } from '../lead/operator.js';
 import { LeadObjectSchema } from '../lead/schemas.js';
 import { setFieldValue } from '../lead/field-edit.js';
@@ -48,7 +49,7 @@ export function adminRoutes(deps: { store: Store; rules: RulesHolder; adminToken
       },
       async (request) => {
         const integration = findIntegration(request.params.integration);
-        const items = await deps.store.read((rd) => rd.submissions.listNeedingReview(integration.id, request.query.limit));
+        const items = await listReview(deps.store, integration, request.query.limit);
         return {
           items: items.map((s) => ({
             submission_id: s.id,

@@ -8,6 +8,7 @@ import type { RulesHolder } from '../rules/loader.js';
 import { KEPT_ANSWERS_PER_KEY, KEPT_BYTES_PER_INTEGRATION, KEPT_KEYS_PER_INTEGRATION } from '../answers/keep.js';
 import { applyStoredAnswers, EXAMPLE_VALUE_CHARS, UNMAPPED_ANSWERS_SCANNED, UNMAPPED_EXAMPLES_PER_KEY, UNMAPPED_KEYS_SHOWN, unmappedAnswerKeys } from '../answers/unmapped.js';
 import { APPLY_STORED_MAX, type UnmappedApplication } from '../answers/engine.js';
+import { listReview } from '../migration/reads.js';
 import { integrationForViewer } from './overview.js';
 import { render } from './pages.js';
 import type { Viewer } from './users.js';
@@ -66,7 +67,7 @@ export function answerRoutes(app: FastifyInstance, deps: { store: Store; rules: 
     const viewer = h.signedIn(request, reply);
     if (viewer === null) return reply;
     const integration = integrationOf(request, viewer);
-    const items = await deps.store.read((r) => r.submissions.listNeedingReview(integration.id, REVIEW_ITEMS_SHOWN));
+    const items = await listReview(deps.store, integration, REVIEW_ITEMS_SHOWN);
     return render(reply, 'review', { title: `Needs review · ${integration.name}`, integration, items, shown: REVIEW_ITEMS_SHOWN });
   });
 }
