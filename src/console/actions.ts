@@ -3,27 +3,45 @@
 // rules; the console only reads the form, names the signed-in person as the actor and shows the answer.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { z } from 'zod';
+import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { AppError } from '../errors.js';
 import type { Integration } from '../rules/catalog.js';
 import type { RulesHolder } from '../rules/loader.js';
 import { importLegacyKey, issueV1Key, renewKeys, revokeKey, rollback, switchOff, type MigrationDeps } from '../migration/service.js';
 import { ImportKeyBodySchema, ReasonBodySchema, RollbackBodySchema } from '../admin/schemas.js';
+import { listKeys, liveKeys } from '../migration/reads.js';
 import { integrationForViewer } from './overview.js';
+import { CONFIRMED, ConsoleIntegrationParamsSchema, ConsoleKeyParamsSchema } from './schemas.js';
+import type { ConsoleFlash } from './flash.js';
 import type { Viewer } from './users.js';
 
-const hidden = { schema: { hide: true } };
 
 /** What an action's answer adds to the integration page. */
 export interface IntegrationExtras {
   /** A key just issued: shown on this answer only, never stored or shown again. */
   issued?: { secret: string; prefix: string; heading: string } | null;
-  /** Why the action was refused, with what the person needs to decide what to do next. */
-  refusal?: { status: number; detail: string; lastLegacyCall: string | null; canForce: boolean } | null;
+  /** Why the action was refused, with what the person needs to decide what to do next (the reason they typed kept). */
+  refusal?: { status: number; detail: string; lastLegacyCall: string | null; canForce: boolean; reason: string } | null;
+}
+
+/** A confirmation step: what the action does that cannot be taken back, and the form that does it. */
+export interface ConfirmStep {
+  integration: Integration;
+  /** The action's path under the integration's, posted again with confirm=yes. */
+  action: string;
+  heading: string;
+  consequence: string;
+  button: string;
+  /** Styled apart (class "destructive"): it cuts something off. */
+  destructive: boolean;
+  reason: string;
 }
 
 interface Helpers {
   signedIn(request: FastifyRequest, reply: FastifyReply): Viewer | null;
   showIntegration(reply: FastifyReply, integration: Integration, extra?: IntegrationExtras): Promise<FastifyReply>;
+  confirm(reply: FastifyReply, step: ConfirmStep): FastifyReply;
+  flash: ConsoleFlash;
 }
 
 /**
@@ -57,25 +75,44 @@ const reasonOf = (fields: Record<string, string>): string | null => {
 
 export function consoleActions(app: FastifyInstance, deps: MigrationDeps & { rules: RulesHolder }, h: Helpers): void {
   type Act = (ctx: { viewer: Viewer; integration: Integration; fields: Record<string, string>; request: FastifyRequest; reply: FastifyReply }) => Promise<FastifyReply>;
+  const routes = app.withTypeProvider<ZodTypeProvider>();
 
+  // Every change answers with a redirect to the integration's page (POST, redirect, GET): a reload of
+  // that page repeats nothing. A key issued travels there as a sealed one-time value (flash.ts).
   const back = (reply: FastifyReply, integration: Integration) => reply.redirect(`/console/integrations/${encodeURIComponent(integration.handle)}`, 303);
 
+  /** What a refusal of the rules shows on the integration page, with the reason the person typed kept. */
+  function refused(reply: FastifyReply, integration: Integration, error: unknown, canForceFrom: string | null, fields: Record<string, string>) {
+    // A refusal of the rules (a conflict, a form the API's schema refuses) is shown on the page the
+    // person acted from, with its status; anything else is the console's error page.
+    if (!(error instanceof AppError) || (error.code !== 'conflict' && error.code !== 'validation-failed')) throw error;
+    const lastLegacyCall = typeof error.extra.last_legacy_call === 'string' ? error.extra.last_legacy_call : null;
+    const canForce = canForceFrom !== null && error.extra.state === 'migrating' && (lastLegacyCall !== null || canForceFrom === 'switch-off/force');
+    const reason = (fields.reason ?? '').slice(0, 1000);
+    return h.showIntegration(reply.code(error.status), integration, { refusal: { status: error.status, detail: error.message, lastLegacyCall, canForce, reason } });
+  }
+
   function act(path: string, run: Act): void {
-    app.post(`/console/integrations/:integration/${path}`, hidden, async (request, reply) => {
+    routes.post(`/console/integrations/:integration/${path}`, { schema: { hide: true, params: ConsoleIntegrationParamsSchema } }, async (request, reply) => {
       const viewer = h.signedIn(request, reply)!;
-      const integration = integrationForViewer(deps.rules.current(), viewer, (request.params as { integration: string }).integration);
+      const integration = integrationForViewer(deps.rules.current(), viewer, request.params.integration);
       refuseUnlessServiceTeam(viewer);
+      const fields = form(request);
       try {
-        return await run({ viewer, integration, fields: form(request), request, reply });
+        return await run({ viewer, integration, fields, request, reply });
       } catch (error) {
-        // A refusal of the rules (a conflict, a form the API's schema refuses) is shown on the page the
-        // person acted from, with its status; anything else is the console's error page.
-        if (!(error instanceof AppError) || (error.code !== 'conflict' && error.code !== 'validation-failed')) throw error;
-        const lastLegacyCall = typeof error.extra.last_legacy_call === 'string' ? error.extra.last_legacy_call : null;
-        const canForce = path.startsWith('switch-off') && error.extra.state === 'migrating' && (lastLegacyCall !== null || path === 'switch-off/force');
-        return h.showIntegration(reply.code(error.status), integration, { refusal: { status: error.status, detail: error.message, lastLegacyCall, canForce } });
+        return refused(reply, integration, error, path.startsWith('switch-off') ? path : null, fields);
       }
     });
+  }
+
+  /**
+   * A change that cannot be taken back asks first, on the server: the form's answer is a page naming the
+   * consequence, whose button sends the same form again with confirm=yes. Works without script.
+   */
+  const confirmed = (fields: Record<string, string>) => fields.confirm === CONFIRMED;
+  function askFirst(reply: FastifyReply, integration: Integration, step: Omit<ConfirmStep, 'integration' | 'reason'>, fields: Record<string, string>) {
+    return h.confirm(reply, { ...step, integration, reason: (fields.reason ?? '').slice(0, 1000) });
   }
 
   act('keys/import', async ({ viewer, integration, fields, reply }) => {
@@ -84,29 +121,61 @@ export function consoleActions(app: FastifyInstance, deps: MigrationDeps & { rul
     return back(reply, integration);
   });
 
-  act('keys/issue', async ({ viewer, integration, fields, reply }) => {
+  act('keys/issue', async ({ viewer, integration, fields, request, reply }) => {
+    const live = await liveKeys(deps.store, integration, 'v1');
+    if (live.length > 0 && !confirmed(fields)) {
+      return askFirst(reply, integration, {
+        action: 'keys/issue',
+        heading: 'Issue another v1 key?',
+        consequence: `${integration.name} already has ${live.length} live v1 key(s) (${live.map((k) => k.prefix).join(', ')}). Another one is a second working credential: the bot uses one, and the other stays live until revoked. To replace the key, revoke the old one after the bot has the new one.`,
+        button: 'Issue another v1 key',
+        destructive: false,
+      }, fields);
+    }
     const issued = await issueV1Key(deps, integration, { actor: viewer.name, reason: reasonOf(fields) });
-    // Shown in this answer only (no redirect to a page that could show it again); pages are no-store.
-    return h.showIntegration(reply, integration, { issued: { secret: issued.secret, prefix: issued.key.prefix, heading: 'The new v1 key' } });
+    await h.flash.put(request, { issued: { secret: issued.secret, prefix: issued.key.prefix, heading: 'The new v1 key' } });
+    return back(reply, integration);
   });
 
-  act('keys/renew', async ({ viewer, integration, fields, reply }) => {
+  act('keys/renew', async ({ viewer, integration, fields, request, reply }) => {
+    if (!confirmed(fields)) {
+      const live = (await listKeys(deps.store, integration)).filter((k) => k.revokedAt === null);
+      const legacy = live.filter((k) => k.kind === 'legacy').length;
+      return askFirst(reply, integration, {
+        action: 'keys/renew',
+        heading: 'Renew: revoke every key?',
+        consequence: `Every live key of ${integration.name} is revoked at once (${live.length} now${legacy > 0 ? `, ${legacy} of them legacy: the legacy bot is cut off, its next call is refused` : ''}), and one new v1 key is issued. Whatever still calls with an old key is refused from the next request.`,
+        button: 'Revoke every key and issue one v1 key',
+        destructive: true,
+      }, fields);
+    }
     const renewed = await renewKeys(deps, integration, { actor: viewer.name, reason: reasonOf(fields) });
-    return h.showIntegration(reply, integration, {
-      issued: { secret: renewed.secret, prefix: renewed.key.prefix, heading: `Keys renewed: ${renewed.revoked} key(s) revoked, this new v1 key issued` },
-    });
+    await h.flash.put(request, { issued: { secret: renewed.secret, prefix: renewed.key.prefix, heading: `Keys renewed: ${renewed.revoked} key(s) revoked, this new v1 key issued` } });
+    return back(reply, integration);
   });
 
-  app.post('/console/integrations/:integration/keys/:key/revoke', hidden, async (request, reply) => {
+  routes.post('/console/integrations/:integration/keys/:key/revoke', { schema: { hide: true, params: ConsoleKeyParamsSchema } }, async (request, reply) => {
     const viewer = h.signedIn(request, reply)!;
-    const params = request.params as { integration: string; key: string };
-    const integration = integrationForViewer(deps.rules.current(), viewer, params.integration);
+    const integration = integrationForViewer(deps.rules.current(), viewer, request.params.integration);
     refuseUnlessServiceTeam(viewer);
+    const fields = form(request);
     try {
-      await revokeKey(deps, integration, params.key, { actor: viewer.name, reason: reasonOf(form(request)) });
+      if (!confirmed(fields)) {
+        const key = (await listKeys(deps.store, integration)).find((k) => k.id === request.params.key);
+        if (key === undefined) throw new AppError('not-found', `No key "${request.params.key}" for ${integration.handle}.`);
+        return await askFirst(reply, integration, {
+          action: `keys/${encodeURIComponent(key.id)}/revoke`,
+          heading: `Revoke the ${key.kind} key ${key.prefix}?`,
+          consequence: key.kind === 'legacy'
+            ? `The legacy bot calling with ${key.prefix} is cut off: its next call is refused (401). This cannot be undone; the key would have to be imported again.`
+            : `Whatever calls the v1 API with ${key.prefix} is refused (401) from its next request. This cannot be undone; a new key would have to be issued.`,
+          button: `Revoke ${key.prefix}`,
+          destructive: true,
+        }, fields);
+      }
+      await revokeKey(deps, integration, request.params.key, { actor: viewer.name, reason: reasonOf(fields) });
     } catch (error) {
-      if (!(error instanceof AppError) || error.code !== 'conflict') throw error;
-      return h.showIntegration(reply.code(error.status), integration, { refusal: { status: error.status, detail: error.message, lastLegacyCall: null, canForce: false } });
+      return refused(reply, integration, error, null, fields);
     }
     return back(reply, integration);
   });

@@ -5,6 +5,7 @@ import { AppError, problemCatalogue, type ProblemCode } from '../errors.js';
 import { StoreUnavailableError } from '../store/store.js';
 import type { StoreOutage } from '../outage.js';
 import type { Viewer } from './users.js';
+import { viewHelpers } from './view-data.js';
 
 /**
  * The signed-in person, or null. Only an explicit null workspace means the service team: a session
@@ -16,9 +17,10 @@ export function viewerOf(request: Pick<FastifyRequest, 'session'>): Viewer | nul
   return { name: session.user, workspace: session.workspace };
 }
 
+/** A page: the view's own data, the signed-in person, the CSRF token of its forms and the view helpers (`it.fmt`, view-data.ts). */
 export function render(reply: FastifyReply, template: string, data: Record<string, unknown>): FastifyReply {
   const csrf = 'csrf' in data ? data.csrf : reply.generateCsrf();
-  return reply.type('text/html; charset=utf-8').view(template, { viewer: viewerOf(reply.request), ...data, csrf });
+  return reply.type('text/html; charset=utf-8').view(template, { viewer: viewerOf(reply.request), fmt: viewHelpers, ...data, csrf });
 }
 
 /** What a person is told of a failure: the problem catalogue's code and words, as the API would answer; a 5xx is logged and masked. */

@@ -46,6 +46,10 @@ const VIEWS_DIR = join(import.meta.dirname, 'views');
 const STYLE_SHEET = join(import.meta.dirname, 'static', 'console.css');
 /** The console's one script: the copy button beside a key shown once. Pages work without it. */
 const SCRIPT = join(import.meta.dirname, 'static', 'console.js');
+/** The tab's icon, at the address every browser asks for first: without it each fresh browser logs a 404. */
+const FAVICON = join(import.meta.dirname, 'static', 'favicon.ico');
+/** Static files: the style sheet, the script and the icon, cacheable; every other console answer is no-store. */
+const isStatic = (url: string) => url.startsWith('/console/static/') || url === '/favicon.ico';
 
 /** A form is a few fields: 16 KiB is far more than any console form sends. */
 export const FORM_BODY_LIMIT_BYTES = 16 * 1024;
@@ -65,6 +69,7 @@ export function consolePlugin(deps: ConsoleDeps) {
   const names = consoleCookies(deps.secureCookies);
   const css = readFileSync(STYLE_SHEET);
   const script = readFileSync(SCRIPT);
+  const favicon = readFileSync(FAVICON);
 
   return async function register(app: FastifyInstance): Promise<void> {
     await app.register(cookie, { secret: deps.secret });
@@ -127,7 +132,7 @@ export function consolePlugin(deps: ConsoleDeps) {
     // With Secure cookies a browser on plain http keeps none of them: every sign-in would fail as a
     // missing CSRF token. Said plainly instead (behind a TLS proxy, TRUST_PROXY makes this https).
     app.addHook('onRequest', async (request) => {
-      if (deps.secureCookies && request.protocol !== 'https' && !request.url.startsWith('/console/static/')) {
+      if (deps.secureCookies && request.protocol !== 'https' && !isStatic(request.url)) {
         throw new AppError('forbidden', 'The console is served with Secure cookies: open it over HTTPS (behind a proxy, name it in TRUST_PROXY). For development on plain http, set CONSOLE_SECURE_COOKIES=false.');
       }
     });
@@ -138,7 +143,7 @@ export function consolePlugin(deps: ConsoleDeps) {
     });
     // Pages hold people's data: no cache keeps them after sign-out.
     app.addHook('onSend', async (request: FastifyRequest, reply: FastifyReply) => {
-      if (!request.url.startsWith('/console/static/')) reply.header('cache-control', 'no-store');
+      if (!isStatic(request.url)) reply.header('cache-control', 'no-store');
     });
     app.setErrorHandler((error, request, reply) => renderError(reply, request, error as Error, deps.outage));
 
@@ -147,6 +152,9 @@ export function consolePlugin(deps: ConsoleDeps) {
     );
     app.get('/console/static/console.js', { schema: { hide: true } }, (_request, reply) =>
       reply.header('content-type', 'text/javascript; charset=utf-8').header('cache-control', 'public, max-age=3600').send(script),
+    );
+    app.get('/favicon.ico', { schema: { hide: true } }, (_request, reply) =>
+      reply.header('content-type', 'image/x-icon').header('cache-control', 'public, max-age=86400').send(favicon),
     );
     consoleRoutes(app, { ...deps, sessions, cookies: names });
   };

@@ -10,7 +10,11 @@ import type { consoleSessionStore } from './session-store.js';
 import { checkSignIn, checkTokenSignIn, type Viewer } from './users.js';
 import { KNOWN_DEVICE_MAX_AGE_S, knownDevices } from './known-device.js';
 import { bucketUsage, chartModel, parseRange, rangeStartHour, type ChartRange } from './chart.js';
-import { consoleActions, refuseUnlessServiceTeam, type IntegrationExtras } from './actions.js';
+import { consoleActions, refuseUnlessServiceTeam, type ConfirmStep, type IntegrationExtras } from './actions.js';
+import type { ZodTypeProvider } from 'fastify-type-provider-zod';
+import { listAudit, listKeys } from '../migration/reads.js';
+import { consoleFlash } from './flash.js';
+import { ConsoleIntegrationParamsSchema, IntegrationPageQuerySchema } from './schemas.js';
 import type { Integration } from '../rules/catalog.js';
 import { integrationForViewer, integrationsOverview, OverviewQuerySchema, SORT_COLUMNS } from './overview.js';
 import { render, viewerOf } from './pages.js';
@@ -32,6 +36,8 @@ const SIGN_IN = '/console/sign-in';
 const OVERVIEW = '/console/integrations';
 /** Unlinked legacy leads listed on an integration's page; the rest are counted (the admin report has all). */
 export const UNLINKED_LEADS_SHOWN = 50;
+/** Audit entries on an integration's page, newest first (the admin API's GET .../audit pages further). */
+export const AUDIT_ENTRIES_SHOWN = 20;
 
 type RouteDeps = ConsoleDeps & { sessions: ReturnType<typeof consoleSessionStore>; cookies: { session: string; csrf: string; known: string; path: string } };
 
@@ -42,6 +48,8 @@ const field = (body: unknown, name: string): string => {
 
 export function consoleRoutes(app: FastifyInstance, deps: RouteDeps): void {
   const migration = { store: deps.store, usage: deps.usage };
+  const routes = app.withTypeProvider<ZodTypeProvider>();
+  const flashes = consoleFlash(deps.store, deps.secret);
   const devices = knownDevices(deps.secret);
   /** The name's budget for browsers that never signed in as it, or its known browsers' own. */
   const budgetKey = (name: string, knownAs: string | null) => (knownAs === null ? `console-name:${name}` : `console-known:${knownAs}`);
@@ -132,33 +140,36 @@ export function consoleRoutes(app: FastifyInstance, deps: RouteDeps): void {
     return render(reply, 'integrations', { title: 'Integrations', rows, fleet, query, workspaces, columns: SORT_COLUMNS });
   });
 
-  /** An integration's page; an action's answer renders it too, with what the action has to say. */
+  /** An integration's page; an action's refusal renders it too, with what the action has to say. */
   async function showIntegration(reply: FastifyReply, integration: Integration, extra: IntegrationExtras = {}, range: ChartRange = parseRange(undefined)) {
     const report = await migrationReport(migration, integration);
     const now = new Date();
-    const { keys, audit, usage } = await deps.store.read(async (r) => ({
-      keys: await r.keys.listForIntegration(integration.id),
-      audit: await r.states.listAudit(integration.id, 20),
-      usage: await r.states.usagePerHour(integration.id, rangeStartHour(range, now)),
-    }));
+    const keys = await listKeys(deps.store, integration);
+    const audit = await listAudit(deps.store, integration, AUDIT_ENTRIES_SHOWN);
+    const usage = await deps.store.read((r) => r.states.usagePerHour(integration.id, rangeStartHour(range, now)));
     const chart = chartModel(bucketUsage(usage, range, now), range);
     return render(reply, 'integration', { title: integration.name, integration, report, keys, audit, chart, unlinkedShown: UNLINKED_LEADS_SHOWN, issued: null, notice: null, refusal: null, ...extra });
   }
 
-  app.get('/console/integrations/:integration', hidden, async (request, reply) => {
+  /** A confirmation step (actions.ts): the consequence named, the same form again with confirm=yes, and a way back. */
+  const confirm = (reply: FastifyReply, step: ConfirmStep) => render(reply, 'confirm', { title: step.heading, step });
+
+  routes.get('/console/integrations/:integration', { schema: { hide: true, params: ConsoleIntegrationParamsSchema, querystring: IntegrationPageQuerySchema } }, async (request, reply) => {
     const viewer = signedIn(request, reply);
     if (viewer === null) return reply;
-    const integration = integrationForViewer(deps.rules.current(), viewer, (request.params as { integration: string }).integration);
-    return showIntegration(reply, integration, {}, parseRange((request.query as { range?: unknown } | undefined)?.range));
+    const integration = integrationForViewer(deps.rules.current(), viewer, request.params.integration);
+    // The key an action just issued, shown by this page once: the flash is cleared as it is read.
+    const flash = await flashes.take(request);
+    return showIntegration(reply, integration, { issued: flash?.issued ?? null }, parseRange(request.query.range));
   });
 
-  consoleActions(app, { ...migration, rules: deps.rules }, { signedIn, showIntegration });
+  consoleActions(app, { ...migration, rules: deps.rules }, { signedIn, showIntegration, confirm, flash: flashes });
   answerRoutes(app, deps, { signedIn });
   leadRoutes(app, deps, { signedIn });
 
-  app.post('/console/integrations/:integration/relink', hidden, async (request, reply) => {
+  routes.post('/console/integrations/:integration/relink', { schema: { hide: true, params: ConsoleIntegrationParamsSchema } }, async (request, reply) => {
     const viewer = signedIn(request, reply)!;
-    const integration = integrationForViewer(deps.rules.current(), viewer, (request.params as { integration: string }).integration);
+    const integration = integrationForViewer(deps.rules.current(), viewer, request.params.integration);
     refuseUnlessServiceTeam(viewer);
     // Audited under the signed-in person's name, as the admin API audits under its credential's.
     await relinkLegacyLeads(migration, integration, { actor: viewer.name, reason: 'console' });

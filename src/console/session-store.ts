@@ -19,10 +19,12 @@ export interface ConsoleSessionData {
   /** The personal admin token signed in with (its id), when not a password. */
   credential?: string | null;
   seenAt?: number;
+  /** A one-time value (flash.ts) waits in the row for the next page that takes it. */
+  hasFlash?: boolean;
 }
 
 /** Only a hash of the session id is stored: a leaked copy of the table signs nobody in. */
-const idHash = (sessionId: string) => createHash('sha256').update(sessionId).digest('hex');
+export const idHash = (sessionId: string) => createHash('sha256').update(sessionId).digest('hex');
 
 export function consoleSessionStore(store: Store, now: () => number = Date.now) {
   const expired = (createdAt: string, lastSeenAt: string) => Date.parse(lastSeenAt) < now() - SESSION_IDLE_MS || Date.parse(createdAt) < now() - SESSION_MAX_MS;
@@ -47,7 +49,7 @@ export function consoleSessionStore(store: Store, now: () => number = Date.now) 
       await store.transact((tx) => tx.consoleSessions.delete(hash));
       return null;
     }
-    return { ...found.viewer, seenAt: Date.parse(found.session.lastSeenAt) };
+    return { ...found.viewer, seenAt: Date.parse(found.session.lastSeenAt), hasFlash: found.session.hasFlash === true };
   }
 
   async function set(sessionId: string, data: ConsoleSessionData): Promise<void> {

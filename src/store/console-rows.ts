@@ -27,6 +27,8 @@ export interface ConsoleSessionRow {
   credential_id: string | null;
   created_at: string;
   last_seen_at: string;
+  /** Added by SQLite migration 17 / PostgreSQL migration 12. */
+  flash: string | null;
 }
 
-export const rowToConsoleSession = (r: ConsoleSessionRow): ConsoleSession => ({ idHash: r.id_hash, userName: r.user_name, credentialId: r.credential_id, createdAt: r.created_at, lastSeenAt: r.last_seen_at });
+export const rowToConsoleSession = (r: ConsoleSessionRow): ConsoleSession => ({ idHash: r.id_hash, userName: r.user_name, credentialId: r.credential_id, createdAt: r.created_at, lastSeenAt: r.last_seen_at, hasFlash: r.flash !== null });

@@ -29,6 +29,14 @@ const legacyCall = (key = LEGACY_KEY) => gw.app.inject({ method: 'GET', url: '/a
 const audit = async () => (await gw.admin('GET', `/admin/v1/integrations/${HANDLE}/audit`)).json<{ items: { action: string; actor: string; reason: string | null }[] }>().items;
 const state = async () => (await gw.admin('GET', `/admin/v1/integrations/${HANDLE}/report`)).json<{ state: string }>().state;
 const keyFrom = (html: string) => /id="issued-key"[^>]*value="([^"]+)"/.exec(html)?.[1];
+const liveV1 = async () =>
+  (await gw.admin('GET', `/admin/v1/integrations/${HANDLE}/keys`)).json<{ items: { kind: string; revoked_at: string | null }[] }>().items.filter((k) => k.kind === 'v1' && k.revoked_at === null);
+/** Posts an action and follows its redirect: the page that shows what it did. */
+const postAndFollow = async (url: string, fields: Record<string, string>) => {
+  const res = await team.post(url, fields, PAGE);
+  expect(res.statusCode).toBe(303);
+  return team.get(res.headers.location as string);
+};
 
 describe('integration page actions', () => {
   it('imports a legacy key typed into the form, never showing it back; a second import is refused on the page', async () => {
@@ -45,22 +53,40 @@ describe('integration page actions', () => {
     expect(short.body).toContain('key: must be at least 8 characters');
   });
 
-  it('issues the v1 key once: on the answer to the POST, not on the page after; the key then works', async () => {
+  it('issues the v1 key with a redirect; the page it leads to shows the key once, a reload never; the key then works', async () => {
     const res = await team.post(`${PAGE}/keys/issue`, {}, PAGE);
-    expect(res.statusCode).toBe(200);
-    expect(res.headers['cache-control']).toBe('no-store');
-    const key = keyFrom(res.body)!;
+    expect(res.statusCode).toBe(303);
+    expect(res.headers.location).toBe(`/console/integrations/${encodeURIComponent(HANDLE)}`);
+    expect(res.body).not.toContain('issued-key');
+    const shown = await team.get(res.headers.location as string);
+    expect(shown.headers['cache-control']).toBe('no-store');
+    const key = keyFrom(shown.body)!;
     expect(key).toMatch(/\S{20,}/);
     gw.secrets.add(key);
-    expect(res.body).toContain('data-copy="issued-key"');
-    expect((await team.get(PAGE)).body).not.toContain(key);
+    expect(shown.body).toContain('data-copy="issued-key"');
+    // A reload shows no key and issues none.
+    const reload = await team.get(PAGE);
+    expect(reload.body).not.toContain(key);
+    expect(reload.body).not.toContain('id="issued-key"');
+    expect((await liveV1()).length).toBe(1);
     expect((await gw.submit(key, { event_id: 'console-issued-1', first_name: 'Ali' })).statusCode).toBe(201);
     expect(await state()).toBe('migrating');
     expect((await audit())[0]).toMatchObject({ action: 'v1_key_issued', actor: 'dilnoza' });
   });
 
+  it('asks before a second live v1 key: without confirm nothing is issued and the step says why', async () => {
+    const asked = await team.post(`${PAGE}/keys/issue`, { reason: 'second bot' }, PAGE);
+    expect(asked.statusCode).toBe(200);
+    expect(asked.body).toContain('data-testid="confirm"');
+    expect(asked.body).toContain('already has 1 live v1 key(s)');
+    expect(asked.body).toContain('name="confirm" value="yes"');
+    expect(asked.body).toContain('value="second bot"');
+    expect((await liveV1()).length).toBe(1);
+    expect((await audit())[0]).toMatchObject({ action: 'v1_key_issued' });
+  });
+
   it('shows when each key was last used: the legacy and the v1 key each at its own last call, a key never used as never', async () => {
-    const unused = await team.post(`${PAGE}/keys/issue`, {}, PAGE);
+    const unused = await postAndFollow(`${PAGE}/keys/issue`, { confirm: 'yes' });
     const unusedPrefix = /Its prefix is <code>([^<]+)<\/code>/.exec(unused.body)![1]!;
     gw.secrets.add(keyFrom(unused.body)!);
     expect((await legacyCall()).statusCode).toBe(200);
@@ -85,6 +111,12 @@ describe('integration page actions', () => {
     expect(refused.body).toMatch(/data-testid="last-legacy-call">\d{4}-\d\d-\d\d \d\d:\d\d UTC</);
     expect(refused.body).toContain('GET /api/bots/api/boards/');
     expect(refused.body).toContain(`action="/console/integrations/${encodeURIComponent(HANDLE)}/switch-off/force"`);
+    // The force form stands inside the refusal, with the reason typed kept.
+    const alert = /<div class="alert" role="alert" data-testid="refusal">([\s\S]*?)<\/div>/.exec(refused.body)![1]!;
+    expect(alert).toContain('data-testid="force-form"');
+    expect(alert).toMatch(/id="force-reason" name="reason" maxlength="1000" value="moved"/);
+    // The refusal's time is in the console's one format, not raw ISO.
+    expect(alert).not.toMatch(/\d{4}-\d\d-\d\dT\d\d:\d\d/);
 
     const wrong = await team.post(`${PAGE}/switch-off/force`, { confirm: 'brightpath:telegram' }, PAGE);
     expect(wrong.statusCode).toBe(422);
@@ -117,13 +149,25 @@ describe('integration page actions', () => {
     const keys = async () => (await gw.admin('GET', `/admin/v1/integrations/${HANDLE}/keys`)).json<{ items: { id: string; kind: string; revoked_at: string | null }[] }>().items;
     const legacy = (await keys()).find((k) => k.kind === 'legacy' && k.revoked_at === null)!;
     expect((await team.get(PAGE)).body).toContain(`/keys/${legacy.id}/revoke`);
-    expect((await team.post(`${PAGE}/keys/${legacy.id}/revoke`, {}, PAGE)).statusCode).toBe(303);
+    // Asked first: the confirmation names the consequence and changes nothing.
+    const asked = await team.post(`${PAGE}/keys/${legacy.id}/revoke`, {}, PAGE);
+    expect(asked.statusCode).toBe(200);
+    expect(asked.body).toContain('data-testid="confirm"');
+    expect(asked.body).toContain('The legacy bot calling with');
+    expect(asked.body).toContain('cut off');
+    expect((await legacyCall()).statusCode).toBe(200);
+    expect((await team.post(`${PAGE}/keys/${legacy.id}/revoke`, { confirm: 'yes' }, PAGE)).statusCode).toBe(303);
     expect((await legacyCall()).statusCode).toBe(401);
     expect((await audit())[0]).toMatchObject({ action: 'key_revoked', actor: 'dilnoza' });
-    expect((await team.post(`${PAGE}/keys/${legacy.id}/revoke`, {}, PAGE)).statusCode).toBe(409);
+    expect((await team.post(`${PAGE}/keys/${legacy.id}/revoke`, { confirm: 'yes' }, PAGE)).statusCode).toBe(409);
 
-    const renewed = await team.post(`${PAGE}/keys/renew`, {}, PAGE);
-    expect(renewed.statusCode).toBe(200);
+    const liveBefore = (await keys()).filter((k) => k.revoked_at === null).length;
+    const askedRenew = await team.post(`${PAGE}/keys/renew`, {}, PAGE);
+    expect(askedRenew.statusCode).toBe(200);
+    expect(askedRenew.body).toContain('Every live key of');
+    expect((await keys()).filter((k) => k.revoked_at === null)).toHaveLength(liveBefore);
+    const renewed = await postAndFollow(`${PAGE}/keys/renew`, { confirm: 'yes' });
+    expect(renewed.body).toContain('Keys renewed:');
     const key = keyFrom(renewed.body)!;
     gw.secrets.add(key);
     expect((await keys()).filter((k) => k.revoked_at === null)).toHaveLength(1);

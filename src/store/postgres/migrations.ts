@@ -50,6 +50,8 @@ export const migrations: Migration[] = [
   // Every answer of every lead added an entry to it, and no statement reads answers by their
   // submission (docs/performance.md, "PostgreSQL's own work per new lead"). SQLite keeps its twin.
   { version: 11, name: 'no index of answers by submission', sql: 'DROP INDEX IF EXISTS answers_submission' },
+  // As SQLite migration 17: the v1 key an action issued, sealed (src/console/flash.ts), until shown once.
+  { version: 12, name: 'a one-time value for the next page of a console session', sql: 'ALTER TABLE console_sessions ADD COLUMN flash text COLLATE "C"' },
 ];
 
 /**

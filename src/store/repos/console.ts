@@ -29,6 +29,8 @@ export interface ConsoleSession {
   credentialId: string | null;
   createdAt: string;
   lastSeenAt: string;
+  /** A one-time value waits for the session's next page (its content is read only by takeFlash). */
+  hasFlash?: boolean;
 }
 
 export interface ConsoleSessionRepo {
@@ -41,6 +43,10 @@ export interface ConsoleSessionRepo {
    */
   touch(idHash: string, at: string): Promise<void>;
   delete(idHash: string): Promise<void>;
+  /** Keeps a one-time value (sealed by the caller: src/console/flash.ts) for the session's next page; replaces one waiting. */
+  setFlash(idHash: string, sealed: string): Promise<void>;
+  /** The one-time value waiting, cleared in the same unit: a second take, or a reload, finds none. */
+  takeFlash(idHash: string): Promise<string | null>;
   /** Ends every session of a user (disabled); returns how many. */
   deleteForUser(userName: string): Promise<number>;
   /** Drops sessions idle since `idleBefore` or opened before `openedBefore`; returns how many. */

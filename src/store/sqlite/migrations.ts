@@ -426,6 +426,14 @@ export const migrations: Migration[] = [
         CREATE INDEX api_usage_hour ON api_usage (hour);
       `),
   },
+  {
+    version: 17,
+    name: 'a one-time value for the next page of a console session',
+    // The v1 key an action issued, sealed under CONSOLE_SECRET and the session id (src/console/flash.ts),
+    // kept until the page the action redirects to shows it. PostgreSQL migration "a one-time value for
+    // the next page of a console session" adds the same column.
+    up: (db) => db.exec('ALTER TABLE console_sessions ADD COLUMN flash TEXT'),
+  },
 ];
 
 export class MigrationError extends Error {

@@ -27,6 +27,12 @@ const findSession = statement<ConsoleSessionRow>('consoleSessions.find', 'SELECT
 const insertSession = statement('consoleSessions.insert', 'INSERT INTO console_sessions (id_hash, user_name, credential_id, created_at, last_seen_at) VALUES ($1, $2, $3, $4, $5)');
 const touchSession = statement('consoleSessions.touch', 'UPDATE console_sessions SET last_seen_at = $1 WHERE id_hash = $2');
 const deleteSession = statement('consoleSessions.delete', 'DELETE FROM console_sessions WHERE id_hash = $1');
+const setFlash = statement('consoleSessions.setFlash', 'UPDATE console_sessions SET flash = $1 WHERE id_hash = $2');
+// One statement reads and clears: the row's lock makes a second take (another replica's) wait, then find NULL.
+const takeFlash = statement<{ flash: string }>(
+  'consoleSessions.takeFlash',
+  'UPDATE console_sessions s SET flash = NULL FROM (SELECT id_hash, flash FROM console_sessions WHERE id_hash = $1 AND flash IS NOT NULL FOR UPDATE) old WHERE s.id_hash = old.id_hash RETURNING old.flash',
+);
 const deleteForUser = statement('consoleSessions.deleteForUser', 'DELETE FROM console_sessions WHERE user_name = $1');
 const deleteExpired = statement('consoleSessions.deleteExpired', 'DELETE FROM console_sessions WHERE last_seen_at < $1 OR created_at < $2');
 
@@ -39,6 +45,8 @@ export function pgConsoleSessionRepo(sql: Sql): ConsoleSessionRepo {
     insert: async (s) => void (await insertSession.run(sql, s.idHash, s.userName, s.credentialId, s.createdAt, s.lastSeenAt)),
     touch: async (idHash, at) => void (await touchSession.run(sql, at, idHash)),
     delete: async (idHash) => void (await deleteSession.run(sql, idHash)),
+    setFlash: async (idHash, sealed) => void (await setFlash.run(sql, sealed, idHash)),
+    takeFlash: async (idHash) => (await takeFlash.one(sql, idHash))?.flash ?? null,
     deleteForUser: async (userName) => (await deleteForUser.run(sql, userName)).rowCount ?? 0,
     deleteExpired: async (idleBefore, openedBefore) => (await deleteExpired.run(sql, idleBefore, openedBefore)).rowCount ?? 0,
   };

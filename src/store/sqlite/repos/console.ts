@@ -26,6 +26,9 @@ export function sqliteConsoleSessionRepo(db: Db): ConsoleSessionRepo {
   const insert = db.prepare('INSERT INTO console_sessions (id_hash, user_name, credential_id, created_at, last_seen_at) VALUES (@idHash, @userName, @credentialId, @createdAt, @lastSeenAt)');
   const touch = db.prepare('UPDATE console_sessions SET last_seen_at = ? WHERE id_hash = ?');
   const remove = db.prepare('DELETE FROM console_sessions WHERE id_hash = ?');
+  const setFlash = db.prepare('UPDATE console_sessions SET flash = ? WHERE id_hash = ?');
+  const findFlash = db.prepare<[string], { flash: string | null }>('SELECT flash FROM console_sessions WHERE id_hash = ?');
+  const clearFlash = db.prepare('UPDATE console_sessions SET flash = NULL WHERE id_hash = ? AND flash IS NOT NULL');
   const removeForUser = db.prepare('DELETE FROM console_sessions WHERE user_name = ?');
   const removeExpired = db.prepare('DELETE FROM console_sessions WHERE last_seen_at < ? OR created_at < ?');
   return {
@@ -36,6 +39,13 @@ export function sqliteConsoleSessionRepo(db: Db): ConsoleSessionRepo {
     insert: async (s) => void insert.run(s),
     touch: async (idHash, at) => void touch.run(at, idHash),
     delete: async (idHash) => void remove.run(idHash),
+    setFlash: async (idHash, sealed) => void setFlash.run(sealed, idHash),
+    // Units run one at a time on SQLite: the read and the clear cannot interleave with another take.
+    takeFlash: async (idHash) => {
+      const flash = findFlash.get(idHash)?.flash ?? null;
+      if (flash !== null) clearFlash.run(idHash);
+      return flash;
+    },
     deleteForUser: async (userName) => removeForUser.run(userName).changes,
     deleteExpired: async (idleBefore, openedBefore) => removeExpired.run(idleBefore, openedBefore).changes,
   };

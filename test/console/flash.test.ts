@@ -1,0 +1,67 @@
+// The key an action issues reaches the page its redirect leads to as a one-time value of the session:
+// sealed in the session's row (never the key itself), shown by that page once, cleared as it is shown,
+// and never shown to another session.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startGateway, type Gateway } from '../helper.js';
+import { addUser, consoleClient, type ConsoleClient } from '../support/console.js';
+
+let gw: Gateway;
+let team: ConsoleClient;
+let colleague: ConsoleClient;
+const HANDLE = 'smile-dental:booking-form';
+const PAGE = `/console/integrations/${HANDLE}`;
+
+beforeAll(async () => {
+  gw = await startGateway({ console: { secureCookies: false } });
+  await addUser(gw, 'dilnoza');
+  await addUser(gw, 'aziza');
+  team = consoleClient(gw.app, { gw });
+  colleague = consoleClient(gw.app, { gw });
+  expect((await team.signIn('dilnoza')).statusCode).toBe(303);
+  expect((await colleague.signIn('aziza')).statusCode).toBe(303);
+});
+afterAll(() => gw.close());
+
+const keyFrom = (html: string) => /id="issued-key"[^>]*value="([^"]+)"/.exec(html)?.[1];
+/** The flash column of every session row (the dump's rows hold it last: migration 17 added it). */
+const flashes = async () => (await gw.inspect.dump('console_sessions')).map((row) => row.at(-1));
+
+describe('the one-time key of a console session', () => {
+  it('is kept sealed until its page shows it, then cleared; a reload and another session see nothing', async () => {
+    const res = await team.post(`${PAGE}/keys/issue`, {}, PAGE);
+    expect(res.statusCode).toBe(303);
+    const waiting = (await flashes()).filter((f) => f !== null);
+    expect(waiting).toHaveLength(1);
+
+    // Another person's session is not shown it.
+    expect((await colleague.get(PAGE)).body).not.toContain('id="issued-key"');
+    const shown = await team.get(res.headers.location as string);
+    const key = keyFrom(shown.body)!;
+    gw.secrets.add(key);
+    expect(key).toMatch(/\S{20,}/);
+    // Sealed: the row never held the key, nor any part of it that a prefix does not already show.
+    expect(String(waiting[0])).not.toContain(key.slice(-16));
+    expect((await flashes()).every((f) => f === null)).toBe(true);
+
+    expect((await team.get(PAGE)).body).not.toContain('id="issued-key"');
+    const keys = (await gw.admin('GET', `/admin/v1/integrations/${HANDLE}/keys`)).json<{ items: { kind: string; revoked_at: string | null }[] }>().items;
+    expect(keys.filter((k) => k.kind === 'v1' && k.revoked_at === null)).toHaveLength(1);
+  });
+
+  it('answers relink and a confirmed renewal with a redirect; the renewed key is shown on the page it leads to', async () => {
+    const res = await team.post(`${PAGE}/relink`, {}, PAGE);
+    expect(res.statusCode).toBe(303);
+    expect(res.headers.location).toBe(`/console/integrations/${encodeURIComponent(HANDLE)}`);
+    const confirmed = await team.post(`${PAGE}/keys/renew`, { confirm: 'yes', reason: 'rotated' }, PAGE);
+    expect(confirmed.statusCode).toBe(303);
+    const shown = await team.get(confirmed.headers.location as string);
+    gw.secrets.add(keyFrom(shown.body)!);
+    expect(shown.body).toContain('Keys renewed: 1 key(s) revoked');
+  });
+
+  it('refuses a malformed key id in the path before any handler: the 400 page, nothing changed', async () => {
+    const res = await team.post(`${PAGE}/keys/not-a-key/revoke`, { confirm: 'yes' }, PAGE);
+    expect(res.statusCode).toBe(400);
+    expect(res.body).toContain('data-code="bad-request"');
+  });
+});
