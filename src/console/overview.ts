@@ -45,11 +45,17 @@ export interface OverviewRow {
   v17d: number;
   verdict: MigrationReport['readiness']['verdict'];
   reasons: string[];
+  /** The date the deprecated interface ends for it (its rules' `legacy.sunset`), or null when none is set. */
+  sunset: string | null;
+  /** Legacy state and no live key of either kind: the migration has not started (no legacy key imported). */
+  notStarted: boolean;
 }
 
 export interface FleetSummary {
   integrations: number;
   byState: Record<MigrationReport['state'], number>;
+  /** Of byState.legacy, those with no live key at all: nothing imported or issued yet. */
+  notStarted: number;
   legacyCalls7d: number;
   v1Calls7d: number;
   /** Legacy calls as a share of all calls in the last 7 days, 0-1; null when there were no calls. */
@@ -82,6 +88,8 @@ const toRow = (i: Integration, r: MigrationReport): OverviewRow => ({
   v17d: r.v1.calls_7d,
   verdict: r.readiness.verdict,
   reasons: r.readiness.reasons,
+  sunset: i.legacy.sunset,
+  notStarted: r.state === 'legacy' && r.keys.v1 === 0 && r.keys.legacy === 0,
 });
 
 const sortKey: Record<SortColumn, (r: OverviewRow) => string | number> = {
@@ -101,7 +109,8 @@ export function summariseFleet(rows: OverviewRow[]): FleetSummary {
   const legacyCalls7d = rows.reduce((n, r) => n + r.legacy7d, 0);
   const v1Calls7d = rows.reduce((n, r) => n + r.v17d, 0);
   const total = legacyCalls7d + v1Calls7d;
-  return { integrations: rows.length, byState, legacyCalls7d, v1Calls7d, legacyShare7d: total === 0 ? null : legacyCalls7d / total };
+  const notStarted = rows.filter((r) => r.notStarted).length;
+  return { integrations: rows.length, byState, notStarted, legacyCalls7d, v1Calls7d, legacyShare7d: total === 0 ? null : legacyCalls7d / total };
 }
 
 /** The rows the query asks for, sorted, and the summary of every integration the viewer may see. */

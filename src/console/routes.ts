@@ -9,7 +9,7 @@ import type { ConsoleDeps } from './plugin.js';
 import type { consoleSessionStore } from './session-store.js';
 import { checkSignIn, checkTokenSignIn, type Viewer } from './users.js';
 import { KNOWN_DEVICE_MAX_AGE_S, knownDevices } from './known-device.js';
-import { bucketUsage, chartModel, parseRange, rangeStartHour, type ChartRange } from './chart.js';
+import { bucketUsage, chartModel, defaultRange, rangeStartHour, WIDEST_RANGE, type ChartRange } from './chart.js';
 import { consoleActions, refuseUnlessServiceTeam, type ConfirmStep, type IntegrationExtras } from './actions.js';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { listAudit, listKeys } from '../migration/reads.js';
@@ -141,12 +141,14 @@ export function consoleRoutes(app: FastifyInstance, deps: RouteDeps): void {
   });
 
   /** An integration's page; an action's refusal renders it too, with what the action has to say. */
-  async function showIntegration(reply: FastifyReply, integration: Integration, extra: IntegrationExtras = {}, range: ChartRange = parseRange(undefined)) {
+  async function showIntegration(reply: FastifyReply, integration: Integration, extra: IntegrationExtras = {}, asked?: ChartRange) {
     const report = await migrationReport(migration, integration);
     const now = new Date();
     const keys = await listKeys(deps.store, integration);
     const audit = await listAudit(deps.store, integration, AUDIT_ENTRIES_SHOWN);
-    const usage = await deps.store.read((r) => r.states.usagePerHour(integration.id, rangeStartHour(range, now)));
+    // No range asked for: the widest is read, and the shortest range that covers its calls is drawn.
+    const usage = await deps.store.read((r) => r.states.usagePerHour(integration.id, rangeStartHour(asked ?? WIDEST_RANGE, now)));
+    const range = asked ?? defaultRange(usage, now);
     const chart = chartModel(bucketUsage(usage, range, now), range);
     return render(reply, 'integration', { title: integration.name, integration, report, keys, audit, chart, unlinkedShown: UNLINKED_LEADS_SHOWN, issued: null, notice: null, refusal: null, ...extra });
   }
@@ -160,7 +162,7 @@ export function consoleRoutes(app: FastifyInstance, deps: RouteDeps): void {
     const integration = integrationForViewer(deps.rules.current(), viewer, request.params.integration);
     // The key an action just issued, shown by this page once: the flash is cleared as it is read.
     const flash = await flashes.take(request);
-    return showIntegration(reply, integration, { issued: flash?.issued ?? null }, parseRange(request.query.range));
+    return showIntegration(reply, integration, { issued: flash?.issued ?? null }, request.query.range);
   });
 
   consoleActions(app, { ...migration, rules: deps.rules }, { signedIn, showIntegration, confirm, flash: flashes });

@@ -1,5 +1,6 @@
 // The integration page's drain chart: a legacy bot's calls appear in the SVG and its figures table,
-// per hour (7 days) and per day (30 days), chosen by a plain link (?range=).
+// per hour (24 hours, 7 days) and per day (30 days), chosen by a plain link (?range=); without one, the
+// shortest range that covers the calls; the figures listed beside it, unfolded.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startGateway, type Gateway } from '../helper.js';
 import { addUser, consoleClient, type ConsoleClient } from '../support/console.js';
@@ -34,6 +35,9 @@ describe('drain chart on the integration page', () => {
     expect(page.body).toMatch(/<svg class="chart" role="img" aria-labelledby="chart-title chart-desc"/);
     expect(page.body).toContain('legacy calls stayed at 0/day');
     expect(page.body).not.toContain('class="mark-legacy" data-key');
+    // No call at all: the 7-day view, its table saying so.
+    expect(page.body).toContain('<strong aria-current="page">last 7 days, per hour</strong>');
+    expect(page.body).toContain('No call in this range.');
   });
 
   it("counts a legacy bot's calls in the current hour and the current day", async () => {
@@ -42,23 +46,35 @@ describe('drain chart on the integration page', () => {
       const res = await gw.app.inject({ method: 'GET', url: '/api/bots/api/boards/', headers: { 'x-bot-api-key': LEGACY_KEY } });
       expect(res.statusCode).toBe(200);
     }
-    const hourly = (await team.get(PAGE)).body;
+    // Calls only in the last hour: the default is the 24-hour view, not one pixel of the 7-day one.
+    const fresh = (await team.get(PAGE)).body;
+    expect(fresh).toContain('<strong aria-current="page">last 24 hours, per hour</strong>');
+    expect(fresh.match(/class="mark-legacy" data-key=/g)).toHaveLength(1);
+    expect(figures(fresh, at.slice(0, 13))).toEqual({ legacy: 4, v1: 0 });
+    expect(fresh).toContain('4 legacy call(s) and 0 v1 call(s) in all');
+    // The figures table is not folded: only the hours with a call, counted in its caption.
+    expect(fresh).not.toContain('<details>');
+    expect(fresh).toContain('(1 of 24); the others had none.');
+
+    const hourly = (await team.get(`${PAGE}?range=7d`)).body;
     expect(figures(hourly, at.slice(0, 13))).toEqual({ legacy: 4, v1: 0 });
     expect(hourly).toMatch(new RegExp(`class="mark-legacy" data-key="${at.slice(0, 13)}"[^>]*><title>[^<]*: 4 legacy call\\(s\\)</title>`));
     expect(hourly).toContain('<strong aria-current="page">last 7 days, per hour</strong>');
-    expect(hourly.match(/<tr data-key=/g)).toHaveLength(168);
+    expect(hourly.match(/<tr data-key=/g)).toHaveLength(1);
+    expect(hourly).toContain('(1 of 168)');
 
     const daily = (await team.get(`${PAGE}?range=30d`)).body;
     expect(figures(daily, at.slice(0, 10))).toEqual({ legacy: 4, v1: 0 });
-    expect(daily.match(/<tr data-key=/g)).toHaveLength(30);
+    expect(daily.match(/<tr data-key=/g)).toHaveLength(1);
+    expect(daily).toContain('(1 of 30)');
     expect(daily).toContain('<a href="?range=7d#chart-heading">last 7 days, per hour</a>');
     expect(daily).toContain('legacy calls rose from 0/day to 4/day');
   });
 
-  it('takes an unknown range as the 7-day one, not as an error', async () => {
+  it('takes an unknown range as none named, not as an error: the range that covers the calls', async () => {
     const page = await team.get(`${PAGE}?range=year`);
     expect(page.statusCode).toBe(200);
-    expect(page.body.match(/<tr data-key=/g)).toHaveLength(168);
+    expect(page.body).toContain('<strong aria-current="page">last 24 hours, per hour</strong>');
   });
 });
 

@@ -1,6 +1,6 @@
 // The drain chart's building: UTC buckets per hour and per day, zero-filling, the scale, the description.
 import { describe, expect, it } from 'vitest';
-import { bucketUsage, chartModel, describeTrend, niceMax, rangeStartHour } from '../../src/console/chart.js';
+import { bucketUsage, chartModel, defaultRange, describeTrend, niceMax, rangeStartHour } from '../../src/console/chart.js';
 
 const NOW = new Date('2026-03-10T14:25:00Z');
 
@@ -69,5 +69,18 @@ describe('drain chart', () => {
     );
     expect(describeTrend(b, '30d')).toBe('Over the last 30 days, per day: legacy calls fell from 120/day to 4/day; v1 calls rose from 0/day to 90/day (first day against the latest).');
     expect(describeTrend(bucketUsage([], '7d', NOW), '7d')).toContain('legacy calls stayed at 0/day');
+  });
+
+  it('picks the shortest range that covers the first call, at least a day; the 7-day view without any call', () => {
+    const at = (hour: string, calls = 1) => ({ hour, interface: 'legacy' as const, calls });
+    expect(defaultRange([], NOW)).toBe('7d');
+    expect(defaultRange([at('2026-03-03T10', 0)], NOW)).toBe('7d');
+    expect(defaultRange([at('2026-03-10T14')], NOW)).toBe('24h');
+    expect(defaultRange([at('2026-03-09T15'), at('2026-03-10T14')], NOW)).toBe('24h');
+    expect(defaultRange([at('2026-03-09T14'), at('2026-03-10T14')], NOW)).toBe('7d');
+    expect(defaultRange([at('2026-02-20T00')], NOW)).toBe('30d');
+    const m = chartModel(bucketUsage([at('2026-03-10T14', 3)], '24h', NOW), '24h');
+    expect(m.points).toHaveLength(24);
+    expect(m.xTicks.map((t) => t.label)).toEqual(['20:00', '02:00', '08:00', '14:00']);
   });
 });

@@ -48,6 +48,13 @@ describe('integrations overview', () => {
     expect(page.body).toContain('no v1 key has been issued yet');
     expect(page.body).toMatch(/data-testid="fleet-legacy-share">100\.0 %</);
     expect(page.body).toMatch(/data-testid="fleet-total">3</);
+    // The bot with its legacy key imported is under way; the two with no key at all have not started.
+    expect(page.body).toMatch(/data-testid="fleet-not-started">2</);
+    expect(page.body).toMatch(/data-testid="fleet-legacy">1</);
+    expect(page.body.match(/data-testid="not-started">not started</g)).toHaveLength(2);
+    // The sunset date its rules set, and "not set" where they set none.
+    expect(row).toMatchObject({ sunset: '2027-03-01' });
+    expect(rowsOf(page.body).get('smile-dental:booking-form')).toMatchObject({ sunset: 'not set' });
   });
 
   it('filters and sorts by query parameters, without script', async () => {
@@ -88,7 +95,11 @@ describe('integrations overview', () => {
     expect(res.headers.location).toBe('/console/integrations/brightpath%3Atelegram-bot');
     const audit = (await gw.admin('GET', '/admin/v1/integrations/brightpath:telegram-bot/audit')).json<{ items: { action: string; actor: string }[] }>().items;
     expect(audit[0]).toMatchObject({ actor: 'dilnoza' });
-    expect((await team.get(page)).body).toMatch(/data-col="actor">dilnoza</);
+    const shown = (await team.get(page)).body;
+    expect(shown).toMatch(/data-col="actor">dilnoza</);
+    // The action in words, and the page's sunset date from the rules.
+    expect(shown).toContain('data-action="legacy_leads_linked">Legacy leads linked<');
+    expect(shown).toContain('data-testid="sunset">2027-03-01<');
   });
 
   it('escapes what it shows: markup in a query comes back as text', async () => {
