@@ -10,10 +10,11 @@ import { applyStoredAnswers, EXAMPLE_VALUE_CHARS, UNMAPPED_ANSWERS_SCANNED, UNMA
 import { APPLY_STORED_MAX, type UnmappedApplication } from '../answers/engine.js';
 import { listReview } from '../migration/reads.js';
 import { integrationForViewer } from './overview.js';
+import { ConsoleIntegrationParamsSchema } from './schemas.js';
+import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { render } from './pages.js';
 import type { Viewer } from './users.js';
 
-const hidden = { schema: { hide: true } };
 /** Submissions needing review listed, newest first (the admin API's GET .../review pages further). */
 export const REVIEW_ITEMS_SHOWN = 100;
 
@@ -29,8 +30,9 @@ function appliedSummary(report: UnmappedApplication) {
 }
 
 export function answerRoutes(app: FastifyInstance, deps: { store: Store; rules: RulesHolder }, h: Helpers): void {
-  const integrationOf = (request: FastifyRequest, viewer: Viewer) =>
-    integrationForViewer(deps.rules.current(), viewer, (request.params as { integration: string }).integration);
+  const routes = app.withTypeProvider<ZodTypeProvider>();
+  const withParams = { schema: { hide: true, params: ConsoleIntegrationParamsSchema } };
+  const integrationOf = (request: { params: { integration: string } }, viewer: Viewer) => integrationForViewer(deps.rules.current(), viewer, request.params.integration);
 
   async function showAnswers(reply: FastifyReply, integration: Integration, applied: ReturnType<typeof appliedSummary> | null = null) {
     const { keys, totalKeys, capped, notKept } = await unmappedAnswerKeys(deps.store, integration);
@@ -47,7 +49,7 @@ export function answerRoutes(app: FastifyInstance, deps: { store: Store; rules: 
     return render(reply, 'answers', { title: `Unmapped answers · ${integration.name}`, integration, keys, totalKeys, capped, notKept, limits, applied });
   }
 
-  app.get('/console/integrations/:integration/answers', hidden, async (request, reply) => {
+  routes.get('/console/integrations/:integration/answers', withParams, async (request, reply) => {
     const viewer = h.signedIn(request, reply);
     if (viewer === null) return reply;
     return showAnswers(reply, integrationOf(request, viewer));
@@ -55,7 +57,7 @@ export function answerRoutes(app: FastifyInstance, deps: { store: Store; rules: 
 
   // Applying maps nothing new: it takes the stored answers through the mapping the workspace's rules
   // already have, so a workspace owner may do it for their own integrations (audited under their name).
-  app.post('/console/integrations/:integration/answers/apply', hidden, async (request, reply) => {
+  routes.post('/console/integrations/:integration/answers/apply', withParams, async (request, reply) => {
     const viewer = h.signedIn(request, reply)!;
     const integration = integrationOf(request, viewer);
     const report = await applyStoredAnswers(deps.store, integration, { actor: viewer.name });
@@ -63,7 +65,7 @@ export function answerRoutes(app: FastifyInstance, deps: { store: Store; rules: 
     return showAnswers(reply, integration, appliedSummary(report));
   });
 
-  app.get('/console/integrations/:integration/review', hidden, async (request, reply) => {
+  routes.get('/console/integrations/:integration/review', withParams, async (request, reply) => {
     const viewer = h.signedIn(request, reply);
     if (viewer === null) return reply;
     const integration = integrationOf(request, viewer);

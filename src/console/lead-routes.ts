@@ -1,6 +1,8 @@
 // The leads browser: a workspace's leads filtered by integration, stage and custom field values (the
 // admin API's listLeads, the same filters), and a lead's page with each field's value and who wrote it.
 // A workspace owner's queries are held to their workspace; another workspace's lead is a 404.
+import type { ZodTypeProvider } from 'fastify-type-provider-zod';
+import { ConsoleLeadParamsSchema } from './schemas.js';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import { AppError } from '../errors.js';
@@ -112,10 +114,10 @@ export function leadRoutes(app: FastifyInstance, deps: { store: Store; rules: Ru
     return render(reply, 'leads', { ...page, items: result.items, nextHref: result.next_before === null ? null : nextPage(ws, query, filters, result.next_before), error: null });
   });
 
-  app.get('/console/leads/:id', hidden, async (request, reply) => {
+  app.withTypeProvider<ZodTypeProvider>().get('/console/leads/:id', { schema: { hide: true, params: ConsoleLeadParamsSchema } }, async (request, reply) => {
     const viewer = h.signedIn(request, reply);
     if (viewer === null) return reply;
-    const id = (request.params as { id: string }).id;
+    const id = request.params.id;
     const rules = deps.rules.current();
     const found = await deps.store.read(async (r) => {
       const lead = await r.leads.get(id);

@@ -1,11 +1,13 @@
 // The console's route parameters and queries as zod schemas, validated by the app's validator like every
 // other route's: a malformed one is the console's 400 page before any handler runs.
 import { z } from 'zod';
-import { IntegrationParamsSchema, KeyParamsSchema } from '../admin/schemas.js';
+import { IntegrationParamsSchema, KeyParamsSchema, LeadParamsSchema } from '../admin/schemas.js';
 import { CHART_RANGES } from './chart.js';
 
 /** An integration by id or handle, as in the admin API's paths. */
 export const ConsoleIntegrationParamsSchema = IntegrationParamsSchema;
+/** A lead by its id (a uuid), as in the admin API's lead paths. */
+export const ConsoleLeadParamsSchema = LeadParamsSchema;
 /** One key of an integration (its id), as in the admin API's revoke path. */
 export const ConsoleKeyParamsSchema = KeyParamsSchema;
 

@@ -139,6 +139,18 @@ describe('unmapped answer keys', () => {
     expect(leadPage.body).toMatch(/<th scope="row">English level<\/th><td data-col="value">B2<\/td><td>integration: brightpath:telegram-bot<\/td>/);
   });
 
+  it('prints a date-time value in the console\'s one format, and refuses a lead id that is no uuid with the 400 page', async () => {
+    const { id } = await newLead();
+    const set = await gw.admin('PUT', `/admin/v1/leads/${id}/fields/call_back_at`, { value: '2026-11-20T09:30:00Z', written_by: { kind: 'employee', ref: 'jasur' } });
+    expect(set.statusCode, set.body).toBe(200);
+    const page = (await owner.get(`/console/leads/${id}`)).body;
+    expect(page).toMatch(/<th scope="row">Call back at<\/th><td data-col="value">2026-11-20 09:30 UTC<\/td>/);
+    expect(page).not.toMatch(/\d{4}-\d\d-\d\dT\d\d:\d\d/);
+    const bad = await owner.get('/console/leads/not-a-lead');
+    expect(bad.statusCode).toBe(400);
+    expect(bad.body).toContain('data-code="bad-request"');
+  });
+
   it("holds another workspace's owner out of the pages and the action (404), and a signed-out POST changes nothing", async () => {
     for (const path of [ANSWERS, `/console/integrations/${HANDLE}/review`]) expect((await otherOwner.get(path)).statusCode).toBe(404);
     expect((await otherOwner.post(`${ANSWERS}/apply`, {}, '/console/integrations')).statusCode).toBe(404);

@@ -93,10 +93,10 @@ describe.skipIf(chromiumPath === null)('the console every day, in Chromium', () 
     // Revoking the legacy key names what it cuts off; its button looks unlike a harmless one.
     const revoke = page.getByRole('button', { name: /^Revoke key lgbot_|^Revoke key / }).first();
     expect(await revoke.getAttribute('class')).toBe('destructive');
-    const colours = await page.evaluate(() => {
-      const style = (selector: string) => getComputedStyle(document.querySelector(selector)!);
-      return { destructive: style('button.destructive').color, harmless: style('button:not(.destructive)').color };
-    });
+    // Computed in the page (a string: the test's own TypeScript has no DOM types).
+    const colours = (await page.evaluate(
+      `({ destructive: getComputedStyle(document.querySelector('button.destructive')).color, harmless: getComputedStyle(document.querySelector('button:not(.destructive)')).color })`,
+    )) as { destructive: string; harmless: string };
     expect(colours.destructive).not.toBe(colours.harmless);
     await page.getByRole('button', { name: 'Renew: revoke every key and issue one v1 key…' }).click();
     expect(await page.getByTestId('consequence').innerText()).toContain('the legacy bot is cut off');

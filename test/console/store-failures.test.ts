@@ -112,8 +112,8 @@ describe('control characters in a console reason', () => {
     }
     expect(await audit()).toEqual(before);
     const ok = await team.post(`${PAGE}/keys/issue`, { reason: 'plain words' }, PAGE);
-    expect(ok.statusCode).toBe(200);
-    const issued = /id="issued-key"[^>]*value="([^"]+)"/.exec(ok.body)?.[1];
+    expect(ok.statusCode).toBe(303);
+    const issued = /id="issued-key"[^>]*value="([^"]+)"/.exec((await team.get(ok.headers.location as string)).body)?.[1];
     if (issued) gw.secrets.add(issued);
     expect((await audit())[0]).toMatchObject({ action: 'v1_key_issued', reason: 'plain words' });
   });
