@@ -133,7 +133,7 @@ export function consoleActions(app: FastifyInstance, deps: MigrationDeps & { rul
       }, fields);
     }
     const issued = await issueV1Key(deps, integration, { actor: viewer.name, reason: reasonOf(fields) });
-    await h.flash.put(request, { issued: { secret: issued.secret, prefix: issued.key.prefix, heading: 'The new v1 key' } });
+    await h.flash.put(request, { integration: integration.id, issued: { secret: issued.secret, prefix: issued.key.prefix, heading: 'The new v1 key' } });
     return back(reply, integration);
   });
 
@@ -150,7 +150,7 @@ export function consoleActions(app: FastifyInstance, deps: MigrationDeps & { rul
       }, fields);
     }
     const renewed = await renewKeys(deps, integration, { actor: viewer.name, reason: reasonOf(fields) });
-    await h.flash.put(request, { issued: { secret: renewed.secret, prefix: renewed.key.prefix, heading: `Keys renewed: ${renewed.revoked} key(s) revoked, this new v1 key issued` } });
+    await h.flash.put(request, { integration: integration.id, issued: { secret: renewed.secret, prefix: renewed.key.prefix, heading: `Keys renewed: ${renewed.revoked} key(s) revoked, this new v1 key issued` } });
     return back(reply, integration);
   });
 

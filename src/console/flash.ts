@@ -11,6 +11,8 @@ import { idHash } from './session-store.js';
 
 /** What a flash may carry: a key just issued, with the heading that says how it came. */
 export const FlashSchema = z.object({
+  /** The integration (its id) whose page shows it: another integration's page leaves it waiting. */
+  integration: z.string(),
   issued: z.object({ secret: z.string(), prefix: z.string(), heading: z.string() }).optional(),
 });
 export type Flash = z.infer<typeof FlashSchema>;

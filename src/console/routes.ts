@@ -160,9 +160,12 @@ export function consoleRoutes(app: FastifyInstance, deps: RouteDeps): void {
     const viewer = signedIn(request, reply);
     if (viewer === null) return reply;
     const integration = integrationForViewer(deps.rules.current(), viewer, request.params.integration);
-    // The key an action just issued, shown by this page once: the flash is cleared as it is read.
+    // The key an action just issued, shown by this page once: the flash is cleared as it is read. One
+    // for another integration (a second tab opened before the redirect was followed) is put back for it.
     const flash = await flashes.take(request);
-    return showIntegration(reply, integration, { issued: flash?.issued ?? null }, request.query.range);
+    const mine = flash !== null && flash.integration === integration.id;
+    if (flash !== null && !mine) await flashes.put(request, flash);
+    return showIntegration(reply, integration, { issued: mine ? (flash.issued ?? null) : null }, request.query.range);
   });
 
   consoleActions(app, { ...migration, rules: deps.rules }, { signedIn, showIntegration, confirm, flash: flashes });

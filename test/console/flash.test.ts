@@ -33,8 +33,9 @@ describe('the one-time key of a console session', () => {
     const waiting = (await flashes()).filter((f) => f !== null);
     expect(waiting).toHaveLength(1);
 
-    // Another person's session is not shown it.
+    // Another person's session is not shown it, nor is another integration's page.
     expect((await colleague.get(PAGE)).body).not.toContain('id="issued-key"');
+    expect((await team.get('/console/integrations/brightpath:telegram-bot')).body).not.toContain('id="issued-key"');
     const shown = await team.get(res.headers.location as string);
     const key = keyFrom(shown.body)!;
     gw.secrets.add(key);
