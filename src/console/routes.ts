@@ -131,10 +131,10 @@ export function consoleRoutes(app: FastifyInstance, deps: RouteDeps): void {
     return reply.clearCookie(deps.cookies.session, { path: deps.cookies.path, secure: deps.secureCookies, httpOnly: true, sameSite: 'lax' }).redirect(SIGN_IN, 303);
   });
 
-  app.get(OVERVIEW, hidden, async (request, reply) => {
+  routes.get(OVERVIEW, { schema: { hide: true, querystring: OverviewQuerySchema } }, async (request, reply) => {
     const viewer = signedIn(request, reply);
     if (viewer === null) return reply;
-    const query = OverviewQuerySchema.parse(request.query ?? {});
+    const query = request.query;
     const { rows, fleet } = await integrationsOverview({ ...migration, rules: deps.rules.current() }, viewer, query);
     const workspaces = [...deps.rules.current().workspaces.values()].filter((w) => viewer.workspace === null || w.slug === viewer.workspace);
     return render(reply, 'integrations', { title: 'Integrations', rows, fleet, query, workspaces, columns: SORT_COLUMNS });
