@@ -11,15 +11,51 @@ import { RulesError, createRulesHolder } from './rules/loader.js';
 import { shareRules } from './rules/replicas.js';
 import { openSharedLimiters } from './rate-limit/shared-limiter.js';
 import { nameCollisions } from './admin/credentials.js';
+import { VERSION } from './version.js';
 
 /** Start-up failed for a reason its message tells an operator in full (no stack). */
 class StartupError extends Error {}
+
+/** The command line was wrong (an unknown option, a value where none is taken): one line, exit 2. */
+class UsageError extends Error {}
+
+const USAGE = `Usage: node dist/main.js [--demo] [--help] [--version]
+
+Runs the lead-gateway server; its configuration comes from the environment and a .env file in the
+working directory (README.md, "Configuration"). The service team's tool is the lead-gateway CLI.
+
+Options:
+  --demo      demo mode: the example rules' keys and an admin token, printed at start (never in production)
+  --help      print this and exit
+  --version   print the version and exit
+
+Signals: SIGTERM/SIGINT stop after the requests in flight, SIGHUP reloads the rules.`;
+
+/** The command line: --demo, or --help / --version (printed, exit 0). Anything else is a usage error. */
+function readArguments(argv: string[]): { demo: boolean } | 'done' {
+  let values: { demo?: boolean; help?: boolean; version?: boolean };
+  try {
+    ({ values } = parseArgs({
+      args: argv,
+      options: { demo: { type: 'boolean', default: false }, help: { type: 'boolean', short: 'h' }, version: { type: 'boolean' } },
+      strict: true,
+    }));
+  } catch (error) {
+    // node:util's messages are one line save for a hint to use '--'; the first line names the option.
+    throw new UsageError(`${(error as Error).message.split('\n')[0]} (node dist/main.js --help for usage)`);
+  }
+  if (values.help) console.log(USAGE);
+  else if (values.version) console.log(`lead-gateway ${VERSION}`);
+  else return { demo: values.demo ?? false };
+  return 'done';
+}
 
 /** How long SIGTERM waits for in-flight requests before closing the connections left. */
 const DRAIN_DEADLINE_MS = 10_000;
 
 async function main(): Promise<void> {
-  const { values } = parseArgs({ options: { demo: { type: 'boolean', default: false } }, strict: true });
+  const values = readArguments(process.argv.slice(2));
+  if (values === 'done') return;
   const { env, file, fromFile } = withEnvFile({ ...process.env });
   if (values.demo) env.DEMO_MODE = 'true';
   const config = parseConfig(env, { file, fromFile });
@@ -85,7 +121,7 @@ async function main(): Promise<void> {
   process.on('SIGHUP', () => void sharedRules.reloadHere('SIGHUP'));
 
   const address = await app.listen({ port: config.port, host: config.host });
-  logger.info({ address, database, engine: store.engine, rules: config.rulesDir, rules_version: rules.version().version, demo: config.demo, connections: config.connections }, 'lead-gateway listening');
+  logger.info({ address, version: VERSION, database, engine: store.engine, rules: config.rulesDir, rules_version: rules.version().version, demo: config.demo, connections: config.connections }, 'lead-gateway listening');
   if (demo) console.log(demoBanner(address, demo, config.adminToken!));
 }
 
@@ -117,6 +153,10 @@ function demoBanner(address: string, demo: DemoCredentials, adminToken: string):
 }
 
 main().catch((error: unknown) => {
+  if (error instanceof UsageError) {
+    console.error(error.message);
+    process.exit(2);
+  }
   if (error instanceof ConfigError || error instanceof RulesError || error instanceof StartupError) {
     console.error(error.message);
   } else if ((error as NodeJS.ErrnoException).code === 'EADDRINUSE') {

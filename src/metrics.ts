@@ -3,6 +3,7 @@ import type { FastifyInstance } from 'fastify';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import type { RulesHolder } from './rules/loader.js';
 import type { RulesAcrossReplicas } from './rules/replicas.js';
+import { VERSION } from './version.js';
 
 export interface Metrics {
   registry: Registry;
@@ -20,7 +21,15 @@ export interface Metrics {
 
 export function createMetrics(): Metrics {
   const registry = new Registry();
-  collectDefaultMetrics({ register: registry, prefix: 'lead_gateway_' });
+  // The process's own series under their standard names (process_*, nodejs_*), which stock dashboards
+  // and alerts expect; the gateway's series keep the lead_gateway_ prefix (docs/operations.md#metrics-and-alerts).
+  collectDefaultMetrics({ register: registry });
+  new Gauge({
+    name: 'lead_gateway_build_info',
+    help: 'The release and the Node.js version this process runs, as labels; always 1',
+    labelNames: ['version', 'node'],
+    registers: [registry],
+  }).set({ version: VERSION, node: process.versions.node }, 1);
   const seconds = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
   return {
     registry,

@@ -1,4 +1,6 @@
 // GET /metrics: Prometheus text with requests, events by outcome, answers by result, legacy calls.
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startGateway, type Gateway } from './helper.js';
 
@@ -38,7 +40,16 @@ describe('metrics', () => {
     expect(value(text, 'lead_gateway_answers_total{result="unmapped"}')).toBe(1);
     expect(value(text, 'lead_gateway_legacy_calls_total{integration="brightpath:telegram-bot",route="GET /api/bots/api/statuses/"}')).toBe(1);
     expect(text).toMatch(/lead_gateway_http_request_duration_seconds_bucket\{le="0\.005",method="POST",route="\/api\/integrations\/v1\/leads\/"\}/);
-    expect(text).toMatch(/^lead_gateway_process_resident_memory_bytes \d+/m);
+  });
+
+  it('publishes the process series under their standard names and the release in lead_gateway_build_info', async () => {
+    const text = await metrics();
+    expect(text).toMatch(/^process_cpu_user_seconds_total \d/m);
+    expect(text).toMatch(/^process_resident_memory_bytes \d+/m);
+    expect(text).toMatch(/^nodejs_eventloop_lag_seconds \d/m);
+    expect(text).not.toMatch(/lead_gateway_process_|lead_gateway_nodejs_/);
+    const { version } = JSON.parse(readFileSync(join(import.meta.dirname, '..', 'package.json'), 'utf8')) as { version: string };
+    expect(value(text, `lead_gateway_build_info{version="${version}",node="${process.versions.node}"}`)).toBe(1);
   });
 
   it('labels unknown paths as unmatched, never with the raw URL', async () => {

@@ -17,6 +17,7 @@ import { registerSchemaCommands } from './schema.js';
 import { registerMigrationCommands } from './migration.js';
 import { registerAdminTokenCommands } from './admin-tokens.js';
 import type { CommandDeps } from './command-deps.js';
+import { VERSION } from '../version.js';
 
 interface GlobalOptions {
   database: string;
@@ -56,6 +57,7 @@ function createProgram(): Command {
   const { env } = withEnvFile({ ...process.env });
   const program = new Command('lead-gateway')
     .description("Keys and migration state of lead-gateway integrations (the service team's tool).")
+    .version(`lead-gateway ${VERSION}`, '--version', 'print the version and exit')
     .option('--database <path>', 'SQLite file of the gateway', env.DATABASE_PATH || 'data/lead-gateway.db')
     .option('--database-url <url>', 'PostgreSQL database of the gateway (instead of a SQLite file)', env.DATABASE_URL || undefined)
     .option('--url <base-url>', 'a running gateway instead, over its admin API; token from LEAD_GATEWAY_ADMIN_TOKEN (or ADMIN_TOKEN)', env.LEAD_GATEWAY_URL || undefined)

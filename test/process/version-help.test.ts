@@ -1,0 +1,45 @@
+// --version and --help of the server and the CLI print and exit 0; an unknown option is one line, exit 2.
+import { spawnSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+
+const ROOT = join(import.meta.dirname, '..', '..');
+const { version } = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { version: string };
+
+// No ADMIN_TOKEN and no database: --version and --help must answer before the configuration is read.
+const run = (entry: string, ...args: string[]) => {
+  const result = spawnSync(process.execPath, ['--import', 'tsx', entry, ...args], {
+    cwd: ROOT,
+    env: { PATH: process.env.PATH ?? '/usr/bin:/bin', DATABASE_PATH: '/nonexistent/gateway.db' },
+    encoding: 'utf8',
+    timeout: 20_000,
+  });
+  return { code: result.status, out: result.stdout, err: result.stderr };
+};
+
+describe.each([
+  ['the server', 'src/main.ts', /^Usage: node dist\/main\.js/m],
+  ['the CLI', 'src/cli/main.ts', /^Usage: lead-gateway \[options\] \[command\]/m],
+])('%s', { timeout: 60_000 }, (_name, entry, usage) => {
+  it('prints its version with --version, exit 0', () => {
+    const result = run(entry, '--version');
+    expect(result).toMatchObject({ code: 0, err: '' });
+    expect(result.out).toBe(`lead-gateway ${version}\n`);
+  });
+
+  it('prints its usage with --help, exit 0', () => {
+    const result = run(entry, '--help');
+    expect(result.code).toBe(0);
+    expect(result.out).toMatch(usage);
+    expect(result.out).toContain('--version');
+  });
+
+  it('refuses an unknown option naming it, exit 2, without a stack', () => {
+    const result = run(entry, '--no-such-option');
+    expect(result.code).toBe(2);
+    expect(result.err).toMatch(/^(error: )?unknown option '--no-such-option'/im);
+    expect(result.err).not.toMatch(/\n\s+at |ERR_PARSE_ARGS/);
+    expect(result.out).toBe('');
+  });
+});
