@@ -282,15 +282,62 @@ export function withEnvFile(env: Record<string, string | undefined>, path = '.en
 }
 
 /**
+ * The secrets that may come from a file instead, as container platforms and systemd mount them
+ * (docker secrets under /run/secrets, systemd's LoadCredential= under $CREDENTIALS_DIRECTORY): `X_FILE`
+ * names the file, whose content is X with one trailing newline dropped.
+ */
+export const SECRET_FILE_VARIABLES = ['ADMIN_TOKEN', 'CONSOLE_SECRET', 'DATABASE_URL'] as const;
+
+/** The environment with each `X_FILE` read into X; the problems name the variable and path, never the content. */
+export function withSecretFiles(env: Record<string, string | undefined>): { env: Record<string, string | undefined>; problems: string[]; fromFiles: ReadonlySet<string> } {
+  const out = { ...env };
+  const problems: string[] = [];
+  const fromFiles = new Set<string>();
+  for (const name of SECRET_FILE_VARIABLES) {
+    const path = env[`${name}_FILE`];
+    if (path === undefined || path === '') continue;
+    // Two sources for one secret: which one wins would be a guess, so neither does.
+    if (env[name] !== undefined && env[name] !== '') {
+      problems.push(`${name}_FILE and ${name} are both set: set one (the file for a mounted secret)`);
+      continue;
+    }
+    let content: string;
+    try {
+      content = readFileSync(path, 'utf8');
+    } catch (error) {
+      const code = (error as NodeJS.ErrnoException).code ?? (error as Error).message;
+      problems.push(`${name}_FILE: cannot read ${path} (${code})`);
+      continue;
+    }
+    // `echo secret > file` adds a newline; anything else in the file is the secret's own.
+    const value = content.replace(/\r?\n$/, '');
+    if (value === '') {
+      problems.push(`${name}_FILE: ${path} is empty`);
+      continue;
+    }
+    out[name] = value;
+    fromFiles.add(name);
+  }
+  return { env: out, problems, fromFiles };
+}
+
+/**
  * Parses environment-style variables; throws a ConfigError that lists every bad value, saying which
  * ones were read from the `.env` file.
  */
-export function parseConfig(env: Record<string, string | undefined>, source?: Pick<EnvWithFile, 'file' | 'fromFile'>): Config {
+export function parseConfig(given: Record<string, string | undefined>, source?: Pick<EnvWithFile, 'file' | 'fromFile'>): Config {
+  const secrets = withSecretFiles(given);
+  const env = secrets.env;
   const picked = Object.fromEntries(
     Object.keys(ConfigSchema.shape).map((key) => [key, env[key] === '' ? undefined : env[key]]),
   );
   const result = ConfigSchema.safeParse(picked);
-  const issues = result.success ? [] : result.error.issues.map((issue) => ({ name: issue.path.join('.'), message: issue.message }));
+  // A secret whose file could not be read is reported once, as its file's problem, not again as missing.
+  const unread = new Set(SECRET_FILE_VARIABLES.filter((name) => env[`${name}_FILE`] && !secrets.fromFiles.has(name)));
+  const issues = [
+    ...secrets.problems.map((problem) => ({ name: null, message: problem })),
+    ...(result.success ? [] : result.error.issues.map((issue) => ({ name: issue.path.join('.') as string | null, message: issue.message })).filter(({ name }) => !unread.has(name as never))),
+  ];
   // Which database a process writes to must never be a guess between two settings.
   if (picked.DATABASE_URL !== undefined && picked.DATABASE_PATH !== undefined) {
     issues.push({ name: 'DATABASE_URL', message: 'and DATABASE_PATH are both set: set DATABASE_URL for PostgreSQL or DATABASE_PATH for SQLite, not both' });
@@ -298,7 +345,8 @@ export function parseConfig(env: Record<string, string | undefined>, source?: Pi
   if (!result.success || issues.length > 0) {
     throw new ConfigError(
       issues.map(({ name, message }) => {
-        const where = source?.file && source.fromFile.has(name) ? ` (set in ${source.file})` : '';
+        if (name === null) return message;
+        const where = secrets.fromFiles.has(name) ? ` (read from ${name}_FILE)` : source?.file && source.fromFile.has(name) ? ` (set in ${source.file})` : '';
         return `${name || '(environment)'} ${message}${where}`;
       }),
     );

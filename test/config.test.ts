@@ -1,5 +1,8 @@
 // The configuration schema: defaults, every bad value named at once, the admin token rule.
-import { describe, expect, it } from 'vitest';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
 import { ConfigError, DEMO_ADMIN_TOKEN, parseConfig } from '../src/config.js';
 
 const token = 'a-production-admin-token-of-32-chars';
@@ -143,3 +146,65 @@ describe('parseConfig', () => {
     }
   });
 });
+
+describe('secrets from files (X_FILE)', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'lead-gateway-secrets-'));
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+  const secretFile = (name: string, content: string) => {
+    const path = join(dir, name);
+    writeFileSync(path, content, { mode: 0o600 });
+    return path;
+  };
+  const consoleSecret = 'a-console-secret-of-32-characters-xyz';
+  const databaseUrl = 'postgres://gateway:s3cret-from-a-file@db.internal:5432/gateway';
+
+  it('reads ADMIN_TOKEN_FILE, CONSOLE_SECRET_FILE and DATABASE_URL_FILE, dropping one trailing newline', () => {
+    const config = parseConfig({
+      ADMIN_TOKEN_FILE: secretFile('admin_token', `${token}\n`),
+      CONSOLE_SECRET_FILE: secretFile('console_secret', `${consoleSecret}\r\n`),
+      DATABASE_URL_FILE: secretFile('database_url', databaseUrl),
+    });
+    expect(config.adminToken).toBe(token);
+    expect(config.console?.secret).toBe(consoleSecret);
+    expect(config.databaseUrl).toBe(databaseUrl);
+  });
+
+  it('keeps everything but the last newline: a secret with a space or a second newline is taken as written', () => {
+    expect(parseConfig({ ADMIN_TOKEN_FILE: secretFile('spaced', ` ${token}\n\n`) }).adminToken).toBe(` ${token}\n`);
+  });
+
+  it('refuses a variable set both ways, naming both and neither value', () => {
+    const error = catchConfigError({ ADMIN_TOKEN: token, ADMIN_TOKEN_FILE: secretFile('twice', token) });
+    expect(error.problems).toEqual(['ADMIN_TOKEN_FILE and ADMIN_TOKEN are both set: set one (the file for a mounted secret)']);
+    expect(error.message).not.toContain(token);
+  });
+
+  it('names the variable and the path of a file that is missing, unreadable or empty, in one line each, without the content', () => {
+    const missing = join(dir, 'no-such-file');
+    const folder = join(dir, 'a-folder');
+    mkdirSync(folder);
+    const error = catchConfigError({ ADMIN_TOKEN_FILE: missing, DATABASE_URL_FILE: folder, CONSOLE_SECRET_FILE: secretFile('empty', '\n') });
+    expect(error.problems).toEqual([
+      `ADMIN_TOKEN_FILE: cannot read ${missing} (ENOENT)`,
+      `CONSOLE_SECRET_FILE: ${join(dir, 'empty')} is empty`,
+      `DATABASE_URL_FILE: cannot read ${folder} (EISDIR)`,
+    ]);
+  });
+
+  it('checks a value read from a file as any other, saying where it came from and never printing it', () => {
+    const weak = 'short-token-from-a-file';
+    const error = catchConfigError({ ADMIN_TOKEN_FILE: secretFile('weak', `${weak}\n`) });
+    expect(error.problems).toEqual([expect.stringMatching(/^ADMIN_TOKEN must be at least 32 characters .* \(read from ADMIN_TOKEN_FILE\)$/)]);
+    expect(error.message).not.toContain(weak);
+  });
+});
+
+function catchConfigError(env: Record<string, string>): ConfigError {
+  try {
+    parseConfig(env);
+  } catch (error) {
+    if (error instanceof ConfigError) return error;
+    throw error;
+  }
+  throw new Error('parseConfig accepted the configuration');
+}

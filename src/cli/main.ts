@@ -5,12 +5,12 @@ import { userInfo } from 'node:os';
 import { Command, InvalidArgumentError } from 'commander';
 import type { StoreOptions } from '../store/open-store.js';
 import { HELP_AFTER } from './human.js';
-import { withEnvFile } from '../config.js';
+import { withEnvFile, withSecretFiles } from '../config.js';
 import type { Backend } from './backend.js';
 import { databaseBackend, openDatabase, type Context } from './database-backend.js';
 import { apiBackend } from './api-backend.js';
 import { ADMIN_REQUEST_TIMEOUT_MS, adminClient, adminTokenFrom, gatewayBase } from './admin-client.js';
-import { UsageError, exitFor } from './exit.js';
+import { EnvironmentError, UsageError, exitFor } from './exit.js';
 import { registerCopyCommand } from './copy.js';
 import { registerUserCommands } from './users.js';
 import { registerSchemaCommands } from './schema.js';
@@ -54,7 +54,10 @@ function hasPassword(url: string): boolean {
 
 function createProgram(): Command {
   // The same .env the server reads: the CLI opens the database the server uses.
-  const { env } = withEnvFile({ ...process.env });
+  // Secrets mounted as files (ADMIN_TOKEN_FILE, DATABASE_URL_FILE) are read as the server reads them.
+  const secrets = withSecretFiles(withEnvFile({ ...process.env }).env);
+  if (secrets.problems.length > 0) throw new EnvironmentError(secrets.problems.join('; '));
+  const env = secrets.env;
   const program = new Command('lead-gateway')
     .description("Keys and migration state of lead-gateway integrations (the service team's tool).")
     .version(`lead-gateway ${VERSION}`, '--version', 'print the version and exit')
