@@ -40,7 +40,7 @@ export interface StartOptions {
 export type Unavailable = { reason: string };
 
 /** The folder of initdb and pg_ctl: on PATH, or the newest /usr/lib/postgresql/<version>/bin (Debian). */
-function binaries(): string | null {
+export function postgresBinaries(): string | null {
   const onPath = spawnSync('sh', ['-c', 'command -v initdb'], { encoding: 'utf8' }).stdout.trim();
   if (onPath) return onPath.slice(0, -'/initdb'.length);
   const root = '/usr/lib/postgresql';
@@ -68,13 +68,13 @@ export function freePort(): Promise<number> {
  */
 /** Why no cluster can be had here, or null when one can (TEST_DATABASE_URL, or the binaries). */
 export function postgresUnavailable(): string | null {
-  if (process.env.TEST_DATABASE_URL || binaries() !== null) return null;
+  if (process.env.TEST_DATABASE_URL || postgresBinaries() !== null) return null;
   return 'no PostgreSQL server binaries (apt-get install postgresql, or set TEST_DATABASE_URL)';
 }
 
 export async function startPostgres(options: StartOptions = {}): Promise<TestPostgres | Unavailable> {
   if (process.env.TEST_DATABASE_URL) return { url: process.env.TEST_DATABASE_URL, stop: async () => {}, server: null };
-  const bin = binaries();
+  const bin = postgresBinaries();
   if (bin === null) return { reason: postgresUnavailable()! };
   const asRoot = userInfo().uid === 0;
   const dir = mkdtempSync(join(tmpdir(), 'lead-gateway-pg-'));
