@@ -6,6 +6,7 @@ import { AuditQuerySchema, KeyParamsSchema, ReasonSchema, ReportQuerySchema } fr
 import { linkSummary, reportText } from './human.js';
 import { table } from './table.js';
 import { UsageError } from './exit.js';
+import { readSecret } from './secret-input.js';
 import type { CommandDeps } from './command-deps.js';
 
 /**
@@ -24,6 +25,9 @@ const auditLimit = checkedBy(AuditQuerySchema.shape.limit.unwrap());
 const keyId = checkedBy(KeyParamsSchema.shape.key);
 /** A reason holding a line break or an escape sequence would forge the audit table: refused as the API refuses it. */
 const reasonArg = checkedBy(ReasonSchema);
+
+/** Where `import-key --key` reads the legacy key when stdin is not the way (a script, a CI job). */
+export const IMPORT_KEY_ENV = 'LEAD_GATEWAY_IMPORT_KEY';
 
 export function registerMigrationCommands(program: Command, deps: CommandDeps): void {
   program
@@ -51,14 +55,19 @@ export function registerMigrationCommands(program: Command, deps: CommandDeps): 
     .command('import-key')
     .description('import an existing legacy key so unchanged bots keep working through the gateway')
     .argument('<integration>', 'id or workspace:integration handle')
-    .option('--key <value>', 'the legacy key itself')
+    .option('--key [-]', `the legacy key itself, from ${IMPORT_KEY_ENV} or else stdin (--key - : stdin only); never its value here`)
     .option('--hash <sha256>', 'or its SHA-256, hex')
     .option('--reason <text>', 'why, for the audit log (no control characters)', reasonArg)
-    .action((ref: string, o: { key?: string; hash?: string; reason?: string }) => {
+    .action(async (ref: string, o: { key?: string | true; hash?: string; reason?: string }) => {
       if ((o.key === undefined) === (o.hash === undefined)) throw new UsageError('give exactly one of --key or --hash');
+      if (typeof o.key === 'string' && o.key !== '-') {
+        throw new UsageError(`--key takes no value: a key on the command line lands in the shell history and in ps for every user of the host; give it on stdin (printf '%s\\n' "$KEY" | lead-gateway import-key ${ref} --key) or in ${IMPORT_KEY_ENV}`);
+      }
       if (o.hash !== undefined && !/^[0-9a-fA-F]{64}$/.test(o.hash)) throw new UsageError('--hash must be 64 hex digits (SHA-256)');
+      const secret = o.key === undefined ? undefined : await readSecret(deps.env, IMPORT_KEY_ENV, `--key: give the key on stdin or in ${IMPORT_KEY_ENV}, never as an argument`, o.key === '-');
+      if (secret === '') throw new UsageError(`--key: the key read from ${o.key === '-' ? 'stdin' : `${IMPORT_KEY_ENV} or stdin`} is empty`);
       return deps.withBackend(async (b) => {
-        const key = await b.importKey(ref, o);
+        const key = await b.importKey(ref, { hash: o.hash, reason: o.reason, key: secret });
         deps.print(`Imported legacy key ${key.prefix ? `${key.prefix}… ` : ''}(id ${key.id}) for ${ref}.`, key);
       });
     });

@@ -7,6 +7,7 @@ import { AppError } from '../errors.js';
 import { table } from './table.js';
 import { UsageError } from './exit.js';
 import type { Context } from './database-backend.js';
+import { readSecret } from './secret-input.js';
 
 /** Where a new user's password comes from when stdin is not a pipe: never from an argument (ps, shell history). */
 export const PASSWORD_ENV = 'LEAD_GATEWAY_CONSOLE_PASSWORD';
@@ -16,18 +17,6 @@ interface UserCommandDeps {
   actor: string;
   print(human: string, data: unknown): void;
   onDatabase(command: string, why: string, fn: (ctx: Context) => Promise<void>): Promise<void>;
-}
-
-/** The password from PASSWORD_ENV, else stdin read to its end (one trailing newline dropped). */
-async function readPassword(env: Record<string, string | undefined>): Promise<string> {
-  const fromEnv = env[PASSWORD_ENV];
-  if (fromEnv !== undefined && fromEnv !== '') return fromEnv;
-  if (process.stdin.isTTY) {
-    throw new UsageError(`give the password on stdin or in ${PASSWORD_ENV}, never as an argument; e.g. read -rs PW && printf '%s\\n' "$PW" | lead-gateway users add ...`);
-  }
-  const chunks: Buffer[] = [];
-  for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
-  return Buffer.concat(chunks).toString('utf8').replace(/\r?\n$/, '');
 }
 
 export function registerUserCommands(program: Command, deps: UserCommandDeps): void {
@@ -42,7 +31,7 @@ export function registerUserCommands(program: Command, deps: UserCommandDeps): v
     .action((name: string, options: { serviceTeam?: boolean; workspace?: string }) =>
       deps.onDatabase('users', why, async ({ store, rules }) => {
         if (Boolean(options.serviceTeam) === (options.workspace !== undefined)) throw new UsageError('give either --service-team or --workspace <slug>');
-        const password = await readPassword(deps.env);
+        const password = await readSecret(deps.env, PASSWORD_ENV, `give the password on stdin or in ${PASSWORD_ENV}, never as an argument; e.g. read -rs PW && printf '%s\\n' "$PW" | lead-gateway users add ...`);
         const workspace = options.workspace ?? null;
         const user = await createConsoleUser(store, rules.current(), { name, password, workspace, createdBy: deps.actor, sharedTokenName: deps.env.ADMIN_TOKEN_NAME || undefined });
         deps.print(`Console user ${name} added (${workspace === null ? 'service team' : `workspace ${workspace}`}).`, { id: user.id, name, workspace });

@@ -15,10 +15,14 @@ beforeAll(async () => {
 });
 afterAll(() => gw.close());
 
-function cli(...args: string[]) {
+const cli = (...args: string[]) => cliWith({}, ...args);
+
+/** The CLI given stdin (`input`) or variables of its own (`env`). */
+function cliWith(given: { input?: string; env?: Record<string, string> }, ...args: string[]) {
   const run = spawnSync(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', ...args], {
     cwd: ROOT,
-    env: { ...process.env, DATABASE_PATH: join(gw.dir, 'gateway.db'), RULES_DIR: EXAMPLE_RULES },
+    env: { ...process.env, DATABASE_PATH: join(gw.dir, 'gateway.db'), RULES_DIR: EXAMPLE_RULES, ...given.env },
+    input: given.input ?? '',
     encoding: 'utf8',
     timeout: 20_000,
   });
@@ -60,7 +64,7 @@ describe('lead-gateway CLI', { timeout: 90_000 }, () => {
 
   it('drives a migration the running gateway obeys at once', async () => {
     const handle = 'brightpath:website-form';
-    expect(cli('import-key', handle, '--key', 'web-form-legacy-key-1', '--reason', 'onboarding').code).toBe(0);
+    expect(cliWith({ input: 'web-form-legacy-key-1\n' }, 'import-key', handle, '--key', '--reason', 'onboarding').code).toBe(0);
     expect((await legacyPost('web-form-legacy-key-1', { first_name: 'Dilshod' })).status).toBe(201);
 
     const issued = cli('--json', 'issue-key', handle);
@@ -126,6 +130,17 @@ describe('lead-gateway CLI', { timeout: 90_000 }, () => {
     expect(cli('admin-token', 'revoke', 'dilnoza').code).toBe(0);
     expect((await asDilnoza('/integrations')).status).toBe(401);
     expect(cli('admin-token', 'revoke', 'dilnoza').code).toBe(1);
+  });
+
+  it('import-key takes the key from LEAD_GATEWAY_IMPORT_KEY or stdin, never from the command line', async () => {
+    const handle = 'smile-dental:booking-form';
+    // The key on the command line would land in the shell history and in ps: refused, nothing imported.
+    const asArgument = cli('import-key', handle, '--key', 'booking-legacy-key-1');
+    expect(asArgument.code).toBe(2);
+    expect(asArgument.err).toMatch(/^error: --key takes no value: a key on the command line lands in the shell history and in ps/m);
+    expect((await legacyPost('booking-legacy-key-1', { first_name: 'Dilshod' })).status).toBe(401);
+    expect(cliWith({ env: { LEAD_GATEWAY_IMPORT_KEY: 'booking-legacy-key-1' } }, 'import-key', handle, '--key').code).toBe(0);
+    expect((await legacyPost('booking-legacy-key-1', { first_name: 'Dilshod' })).status).not.toBe(401);
   });
 
   it('refuses with exit 1 and a clear message: unknown integration, a state move not allowed', () => {
