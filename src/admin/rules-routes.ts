@@ -2,14 +2,13 @@
 // replica, and the live replicas with the rules each runs (src/rules/replicas.ts).
 import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
-import { z } from 'zod';
 import { AppError } from '../errors.js';
 import type { RulesHolder } from '../rules/loader.js';
 import type { RulesAcrossReplicas } from '../rules/replicas.js';
 import type { AuthFailureGuard } from '../rate-limit/auth-failures.js';
 import type { Store } from '../store/store.js';
 import { adminAuthenticator } from './authenticate.js';
-import { ReplicasSchema, RulesReloadSchema } from './schemas.js';
+import { ReplicasSchema, RulesInForceSchema, RulesReloadSchema } from './schemas.js';
 import { reloadView, replicasView } from './views.js';
 
 const meta = { tags: ['admin'], security: [{ adminBearer: [] }] };
@@ -24,14 +23,17 @@ export function rulesRoutes(deps: { store: Store; rules: RulesHolder; sharedRule
       {
         schema: {
           ...meta,
-          summary: 'The rules this replica runs: their version (a hash of the files) and when they were loaded',
-          response: { 200: z.object({ rules_version: z.string(), loaded_at: z.string(), workspaces: z.number().int(), integrations: z.number().int() }) },
+          summary: 'The rules this replica runs: their version (a hash of the files), when they were loaded, and each file as it was read',
+          description:
+            'Each file of the rules folder as this replica read it at its last successful load: its name, the SHA-256 of its bytes and its text, what `lead-gateway rules diff` compares a folder with. Rules files hold no secrets (keys live in the database).',
+          response: { 200: RulesInForceSchema },
         },
       },
       async () => {
         const { version, loadedAt } = deps.rules.version();
         const rules = deps.rules.current();
-        return { rules_version: version, loaded_at: loadedAt, workspaces: rules.workspaces.size, integrations: rules.integrations.size };
+        const files = deps.rules.files().map((f) => ({ name: f.name, sha256: f.sha256, content: f.text }));
+        return { rules_version: version, loaded_at: loadedAt, workspaces: rules.workspaces.size, integrations: rules.integrations.size, files };
       },
     );
 

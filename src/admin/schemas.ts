@@ -211,6 +211,25 @@ export const ReplicaReloadSchema = ReplicaSchema.extend({
   outcome: z.enum(['reloaded', 'failed', 'no-answer']).meta({ description: 'no-answer: it did not record an answer in time (its rules are as it last recorded them)' }),
 }).meta({ id: 'ReplicaReload' });
 
+/** GET /admin/v1/rules: the rules a replica runs, with each file as read (what `rules diff` compares). */
+export const RulesInForceSchema = z
+  .object({
+    rules_version: z.string(),
+    loaded_at: z.string(),
+    workspaces: z.number().int(),
+    integrations: z.number().int(),
+    files: z
+      .array(
+        z.object({
+          name: z.string().meta({ description: 'The file name in the rules folder, e.g. brightpath.yaml' }),
+          sha256: z.string().regex(/^[0-9a-f]{64}$/).meta({ description: "SHA-256 of the file's bytes, hex" }),
+          content: z.string().meta({ description: 'The text of the file, as read' }),
+        }),
+      )
+      .meta({ description: 'Every rules file in force, in name order' }),
+  })
+  .meta({ id: 'RulesInForce' });
+
 export const RulesReloadSchema = z
   .object({
     reloaded: z.literal(true),

@@ -16,6 +16,8 @@ Targets:
   migrate and admin-token work on the database only.
   copy --from <file> reads a stopped gateway's SQLite file and writes the PostgreSQL database of
                       DATABASE_URL (never --database-url).
+  rules check <dir>   needs neither: the folder checked as a gateway would at start (exit 1 on a problem).
+  rules diff <dir>    needs --url: the folder against the rules that gateway has loaded (exit 1 if they differ).
 
 Exit codes: 0 done, 1 refused, 2 usage, 3 environment (database, rules, gateway or token unusable).
 `;

@@ -9,13 +9,14 @@ import { withEnvFile, withSecretFiles } from '../config.js';
 import type { Backend } from './backend.js';
 import { databaseBackend, openDatabase, type Context } from './database-backend.js';
 import { apiBackend } from './api-backend.js';
-import { ADMIN_REQUEST_TIMEOUT_MS, adminClient, adminTokenFrom, gatewayBase } from './admin-client.js';
+import { ADMIN_REQUEST_TIMEOUT_MS, adminClient, adminTokenFrom, gatewayBase, type AdminClient } from './admin-client.js';
 import { EnvironmentError, UsageError, exitFor } from './exit.js';
 import { registerCopyCommand } from './copy.js';
 import { registerUserCommands } from './users.js';
 import { registerSchemaCommands } from './schema.js';
 import { registerMigrationCommands } from './migration.js';
 import { registerAdminTokenCommands } from './admin-tokens.js';
+import { registerRulesCommands } from './rules.js';
 import type { CommandDeps } from './command-deps.js';
 import { VERSION } from '../version.js';
 
@@ -130,6 +131,14 @@ function createProgram(): Command {
     }
   }
 
+  /** The admin API of the gateway --url names, for a command that only a running gateway can answer. */
+  function gateway(command: string): AdminClient {
+    const base = apiTarget();
+    if (base === null) throw new UsageError(`${command} compares with a running gateway: give --url (or LEAD_GATEWAY_URL) and the admin token in LEAD_GATEWAY_ADMIN_TOKEN`);
+    const timeoutMs = (globals().timeout ?? ADMIN_REQUEST_TIMEOUT_MS / 1000) * 1000;
+    return adminClient(base, adminTokenFrom(env), { timeoutMs, onAnswer: () => console.error(`gateway: ${base}`) });
+  }
+
   /** A command without an admin API equivalent: refused in API mode, saying why. */
   async function onDatabase(command: string, why: string, fn: (ctx: Context) => Promise<void>): Promise<void> {
     if (apiTarget() !== null) throw new UsageError(`${command} works on the database only (--database or --database-url, not --url): ${why}`);
@@ -146,6 +155,7 @@ function createProgram(): Command {
   registerSchemaCommands(program, deps);
   registerMigrationCommands(program, deps);
   registerAdminTokenCommands(program, deps);
+  registerRulesCommands(program, { print, gateway, given });
   registerCopyCommand(program, { env, print, given });
   registerUserCommands(program, { env, actor: CLI_ACTOR, print, onDatabase });
   return program;

@@ -77,7 +77,40 @@ function versionOf(texts: Map<string, string>): string {
   return hash.digest('hex').slice(0, 12);
 }
 
-function loadVersionedRules(dir: string): { rules: Rules; version: string } {
+/** One rules file as loaded: its name in the folder, the SHA-256 of its bytes (hex) and its text. */
+export interface RulesFileText {
+  name: string;
+  sha256: string;
+  text: string;
+}
+
+const filesOf = (texts: Map<string, string>): RulesFileText[] =>
+  [...texts.keys()].sort().map((name) => ({ name, sha256: createHash('sha256').update(texts.get(name)!).digest('hex'), text: texts.get(name)! }));
+
+/**
+ * Every problem of every rules file of `dir`, as a gateway would refuse them at start, without loading
+ * anything else (`lead-gateway rules check`): the files read, and the version they make when clean.
+ */
+export function checkRules(dir: string): { files: string[]; problems: string[]; version: string | null } {
+  try {
+    const { version, files } = loadVersionedRules(dir);
+    return { files: files.map((f) => f.name), problems: [], version };
+  } catch (error) {
+    if (!(error instanceof RulesError)) throw error;
+    return { files: yamlNames(dir) ?? [], problems: error.problems, version: null };
+  }
+}
+
+/** The `*.yaml`/`*.yml` files of `dir` in name order, or null when the folder cannot be read. */
+function yamlNames(dir: string): string[] | null {
+  try {
+    return readdirSync(dir).filter((n) => /\.ya?ml$/.test(n)).sort();
+  } catch {
+    return null;
+  }
+}
+
+function loadVersionedRules(dir: string): { rules: Rules; version: string; files: RulesFileText[] } {
   const problems: string[] = [];
   let names: string[];
   try {
@@ -99,7 +132,7 @@ function loadVersionedRules(dir: string): { rules: Rules; version: string } {
     seen.set(file.workspace.slug, name);
   }
   if (problems.length > 0) throw new RulesError(problems);
-  return { rules: buildRules(files.map((f) => f.file)), version: versionOf(texts) };
+  return { rules: buildRules(files.map((f) => f.file)), version: versionOf(texts), files: filesOf(texts) };
 }
 
 /** Holds the current rules; a reload that fails keeps the previous rules and says why. */
@@ -107,6 +140,8 @@ export interface RulesHolder {
   current(): Rules;
   /** The version of the rules in force (see versionOf), and when they were loaded. */
   version(): { version: string; loadedAt: string };
+  /** The files of the rules in force, as read when they were loaded (GET /admin/v1/rules, `rules diff`). */
+  files(): readonly RulesFileText[];
   reload(): { ok: true; version: string } | { ok: false; problems: string[] };
 }
 
@@ -115,6 +150,7 @@ export function createRulesHolder(dir: string): RulesHolder {
   return {
     current: () => loaded.rules,
     version: () => ({ version: loaded.version, loadedAt: loaded.loadedAt }),
+    files: () => loaded.files,
     reload() {
       try {
         loaded = { ...loadVersionedRules(dir), loadedAt: new Date().toISOString() };

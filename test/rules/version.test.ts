@@ -1,5 +1,6 @@
 // The rules version: a hash of the files, the same for the same files wherever they are, shown by
 // /readyz, /metrics and the admin API, and moved by a reload that changed a file.
+import { createHash } from 'node:crypto';
 import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -34,7 +35,15 @@ describe('the rules version', () => {
       const before = (await gw.app.inject({ method: 'GET', url: '/readyz' })).json<{ rules_version: string }>().rules_version;
       expect(before).toBe(createRulesHolder(EXAMPLE_RULES).version().version);
       expect((await gw.app.inject({ method: 'GET', url: '/metrics' })).body).toContain(`lead_gateway_rules_info{version="${before}"} 1`);
-      expect((await gw.admin('GET', '/admin/v1/rules')).json()).toMatchObject({ rules_version: before, workspaces: 2 });
+      const inForce = (await gw.admin('GET', '/admin/v1/rules')).json<{ files: { name: string; sha256: string; content: string }[] }>();
+      expect(inForce).toMatchObject({ rules_version: before, workspaces: 2, integrations: 3 });
+      // Each file as read, what `lead-gateway rules diff` compares a folder with.
+      expect(inForce.files).toEqual(
+        ['brightpath.yaml', 'smile-dental.yaml'].map((name) => {
+          const content = readFileSync(join(EXAMPLE_RULES, name), 'utf8');
+          return { name, sha256: createHash('sha256').update(content).digest('hex'), content };
+        }),
+      );
 
       const file = join(dir, 'brightpath.yaml');
       writeFileSync(file, `${readFileSync(file, 'utf8')}\n# edited\n`);
