@@ -106,7 +106,8 @@ const NEARBY_LINES = 10;
 
 function kindOf(text: string): DocCommand['kind'] {
   if (/^curl\s/.test(text)) return 'curl';
-  if (/^npm run cli --(\s|$)/.test(text)) return 'cli';
+  // A secret the CLI reads from stdin is piped in from a variable, as the docs show it.
+  if (/^(printf '%s\\n' "\$\w+" \| )?npm run cli --(\s|$)/.test(text)) return 'cli';
   if (/^npx\s/.test(text)) return 'npx';
   return 'other';
 }

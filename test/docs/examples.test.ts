@@ -35,7 +35,15 @@ const NOT_RUN: Record<string, string> = {
   'ADMIN_TOKEN=$(openssl rand -base64 32) DATABASE_PATH=/var/lib/lead-gateway/gateway.db npm run serve':
     'a production start on a system path; test/process/*.test.ts start the gateway outside demo mode',
   'docker build -t lead-gateway .': 'no Docker engine here; test/artefacts.test.ts checks the Dockerfile against CI',
-  'docker run -p 3000:3000 -e ADMIN_TOKEN=… -v lg-data:/data -v "$PWD/rules:/app/rules:ro" lead-gateway': 'no Docker engine here',
+  "docker run -p 3000:3000 -v lg-data:/data -v \"$PWD/rules:/app/rules:ro\"    -v \"$PWD/admin_token:/run/secrets/admin_token:ro\" -e ADMIN_TOKEN_FILE=/run/secrets/admin_token lead-gateway": "no Docker engine here; test/config.test.ts reads ADMIN_TOKEN_FILE",
+  "openssl rand -base64 32 > admin_token && chmod 0444 admin_token": "writes a secret into the working folder for the docker run beside it",
+  "useradd --system --home-dir /var/lib/lead-gateway --shell /usr/sbin/nologin lead-gateway": "adds a system user (root); test/artefacts.test.ts checks the unit that runs as it",
+  "install -d -m 0750 /etc/lead-gateway": "writes under /etc (root)",
+  "openssl rand -base64 32 > /etc/lead-gateway/admin_token && chmod 0600 /etc/lead-gateway/admin_token": "writes under /etc (root)",
+  "printf 'DATABASE_PATH=/var/lib/lead-gateway/gateway.db\\nRULES_DIR=/etc/lead-gateway/rules\\nHOST=127.0.0.1\\n' > /etc/lead-gateway/lead-gateway.env": "writes under /etc (root)",
+  "cp deploy/lead-gateway.service /etc/systemd/system/ && systemctl daemon-reload": "installs a unit in the host's systemd (root); test/artefacts.test.ts verifies it with systemd-analyze",
+  "systemctl enable --now lead-gateway": "starts a system service (root, a running systemd)",
+  "systemctl reload lead-gateway": "needs the service running under systemd; test/docs/npm-start.test.ts shows SIGHUP reloading the rules",
   'kill -HUP "$(pgrep -f \'^node dist/main.js\')"': 'signals every gateway on the host; test/docs/npm-start.test.ts sends SIGHUP to the one npm start runs',
   'pg_dump -Fc -d "$DATABASE_URL" -f "/backups/gateway-$(date +%F).dump"':
     'needs a PostgreSQL server; test/docs/postgres-backup.test.ts runs it on a throwaway cluster while a gateway writes',
