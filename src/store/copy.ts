@@ -30,6 +30,8 @@ export const COPIED_TABLES = [
   'answers_not_kept',
   'api_usage',
   'ignored_fields',
+  'integration_ported',
+  'answers_not_found',
   'legacy_tags',
   'console_users',
   'console_sessions',

@@ -10,6 +10,7 @@ import { stripedCountsSchema } from './striped-counts-schema.js';
 import { consoleSchema } from './console-schema.js';
 import { replicaRulesSchema } from './replica-rules-schema.js';
 import { answerKeepSchema } from './answer-keep-schema.js';
+import { portingSchema } from './porting-schema.js';
 import type { SchemaState } from '../store.js';
 
 export interface Migration {
@@ -52,6 +53,8 @@ export const migrations: Migration[] = [
   { version: 11, name: 'no index of answers by submission', sql: 'DROP INDEX IF EXISTS answers_submission' },
   // As SQLite migration 17: the v1 key an action issued, sealed (src/console/flash.ts), until shown once.
   { version: 12, name: 'a one-time value for the next page of a console session', sql: 'ALTER TABLE console_sessions ADD COLUMN flash text COLLATE "C"' },
+  // As SQLite migration 18: two new tables, nothing else touched.
+  { version: 13, name: 'the ported flag and the answers 404s', sql: portingSchema },
 ];
 
 /**

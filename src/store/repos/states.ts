@@ -50,7 +50,7 @@ export interface UsageIncrement {
  */
 export const USAGE_ROLLUP_HOUR = '0000-00-00T00';
 
-export interface StateRepo {
+export interface StateRepo extends PortingRepo {
   /** The stored state; an integration never moved is `legacy`. */
   get(integrationId: string): Promise<MigrationState>;
   set(integrationId: string, state: MigrationState, at: string): Promise<void>;
@@ -74,4 +74,49 @@ export interface StateRepo {
    */
   countIgnored(integrationId: string, fields: readonly string[], at: string, maxNames: number): Promise<void>;
   ignoredFields(integrationId: string): Promise<{ field: string; calls: number; lastSeen: string }[]>;
+}
+
+/** An integration marked "ported" (docs/migration.md, "The ported flag"): beside its state, never a state. */
+export interface PortedFlag {
+  integrationId: string;
+  at: string;
+  by: string;
+  note: string | null;
+}
+
+/** Answers calls answered 404 for one external_contact_id, counted in memory between two flushes. */
+export interface NotFoundIncrement {
+  integrationId: string;
+  externalContactId: string;
+  calls: number;
+  firstAt: string;
+  lastAt: string;
+}
+
+export type NotFoundEntry = Omit<NotFoundIncrement, 'integrationId'>;
+
+/** Where a page of 404s ends: the last entry's `lastAt` and id (pages run newest first). */
+export interface NotFoundCursor {
+  lastAt: string;
+  externalContactId: string;
+}
+
+/** The ported flag and the answers 404s: state and usage data beside those of StateRepo. */
+export interface PortingRepo {
+  ported(integrationId: string): Promise<PortedFlag | null>;
+  allPorted(): Promise<PortedFlag[]>;
+  /** Sets the flag; false (and nothing written) when the integration is marked already. */
+  setPorted(flag: PortedFlag): Promise<boolean>;
+  /** false when it was not marked. */
+  clearPorted(integrationId: string): Promise<boolean>;
+  /**
+   * Adds the counts; an id not counted before is added only while the integration has fewer than
+   * `maxIds` (the list is for the service team to act on, not a store of whatever bots send).
+   */
+  countNotFound(increments: readonly NotFoundIncrement[], maxIds: number): Promise<void>;
+  /** One page, the latest 404 first (ties by id, descending), after `after`. */
+  notFound(integrationId: string, limit: number, after: NotFoundCursor | null): Promise<NotFoundEntry[]>;
+  notFoundTotals(integrationId: string): Promise<{ ids: number; calls: number }>;
+  /** Deletes at most `limit` entries whose last 404 is before `before`, the oldest first; returns how many. */
+  deleteNotFound(before: string, limit: number): Promise<number>;
 }

@@ -434,6 +434,33 @@ export const migrations: Migration[] = [
     // the next page of a console session" adds the same column.
     up: (db) => db.exec('ALTER TABLE console_sessions ADD COLUMN flash TEXT'),
   },
+  {
+    version: 18,
+    name: 'the ported flag of an integration, and the answers 404s counted per person',
+    // Self-contained: two new tables, nothing else touched. The flag sits beside integration_states,
+    // not in it: it is no state, and a state change never rewrites it. The 404s are written with the
+    // usage counts (src/migration/usage.ts) and bounded per integration; the index lets retention find
+    // the oldest. PostgreSQL migration 13, "the ported flag and the answers 404s" makes the same.
+    up: (db) =>
+      db.exec(`
+        CREATE TABLE integration_ported (
+          integration_id TEXT PRIMARY KEY,
+          ported_at      TEXT NOT NULL,
+          ported_by      TEXT NOT NULL,
+          ported_note    TEXT
+        ) WITHOUT ROWID;
+        CREATE TABLE answers_not_found (
+          integration_id      TEXT NOT NULL,
+          external_contact_id TEXT NOT NULL,
+          calls               INTEGER NOT NULL,
+          first_at            TEXT NOT NULL,
+          last_at             TEXT NOT NULL,
+          PRIMARY KEY (integration_id, external_contact_id)
+        );
+        CREATE INDEX answers_not_found_age ON answers_not_found (last_at);
+        CREATE INDEX answers_not_found_latest ON answers_not_found (integration_id, last_at, external_contact_id);
+      `),
+  },
 ];
 
 export class MigrationError extends Error {

@@ -2,6 +2,7 @@
 import { USAGE_ROLLUP_HOUR, type Interface, type MigrationState, type StateRepo, type UsageIncrement } from '../../repos/states.js';
 import { rowToAudit, type AuditRow } from '../../sql-rows.js';
 import { statement, type Sql } from '../sql.js';
+import { pgPortingRepo } from './porting.js';
 
 const get = statement<{ state: MigrationState }>('states.get', 'SELECT state FROM integration_states WHERE integration_id = $1');
 const set = statement(
@@ -78,6 +79,7 @@ const byKey = (a: UsageIncrement, b: UsageIncrement): number => {
 
 export function pgStateRepo(sql: Sql): StateRepo {
   return {
+    ...pgPortingRepo(sql),
     get: async (integrationId) => (await get.one(sql, integrationId))?.state ?? 'legacy',
     set: async (integrationId, state, at) => void (await set.run(sql, integrationId, state, at)),
     addAudit: async (e) =>

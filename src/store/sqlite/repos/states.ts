@@ -1,6 +1,7 @@
 // Migration states, the audit log and usage counters in SQLite.
 import type { Db } from '../connection.js';
 import { USAGE_ROLLUP_HOUR, type Interface, type MigrationState, type StateRepo } from '../../repos/states.js';
+import { sqlitePortingRepo } from './porting.js';
 import { rowToAudit as decodedRowToAudit, type AuditRow as DecodedAuditRow } from '../../sql-rows.js';
 
 /** The row as SQLite holds it: the details as JSON text. */
@@ -60,6 +61,7 @@ export function sqliteStateRepo(db: Db): StateRepo {
     'SELECT field, calls, last_seen FROM ignored_fields WHERE integration_id = ? ORDER BY field',
   );
   return {
+    ...sqlitePortingRepo(db),
     get: async (integrationId) => get.get(integrationId)?.state ?? 'legacy',
     set: async (integrationId, state, at) => void set.run(integrationId, state, at),
     addAudit: async (e) => void addAudit.run({ ...e, details: e.details === null ? null : JSON.stringify(e.details) }),
