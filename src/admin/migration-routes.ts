@@ -10,10 +10,12 @@ import type { UsageRecorder } from '../migration/usage.js';
 import { importLegacyKey, issueV1Key, relinkLegacyLeads, renewKeys, revokeKey, rollback, switchOff } from '../migration/service.js';
 import { migrationReport, MigrationReportSchema } from '../migration/report.js';
 import { listAudit, listKeys } from '../migration/reads.js';
+import { clearPorted, markPorted, notFoundAnswers, NotFoundPageSchema, NotFoundQuerySchema, PortedFlagSchema, portedView } from '../migration/porting.js';
 import { integrationByRef } from './integration-ref.js';
-import { auditView, integrationView, issuedKeyView, keyView, linkView, listedKeyView, listOf, stateView } from './views.js';
+import { auditView, integrationViews, issuedKeyView, keyView, linkView, listedKeyView, listOf, stateView } from './views.js';
 import {
   ReasonBodySchema,
+  PortedBodySchema,
   AuditEntrySchema,
   AuditQuerySchema,
   ImportKeyBodySchema,
@@ -46,11 +48,7 @@ export function migrationRoutes(deps: { store: Store; rules: RulesHolder; usage:
     r.get(
       '/admin/v1/integrations',
       { schema: { ...meta, summary: 'List integrations with their migration state', response: { 200: z.object({ items: z.array(IntegrationSummarySchema) }) } } },
-      async () => {
-        const list = [...deps.rules.current().integrations.values()];
-        const states = await deps.store.read((rd) => Promise.all(list.map((i) => rd.states.get(i.id))));
-        return listOf(list.map((i, n) => integrationView(i, states[n]!)));
-      },
+      async () => integrationViews(deps.store, [...deps.rules.current().integrations.values()]),
     );
 
     r.post(
@@ -126,6 +124,57 @@ export function migrationRoutes(deps: { store: Store; rules: RulesHolder; usage:
         const integration = find(request.params.integration);
         return stateView(integration, await rollback(deps, integration, { actor: request.adminActor!, reason: request.body.reason }));
       },
+    );
+
+    r.post(
+      '/admin/v1/integrations/:integration/ported',
+      {
+        schema: {
+          ...meta,
+          summary: 'Mark the integration "ported" (a flag beside the state); 409 when marked already',
+          params,
+          body: PortedBodySchema,
+          response: { 200: PortedFlagSchema },
+          problems: ['not-found', 'conflict'],
+        },
+      },
+      async (request) => {
+        const flag = await markPorted(deps, find(request.params.integration), { actor: request.adminActor!, note: request.body?.note ?? null, role: 'service_team' });
+        return portedView(flag)!;
+      },
+    );
+
+    r.delete(
+      '/admin/v1/integrations/:integration/ported',
+      {
+        schema: {
+          ...meta,
+          summary: 'Clear the "ported" flag (the service team only); 409 when not marked',
+          params,
+          body: ReasonBodySchema,
+          response: { 200: z.object({ ported: z.null() }) },
+          problems: ['not-found', 'conflict'],
+        },
+      },
+      async (request) => {
+        await clearPorted(deps, find(request.params.integration), { ...who(request), role: 'service_team' });
+        return { ported: null };
+      },
+    );
+
+    r.get(
+      '/admin/v1/integrations/:integration/not-found',
+      {
+        schema: {
+          ...meta,
+          summary: 'Answers calls answered 404, per external_contact_id, the latest first, with the unlinked legacy leads of each person',
+          params,
+          querystring: NotFoundQuerySchema,
+          response: { 200: NotFoundPageSchema },
+          problems: ['not-found', 'bad-request'],
+        },
+      },
+      async (request) => notFoundAnswers(deps, find(request.params.integration), request.query),
     );
 
     r.get(

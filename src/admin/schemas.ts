@@ -1,6 +1,7 @@
 // Shapes of the service team's admin API.
 import { z } from 'zod';
 import { printableText } from '../printable-text.js';
+import { PortedFlagSchema } from '../migration/porting.js';
 
 export const IntegrationParamsSchema = z.object({
   integration: z.string().min(1).meta({ description: 'Integration id, or its handle workspace:integration' }),
@@ -14,6 +15,7 @@ export const IntegrationSummarySchema = z
     name: z.string(),
     workspace: z.object({ id: z.uuid(), slug: z.string(), name: z.string() }),
     state: z.enum(['legacy', 'migrating', 'switched_off']),
+    ported: PortedFlagSchema.nullable(),
   })
   .meta({ id: 'IntegrationSummary' });
 
@@ -42,6 +44,10 @@ export const SwitchOffBodySchema = z.strictObject({
 });
 
 export const RollbackBodySchema = z.strictObject({ reason });
+
+/** The note of a "ported" mark: printed text, bounded as a reason is. */
+export const PortedNoteSchema = printableText().min(1).max(1000).meta({ description: 'What the owner or the service team says of it (no control characters)' });
+export const PortedBodySchema = z.strictObject({ note: PortedNoteSchema.optional() }).nullish();
 
 export const StateSchema = z
   .object({ integration_id: z.uuid(), handle: z.string(), state: z.enum(['legacy', 'migrating', 'switched_off']) })

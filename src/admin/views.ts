@@ -4,8 +4,10 @@ import type { z } from 'zod';
 import type { ApiKey, ListedKey } from '../store/repos/keys.js';
 import type { IssuedKey } from '../migration/keys.js';
 import type { LinkReport } from '../migration/service.js';
-import type { AuditEntry, MigrationState } from '../store/repos/states.js';
+import type { AuditEntry, MigrationState, PortedFlag } from '../store/repos/states.js';
+import { portedView } from '../migration/porting.js';
 import type { Integration } from '../rules/catalog.js';
+import type { Store } from '../store/store.js';
 import type { ReplicaRecord } from '../store/replicas.js';
 import type { ReloadReport, Survey } from '../rules/replicas.js';
 import type { AuditEntrySchema, IntegrationSummarySchema, IssuedKeySchema, KeySummarySchema, ListedKeySchema, LinkReportSchema, ReplicaReloadSchema, ReplicaSchema, ReplicasSchema, StateSchema } from './schemas.js';
@@ -13,13 +15,21 @@ import type { AuditEntrySchema, IntegrationSummarySchema, IssuedKeySchema, KeySu
 /** Every list the admin API answers and the CLI prints is `{ "items": [...] }` (docs/api.md, Conventions). */
 export const listOf = <T>(items: T[]): { items: T[] } => ({ items });
 
-export const integrationView = (i: Integration, state: MigrationState): z.infer<typeof IntegrationSummarySchema> => ({
+export const integrationView = (i: Integration, state: MigrationState, ported: PortedFlag | null): z.infer<typeof IntegrationSummarySchema> => ({
   id: i.id,
   handle: i.handle,
   name: i.name,
   workspace: { id: i.workspace.id, slug: i.workspace.slug, name: i.workspace.name },
   state,
+  ported: portedView(ported),
 });
+
+/** Every integration with its state and ported flag, in one read. */
+export async function integrationViews(store: Store, list: Integration[]): Promise<{ items: z.infer<typeof IntegrationSummarySchema>[] }> {
+  const { states, flags } = await store.read(async (r) => ({ states: await Promise.all(list.map((i) => r.states.get(i.id))), flags: await r.states.allPorted() }));
+  const byId = new Map(flags.map((f) => [f.integrationId, f]));
+  return listOf(list.map((i, n) => integrationView(i, states[n]!, byId.get(i.id) ?? null)));
+}
 
 export const stateView = (i: Integration, state: MigrationState): z.infer<typeof StateSchema> => ({ integration_id: i.id, handle: i.handle, state });
 

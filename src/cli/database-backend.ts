@@ -1,7 +1,7 @@
 // The CLI's database mode: the admin API's service functions on the gateway's own database, answered
 // through the same view functions the admin routes answer with.
 import { integrationByRef } from '../admin/integration-ref.js';
-import { auditView, integrationView, issuedKeyView, keyView, linkView, listedKeyView, listOf, replicasView, stateView } from '../admin/views.js';
+import { auditView, integrationViews, issuedKeyView, keyView, linkView, listedKeyView, listOf, replicasView, stateView } from '../admin/views.js';
 import { listReplicas } from '../rules/replicas.js';
 import { importLegacyKey, issueV1Key, relinkLegacyLeads, renewKeys, revokeKey, rollback, switchOff } from '../migration/service.js';
 import { migrationReport } from '../migration/report.js';
@@ -61,9 +61,7 @@ export function databaseBackend(ctx: Context, actor: string): Backend {
 
   return {
     async integrations() {
-      const list = [...rules.current().integrations.values()];
-      const states = await store.read((r) => Promise.all(list.map((i) => r.states.get(i.id))));
-      return listOf(list.map((i, n) => integrationView(i, states[n]!)));
+      return integrationViews(store, [...rules.current().integrations.values()]);
     },
     async keys(ref) {
       const integration = find(ref);

@@ -19,6 +19,7 @@ import {
 } from '../answers/schemas.js';
 import { submitAnswers } from '../answers/service.js';
 import { inexactKeysUnder } from '../json-body.js';
+import { AppError } from '../errors.js';
 
 /** How many answers had each result: for the log line and the metrics. */
 const answerCounts = (a: AnswersResult) => ({
@@ -91,7 +92,11 @@ export function intakeRoutes(deps: { store: Store; rules: RulesHolder; usage: Us
         },
       },
       async (request, reply) => {
-        const result = await submitAnswers(deps, request.integration!, request.body, { inexact: inexactKeysUnder(request, '/answers') });
+        const result = await submitAnswers(deps, request.integration!, request.body, { inexact: inexactKeysUnder(request, '/answers') }).catch((error: unknown) => {
+          // The answer is the same 404; the service team sees it in the migration report (docs/migration.md).
+          if (error instanceof AppError && error.code === 'not-found') deps.usage.recordNotFound(request.integration!.id, request.body.external_contact_id);
+          throw error;
+        });
         if (result.replayed) markFreeOfQuota(request);
         reply.logContext = { event_id: request.body.event_id, outcome: result.replayed ? 'replayed' : 'answered', answers: answerCounts(result.answers) };
         return result;

@@ -3,6 +3,10 @@ import { z } from 'zod';
 import type { Integration } from '../rules/catalog.js';
 import { DEFAULT_QUIET_PERIOD_HOURS, type MigrationDeps } from './service.js';
 import type { UsageRow } from '../store/repos/states.js';
+import { NotFoundPageSchema, notFoundPage, PortedFlagSchema, portedView } from './porting.js';
+
+/** The answers 404s the report lists, the latest first; the rest page by page (GET .../not-found). */
+export const REPORT_NOT_FOUND_ITEMS = 20;
 
 const callCounts = {
   calls_24h: z.number().int().meta({ description: 'Calls in the current hour and the 24 before it' }),
@@ -28,6 +32,8 @@ export const MigrationReportSchema = z
     ignored_legacy_fields: z.array(z.object({ field: z.string(), calls: z.number().int(), last_seen: z.iso.datetime() })),
     unlinked_legacy_leads: z.array(z.object({ lead_id: z.uuid(), first_name: z.string(), created_at: z.iso.datetime() })),
     keys: z.object({ v1: z.number().int(), legacy: z.number().int() }).meta({ description: 'Live (not revoked) keys' }),
+    ported: PortedFlagSchema.nullable(),
+    answers_not_found: NotFoundPageSchema.meta({ description: `Answers calls answered 404, per external_contact_id: the latest ${REPORT_NOT_FOUND_ITEMS}; \`next\` pages on at GET .../not-found` }),
     readiness: z.object({ verdict: z.enum(['ready', 'not_ready', 'switched_off']), reasons: z.array(z.string()) }),
   })
   .meta({ id: 'MigrationReport' });
@@ -57,6 +63,13 @@ function summarise(iface: 'v1' | 'legacy', day: UsageRow[], week: UsageRow[]): I
   };
 }
 
+/** The reasons with the told lines put in at their places (each after the reasons before it). */
+function withTold(reasons: string[], told: { at: number; text: string }[]): string[] {
+  const out = [...reasons];
+  for (const t of [...told].reverse()) out.splice(t.at, 0, t.text);
+  return out;
+}
+
 export async function migrationReport(deps: MigrationDeps, integration: Integration, quietPeriodHours = DEFAULT_QUIET_PERIOD_HOURS): Promise<MigrationReport> {
   await deps.usage.flush();
   const now = deps.now?.() ?? new Date();
@@ -68,6 +81,8 @@ export async function migrationReport(deps: MigrationDeps, integration: Integrat
     ignored: await r.states.ignoredFields(integration.id),
     unlinked: await r.leads.listLegacy(integration.id, true),
     keys: (await r.keys.listForIntegration(integration.id)).filter((k) => k.revokedAt === null),
+    ported: await r.states.ported(integration.id),
+    notFound: await notFoundPage(r, integration, REPORT_NOT_FOUND_ITEMS, null, deps.usage.caps.notFoundIdsPerIntegration),
   }));
   const legacy = summarise('legacy', data.day, data.week);
   const v1 = summarise('v1', data.day, data.week);
@@ -77,6 +92,15 @@ export async function migrationReport(deps: MigrationDeps, integration: Integrat
   if (data.state === 'legacy') reasons.push('no v1 key has been issued yet');
   if (legacy.last_seen !== null && legacy.last_seen > quietSince) {
     reasons.push(`the deprecated interface was called at ${legacy.last_seen}, within the ${quietPeriodHours} h quiet period`);
+  }
+  // The flag is said beside the traffic, never weighed: the verdict is the traffic's (docs/migration.md).
+  const told: { at: number; text: string }[] = [];
+  if (data.ported !== null) {
+    const p = data.ported;
+    told.push({ at: reasons.length, text: `marked ported by ${p.by} at ${p.at}${p.note === null ? '' : `: ${p.note}`}` });
+    if (legacy.last_seen !== null && legacy.last_seen > p.at) {
+      told.push({ at: reasons.length, text: `warning: the deprecated interface was called after the integration was marked ported (last at ${legacy.last_seen})` });
+    }
   }
   // A run of 422s shows a bot that calls, not one that works: only an accepted call counts.
   if (data.state !== 'switched_off' && v1.last_success === null) {
@@ -93,6 +117,8 @@ export async function migrationReport(deps: MigrationDeps, integration: Integrat
     ignored_legacy_fields: data.ignored.map((f) => ({ field: f.field, calls: f.calls, last_seen: f.lastSeen })),
     unlinked_legacy_leads: data.unlinked.map((l) => ({ lead_id: l.id, first_name: l.firstName, created_at: l.createdAt })),
     keys: { v1: data.keys.filter((k) => k.kind === 'v1').length, legacy: data.keys.filter((k) => k.kind === 'legacy').length },
-    readiness: { verdict: data.state === 'switched_off' ? 'switched_off' : reasons.length === 0 ? 'ready' : 'not_ready', reasons },
+    ported: portedView(data.ported),
+    answers_not_found: data.notFound,
+    readiness: { verdict: data.state === 'switched_off' ? 'switched_off' : reasons.length === 0 ? 'ready' : 'not_ready', reasons: withTold(reasons, told) },
   };
 }

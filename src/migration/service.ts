@@ -6,6 +6,7 @@ import type { ApiKey } from '../store/repos/keys.js';
 import { hashKey, legacyKeyPrefix, storeKey, type IssuedKey } from './keys.js';
 import { forgetHotReads } from '../store/hot-reads.js';
 import type { MigrationState } from '../store/repos/states.js';
+import type { Lead } from '../store/repos/leads.js';
 import type { UsageRecorder } from './usage.js';
 import { renderExternalId } from '../lead/external-id.js';
 import { newId } from '../store/ids.js';
@@ -83,11 +84,20 @@ export interface LinkReport {
   unlinked: { lead_id: string; code: UnlinkedCode; reason: string }[];
 }
 
+/**
+ * The legacy-created leads not linked yet, each with the external_contact_id its legacy rule gives it
+ * (null: no rule, or a member missing). Read only: linking binds them, the 404 list names them.
+ */
+export async function unlinkedLegacyLeads(r: Pick<Repos, 'leads'>, integration: Integration): Promise<{ lead: Lead; externalId: string | null }[]> {
+  const template = integration.legacy.externalContactId;
+  return (await r.leads.listLegacy(integration.id, true)).map((lead) => ({ lead, externalId: template === null ? null : renderExternalId(template, lead) }));
+}
+
 /** Binds each legacy-created lead's person to the integration through its legacy rule. */
 async function linkLegacyLeads(tx: Repos, integration: Integration, at: string): Promise<LinkReport> {
   const report: LinkReport = { linked: 0, unlinked: [] };
   const template = integration.legacy.externalContactId;
-  const leads = (await tx.leads.listLegacy(integration.id, true)).map((lead) => ({ lead, externalId: template === null ? null : renderExternalId(template, lead) }));
+  const leads = await unlinkedLegacyLeads(tx, integration);
   // The bindings are made under their person locks, all taken at once: a lead submitted meanwhile with
   // one of these external_contact_ids waits, then finds the binding (intake/service.ts).
   const keys = leads.flatMap(({ externalId }) => (externalId === null ? [] : [{ kind: 'binding' as const, integrationId: integration.id, externalId }]));

@@ -1,7 +1,7 @@
 // Counts calls per integration, interface and route, and when each key was last used; flushed to the
 // store in one unit of work.
 import type { Store } from '../store/store.js';
-import type { Interface, UsageIncrement } from '../store/repos/states.js';
+import type { Interface, NotFoundIncrement, UsageIncrement } from '../store/repos/states.js';
 
 /** Distinct ignored member names counted per request: a body of 100,000 unknown members counts 50. */
 export const IGNORED_NAMES_MAX_PER_REQUEST = 50;
@@ -9,6 +9,22 @@ export const IGNORED_NAMES_MAX_PER_REQUEST = 50;
 export const IGNORED_NAMES_MAX_PER_INTEGRATION = 1_000;
 /** Longer names are counted cut to this length (the report names members, it does not store bodies). */
 export const IGNORED_NAME_MAX_CHARS = 64;
+
+/** Distinct external_contact_ids whose answers 404s an integration keeps; a further id is not listed (docs/operations.md). */
+export const NOT_FOUND_IDS_PER_INTEGRATION = 1_000;
+/**
+ * Distinct ids (all integrations) counted in memory between two flushes: a further new id waits for
+ * the next flush's memory, and is not counted. At the flush's pace this is 40,000 distinct 404s a
+ * second, far above what the rate limits let through.
+ */
+export const NOT_FOUND_PENDING_MAX = 10_000;
+
+export interface UsageCaps {
+  notFoundIdsPerIntegration: number;
+  notFoundPending: number;
+}
+
+export const USAGE_CAPS: UsageCaps = { notFoundIdsPerIntegration: NOT_FOUND_IDS_PER_INTEGRATION, notFoundPending: NOT_FOUND_PENDING_MAX };
 
 /** The names one request contributes to the report: distinct, cut, and at most a fixed number. */
 export function boundedIgnoredNames(fields: readonly string[]): string[] {
@@ -31,6 +47,13 @@ export interface UsageRecorder {
    * request that succeeded; bounded per request (boundedIgnoredNames).
    */
   recordIgnored(integrationId: string, fields: readonly string[], at?: Date): void;
+  /**
+   * Counts an answers call answered 404 (no lead of this person through the integration) for the
+   * service team's list, per external_contact_id; bounded (UsageCaps).
+   */
+  recordNotFound(integrationId: string, externalContactId: string, at?: Date): void;
+  /** The bounds it counts within. */
+  readonly caps: UsageCaps;
   /** Writes what was counted so far; the switch-off check and the report call it first. */
   flush(): Promise<void>;
   close(): Promise<void>;
@@ -60,8 +83,9 @@ const isoNow = (): string => {
  * gather in memory and are written together every `intervalMs`. A crash loses at most that much
  * counting, never a request.
  */
-export function createUsageRecorder(store: Store, intervalMs = USAGE_FLUSH_MS): UsageRecorder {
+export function createUsageRecorder(store: Store, intervalMs = USAGE_FLUSH_MS, caps: UsageCaps = USAGE_CAPS): UsageRecorder {
   let pending = new Map<string, UsageIncrement>();
+  let notFound = new Map<string, NotFoundIncrement>();
   let ignored: { integrationId: string; fields: readonly string[]; at: string }[] = [];
   let keysUsed = new Map<string, string>();
   // Commits run one after another. Counts are taken from memory at the call, and every flush resolves
@@ -69,8 +93,10 @@ export function createUsageRecorder(store: Store, intervalMs = USAGE_FLUSH_MS): 
   // still being written waits for them, so the report (and the switch-off check) never reads early.
   let committing: Promise<void> = Promise.resolve();
   const flush = (): Promise<void> => {
-    if (pending.size === 0 && ignored.length === 0 && keysUsed.size === 0) return committing.catch(() => undefined);
+    if (pending.size === 0 && ignored.length === 0 && keysUsed.size === 0 && notFound.size === 0) return committing.catch(() => undefined);
     const batch = [...pending.values()];
+    const missed = [...notFound.values()];
+    notFound = new Map();
     const fields = ignored;
     const uses = [...keysUsed].map(([keyId, at]) => ({ keyId, at }));
     pending = new Map();
@@ -83,6 +109,7 @@ export function createUsageRecorder(store: Store, intervalMs = USAGE_FLUSH_MS): 
           await tx.states.addUsage(batch);
           await tx.keys.markUsed(uses);
           for (const f of fields) await tx.states.countIgnored(f.integrationId, f.fields, f.at, IGNORED_NAMES_MAX_PER_INTEGRATION);
+          if (missed.length > 0) await tx.states.countNotFound(missed, caps.notFoundIdsPerIntegration);
         }),
       );
     return committing;
@@ -90,6 +117,7 @@ export function createUsageRecorder(store: Store, intervalMs = USAGE_FLUSH_MS): 
   const timer = setInterval(() => void flush().catch(() => undefined), intervalMs);
   timer.unref();
   return {
+    caps,
     record(integrationId, iface, route, ok, at, keyId = null) {
       const iso = at === undefined ? isoNow() : at.toISOString();
       if (keyId !== null) keysUsed.set(keyId, iso);
@@ -106,6 +134,18 @@ export function createUsageRecorder(store: Store, intervalMs = USAGE_FLUSH_MS): 
     },
     recordIgnored(integrationId, fields, at = new Date()) {
       if (fields.length > 0) ignored.push({ integrationId, fields: boundedIgnoredNames(fields), at: at.toISOString() });
+    },
+    recordNotFound(integrationId, externalContactId, at) {
+      const iso = at === undefined ? isoNow() : at.toISOString();
+      const key = `${integrationId}\u0000${externalContactId}`;
+      const entry = notFound.get(key);
+      if (entry) {
+        entry.calls++;
+        if (iso > entry.lastAt) entry.lastAt = iso;
+        if (iso < entry.firstAt) entry.firstAt = iso;
+      } else if (notFound.size < caps.notFoundPending) {
+        notFound.set(key, { integrationId, externalContactId, calls: 1, firstAt: iso, lastAt: iso });
+      }
     },
     flush,
     async close() {

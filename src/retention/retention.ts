@@ -1,5 +1,6 @@
-// Retention of what grows with time (docs/operations.md, "Retention"): hourly call counts rolled up,
-// old unmapped and invalid answers and ended console sessions deleted, by a job on one replica at a time.
+// Retention of what grows with time (docs/operations.md, "Retention"): hourly call counts rolled up;
+// old unmapped and invalid answers, old answers 404s and ended console sessions deleted; by a job on
+// one replica at a time.
 import type { FastifyBaseLogger } from 'fastify';
 import type { Store } from '../store/store.js';
 import type { RetentionSettings } from '../config.js';
@@ -25,6 +26,8 @@ export interface RetentionRun {
   usage_hours_rolled_up: number;
   answers_deleted: number;
   sessions_deleted: number;
+  /** Answers-404 entries (per external_contact_id) whose last 404 is older than the usage retention. */
+  not_found_deleted: number;
 }
 
 const DAY_MS = 86_400_000;
@@ -37,14 +40,16 @@ const DAY_MS = 86_400_000;
 export function runRetention(store: Store, settings: RetentionSettings, sessions: SessionBounds, now: Date = new Date(), batch = RETENTION_BATCH): Promise<RetentionRun> {
   const t = now.getTime();
   return store.transact(async (tx) => {
-    if (!(await tx.locks.tryRetention())) return { ran: false, usage_hours_rolled_up: 0, answers_deleted: 0, sessions_deleted: 0 };
+    if (!(await tx.locks.tryRetention())) return { ran: false, usage_hours_rolled_up: 0, answers_deleted: 0, sessions_deleted: 0, not_found_deleted: 0 };
     const usageBefore = new Date(t - settings.usageDays * DAY_MS).toISOString().slice(0, 13);
     const rolled = await tx.states.rollUpUsage(usageBefore, batch);
+    // Usage data as the hourly counts are: a person not seen for as long is no longer worth acting on.
+    const notFound = await tx.states.deleteNotFound(new Date(t - settings.usageDays * DAY_MS).toISOString(), batch);
     const expired = await tx.answers.deleteExpired(new Date(t - settings.answersDays * DAY_MS).toISOString(), batch);
     await tx.answers.addKept(expired.perKey);
     // The session store's own bounds: a session idle or open longer than them signs nobody in again.
     const ended = await tx.consoleSessions.deleteExpired(new Date(t - sessions.idleMs).toISOString(), new Date(t - sessions.maxMs).toISOString());
-    return { ran: true, usage_hours_rolled_up: rolled, answers_deleted: expired.deleted, sessions_deleted: ended };
+    return { ran: true, usage_hours_rolled_up: rolled, answers_deleted: expired.deleted, sessions_deleted: ended, not_found_deleted: notFound };
   });
 }
 
