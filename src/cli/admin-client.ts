@@ -16,6 +16,7 @@ export interface AdminClient {
   readonly base: string;
   get<T>(path: string, query?: Record<string, string | number | undefined>): Promise<T>;
   post<T>(path: string, body: unknown): Promise<T>;
+  delete<T>(path: string, body: unknown): Promise<T>;
 }
 
 /** The base URL of a gateway: http or https, with no credentials, query or fragment in it. */
@@ -59,9 +60,9 @@ export interface ClientOptions {
 export function adminClient(base: string, credential: { token: string; variable: string }, options: ClientOptions = {}): AdminClient {
   const timeoutMs = options.timeoutMs ?? ADMIN_REQUEST_TIMEOUT_MS;
   let answered = false;
-  async function request<T>(method: 'GET' | 'POST', path: string, body?: unknown): Promise<T> {
+  async function request<T>(method: 'GET' | 'POST' | 'DELETE', path: string, body?: unknown): Promise<T> {
     const url = `${base}/admin/v1${path}`;
-    const changes = method === 'POST';
+    const changes = method !== 'GET';
     // A change whose answer was lost may have been made all the same: the audit log tells.
     const unsure = changes ? '; the change may or may not have been made: check with `audit`' : '';
     let response: Response;
@@ -120,5 +121,6 @@ export function adminClient(base: string, credential: { token: string; variable:
       return request<T>('GET', q.size > 0 ? `${path}?${q}` : path);
     },
     post: <T>(path: string, body: unknown) => request<T>('POST', path, body),
+    delete: <T>(path: string, body: unknown) => request<T>('DELETE', path, body),
   };
 }

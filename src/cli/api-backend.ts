@@ -2,6 +2,7 @@
 // The gateway answers the admin views themselves, so the CLI prints what it gets; the audit actor is
 // the credential's operator, which the gateway decides (the CLI sends no actor).
 import type { MigrationReport } from '../migration/report.js';
+import type { NotFoundPage, PortedFlagView } from '../migration/porting.js';
 import type { AdminClient } from './admin-client.js';
 import type { AuditEntryView, Backend, IntegrationSummary, IssuedKey, KeySummary, LinkReportView, List, ListedKey, ReplicasView, StateView } from './backend.js';
 
@@ -21,6 +22,9 @@ export function apiBackend(client: AdminClient): Backend {
     switchOff: (ref, input) => client.post<StateView>(`${of(ref)}/switch-off`, { reason: input.reason, force: input.force, quiet_period_hours: input.quietHours }),
     rollback: (ref, reason) => client.post<StateView>(`${of(ref)}/rollback`, { reason }),
     report: (ref, quietHours) => client.get<MigrationReport>(`${of(ref)}/report`, { quiet_period_hours: quietHours }),
+    markPorted: (ref, note) => client.post<PortedFlagView>(`${of(ref)}/ported`, note === undefined ? {} : { note }),
+    clearPorted: (ref, reason) => client.delete<{ ported: null }>(`${of(ref)}/ported`, because(reason)),
+    notFound: (ref, page) => client.get<NotFoundPage>(`${of(ref)}/not-found`, { limit: page.limit, after: page.after }),
     async audit(ref, limit) {
       const list = await client.get<List<AuditEntryView>>(ref === undefined ? '/audit' : `${of(ref)}/audit`, { limit });
       const integrations = await client.get<List<IntegrationSummary>>('/integrations');

@@ -5,6 +5,7 @@ import { auditView, integrationViews, issuedKeyView, keyView, linkView, listedKe
 import { listReplicas } from '../rules/replicas.js';
 import { importLegacyKey, issueV1Key, relinkLegacyLeads, renewKeys, revokeKey, rollback, switchOff } from '../migration/service.js';
 import { migrationReport } from '../migration/report.js';
+import { clearPorted, markPorted, NOT_FOUND_PAGE_DEFAULT, notFoundAnswers, portedView } from '../migration/porting.js';
 import { createUsageRecorder, type UsageRecorder } from '../migration/usage.js';
 import { createRulesHolder, type RulesHolder } from '../rules/loader.js';
 import { openStore, storeLocation, type StoreOptions } from '../store/open-store.js';
@@ -94,6 +95,14 @@ export function databaseBackend(ctx: Context, actor: string): Backend {
       return stateView(integration, await rollback(deps, integration, { actor, reason }));
     },
     report: (ref, quietHours) => migrationReport(deps, find(ref), quietHours),
+    async markPorted(ref, note) {
+      return portedView(await markPorted(deps, find(ref), { actor, note: note ?? null, role: 'service_team' }))!;
+    },
+    async clearPorted(ref, reason) {
+      await clearPorted(deps, find(ref), { ...who(reason), role: 'service_team' });
+      return { ported: null };
+    },
+    notFound: (ref, page) => notFoundAnswers(deps, find(ref), { limit: page.limit ?? NOT_FOUND_PAGE_DEFAULT, after: page.after }),
     async audit(ref, limit) {
       const id = ref === undefined ? null : find(ref).id;
       const entries = await store.read((r) => r.states.listAudit(id, limit));

@@ -42,6 +42,14 @@ export function linkSummary(links: LinkReportView): string[] {
   return lines;
 }
 
+/** The latest few ids that got a 404, and where the rest are. */
+function notFoundLatest(r: MigrationReport): string {
+  const first = r.answers_not_found.items.slice(0, FIRST_UNLINKED);
+  if (first.length === 0) return '';
+  const linked = (e: MigrationReport['answers_not_found']['items'][number]) => (e.legacy_leads.length > 0 ? ' (an unlinked legacy lead)' : '');
+  return `, latest: ${first.map((e) => `${shown(e.external_contact_id)}${linked(e)}`).join(', ')}${r.answers_not_found.ids > first.length ? '; all: not-found <integration>' : ''}`;
+}
+
 /** The migration report in a screenful: state, readiness and why, calls per route, what is left. */
 export function reportText(r: MigrationReport): string {
   // OK 7D and LAST SUCCESS: the calls answered with a 2xx, which readiness asks of v1.
@@ -57,5 +65,8 @@ export function reportText(r: MigrationReport): string {
     `ignored legacy fields: ${r.ignored_legacy_fields.map((f) => `${shown(f.field)} (${f.calls})`).join(', ') || 'none'}`,
     `unlinked legacy leads: ${r.unlinked_legacy_leads.length}`,
     `live keys: ${r.keys.v1} v1, ${r.keys.legacy} legacy`,
+    `ported: ${r.ported === null ? 'not marked' : `marked by ${shown(r.ported.ported_by)} at ${r.ported.ported_at}${r.ported.note === null ? '' : `: ${shown(r.ported.note)}`}`}`,
+    // Ids a bot sent: shown escaped.
+    `answers 404s: ${r.answers_not_found.ids} id(s), ${r.answers_not_found.calls} call(s)${notFoundLatest(r)}`,
   ].join('\n');
 }

@@ -13,6 +13,7 @@ import { ADMIN_REQUEST_TIMEOUT_MS, adminClient, adminTokenFrom, gatewayBase, typ
 import { EnvironmentError, UsageError, exitFor } from './exit.js';
 import { registerCopyCommand } from './copy.js';
 import { registerUserCommands } from './users.js';
+import { registerPortingCommands } from './porting.js';
 import { registerSchemaCommands } from './schema.js';
 import { registerMigrationCommands } from './migration.js';
 import { registerAdminTokenCommands } from './admin-tokens.js';
@@ -158,6 +159,7 @@ function createProgram(): Command {
   registerRulesCommands(program, { print, gateway, given });
   registerCopyCommand(program, { env, print, given });
   registerUserCommands(program, { env, actor: CLI_ACTOR, print, onDatabase });
+  registerPortingCommands(program, { print, withBackend });
   return program;
 }
 
