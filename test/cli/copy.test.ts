@@ -120,7 +120,7 @@ describe('lead-gateway copy --from <sqlite file>', { timeout: 120_000 }, () => {
     expect(run.code).toBe(0);
     for (const table of COPIED_TABLES) expect(run.err + run.out).toMatch(new RegExp(`copied ${table}: [\\d,]+ / [\\d,]+ \\([\\d,]+ new\\)`));
     expect(run.err).toMatch(/^copied leads: 6 \/ 6 \(6 new\)$/m);
-    expect(run.out).toMatch(/Counts checked: PostgreSQL holds at least the file's rows in each of the 21 tables\./);
+    expect(run.out).toContain(`Counts checked: PostgreSQL holds at least the file's rows in each of the ${COPIED_TABLES.length} tables.`);
   });
 
   it('refuses a file that is not a lead-gateway database, or one at an older schema', () => {
