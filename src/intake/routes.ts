@@ -93,7 +93,7 @@ export function intakeRoutes(deps: { store: Store; rules: RulesHolder; usage: Us
       },
       async (request, reply) => {
         const result = await submitAnswers(deps, request.integration!, request.body, { inexact: inexactKeysUnder(request, '/answers') }).catch((error: unknown) => {
-          // The answer is the same 404; the service team sees it in the migration report (docs/migration.md).
+          // The answer is the same 404; the service team sees it in the migration report (docs/runbook.md).
           if (error instanceof AppError && error.code === 'not-found') deps.usage.recordNotFound(request.integration!.id, request.body.external_contact_id);
           throw error;
         });

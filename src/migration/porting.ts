@@ -1,5 +1,5 @@
 // The owner's "ported" flag beside the migration state, and the answers 404s the gateway counts for the
-// service team (docs/migration.md, "The ported flag" and "Answers that found no lead").
+// service team (docs/runbook.md, "Marking an integration ported" and "The answers 404 list").
 import { z } from 'zod';
 import { AppError } from '../errors.js';
 import type { Integration } from '../rules/catalog.js';

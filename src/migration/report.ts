@@ -93,7 +93,7 @@ export async function migrationReport(deps: MigrationDeps, integration: Integrat
   if (legacy.last_seen !== null && legacy.last_seen > quietSince) {
     reasons.push(`the deprecated interface was called at ${legacy.last_seen}, within the ${quietPeriodHours} h quiet period`);
   }
-  // The flag is said beside the traffic, never weighed: the verdict is the traffic's (docs/migration.md).
+  // The flag is said beside the traffic, never weighed: the verdict is the traffic's (docs/runbook.md).
   const told: { at: number; text: string }[] = [];
   if (data.ported !== null) {
     const p = data.ported;

@@ -1,5 +1,5 @@
-// Counts calls per integration, interface and route, and when each key was last used; flushed to the
-// store in one unit of work.
+// Counts calls per integration, interface and route, when each key was last used, and the answers
+// calls answered 404 per person; flushed to the store in one unit of work.
 import type { Store } from '../store/store.js';
 import type { Interface, NotFoundIncrement, UsageIncrement } from '../store/repos/states.js';
 

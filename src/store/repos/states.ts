@@ -76,7 +76,7 @@ export interface StateRepo extends PortingRepo {
   ignoredFields(integrationId: string): Promise<{ field: string; calls: number; lastSeen: string }[]>;
 }
 
-/** An integration marked "ported" (docs/migration.md, "The ported flag"): beside its state, never a state. */
+/** An integration marked "ported" (docs/runbook.md, "Marking an integration ported"): beside its state, never a state. */
 export interface PortedFlag {
   integrationId: string;
   at: string;
