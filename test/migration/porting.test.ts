@@ -131,7 +131,7 @@ describe('answers calls answered 404', () => {
     expect(r.answers_not_found.items[0].first_at <= r.answers_not_found.items[0].last_at).toBe(true);
   });
 
-  it('name the unlinked legacy lead of that person and why; once linking binds it, the same event_id answers', async () => {
+  it('name the unlinked legacy lead of that person and why (not linked yet, or its id bound to another person); once linking binds it, the same event_id answers', async () => {
     // A legacy lead made while the integration had no legacy person-id rule is not linked (test/migration/linking.test.ts).
     const dir = mkdtempSync(join(tmpdir(), 'lead-gateway-rules-'));
     cpSync(EXAMPLE_RULES, dir, { recursive: true });
@@ -143,6 +143,7 @@ describe('answers calls answered 404', () => {
       const tg = '/admin/v1/integrations/brightpath:telegram-bot';
       await other.admin('POST', `${tg}/keys/import`, { key: 'tg-legacy-key-unlinked' });
       const lead = (await other.app.inject({ method: 'POST', url: '/api/bots/api/leads/', headers: { 'x-bot-api-key': 'tg-legacy-key-unlinked' }, payload: { first_name: 'Old', extra_data: { telegram_id: 778 } } })).json();
+      const taken = (await other.app.inject({ method: 'POST', url: '/api/bots/api/leads/', headers: { 'x-bot-api-key': 'tg-legacy-key-unlinked' }, payload: { first_name: 'Taken', extra_data: { telegram_id: 901 } } })).json();
       const key = await other.issueKey('brightpath:telegram-bot');
       // The rule comes after the key: the lead stays unlinked until linking runs again.
       writeFileSync(rulesFile, readFileSync(rulesFile, 'utf8').replace('    legacy:\n', `    legacy:\n${rule}`));
@@ -155,9 +156,21 @@ describe('answers calls answered 404', () => {
         { external_contact_id: 'telegram:778', calls: 1, first_at: expect.any(String), last_at: expect.any(String), legacy_leads: [{ lead_id: lead.id, code: 'not_linked', reason: expect.stringContaining('lead-gateway link') }] },
       ]);
 
+      // The id is bound to someone else (a v1 lead of another person, since deleted): linking cannot take it.
+      const someoneElse = (await other.submit(key, { event_id: 'else-1', external_contact_id: 'telegram:901', first_name: 'Someone', phone: '+998901239901' })).json();
+      expect((await other.admin('DELETE', `/admin/v1/leads/${someoneElse.lead.id}`)).statusCode).toBeLessThan(300);
+      const askTaken = () =>
+        other.app.inject({ method: 'POST', url: '/api/integrations/v1/leads/answers/', headers: { authorization: `Bearer ${key}` }, payload: { event_id: 'taken-1', external_contact_id: 'telegram:901', answers: { laptop: 'yes' } } });
+      expect((await askTaken()).statusCode).toBe(404);
+      const both = (await other.admin('GET', `${tg}/not-found`)).json();
+      expect(both.items.find((e: { external_contact_id: string }) => e.external_contact_id === 'telegram:901')).toMatchObject({
+        legacy_leads: [{ lead_id: taken.id, code: 'bound_to_another_person', reason: 'telegram:901 is already bound to another person' }],
+      });
+
       expect((await other.admin('POST', `${tg}/link`)).json()).toMatchObject({ linked_leads: 1 });
       expect((await ask()).statusCode).toBe(200);
-      expect((await other.admin('GET', `${tg}/report`)).json().answers_not_found.items).toEqual([expect.objectContaining({ external_contact_id: 'telegram:778', calls: 1, legacy_leads: [] })]);
+      const after = (await other.admin('GET', `${tg}/report`)).json().answers_not_found.items;
+      expect(after.find((e: { external_contact_id: string }) => e.external_contact_id === 'telegram:778')).toMatchObject({ calls: 1, legacy_leads: [] });
     } finally {
       await other.close();
     }
