@@ -94,7 +94,7 @@ describe('the README', () => {
   });
 
   it('says which Node the container image runs', () => {
-    const major = /^FROM node:(\d+)-/m.exec(read('Dockerfile'))?.[1];
+    const major = /^FROM node:(\d+)[.-]/m.exec(read('Dockerfile'))?.[1];
     expect(readme).toContain(`the container image runs Node ${major}`);
   });
 
