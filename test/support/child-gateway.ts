@@ -1,7 +1,9 @@
-// The gateway as a real child process (crash, storage-fault and shutdown tests; the benchmarks).
-import { spawn, type ChildProcess } from 'node:child_process';
+// The gateway as a real child process (crash, storage-fault and shutdown tests; the benchmarks),
+// owned by the test that starts it: killed with its process group when that test ends (owned.ts).
+import type { ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { spawnOwned } from './owned.js';
 
 export const ROOT = join(import.meta.dirname, '..', '..');
 export const DEMO_V1_KEY = 'lgv1_demo-v1-key-not-for-production';
@@ -39,7 +41,7 @@ export interface ChildOptions {
 export async function spawnGateway(options: ChildOptions): Promise<ChildGateway> {
   const entry = options.main ? [options.main] : options.entry === 'dist' ? ['dist/main.js'] : ['--import', 'tsx', 'src/main.ts'];
   const argv = [...(options.wrapper ?? []), process.execPath, ...(options.nodeArgs ?? []), ...entry];
-  const child = spawn(argv[0]!, argv.slice(1), {
+  const child = spawnOwned(argv[0]!, argv.slice(1), {
     cwd: ROOT,
     env: {
       PATH: process.env.PATH ?? '/usr/bin:/bin',

@@ -1,12 +1,13 @@
 // A throwaway PostgreSQL cluster for the tests: TEST_DATABASE_URL if set, else the machine's own
-// binaries (initdb, pg_ctl) in a temp folder on a free port, stopped and removed when done.
-import { execFile, execFileSync, spawnSync } from 'node:child_process';
+// binaries (initdb, pg_ctl) in a temp folder on a free port, stopped and removed when done, and
+// owned like a process (owned.ts): stopped at once when the test or file that started it ends.
+import { execFileSync, spawnSync } from 'node:child_process';
 import { chownSync, existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir, userInfo } from 'node:os';
 import { join } from 'node:path';
-import { promisify } from 'node:util';
 import pg from 'pg';
+import { ownCluster, runOwned } from './owned.js';
 
 export interface TestPostgres {
   /** A connection string to a fresh database of the cluster. */
@@ -83,13 +84,16 @@ export async function startPostgres(options: StartOptions = {}): Promise<TestPos
   if (asRoot) chownSync(dir, Number(execFileSync('id', ['-u', 'postgres'], { encoding: 'utf8' })), Number(execFileSync('id', ['-g', 'postgres'], { encoding: 'utf8' })));
   const data = join(dir, 'data');
   const logFile = join(dir, 'server.log');
+  const owned = ownCluster(dir, data);
   const port = await freePort();
   const extra = Object.entries(options.settings ?? {}).map(([name, value]) => ` -c ${name}=${value}`).join('');
   run(join(bin, 'initdb'), ['-D', data, '-U', 'postgres', '--auth=trust', '--no-sync', '-E', 'UTF8']);
   const startArgs = ['-D', data, '-l', logFile, '-w', '-o', `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c max_connections=300${extra}`, 'start'];
   run(join(bin, 'pg_ctl'), startArgs);
   const pgCtl = async (args: string[]) => {
-    await promisify(execFile)(...command(join(bin, 'pg_ctl'), args), { encoding: 'utf8', timeout: 60_000 });
+    const [cmd, argv] = command(join(bin, 'pg_ctl'), args);
+    const run = await runOwned(cmd, argv, { timeoutMs: 60_000 });
+    if (run.code !== 0) throw new Error(`pg_ctl ${args.at(-1)} failed (${run.code ?? run.signal}): ${run.stderr}`);
   };
   return {
     url: `postgres://postgres@127.0.0.1:${port}/postgres`,
@@ -102,9 +106,10 @@ export async function startPostgres(options: StartOptions = {}): Promise<TestPos
     async stop() {
       try {
         // Without blocking the event loop: a process stopping on a signal must still answer the next one.
-        await promisify(execFile)(...command(join(bin, 'pg_ctl'), ['-D', data, '-m', 'fast', '-w', 'stop']));
+        await pgCtl(['-D', data, '-m', 'fast', '-w', 'stop']);
       } finally {
         rmSync(dir, { recursive: true, force: true });
+        owned.release();
       }
     },
   };
@@ -130,8 +135,18 @@ export async function freshDatabase(url: string): Promise<string> {
 /**
  * The cluster for a test file, or why there is none: the file's tests then skip, and say so in one
  * line. CI installs PostgreSQL (.ci/run): there it must never be skipped.
+ *
+ * The run's shared cluster (postgres-setup.ts) unless `own` is set: a file makes its own databases on
+ * it with `freshDatabase`, and must not change what the whole cluster sees (ALTER SYSTEM, roles'
+ * settings, ending other databases' connections). `own: true` starts a cluster for the file alone,
+ * for a test that stops, restarts or reconfigures the server (`server` is set only then).
  */
-export async function clusterOrSkip(): Promise<TestPostgres | null> {
+export async function clusterOrSkip(options: { own?: boolean } = {}): Promise<TestPostgres | null> {
+  if (!options.own) {
+    const { inject } = await import('vitest');
+    const shared = inject('postgresUrl');
+    if (shared) return { url: shared, stop: async () => {}, server: null };
+  }
   const started = await startPostgres();
   if (!('reason' in started)) return started;
   if (process.env.CI) throw new Error(`PostgreSQL is required in CI: ${started.reason}`);

@@ -1,10 +1,13 @@
 // vitest globalSetup, listed first: every temporary folder of a run (databases, rules, logs, clusters,
 // browser profiles) of the workers, and of the processes they start with the environment they have,
 // is made under one folder of the run, removed when every project has run. The workers inherit
-// TMPDIR, which `os.tmpdir()` reads, so /tmp stays as it was without each test cleaning up.
+// TMPDIR, which `os.tmpdir()` reads, so /tmp stays as it was without each test cleaning up. Before
+// the folder goes, every process group and cluster a worker noted and did not end is killed
+// (test/support/owned.ts): a worker killed outright runs no hook of its own.
 import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { OWNED_DIR_VARIABLE, sweepNoted } from './owned.js';
 
 /**
  * Shared by every project's setup in this process. Which project's setup runs first depends on which
@@ -14,6 +17,7 @@ import { join } from 'node:path';
 interface RunFolder {
   dir: string;
   previous: string | undefined;
+  previousOwned: string | undefined;
   users: number;
 }
 const KEY = Symbol.for('lead-gateway.test-run-folder');
@@ -27,7 +31,9 @@ export default function setup() {
     // Traversable by others: run as root, the tests start PostgreSQL as the postgres user in a folder below.
     chmodSync(dir, 0o711);
     process.env.TMPDIR = dir;
-    folder = shared[KEY] = { dir, previous, users: 0 };
+    const previousOwned = process.env[OWNED_DIR_VARIABLE];
+    process.env[OWNED_DIR_VARIABLE] = join(dir, 'owned');
+    folder = shared[KEY] = { dir, previous, previousOwned, users: 0 };
   }
   folder.users += 1;
   const used = folder;
@@ -36,8 +42,12 @@ export default function setup() {
     used.users -= 1;
     if (used.users > 0) return;
     delete shared[KEY];
+    const left = sweepNoted(join(used.dir, 'owned'));
+    if (left.groups + left.clusters > 0) console.warn(`killed what the tests left running: ${left.groups} process group(s), ${left.clusters} cluster(s)`);
     if (used.previous === undefined) delete process.env.TMPDIR;
     else process.env.TMPDIR = used.previous;
+    if (used.previousOwned === undefined) delete process.env[OWNED_DIR_VARIABLE];
+    else process.env[OWNED_DIR_VARIABLE] = used.previousOwned;
     rmSync(used.dir, { recursive: true, force: true, maxRetries: 3 });
   };
 }
