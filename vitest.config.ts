@@ -51,29 +51,35 @@ const shared = {
 const unavailable = postgresUnavailable();
 if (unavailable !== null && process.env.CI) throw new Error(`PostgreSQL is required in CI: ${unavailable}`);
 // eslint-disable-next-line no-console -- the one line that says the PostgreSQL half did not run
-if (unavailable !== null) console.log(`skipped: the suite on PostgreSQL (${unavailable})`);
+if (unavailable !== null) console.log(`skipped: the tests on PostgreSQL (${unavailable})`);
 
+/**
+ * Two projects (docs/testing.md): `sqlite` is every file, with the store tests on both engines
+ * (`npm test`); `postgres` is every file not listed above again, its gateways on PostgreSQL
+ * (`npm run test:postgres`). `npx vitest run <file>` runs a file in both.
+ */
 export default defineConfig({
   test: {
     ...shared,
     // Every response of a test gateway is checked against the OpenAPI document once all files ran.
-    globalSetup: ['./test/support/temp-setup.ts', './test/support/contract-setup.ts'],
+    // One PostgreSQL cluster serves the whole run, both projects (postgres-setup.ts).
+    globalSetup: ['./test/support/temp-setup.ts', './test/support/contract-setup.ts', './test/support/postgres-setup.ts'],
+    // What a test starts is killed when it ends, whatever its outcome (owned.ts).
+    setupFiles: ['./test/support/owned-setup.ts'],
+    // `npm run test:postgres` without PostgreSQL selects no file, and that is not a failure there.
+    passWithNoTests: unavailable !== null,
     projects: [
       { extends: true, test: { name: 'sqlite', include: ['test/**/*.test.ts'] } },
-      ...(unavailable === null
-        ? [
-            {
-              extends: true as const,
-              test: {
-                name: 'postgres',
-                include: ['test/**/*.test.ts'],
-                exclude: NOT_AGAIN_ON_POSTGRES,
-                env: { TEST_STORE_ENGINE: 'postgres' },
-                globalSetup: ['./test/support/temp-setup.ts', './test/support/contract-setup.ts', './test/support/postgres-setup.ts'],
-              },
-            },
-          ]
-        : []),
+      {
+        extends: true as const,
+        test: {
+          name: 'postgres',
+          // Without PostgreSQL the project has no files, and says why in the line above.
+          include: unavailable === null ? ['test/**/*.test.ts'] : [],
+          exclude: NOT_AGAIN_ON_POSTGRES,
+          env: { TEST_STORE_ENGINE: 'postgres' },
+        },
+      },
     ],
   },
 });

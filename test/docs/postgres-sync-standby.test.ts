@@ -9,7 +9,7 @@ import { clusterOrSkip, freshDatabase, type TestPostgres } from '../support/post
 
 let cluster: TestPostgres | null = null;
 let gateway: ChildGateway | null = null;
-beforeAll(async () => void (cluster = await clusterOrSkip()), 60_000);
+beforeAll(async () => void (cluster = await clusterOrSkip({ own: true })), 60_000);
 afterAll(async () => {
   await gateway?.stop();
   await cluster?.stop();

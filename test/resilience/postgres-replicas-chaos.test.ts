@@ -66,7 +66,7 @@ const replicas: ChildGateway[] = [];
 let key: string;
 
 beforeAll(async () => {
-  cluster = await clusterOrSkip();
+  cluster = await clusterOrSkip({ own: true });
   if (!cluster?.server) return;
   url = await freshDatabase(cluster.url);
   env = { DATABASE_URL: url, ADMIN_TOKEN: CHILD_ADMIN_TOKEN, RULES_DIR: rulesDir, RATE_LIMIT_PER_MINUTE: '1000000' };

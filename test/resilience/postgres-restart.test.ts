@@ -30,7 +30,7 @@ let cluster: TestPostgres | null = null;
 let url: string;
 let gw: ChildGateway;
 beforeAll(async () => {
-  cluster = await clusterOrSkip();
+  cluster = await clusterOrSkip({ own: true });
   if (!cluster?.server) return;
   url = await freshDatabase(cluster.url);
   // A pool large enough that every client and every held request has its connection on the server.

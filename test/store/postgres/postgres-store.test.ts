@@ -133,7 +133,7 @@ describe('the PostgreSQL store', () => {
     const admin = new pg.Client({ connectionString: url });
     await admin.connect();
     await store.peek((r) => r.keys.findByHash('x'));
-    await admin.query("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = 'lead-gateway' AND pid <> pg_backend_pid()");
+    await admin.query("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = 'lead-gateway' AND datname = current_database() AND pid <> pg_backend_pid()");
     await admin.end();
     // The pool drops the dead connections (their `error` events are listened to) and opens new ones.
     await new Promise((resolve) => setTimeout(resolve, 50));

@@ -14,7 +14,7 @@ import { clusterOrSkip, freshDatabase, type TestPostgres } from '../../support/p
 
 let cluster: TestPostgres | null = null;
 const stores: PostgresStore[] = [];
-beforeAll(async () => void (cluster = await clusterOrSkip()), 60_000);
+beforeAll(async () => void (cluster = await clusterOrSkip({ own: true })), 60_000);
 afterAll(async () => {
   await Promise.all(stores.map((s) => s.close()));
   await cluster?.stop();
