@@ -3,11 +3,12 @@
 // process (said in the report). A scenario's bodies are one JSON template for both: `{i}` is the
 // request's number (unique across wrk's threads), `{i+B}` is i + B, `{i%N}` and `{i%N+B}` are
 // (i mod N) and (i mod N) + B, and `{i%N:a|b}` picks by i mod N among the words.
-import { spawn, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import autocannon from 'autocannon';
+import { spawnOwned } from '../test/support/owned.js';
 
 export interface Load {
   url: string;
@@ -151,10 +152,11 @@ async function runWrk(wrk: string, load: Load, connections: number, seconds: num
     // wrk gives each thread connections / threads of them.
     writeFileSync(script, luaScript(load, threads, Math.floor(connections / threads)));
     const duration = load.amount !== undefined ? AMOUNT_LIMIT_S : seconds;
-    const child = spawn(wrk, ['-t', String(threads), '-c', String(connections), '-d', `${duration}s`, '--timeout', '10s', '-s', script, load.url], { stdio: ['ignore', 'pipe', 'inherit'] });
+    // Owned: killed with the test (or script) that runs it, should it hang (test/support/owned.ts).
+    const child = spawnOwned(wrk, ['-t', String(threads), '-c', String(connections), '-d', `${duration}s`, '--timeout', '10s', '-s', script, load.url], { stdio: ['ignore', 'pipe', 'inherit'] });
     let stdout = '';
     let stopped = 0;
-    child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
+    child.stdout!.setEncoding('utf8').on('data', (chunk: string) => {
       stdout += chunk;
       stopped += chunk.split('thread done').length - 1;
       // Every thread sent its share of `amount`: SIGINT makes wrk stop and print its summary.

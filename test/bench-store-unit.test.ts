@@ -3,16 +3,15 @@
 // person; and it reports a CPU figure per phase. Its numbers are not checked (a test asserts no
 // timing): the rows are. The warm-up, the measured leads and the replayed ones are three different
 // counts here, so a unit numbered against the wrong one shows.
-import { execFile } from 'node:child_process';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { promisify } from 'node:util';
 import Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
 import { ROOT } from './support/child-gateway.js';
+import { execOwned } from './support/owned.js';
 
-const run = promisify(execFile);
+const run = execOwned;
 
 interface Counts {
   units: number;

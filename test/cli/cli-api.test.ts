@@ -1,6 +1,5 @@
 // The CLI in API mode (--url): a child process driving a real gateway process over its admin API, with
 // the same output as in database mode on the same state, and one line with an exit code when it cannot.
-import { execFile } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -8,6 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CHILD_ADMIN_TOKEN, ROOT, spawnGateway, type ChildGateway } from '../support/child-gateway.js';
+import { runOwned } from '../support/owned.js';
 
 let gateway: ChildGateway;
 let dir: string;
@@ -35,15 +35,9 @@ interface Run {
 }
 
 /** The CLI as a child process, with exactly the environment given (nothing of this process's own). */
-function cli(env: Record<string, string>, ...args: string[]): Promise<Run> {
-  return new Promise((resolve) => {
-    execFile(
-      process.execPath,
-      ['--import', 'tsx', 'src/cli/main.ts', ...args],
-      { cwd: ROOT, env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: dir, ...env }, encoding: 'utf8', timeout: 30_000 },
-      (error, stdout, stderr) => resolve({ code: error ? Number((error as { code?: number }).code ?? -1) : 0, out: stdout, err: stderr }),
-    );
-  });
+async function cli(env: Record<string, string>, ...args: string[]): Promise<Run> {
+  const run = await runOwned(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', ...args], { cwd: ROOT, env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: dir, ...env }, timeoutMs: 30_000 });
+  return { code: run.code ?? -1, out: run.stdout, err: run.stderr };
 }
 
 /** The CLI on the gateway's database file, as on the host that holds it. */

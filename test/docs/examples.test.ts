@@ -1,16 +1,15 @@
 // Every command of the README and docs/*.md runs against a real gateway, or is listed here with the
 // reason it cannot run in a test: a new command in the docs that is neither fails this test.
-import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { promisify } from 'node:util';
 import { afterAll, describe, expect, it, type ExpectStatic } from 'vitest';
 import { spawnGateway, type ChildGateway } from '../support/child-gateway.js';
 import { ROOT, commandsOf, differences, type DocCommand } from './doc-commands.js';
+import { execOwned } from '../support/owned.js';
 
-const run = promisify(execFile);
+const run = execOwned;
 
 /** Commands shown in the docs that a test cannot run, by their text as bash reads it. */
 const NOT_RUN: Record<string, string> = {

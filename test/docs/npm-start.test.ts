@@ -1,12 +1,12 @@
 // `npm start` runs the gateway as npm's own child (exec: no shell between), so the `pid` of its log
 // lines is the process to signal: SIGHUP there reloads the rules while it keeps serving (npm itself
 // dies of SIGHUP, docs/operations.md), and SIGTERM to npm is passed on and stops it.
-import { spawn } from 'node:child_process';
 import { cpSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ROOT } from '../support/child-gateway.js';
+import { spawnOwned } from '../support/owned.js';
 
 const DEMO_LEGACY_KEY = 'lgbot_demo-legacy-key-not-for-production';
 
@@ -28,14 +28,14 @@ describe('npm start', () => {
     const dir = mkdtempSync(join(tmpdir(), 'lead-gateway-npm-start-'));
     const rulesDir = join(dir, 'rules');
     cpSync(join(ROOT, 'rules'), rulesDir, { recursive: true });
-    const npm = spawn('npm', ['start'], {
+    const npm = spawnOwned('npm', ['start'], {
       cwd: ROOT,
       env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: process.env.HOME ?? dir, HOST: '127.0.0.1', PORT: '0', DATABASE_PATH: join(dir, 'demo.db'), RULES_DIR: rulesDir, LOG_LEVEL: 'info' },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let out = '';
-    npm.stdout.on('data', (c: Buffer) => (out += c.toString()));
-    npm.stderr.on('data', (c: Buffer) => (out += c.toString()));
+    npm.stdout!.on('data', (c: Buffer) => (out += c.toString()));
+    npm.stderr!.on('data', (c: Buffer) => (out += c.toString()));
     const npmExited = new Promise<void>((resolve) => npm.on('exit', () => resolve()));
     let pid = 0;
     try {

@@ -1,18 +1,17 @@
 // The logical backup docs/operations.md shows, run as written on a throwaway cluster: pg_dump while a
 // gateway takes leads, createdb and pg_restore into a new database owned by the gateway's role, and a
 // gateway started on the result answers every lead acknowledged before the dump as a replay.
-import { execFile } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import pg from 'pg';
 import { CHILD_ADMIN_TOKEN, DEMO_V1_KEY, postJson, spawnGateway, type ChildGateway } from '../support/child-gateway.js';
 import { clusterOrSkip, freshDatabase, type TestPostgres } from '../support/postgres.js';
 import { commandsOf } from './doc-commands.js';
+import { execOwned } from '../support/owned.js';
 
-const run = promisify(execFile);
+const run = execOwned;
 let cluster: TestPostgres | null = null;
 const gateways: ChildGateway[] = [];
 const dir = mkdtempSync(join(tmpdir(), 'lead-gateway-backup-'));

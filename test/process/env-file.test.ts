@@ -1,10 +1,11 @@
 // A .env file in the working directory is read; the environment wins over it; its bad values are named.
-import { spawn, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
+import { spawnOwned } from '../support/owned.js';
 
 const ROOT = join(import.meta.dirname, '..', '..');
 const TSX = pathToFileURL(join(ROOT, 'node_modules', 'tsx', 'dist', 'loader.mjs')).href;
@@ -23,7 +24,7 @@ describe('.env', () => {
       join(cwd, '.env'),
       ['# the operator\'s file', 'PORT=0', `DATABASE_PATH=${join(cwd, 'g.db')}`, `RULES_DIR=${join(ROOT, 'rules')}`, `ADMIN_TOKEN=${FILE_TOKEN}`, 'LOG_LEVEL=INFO', 'DEMO_MODE=FALSE', ''].join('\n'),
     );
-    const child = spawn(process.execPath, ['--import', TSX, join(ROOT, 'src', 'main.ts')], { cwd, env: { ...baseEnv, ADMIN_TOKEN: ENV_TOKEN }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawnOwned(process.execPath, ['--import', TSX, join(ROOT, 'src', 'main.ts')], { cwd, env: { ...baseEnv, ADMIN_TOKEN: ENV_TOKEN }, stdio: ['ignore', 'pipe', 'pipe'] });
     let out = '';
     const address = await new Promise<string>((resolve, reject) => {
       const timer = setTimeout(() => reject(new Error(`not listening:\n${out}`)), 20_000);
@@ -35,8 +36,8 @@ describe('.env', () => {
           resolve(m[1]!);
         }
       };
-      child.stdout.on('data', onData);
-      child.stderr.on('data', onData);
+      child.stdout!.on('data', onData);
+      child.stderr!.on('data', onData);
     });
     try {
       const admin = (token: string) => fetch(`${address}/admin/v1/integrations`, { headers: { authorization: `Bearer ${token}` } });

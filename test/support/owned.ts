@@ -110,6 +110,17 @@ export function runOwned(command: string, args: readonly string[], options: Spaw
   });
 }
 
+/**
+ * `promisify(execFile)` with `spawnOwned`: resolves the output of a command that exited 0, rejects
+ * otherwise with an error carrying `code`, `signal`, `stdout` and `stderr`; `timeout` kills its group.
+ */
+export async function execOwned(command: string, args: readonly string[], options: SpawnOptions & { timeout?: number; maxBuffer?: number } = {}): Promise<{ stdout: string; stderr: string }> {
+  const { timeout, maxBuffer: _maxBuffer, ...spawnOptions } = options;
+  const run = await runOwned(command, args, { ...spawnOptions, ...(timeout === undefined ? {} : { timeoutMs: timeout }) });
+  if (run.code === 0) return { stdout: run.stdout, stderr: run.stderr };
+  throw Object.assign(new Error(`Command failed (${run.code ?? run.signal}): ${command} ${args.join(' ')}\n${run.stderr}`), run);
+}
+
 /** SIGTERM to the group, then SIGKILL to what is left after the grace. */
 async function endGroup(pgid: number): Promise<void> {
   if (groupAlive(pgid)) {
