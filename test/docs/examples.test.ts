@@ -26,6 +26,8 @@ const NOT_RUN: Record<string, string> = {
   'npm run bench': 'minutes of load on the whole machine',
   'npm run bench:scaling': 'minutes of load on the whole machine, and a PostgreSQL cluster of its own',
   'npm run test:resilience': 'CI runs it (.ci/run); minutes long',
+  'npm run test:postgres': 'CI runs it (.ci/run); minutes long',
+  'npm run test:all': 'CI runs its three parts (.ci/run); minutes long',
   'bash .ci/run': 'CI itself',
   'npm run lint:openapi': 'CI runs it (.ci/run)',
   'npm run client:types': 'test/openapi.test.ts runs the script and compiles the docs recipe against what it writes',
