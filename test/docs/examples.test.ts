@@ -58,7 +58,7 @@ const NOT_RUN: Record<string, string> = {
 };
 
 /** Files in reading order; the runbook shows each step both ways, so each way runs on its own gateway. */
-const READING_ORDER = ['README.md', 'docs/api.md', 'docs/migration.md', 'docs/console.md', 'docs/legacy-api.md', 'docs/rules.md', 'docs/operations.md', 'docs/performance.md', 'docs/scaling.md', 'docs/reliability.md', 'docs/architecture.md'];
+const READING_ORDER = ['README.md', 'docs/api.md', 'docs/migration.md', 'docs/console.md', 'docs/legacy-api.md', 'docs/rules.md', 'docs/operations.md', 'docs/performance.md', 'docs/scaling.md', 'docs/reliability.md', 'docs/architecture.md', 'docs/testing.md'];
 const RUNBOOK = 'docs/runbook.md';
 const DEMO_HOST = 'http://127.0.0.1:3000';
 
