@@ -1,9 +1,9 @@
 // `lead-gateway ported` and `not-found` as child processes: on the database a gateway serves from, and
 // over that gateway's admin API (--url), the same objects printed either way.
-import { execFile } from 'node:child_process';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ADMIN_TOKEN, EXAMPLE_RULES, startGateway, type Gateway } from '../helper.js';
+import { runOwned } from '../support/owned.js';
 
 let gw: Gateway;
 let base: string;
@@ -18,14 +18,11 @@ afterAll(() => gw.close());
 
 /** Asynchronous: with --url the CLI asks the gateway this very process serves. */
 function cli(...args: string[]): Promise<{ code: number; out: string; err: string }> {
-  return new Promise((resolve) => {
-    execFile(
-      process.execPath,
-      ['--import', 'tsx', 'src/cli/main.ts', ...args],
-      { cwd: ROOT, env: { ...process.env, DATABASE_PATH: join(gw.dir, 'gateway.db'), RULES_DIR: EXAMPLE_RULES, LEAD_GATEWAY_ADMIN_TOKEN: ADMIN_TOKEN }, encoding: 'utf8', timeout: 30_000 },
-      (error, stdout, stderr) => resolve({ code: error ? Number((error as { code?: number }).code ?? -1) : 0, out: stdout, err: stderr }),
-    );
-  });
+  return runOwned(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', ...args], { cwd: ROOT, env: { ...process.env, DATABASE_PATH: join(gw.dir, 'gateway.db'), RULES_DIR: EXAMPLE_RULES, LEAD_GATEWAY_ADMIN_TOKEN: ADMIN_TOKEN }, timeoutMs: 30_000 }).then((run) => ({
+    code: run.code ?? -1,
+    out: run.stdout,
+    err: run.stderr,
+  }));
 }
 
 describe('lead-gateway ported and not-found', { timeout: 90_000 }, () => {

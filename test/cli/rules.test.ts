@@ -1,11 +1,12 @@
 // `lead-gateway rules check` (offline, every problem of every file) and `rules diff` against a running
 // gateway, as child processes.
-import { execFile, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { ADMIN_TOKEN, EXAMPLE_RULES, startGateway } from '../helper.js';
+import { runOwned } from '../support/owned.js';
 
 const ROOT = join(import.meta.dirname, '..', '..');
 const dirs: string[] = [];
@@ -30,14 +31,11 @@ function cli(env: Record<string, string>, ...args: string[]) {
 
 /** The CLI without blocking this process, whose event loop serves the gateway it talks to. */
 function cliAsync(env: Record<string, string>, ...args: string[]): Promise<{ code: number; out: string; err: string }> {
-  return new Promise((resolve) => {
-    execFile(
-      process.execPath,
-      ['--import', 'tsx', 'src/cli/main.ts', ...args],
-      { cwd: ROOT, env: { PATH: process.env.PATH ?? '/usr/bin:/bin', ...env }, encoding: 'utf8', timeout: 30_000 },
-      (error, out, err) => resolve({ code: error ? Number(error.code ?? -1) : 0, out, err }),
-    );
-  });
+  return runOwned(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', ...args], { cwd: ROOT, env: { PATH: process.env.PATH ?? '/usr/bin:/bin', ...env }, timeoutMs: 30_000 }).then((run) => ({
+    code: run.code ?? -1,
+    out: run.stdout,
+    err: run.stderr,
+  }));
 }
 
 const brightpath = readFileSync(join(EXAMPLE_RULES, 'brightpath.yaml'), 'utf8');
