@@ -71,6 +71,12 @@ export interface Store {
    * ends. On SQLite units run one at a time on the one writer, so the locks cost nothing there.
    */
   transact<T>(fn: (tx: Repos) => Promise<T>): Promise<T>;
+  /**
+   * Runs a unit of work exactly as `transact` does (same locks, same statements, same checks by the
+   * database) and then always undoes it: what `fn` returns is what the unit would have answered, and
+   * nothing of it stands. v1's test mode (docs/api.md, "Test mode") answers with it.
+   */
+  rehearse<T>(fn: (tx: Repos) => Promise<T>): Promise<T>;
   /** Runs reads against committed data only, all of them in one snapshot. */
   read<T>(fn: (r: Repos) => Promise<T>): Promise<T>;
   /**

@@ -42,6 +42,8 @@ const rethrowAsStoreError = (error: unknown): never => {
 
 interface Unit {
   fn: (tx: Repos) => Promise<unknown>;
+  /** Undone once run, answered all the same (`Store.rehearse`). */
+  rehearsal: boolean;
   resolve: (value: unknown) => void;
   reject: (error: unknown) => void;
 }
@@ -147,6 +149,8 @@ export function openSqliteStore(options: SqliteStoreOptions): SqliteStore {
       writer.exec('SAVEPOINT unit');
       try {
         const value = await unit.fn(writeRepos);
+        // A rehearsal is undone like a failed unit, but answered with its value.
+        if (unit.rehearsal) writer.exec('ROLLBACK TO unit');
         writer.exec('RELEASE unit');
         results.push({ ok: true, value });
       } catch (error) {
@@ -181,10 +185,10 @@ export function openSqliteStore(options: SqliteStoreOptions): SqliteStore {
     draining = null;
   };
 
-  const enqueue = <T>(fn: (tx: Repos) => Promise<T>): Promise<T> => {
+  const enqueue = <T>(fn: (tx: Repos) => Promise<T>, rehearsal = false): Promise<T> => {
     if (closed) return Promise.reject(new Error('store is closed'));
     return new Promise<T>((resolve, reject) => {
-      pending.push({ fn, resolve: resolve as (value: unknown) => void, reject });
+      pending.push({ fn, rehearsal, resolve: resolve as (value: unknown) => void, reject });
       draining ??= drain();
     });
   };
@@ -204,6 +208,8 @@ export function openSqliteStore(options: SqliteStoreOptions): SqliteStore {
     engine: 'sqlite',
     schema,
     transact: (fn) => enqueue(fn).catch(rethrowAsStoreError),
+    // Its own savepoint in the group, rolled back: the units around it commit as ever.
+    rehearse: (fn) => enqueue(fn, true).catch(rethrowAsStoreError),
     read: (fn) => readInSnapshot(fn).catch(rethrowAsStoreError),
     // Several statements (a lead and its parts): one read transaction costs less than a snapshot each.
     view: (fn) => store.read(fn),
