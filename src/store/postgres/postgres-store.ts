@@ -63,8 +63,11 @@ export function postgresStore(pool: pg.Pool, schema: SchemaState, feed: ChangeFe
   let unfed = 0;
   const poolRepos = reposFor(pool);
 
-  /** Runs `fn` between `begin` and COMMIT on one connection; any failure rolls it back. */
-  const inTransaction = async <T>(begin: string, fn: (r: Repos) => Promise<T>): Promise<T> => {
+  /**
+   * Runs `fn` between `begin` and COMMIT on one connection; any failure rolls it back. `end` ROLLBACK
+   * ends a unit that succeeded as a failed one (a rehearsal, `Store.rehearse`).
+   */
+  const inTransaction = async <T>(begin: string, fn: (r: Repos) => Promise<T>, end: 'COMMIT' | 'ROLLBACK' = 'COMMIT'): Promise<T> => {
     const client = await pool.connect();
     let broken: Error | undefined;
     // The unit's statements one after another, its end after all of them (sql.ts, inOrder).
@@ -75,9 +78,9 @@ export function postgresStore(pool: pg.Pool, schema: SchemaState, feed: ChangeFe
       const sql = writeBehind(ordered);
       const value = await fn(reposFor(sql));
       await sql.flush();
-      const commit = await ordered.end('COMMIT');
+      const commit = await ordered.end(end);
       // COMMIT of a transaction a failed statement aborted answers ROLLBACK, not an error.
-      if (commit.command === 'ROLLBACK') throw new UnitAbortedError();
+      if (end === 'COMMIT' && commit.command === 'ROLLBACK') throw new UnitAbortedError();
       return value;
     } catch (error) {
       // A connection that lost its server, or cannot roll back, is closed rather than reused. The
@@ -90,10 +93,10 @@ export function postgresStore(pool: pg.Pool, schema: SchemaState, feed: ChangeFe
     }
   };
 
-  const transact = async <T>(fn: (tx: Repos) => Promise<T>): Promise<T> => {
+  const transact = async <T>(fn: (tx: Repos) => Promise<T>, end: 'COMMIT' | 'ROLLBACK' = 'COMMIT'): Promise<T> => {
     for (let attempt = 1; ; attempt++) {
       try {
-        return await inTransaction('BEGIN', fn);
+        return await inTransaction('BEGIN', fn, end);
       } catch (error) {
         if (isRetryable(error) && attempt < MAX_UNIT_ATTEMPTS) continue;
         throw toStoreError(error);
@@ -123,7 +126,8 @@ export function postgresStore(pool: pg.Pool, schema: SchemaState, feed: ChangeFe
     // Without a feed nobody hears this process: it is alone, as far as it can tell.
     replicas: feed ? postgresReplicaSet(pool, feed) : aloneReplicaSet(),
     replicaId: () => feed?.replicaId ?? null,
-    transact,
+    transact: (fn) => transact(fn),
+    rehearse: (fn) => transact(fn, 'ROLLBACK'),
     read: (fn) => inTransaction('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY', fn).catch((error: unknown) => Promise.reject(toStoreError(error))),
     // One statement on whichever connection is free: its own snapshot.
     peek,
