@@ -89,7 +89,7 @@ export const IssuedKeySchema = z
   .object({
     id: z.uuid(),
     integration_id: z.uuid(),
-    kind: z.enum(['v1', 'legacy']),
+    kind: z.enum(['v1', 'legacy', 'test']),
     prefix: z.string(),
     key: z.string().meta({ description: 'The key itself. Shown once: it is stored only as a hash.' }),
     created_at: z.iso.datetime(),
@@ -103,7 +103,7 @@ export const IssuedKeySchema = z
 export const KeySummarySchema = z
   .object({
     id: z.uuid(),
-    kind: z.enum(['v1', 'legacy']),
+    kind: z.enum(['v1', 'legacy', 'test']),
     prefix: z.string(),
     created_at: z.iso.datetime(),
     created_by: z.string(),

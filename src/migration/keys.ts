@@ -6,7 +6,7 @@ import { hotRead } from '../store/hot-reads.js';
 import type { ApiKey, KeyKind } from '../store/repos/keys.js';
 import { newId } from '../store/ids.js';
 
-const KEY_PREFIX: Record<KeyKind, string> = { v1: 'lgv1_', legacy: 'lgbot_' };
+const KEY_PREFIX: Record<KeyKind, string> = { v1: 'lgv1_', legacy: 'lgbot_', test: 'lgtest_' };
 /** How much of a key is kept in clear to tell keys apart in listings and logs. */
 const SHOWN_CHARS = 12;
 

@@ -55,6 +55,17 @@ export const migrations: Migration[] = [
   { version: 12, name: 'a one-time value for the next page of a console session', sql: 'ALTER TABLE console_sessions ADD COLUMN flash text COLLATE "C"' },
   // As SQLite migration 18: two new tables, nothing else touched.
   { version: 13, name: 'the ported flag and the answers 404s', sql: portingSchema },
+  // As SQLite migration 19: v1's test keys, and their calls counted apart from v1's (docs/api.md, "Test mode").
+  {
+    version: 14,
+    name: 'test keys and their calls counted apart',
+    sql: `
+      ALTER TABLE api_keys DROP CONSTRAINT api_keys_kind_check;
+      ALTER TABLE api_keys ADD CONSTRAINT api_keys_kind_check CHECK (kind IN ('v1', 'legacy', 'test'));
+      ALTER TABLE api_usage DROP CONSTRAINT api_usage_interface_check;
+      ALTER TABLE api_usage ADD CONSTRAINT api_usage_interface_check CHECK (interface IN ('v1', 'legacy', 'v1-test'));
+    `,
+  },
 ];
 
 /**

@@ -1,6 +1,7 @@
 // API keys, stored only as a SHA-256 hash with a short readable prefix.
 
-export type KeyKind = 'v1' | 'legacy';
+/** `test`: v1's test mode, whose calls run the whole v1 path and keep nothing (docs/api.md, "Test mode"). */
+export type KeyKind = 'v1' | 'legacy' | 'test';
 
 export interface ApiKey {
   id: string;

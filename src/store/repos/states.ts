@@ -1,7 +1,8 @@
 // Migration state per integration, its audit log, and usage counters.
 
 export type MigrationState = 'legacy' | 'migrating' | 'switched_off';
-export type Interface = 'v1' | 'legacy';
+/** `v1-test`: calls authenticated by a v1 test key, counted apart from v1's (docs/api.md, "Test mode"). */
+export type Interface = 'v1' | 'legacy' | 'v1-test';
 
 export interface AuditEntry {
   id: string;
@@ -25,10 +26,10 @@ export interface UsageRow {
   lastOk: string | null;
 }
 
-/** One interface's calls in one UTC hour (`hour` as 'YYYY-MM-DDTHH'). */
+/** One interface's calls in one UTC hour (`hour` as 'YYYY-MM-DDTHH'); test calls are not among them. */
 export interface HourlyUsage {
   hour: string;
-  interface: Interface;
+  interface: Exclude<Interface, 'v1-test'>;
   calls: number;
 }
 
@@ -59,7 +60,10 @@ export interface StateRepo extends PortingRepo {
   addUsage(increments: readonly UsageIncrement[]): Promise<void>;
   /** Calls per route since `sinceHour` (inclusive), with the last time each was seen (ever). */
   usageSince(integrationId: string, sinceHour: string): Promise<UsageRow[]>;
-  /** Calls per interface and hour from `sinceHour` (inclusive), hours in order; hours with no calls are absent. */
+  /**
+   * Calls per interface and hour from `sinceHour` (inclusive), hours in order; hours with no calls are
+   * absent, and so are test calls (the console's chart draws the bot's live traffic).
+   */
   usagePerHour(integrationId: string, sinceHour: string): Promise<HourlyUsage[]>;
   lastSeen(integrationId: string, iface: Interface): Promise<string | null>;
   /**

@@ -461,6 +461,49 @@ export const migrations: Migration[] = [
         CREATE INDEX answers_not_found_latest ON answers_not_found (integration_id, last_at, external_contact_id);
       `),
   },
+  {
+    version: 19,
+    name: 'test keys and their calls counted apart',
+    // v1's test keys (docs/api.md, "Test mode") are a kind of key, and their calls an interface of
+    // their own in the usage counts. SQLite cannot change a CHECK in place: both tables are rebuilt,
+    // rows, indexes and all (no other table references them, and no trigger reads them). PostgreSQL
+    // migration 14, "test keys and their calls counted apart" makes the same.
+    up: (db) =>
+      db.exec(`
+        CREATE TABLE api_keys_next (
+          id             TEXT PRIMARY KEY,
+          integration_id TEXT NOT NULL,
+          kind           TEXT NOT NULL CHECK (kind IN ('v1', 'legacy', 'test')),
+          prefix         TEXT NOT NULL,
+          hash           TEXT NOT NULL UNIQUE,
+          created_at     TEXT NOT NULL,
+          created_by     TEXT NOT NULL,
+          revoked_at     TEXT
+        );
+        INSERT INTO api_keys_next (id, integration_id, kind, prefix, hash, created_at, created_by, revoked_at)
+          SELECT id, integration_id, kind, prefix, hash, created_at, created_by, revoked_at FROM api_keys;
+        DROP TABLE api_keys;
+        ALTER TABLE api_keys_next RENAME TO api_keys;
+        CREATE INDEX api_keys_integration ON api_keys (integration_id);
+
+        CREATE TABLE api_usage_next (
+          integration_id TEXT NOT NULL,
+          interface      TEXT NOT NULL CHECK (interface IN ('v1', 'legacy', 'v1-test')),
+          route          TEXT NOT NULL,
+          hour           TEXT NOT NULL,
+          calls          INTEGER NOT NULL,
+          last_seen      TEXT NOT NULL,
+          ok_calls       INTEGER NOT NULL DEFAULT 0,
+          last_ok        TEXT,
+          PRIMARY KEY (integration_id, interface, route, hour)
+        ) WITHOUT ROWID;
+        INSERT INTO api_usage_next (integration_id, interface, route, hour, calls, last_seen, ok_calls, last_ok)
+          SELECT integration_id, interface, route, hour, calls, last_seen, ok_calls, last_ok FROM api_usage;
+        DROP TABLE api_usage;
+        ALTER TABLE api_usage_next RENAME TO api_usage;
+        CREATE INDEX api_usage_hour ON api_usage (hour);
+      `),
+  },
 ];
 
 export class MigrationError extends Error {

@@ -91,6 +91,24 @@ describe('PostgreSQL migrations', () => {
     ]);
   });
 
+  it('admits test keys and their calls counted apart, keeping the rows before, and still refuses an unknown kind (as SQLite migration 17)', async (context) => {
+    if (!cluster) return context.skip();
+    const pool = poolOn(await freshDatabase(cluster.url));
+    const version = migrations.find((m) => m.name === 'test keys and their calls counted apart')!.version;
+    await migrate(pool, migrations.filter((m) => m.version < version));
+    await pool.query("INSERT INTO api_keys VALUES ('k1', 'i1', 'v1', 'lgv1_abc', 'h1', 't1', 'ops', NULL)");
+    await expect(pool.query("INSERT INTO api_keys VALUES ('k3', 'i1', 'test', 'lgtest_abc', 'h3', 't1', 'ops', NULL)")).rejects.toThrow(/api_keys_kind_check/);
+    await migrate(pool);
+    await pool.query("INSERT INTO api_keys VALUES ('k3', 'i1', 'test', 'lgtest_abc', 'h3', 't1', 'ops', NULL)");
+    await pool.query("INSERT INTO api_usage (integration_id, interface, route, hour, calls, last_seen, ok_calls, last_ok) VALUES ('i1', 'v1-test', 'POST /x', 'h', 1, 't', 1, 't')");
+    expect((await pool.query('SELECT id, kind FROM api_keys ORDER BY id')).rows).toEqual([
+      { id: 'k1', kind: 'v1' },
+      { id: 'k3', kind: 'test' },
+    ]);
+    await expect(pool.query("INSERT INTO api_keys VALUES ('k4', 'i1', 'other', 'x', 'h4', 't1', 'ops', NULL)")).rejects.toThrow(/api_keys_kind_check/);
+    await expect(pool.query("INSERT INTO api_usage (integration_id, interface, route, hour, calls, last_seen) VALUES ('i1', 'other', 'r', 'h', 1, 't')")).rejects.toThrow(/api_usage_interface_check/);
+  });
+
   it('names a failing migration and leaves the earlier ones applied, the failed one not at all', async (context) => {
     if (!cluster) return context.skip();
     const pool = poolOn(await freshDatabase(cluster.url));

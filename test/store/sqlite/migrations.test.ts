@@ -93,6 +93,28 @@ describe('migrate', () => {
     ]);
   });
 
+  it('keeps every key and usage count across the rebuild that admits test keys and their calls, and still refuses an unknown kind (migration 17)', () => {
+    const db = new Database(':memory:');
+    const version = migrations.find((m) => m.name === 'test keys and their calls counted apart')!.version;
+    migrate(db, migrations.filter((m) => m.version < version));
+    db.prepare("INSERT INTO api_keys VALUES ('k1', 'i1', 'v1', 'lgv1_abc', 'h1', 't1', 'ops', NULL), ('k2', 'i1', 'legacy', '', 'h2', 't2', 'ops', 't3')").run();
+    db.prepare("INSERT INTO api_usage VALUES ('i1', 'v1', 'POST /x', '2026-11-26T10', 5, 't4', 4, 't5')").run();
+    expect(() => db.prepare("INSERT INTO api_keys VALUES ('k3', 'i1', 'test', 'lgtest_abc', 'h3', 't1', 'ops', NULL)").run()).toThrow(/CHECK/);
+    migrate(db);
+    expect(db.prepare('SELECT * FROM api_keys ORDER BY id').all()).toEqual([
+      { id: 'k1', integration_id: 'i1', kind: 'v1', prefix: 'lgv1_abc', hash: 'h1', created_at: 't1', created_by: 'ops', revoked_at: null },
+      { id: 'k2', integration_id: 'i1', kind: 'legacy', prefix: '', hash: 'h2', created_at: 't2', created_by: 'ops', revoked_at: 't3' },
+    ]);
+    expect(db.prepare('SELECT * FROM api_usage').all()).toEqual([
+      { integration_id: 'i1', interface: 'v1', route: 'POST /x', hour: '2026-11-26T10', calls: 5, last_seen: 't4', ok_calls: 4, last_ok: 't5' },
+    ]);
+    db.prepare("INSERT INTO api_keys VALUES ('k3', 'i1', 'test', 'lgtest_abc', 'h3', 't1', 'ops', NULL)").run();
+    db.prepare("INSERT INTO api_usage VALUES ('i1', 'v1-test', 'POST /x', '2026-11-26T10', 1, 't4', 1, 't4')").run();
+    expect(() => db.prepare("INSERT INTO api_keys VALUES ('k4', 'i1', 'other', 'x', 'h4', 't1', 'ops', NULL)").run()).toThrow(/CHECK/);
+    expect(() => db.prepare("INSERT INTO api_keys VALUES ('k5', 'i1', 'v1', 'x', 'h1', 't1', 'ops', NULL)").run()).toThrow(/UNIQUE/);
+    expect(db.prepare("SELECT name FROM sqlite_master WHERE type = 'index' AND name IN ('api_keys_integration', 'api_usage_hour') ORDER BY name").pluck().all()).toEqual(['api_keys_integration', 'api_usage_hour']);
+  });
+
   it('indexes leads only by what is looked up: not by status or group, whose counts are kept apart (migration 15)', () => {
     const db = new Database(':memory:');
     migrate(db);

@@ -1,5 +1,5 @@
 // Migration states, the audit log and usage counters in PostgreSQL.
-import { USAGE_ROLLUP_HOUR, type Interface, type MigrationState, type StateRepo, type UsageIncrement } from '../../repos/states.js';
+import { USAGE_ROLLUP_HOUR, type HourlyUsage, type Interface, type MigrationState, type StateRepo, type UsageIncrement } from '../../repos/states.js';
 import { rowToAudit, type AuditRow } from '../../sql-rows.js';
 import { statement, type Sql } from '../sql.js';
 import { pgPortingRepo } from './porting.js';
@@ -33,9 +33,9 @@ const usage = statement<{ route: string; interface: Interface; calls: string; la
           sum(CASE WHEN hour >= $1 THEN ok_calls ELSE 0 END) AS ok_calls, max(last_ok) AS last_ok
    FROM api_usage WHERE integration_id = $2 GROUP BY interface, route ORDER BY interface, route`,
 );
-const perHour = statement<{ hour: string; interface: Interface; calls: string }>(
+const perHour = statement<{ hour: string; interface: HourlyUsage['interface']; calls: string }>(
   'states.perHour',
-  `SELECT hour, interface, sum(calls) AS calls FROM api_usage WHERE integration_id = $1 AND hour >= $2
+  `SELECT hour, interface, sum(calls) AS calls FROM api_usage WHERE integration_id = $1 AND hour >= $2 AND interface <> 'v1-test'
    GROUP BY hour, interface ORDER BY hour, interface`,
 );
 const lastSeen = statement<{ last: string | null }>('states.lastSeen', 'SELECT max(last_seen) AS last FROM api_usage WHERE integration_id = $1 AND interface = $2');

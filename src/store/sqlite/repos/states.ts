@@ -1,6 +1,6 @@
 // Migration states, the audit log and usage counters in SQLite.
 import type { Db } from '../connection.js';
-import { USAGE_ROLLUP_HOUR, type Interface, type MigrationState, type StateRepo } from '../../repos/states.js';
+import { USAGE_ROLLUP_HOUR, type HourlyUsage, type Interface, type MigrationState, type StateRepo } from '../../repos/states.js';
 import { sqlitePortingRepo } from './porting.js';
 import { rowToAudit as decodedRowToAudit, type AuditRow as DecodedAuditRow } from '../../sql-rows.js';
 
@@ -33,8 +33,8 @@ export function sqliteStateRepo(db: Db): StateRepo {
             sum(CASE WHEN hour >= ? THEN ok_calls ELSE 0 END) AS ok_calls, max(last_ok) AS last_ok
      FROM api_usage WHERE integration_id = ? GROUP BY interface, route ORDER BY interface, route`,
   );
-  const perHour = db.prepare<[string, string], { hour: string; interface: Interface; calls: number }>(
-    `SELECT hour, interface, sum(calls) AS calls FROM api_usage WHERE integration_id = ? AND hour >= ?
+  const perHour = db.prepare<[string, string], HourlyUsage>(
+    `SELECT hour, interface, sum(calls) AS calls FROM api_usage WHERE integration_id = ? AND hour >= ? AND interface <> 'v1-test'
      GROUP BY hour, interface ORDER BY hour, interface`,
   );
   const lastSeen = db.prepare<[string, string], { last: string | null }>(
