@@ -7,7 +7,7 @@ import type { RulesHolder } from '../rules/loader.js';
 import { adminAuthenticator } from './authenticate.js';
 import type { AuthFailureGuard } from '../rate-limit/auth-failures.js';
 import type { UsageRecorder } from '../migration/usage.js';
-import { importLegacyKey, issueV1Key, relinkLegacyLeads, renewKeys, revokeKey, rollback, switchOff } from '../migration/service.js';
+import { importLegacyKey, issueTestKey, issueV1Key, relinkLegacyLeads, renewKeys, revokeKey, rollback, switchOff } from '../migration/service.js';
 import { migrationReport, MigrationReportSchema } from '../migration/report.js';
 import { listAudit, listKeys } from '../migration/reads.js';
 import { clearPorted, markPorted, notFoundAnswers, NotFoundPageSchema, NotFoundQuerySchema, PortedFlagSchema, portedView } from '../migration/porting.js';
@@ -61,6 +61,24 @@ export function migrationRoutes(deps: { store: Store; rules: RulesHolder; usage:
     );
 
     r.post(
+      '/admin/v1/integrations/:integration/keys/test',
+      {
+        schema: {
+          ...meta,
+          summary: 'Issue a v1 test key (shown once): its calls run the whole v1 path and keep nothing; no state moves',
+          params,
+          body: ReasonBodySchema,
+          response: { 201: IssuedKeySchema },
+          problems: ['not-found'],
+        },
+      },
+      async (request, reply) => {
+        const result = await issueTestKey(deps, find(request.params.integration), who(request));
+        return reply.code(201).send(issuedKeyView(result, result.state));
+      },
+    );
+
+    r.post(
       '/admin/v1/integrations/:integration/keys/import',
       { schema: { ...meta, summary: 'Import an existing legacy key, by value or SHA-256', params, body: ImportKeyBodySchema, response: { 201: KeySummarySchema }, problems: ['not-found', 'conflict'] } },
       async (request, reply) => {
@@ -71,7 +89,7 @@ export function migrationRoutes(deps: { store: Store; rules: RulesHolder; usage:
 
     r.post(
       '/admin/v1/integrations/:integration/keys/renew',
-      { schema: { ...meta, summary: '"Renew key": revoke every key at once and issue one new v1 key', params, body: ReasonBodySchema, response: { 201: IssuedKeySchema }, problems: ['not-found'] } },
+      { schema: { ...meta, summary: '"Renew key": revoke every key at once (test keys too) and issue one new v1 key', params, body: ReasonBodySchema, response: { 201: IssuedKeySchema }, problems: ['not-found'] } },
       async (request, reply) => {
         const result = await renewKeys(deps, find(request.params.integration), who(request));
         return reply.code(201).send(issuedKeyView(result, result.state, { revoked_keys: result.revoked }));

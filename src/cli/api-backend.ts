@@ -16,6 +16,7 @@ export function apiBackend(client: AdminClient): Backend {
     keys: (ref) => client.get<List<ListedKey>>(`${of(ref)}/keys`),
     importKey: (ref, input) => client.post<KeySummary>(`${of(ref)}/keys/import`, { key: input.key, hash: input.hash, ...because(input.reason) }),
     issueKey: (ref, reason) => client.post<IssuedKey>(`${of(ref)}/keys`, because(reason)),
+    issueTestKey: (ref, reason) => client.post<IssuedKey>(`${of(ref)}/keys/test`, because(reason)),
     link: (ref, reason) => client.post<LinkReportView>(`${of(ref)}/link`, because(reason)),
     revokeKey: (ref, keyId, reason) => client.post<KeySummary>(`${of(ref)}/keys/${encodeURIComponent(keyId)}/revoke`, because(reason)),
     renew: (ref, reason) => client.post<IssuedKey>(`${of(ref)}/keys/renew`, because(reason)),

@@ -21,6 +21,7 @@ export interface Backend {
   keys(ref: string): Promise<List<ListedKey>>;
   importKey(ref: string, input: { key?: string; hash?: string; reason?: string }): Promise<KeySummary>;
   issueKey(ref: string, reason?: string): Promise<IssuedKey>;
+  issueTestKey(ref: string, reason?: string): Promise<IssuedKey>;
   link(ref: string, reason?: string): Promise<LinkReportView>;
   revokeKey(ref: string, keyId: string, reason?: string): Promise<KeySummary>;
   renew(ref: string, reason?: string): Promise<IssuedKey>;

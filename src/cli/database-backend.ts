@@ -3,7 +3,7 @@
 import { integrationByRef } from '../admin/integration-ref.js';
 import { auditView, integrationViews, issuedKeyView, keyView, linkView, listedKeyView, listOf, replicasView, stateView } from '../admin/views.js';
 import { listReplicas } from '../rules/replicas.js';
-import { importLegacyKey, issueV1Key, relinkLegacyLeads, renewKeys, revokeKey, rollback, switchOff } from '../migration/service.js';
+import { importLegacyKey, issueTestKey, issueV1Key, relinkLegacyLeads, renewKeys, revokeKey, rollback, switchOff } from '../migration/service.js';
 import { migrationReport } from '../migration/report.js';
 import { clearPorted, markPorted, NOT_FOUND_PAGE_DEFAULT, notFoundAnswers, portedView } from '../migration/porting.js';
 import { createUsageRecorder, type UsageRecorder } from '../migration/usage.js';
@@ -74,6 +74,10 @@ export function databaseBackend(ctx: Context, actor: string): Backend {
     async issueKey(ref, reason) {
       const r = await issueV1Key(deps, find(ref), who(reason));
       return issuedKeyView(r, r.state, linkView(r.links));
+    },
+    async issueTestKey(ref, reason) {
+      const r = await issueTestKey(deps, find(ref), who(reason));
+      return issuedKeyView(r, r.state);
     },
     async link(ref, reason) {
       return linkView(await relinkLegacyLeads(deps, find(ref), who(reason)));

@@ -87,6 +87,18 @@ export function registerMigrationCommands(program: Command, deps: CommandDeps): 
     );
 
   program
+    .command('issue-test-key')
+    .description('issue a v1 test key: its calls run the whole v1 path and keep nothing (no state moves)')
+    .argument('<integration>', 'id or workspace:integration handle')
+    .option('--reason <text>', 'why, for the audit log (no control characters)', reasonArg)
+    .action((ref: string, o: { reason?: string }) =>
+      deps.withBackend(async (b) => {
+        const r = await b.issueTestKey(ref, o.reason);
+        deps.print([`v1 test key for ${ref} (shown once, store it now; its calls keep nothing):`, '', `  ${r.key}`, ''].join('\n'), r);
+      }),
+    );
+
+  program
     .command('link')
     .description('re-run the linking of legacy-created leads (after fixing the legacy rule), without a new key')
     .argument('<integration>', 'id or workspace:integration handle')

@@ -176,7 +176,20 @@ export async function issueV1Key(deps: MigrationDeps, integration: Integration, 
   });
 }
 
-/** The owner's "renew key": every current key stops at once, one new v1 key is issued. */
+/**
+ * A v1 test key: its calls run the whole v1 path and keep nothing (docs/api.md, "Test mode"). Issued
+ * as many times as asked, like the v1 key, in any state; it moves no state and links nothing.
+ */
+export async function issueTestKey(deps: MigrationDeps, integration: Integration, who: Actor): Promise<IssuedKey & { state: MigrationState }> {
+  const at = (deps.now?.() ?? new Date()).toISOString();
+  return commitChange(deps.store, integration.id, async (tx) => {
+    const issued = await storeKey(tx, { integrationId: integration.id, kind: 'test', createdBy: who.actor, at });
+    const state = await move(tx, integration, 'test_key_issued', null, who, at, { key_id: issued.key.id, prefix: issued.key.prefix });
+    return { ...issued, state };
+  });
+}
+
+/** The owner's "renew key": every current key stops at once (test keys too), one new v1 key is issued. */
 export async function renewKeys(deps: MigrationDeps, integration: Integration, who: Actor): Promise<IssuedKey & { revoked: number; state: MigrationState }> {
   const at = (deps.now?.() ?? new Date()).toISOString();
   return commitChange(deps.store, integration.id, async (tx) => {
