@@ -35,7 +35,7 @@ export function createMetrics(): Metrics {
     registry,
     requests: new Counter({ name: 'lead_gateway_http_requests_total', help: 'HTTP requests by route and status', labelNames: ['method', 'route', 'status'], registers: [registry] }),
     duration: new Histogram({ name: 'lead_gateway_http_request_duration_seconds', help: 'Time to answer, by route', labelNames: ['method', 'route'], buckets: seconds, registers: [registry] }),
-    events: new Counter({ name: 'lead_gateway_events_total', help: 'v1 events by endpoint and outcome (replayed and conflict included)', labelNames: ['endpoint', 'outcome'], registers: [registry] }),
+    events: new Counter({ name: 'lead_gateway_events_total', help: 'v1 events by endpoint and outcome (replayed, conflict and test calls included)', labelNames: ['endpoint', 'outcome'], registers: [registry] }),
     answers: new Counter({ name: 'lead_gateway_answers_total', help: 'Answers by result', labelNames: ['result'], registers: [registry] }),
     legacyCalls: new Counter({ name: 'lead_gateway_legacy_calls_total', help: 'Deprecated-interface calls by integration and route', labelNames: ['integration', 'route'], registers: [registry] }),
     upstreamErrors: new Counter({ name: 'lead_gateway_upstream_errors_total', help: 'Upstream failures: timeout or unavailable', labelNames: ['kind'], registers: [registry] }),
@@ -91,7 +91,8 @@ export function registerMetrics(app: FastifyInstance, metrics: Metrics): void {
       else if (typeof context?.outcome === 'string') metrics.events.inc({ endpoint, outcome: context.outcome });
     }
     const answers = context?.answers as Record<string, number> | undefined;
-    if (answers && context?.outcome !== 'replayed') {
+    // A replay wrote nothing now, and a test call nothing at all (docs/api.md, "Test mode").
+    if (answers && context?.outcome !== 'replayed' && context?.outcome !== 'test') {
       for (const [result, n] of Object.entries(answers)) if (n > 0) metrics.answers.inc({ result }, n);
     }
     if (request.integration && route.startsWith('/api/bots/api/')) {

@@ -10,6 +10,20 @@ export const OPENAPI_PATH = '/openapi.json';
 
 /** Set by the route transform, read (and removed) by the document transform. */
 const OPTIONAL_BODY = 'x-lead-gateway-optional-body';
+const RESPONSE_HEADERS = 'x-lead-gateway-response-headers';
+
+/** An OpenAPI header object: what a route's answers may carry beside their body. */
+export interface ResponseHeader {
+  description: string;
+  schema: Record<string, unknown>;
+}
+
+declare module 'fastify' {
+  interface FastifySchema {
+    /** Headers every answer of the route may carry, problems included (declared on each response). */
+    responseHeaders?: Record<string, ResponseHeader>;
+  }
+}
 export const REFERENCE_PATH = '/docs/api';
 
 /** `POST /admin/v1/leads/:id/move` -> `postAdminV1LeadsByIdMove` */
@@ -61,13 +75,23 @@ export async function registerOpenApi(app: FastifyInstance, version: string): Pr
       // @fastify/swagger marks every request body required; one the route's schema accepts absent is not.
       const body = document.schema?.body as { safeParse?: (v: unknown) => { success: boolean } } | undefined;
       if (body?.safeParse?.(undefined).success === true) schema[OPTIONAL_BODY] = true;
+      delete schema.responseHeaders;
+      if (document.schema?.responseHeaders) schema[RESPONSE_HEADERS] = document.schema.responseHeaders;
       return out;
     },
     transformObject: (document) => {
       const out = jsonSchemaTransformObject(document) as OpenAPIV3_1.Document;
       for (const item of Object.values(out.paths ?? {})) {
-        for (const op of Object.values(item ?? {}) as (OpenAPIV3_1.OperationObject & { [OPTIONAL_BODY]?: boolean })[]) {
-          if (op?.[OPTIONAL_BODY] !== true) continue;
+        for (const op of Object.values(item ?? {}) as (OpenAPIV3_1.OperationObject & { [OPTIONAL_BODY]?: boolean; [RESPONSE_HEADERS]?: Record<string, ResponseHeader> })[]) {
+          if (typeof op !== 'object' || op === null) continue;
+          const headers = op[RESPONSE_HEADERS];
+          delete op[RESPONSE_HEADERS];
+          if (headers) {
+            for (const response of Object.values(op.responses ?? {})) {
+              if (!('$ref' in response)) response.headers = { ...response.headers, ...headers };
+            }
+          }
+          if (op[OPTIONAL_BODY] !== true) continue;
           delete op[OPTIONAL_BODY];
           if (op.requestBody && !('$ref' in op.requestBody)) op.requestBody.required = false;
         }

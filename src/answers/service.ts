@@ -21,12 +21,12 @@ export function submitAnswers(
   deps: { store: Store; now?: () => string },
   integration: Integration,
   body: AnswersSubmission,
-  options: { inexact?: ReadonlySet<string> } = {},
+  options: { inexact?: ReadonlySet<string>; rehearsal?: boolean } = {},
 ): Promise<AnswersResponse> {
   const now = deps.now ?? (() => new Date().toISOString());
   return runOnce<AnswersResponse>(
     deps.store,
-    { integrationId: integration.id, endpoint: 'answers', eventId: body.event_id, body },
+    { integrationId: integration.id, endpoint: 'answers', eventId: body.event_id, body, rehearsal: options.rehearsal === true },
     {
       replay: async (r, submission) => {
         const record = submission.outcome as AnswersOutcomeRecord;

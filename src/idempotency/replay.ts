@@ -20,6 +20,12 @@ export interface IdempotentRequest {
   endpoint: Endpoint;
   eventId: string;
   body: unknown;
+  /**
+   * A test call (docs/api.md, "Test mode"): `fresh` runs in a unit the store undoes (`Store.rehearse`),
+   * and the ledger is neither read nor written, so the call is never a replay nor a 409, and an
+   * event_id it used stays free for the live call.
+   */
+  rehearsal?: boolean;
 }
 
 /** Runs of a unit that lost the race to record its event: each then finds the event and replays it. */
@@ -45,6 +51,9 @@ export async function runOnce<T>(
     fresh: (tx: Repos) => Promise<{ record: EventRecord; reply: () => Promise<T> }>;
   },
 ): Promise<T> {
+  if (request.rehearsal === true) {
+    return store.rehearse(async (tx) => (await handlers.fresh(tx)).reply());
+  }
   const print = fingerprint(request.body);
   const seen = async (r: Repos, submission: Submission): Promise<T> => {
     if (submission.fingerprint !== print) throw conflict(submission, await r.submissions.firstBody(submission.id), request.body);

@@ -3,7 +3,7 @@ import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import type { Store } from '../store/store.js';
 import type { RulesHolder } from '../rules/loader.js';
-import { v1Authenticator } from '../migration/authenticate.js';
+import { TEST_MODE_RESPONSE_HEADERS, v1Authenticator } from '../migration/authenticate.js';
 import type { UsageRecorder } from '../migration/usage.js';
 import { markFreeOfQuota, type IntegrationQuota } from '../rate-limit/quota.js';
 import type { AuthFailureGuard } from '../rate-limit/auth-failures.js';
@@ -34,12 +34,16 @@ const answerCounts = (a: AnswersResult) => ({
 export function intakeRoutes(deps: { store: Store; rules: RulesHolder; usage: UsageRecorder; quota: IntegrationQuota; authFailures: AuthFailureGuard; refusedKeyHashes: ReadonlySet<string> }) {
   return async function register(app: FastifyInstance): Promise<void> {
     const r = app.withTypeProvider<ZodTypeProvider>();
+    app.decorateRequest('v1TestMode', false);
     r.addHook('onRequest', v1Authenticator(deps));
     // After the key is known and before the body is read (rate-limit/quota.ts).
     deps.quota.register(app);
-    // Every authenticated v1 call counts for the migration report, whatever its status; the 2xx apart.
+    // Every authenticated v1 call counts for the migration report, whatever its status; the 2xx apart;
+    // a test key's calls as an interface of their own, never as v1 traffic (docs/api.md, "Test mode").
     r.addHook('onResponse', async (request, reply) => {
-      if (request.integration) deps.usage.record(request.integration.id, 'v1', `${request.method} ${request.routeOptions.url}`, reply.statusCode < 300, undefined, request.apiKeyId);
+      if (!request.integration) return;
+      const iface = request.v1TestMode ? 'v1-test' : 'v1';
+      deps.usage.record(request.integration.id, iface, `${request.method} ${request.routeOptions.url}`, reply.statusCode < 300, undefined, request.apiKeyId);
     });
 
     r.post(
@@ -60,15 +64,19 @@ export function intakeRoutes(deps: { store: Store; rules: RulesHolder; usage: Us
             201: LeadSubmissionResponseSchema.describe('A new lead was created'),
           },
           problems: ['event-id-conflict'],
+          responseHeaders: TEST_MODE_RESPONSE_HEADERS,
         },
       },
       async (request, reply) => {
         const integration = request.integration!;
-        const result = await submitLead(deps, integration, request.body, { inexactAnswers: inexactKeysUnder(request, '/answers') });
+        const rehearsal = request.v1TestMode;
+        const result = await submitLead(deps, integration, request.body, { inexactAnswers: inexactKeysUnder(request, '/answers'), rehearsal });
         if (result.body.replayed) markFreeOfQuota(request);
         reply.logContext = {
           event_id: request.body.event_id,
-          outcome: result.body.replayed ? 'replayed' : result.body.intake_outcome,
+          // A test call counts in the metrics as `test`, whatever it would have been: nothing was created.
+          outcome: rehearsal ? 'test' : result.body.replayed ? 'replayed' : result.body.intake_outcome,
+          ...(rehearsal ? { test_outcome: result.body.intake_outcome } : {}),
           answers: answerCounts(result.body.answers),
         };
         return reply.code(result.status).send(result.body);
@@ -89,16 +97,19 @@ export function intakeRoutes(deps: { store: Store; rules: RulesHolder; usage: Us
           body: AnswersSubmissionSchema,
           response: { 200: AnswersResponseSchema },
           problems: ['not-found', 'event-id-conflict'],
+          responseHeaders: TEST_MODE_RESPONSE_HEADERS,
         },
       },
       async (request, reply) => {
-        const result = await submitAnswers(deps, request.integration!, request.body, { inexact: inexactKeysUnder(request, '/answers') }).catch((error: unknown) => {
+        const rehearsal = request.v1TestMode;
+        const result = await submitAnswers(deps, request.integration!, request.body, { inexact: inexactKeysUnder(request, '/answers'), rehearsal }).catch((error: unknown) => {
           // The answer is the same 404; the service team sees it in the migration report (docs/runbook.md).
-          if (error instanceof AppError && error.code === 'not-found') deps.usage.recordNotFound(request.integration!.id, request.body.external_contact_id);
+          // A test call's 404 is the bot author's own rehearsal, not a person the bot lost: not counted.
+          if (!rehearsal && error instanceof AppError && error.code === 'not-found') deps.usage.recordNotFound(request.integration!.id, request.body.external_contact_id);
           throw error;
         });
         if (result.replayed) markFreeOfQuota(request);
-        reply.logContext = { event_id: request.body.event_id, outcome: result.replayed ? 'replayed' : 'answered', answers: answerCounts(result.answers) };
+        reply.logContext = { event_id: request.body.event_id, outcome: rehearsal ? 'test' : result.replayed ? 'replayed' : 'answered', answers: answerCounts(result.answers) };
         return result;
       },
     );

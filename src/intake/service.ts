@@ -47,12 +47,12 @@ export function submitLead(
   deps: IntakeDeps,
   integration: Integration,
   body: LeadSubmission,
-  options: { origin?: Lead['origin']; inexactAnswers?: ReadonlySet<string> } = {},
+  options: { origin?: Lead['origin']; inexactAnswers?: ReadonlySet<string>; rehearsal?: boolean } = {},
 ): Promise<LeadSubmissionReply> {
   const now = deps.now ?? (() => new Date().toISOString());
   return runOnce(
     deps.store,
-    { integrationId: integration.id, endpoint: 'leads', eventId: body.event_id, body },
+    { integrationId: integration.id, endpoint: 'leads', eventId: body.event_id, body, rehearsal: options.rehearsal === true },
     {
       replay: (r, submission) => replayLead(r, integration, submission),
       fresh: (tx) => intake(tx, integration, body, now(), options.origin ?? 'v1', options.inexactAnswers),

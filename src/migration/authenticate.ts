@@ -12,8 +12,23 @@ declare module 'fastify' {
   interface FastifyRequest {
     /** The integration whose key authenticated this request (v1 and legacy routes). */
     integration: Integration | null;
+    /** A v1 request authenticated by a test key: it runs the whole v1 path and keeps nothing (docs/api.md, "Test mode"). */
+    v1TestMode: boolean;
   }
 }
+
+/** Marks every answer to a call made with a test key, problems included; a live call's answers never carry it. */
+export const TEST_MODE_HEADER = 'lead-gateway-test-mode';
+
+/** The header as the OpenAPI document declares it on every v1 response. */
+export const TEST_MODE_RESPONSE_HEADERS = {
+  'Lead-Gateway-Test-Mode': {
+    description:
+      'Present, as "true", on every answer to a call made with a test key (lgtest_…): the call ran the whole v1 path and ' +
+      'nothing of it was kept. Absent on the answers to the live v1 key.',
+    schema: { type: 'string', enum: ['true'] },
+  },
+};
 
 const BEARER = /^Bearer\s+(\S+)\s*$/i;
 
@@ -37,7 +52,7 @@ interface KeyCheckDeps {
 }
 
 export function v1Authenticator(deps: KeyCheckDeps) {
-  return async function authenticateV1(request: FastifyRequest, _reply: FastifyReply): Promise<void> {
+  return async function authenticateV1(request: FastifyRequest, reply: FastifyReply): Promise<void> {
     await deps.authFailures.refuseIfThrottled(request, 'v1');
     const header = request.headers.authorization;
     const token = bearerToken(request);
@@ -51,7 +66,7 @@ export function v1Authenticator(deps: KeyCheckDeps) {
         challenge(header === undefined ? undefined : 'invalid_token'),
       );
     }
-    const key = await findLiveKey(deps.store, token, 'v1', deps.refusedKeyHashes);
+    const key = await findLiveKey(deps.store, token, ['v1', 'test'], deps.refusedKeyHashes);
     const integration = key ? deps.rules.current().integrations.get(key.integrationId) : undefined;
     if (!integration) {
       await deps.authFailures.recordFailure(request, 'v1');
@@ -59,6 +74,10 @@ export function v1Authenticator(deps: KeyCheckDeps) {
     }
     request.integration = integration;
     request.apiKeyId = key!.id;
+    if (key!.kind === 'test') {
+      request.v1TestMode = true;
+      reply.header(TEST_MODE_HEADER, 'true');
+    }
   };
 }
 

@@ -63,15 +63,15 @@ export async function storeKey(
 }
 
 /**
- * Finds the live key of the given kind. The lookup is by hash (an index probe that reveals nothing
+ * Finds the live key of the given kind (or of one of the given kinds). The lookup is by hash (an index probe that reveals nothing
  * about the secret's bytes), then the hashes are compared in constant time.
  */
-export async function findLiveKey(store: Store, secret: string, kind: KeyKind, refusedHashes?: ReadonlySet<string>): Promise<ApiKey | null> {
+export async function findLiveKey(store: Store, secret: string, kind: KeyKind | readonly KeyKind[], refusedHashes?: ReadonlySet<string>): Promise<ApiKey | null> {
   const hash = hashKey(secret);
   // Published keys (demo mode's) never open a door outside demo mode, whatever the database holds.
   if (refusedHashes?.has(hash)) return null;
   // Only keys that exist are remembered, so guessing fills nothing (store/hot-reads.ts).
   const key = await hotRead(store, `key:${hash}`, () => store.peek((r) => r.keys.findByHash(hash)), (k) => k !== null);
-  if (!key || key.kind !== kind || key.revokedAt !== null) return null;
+  if (!key || !(typeof kind === 'string' ? key.kind === kind : kind.includes(key.kind)) || key.revokedAt !== null) return null;
   return timingSafeEqual(Buffer.from(key.hash, 'hex'), Buffer.from(hash, 'hex')) ? key : null;
 }

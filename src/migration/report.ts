@@ -2,7 +2,7 @@
 import { z } from 'zod';
 import type { Integration } from '../rules/catalog.js';
 import { DEFAULT_QUIET_PERIOD_HOURS, type MigrationDeps } from './service.js';
-import type { UsageRow } from '../store/repos/states.js';
+import type { Interface, UsageRow } from '../store/repos/states.js';
 import { NotFoundPageSchema, notFoundPage, PortedFlagSchema, portedView } from './porting.js';
 
 /** The answers 404s the report lists, the latest first; the rest page by page (GET .../not-found). */
@@ -29,9 +29,11 @@ export const MigrationReportSchema = z
     generated_at: z.iso.datetime(),
     legacy: InterfaceUsageSchema,
     v1: InterfaceUsageSchema,
+    // Calls made with a test key: counted apart, never as v1 traffic for the readiness verdict.
+    v1_test: InterfaceUsageSchema,
     ignored_legacy_fields: z.array(z.object({ field: z.string(), calls: z.number().int(), last_seen: z.iso.datetime() })),
     unlinked_legacy_leads: z.array(z.object({ lead_id: z.uuid(), first_name: z.string(), created_at: z.iso.datetime() })),
-    keys: z.object({ v1: z.number().int(), legacy: z.number().int() }).meta({ description: 'Live (not revoked) keys' }),
+    keys: z.object({ v1: z.number().int(), legacy: z.number().int(), test: z.number().int() }).meta({ description: 'Live (not revoked) keys' }),
     ported: PortedFlagSchema.nullable(),
     answers_not_found: NotFoundPageSchema.meta({ description: `Answers calls answered 404, per external_contact_id: the latest ${REPORT_NOT_FOUND_ITEMS}; \`next\` pages on at GET .../not-found` }),
     readiness: z.object({ verdict: z.enum(['ready', 'not_ready', 'switched_off']), reasons: z.array(z.string()) }),
@@ -43,7 +45,7 @@ const latest = (values: (string | null)[]) => values.reduce<string | null>((max,
 
 const hourOf = (date: Date) => date.toISOString().slice(0, 13);
 
-function summarise(iface: 'v1' | 'legacy', day: UsageRow[], week: UsageRow[]): InterfaceUsage {
+function summarise(iface: Interface, day: UsageRow[], week: UsageRow[]): InterfaceUsage {
   const routes = new Map<string, RouteUsage>();
   for (const row of week.filter((r) => r.interface === iface)) {
     routes.set(row.route, { route: row.route, calls_24h: 0, calls_7d: row.calls, last_seen: row.lastSeen, successful_7d: row.okCalls, last_success: row.lastOk });
@@ -86,6 +88,8 @@ export async function migrationReport(deps: MigrationDeps, integration: Integrat
   }));
   const legacy = summarise('legacy', data.day, data.week);
   const v1 = summarise('v1', data.day, data.week);
+  // Test calls show the bot author at work; they are not the bot's traffic, so no verdict reads them.
+  const v1Test = summarise('v1-test', data.day, data.week);
   const quietSince = new Date(now.getTime() - quietPeriodHours * 3_600_000).toISOString();
 
   const reasons: string[] = [];
@@ -114,9 +118,14 @@ export async function migrationReport(deps: MigrationDeps, integration: Integrat
     generated_at: now.toISOString(),
     legacy,
     v1,
+    v1_test: v1Test,
     ignored_legacy_fields: data.ignored.map((f) => ({ field: f.field, calls: f.calls, last_seen: f.lastSeen })),
     unlinked_legacy_leads: data.unlinked.map((l) => ({ lead_id: l.id, first_name: l.firstName, created_at: l.createdAt })),
-    keys: { v1: data.keys.filter((k) => k.kind === 'v1').length, legacy: data.keys.filter((k) => k.kind === 'legacy').length },
+    keys: {
+      v1: data.keys.filter((k) => k.kind === 'v1').length,
+      legacy: data.keys.filter((k) => k.kind === 'legacy').length,
+      test: data.keys.filter((k) => k.kind === 'test').length,
+    },
     ported: portedView(data.ported),
     answers_not_found: data.notFound,
     readiness: { verdict: data.state === 'switched_off' ? 'switched_off' : reasons.length === 0 ? 'ready' : 'not_ready', reasons: withTold(reasons, told) },
