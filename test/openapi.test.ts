@@ -53,11 +53,21 @@ describe('the OpenAPI document', () => {
     expect(doc.components.schemas.Problem.properties.code.enum).toEqual(expect.arrayContaining(['validation-failed', 'event-id-conflict', 'rate-limited']));
     const report = doc.paths['/admin/v1/integrations/{integration}/report'].get.responses['200'].content['application/json'].schema;
     expect(report).toEqual({ $ref: '#/components/schemas/MigrationReport' });
-    expect(doc.components.schemas.MigrationReport.required).toEqual(expect.arrayContaining(['legacy', 'v1', 'readiness', 'unlinked_legacy_leads']));
+    expect(doc.components.schemas.MigrationReport.required).toEqual(expect.arrayContaining(['legacy', 'v1', 'v1_test', 'readiness', 'unlinked_legacy_leads']));
+  });
+
+  it('declares the test mode header on every answer of both v1 operations, and on no other operation', () => {
+    for (const path of ['/api/integrations/v1/leads/', '/api/integrations/v1/leads/answers/']) {
+      for (const response of Object.values(doc.paths[path].post.responses as Record<string, { headers?: Record<string, { schema: unknown }> }>)) {
+        expect(response.headers?.['Lead-Gateway-Test-Mode']?.schema).toEqual({ type: 'string', enum: ['true'] });
+      }
+    }
+    expect(doc.paths['/admin/v1/integrations/{integration}/keys/test'].post.responses['201'].headers).toBeUndefined();
+    expect(doc.paths['/api/bots/api/leads/'].post.responses['201']?.headers?.['Lead-Gateway-Test-Mode']).toBeUndefined();
   });
 
   it('marks optional request bodies as not required', () => {
-    for (const path of ['keys', 'keys/renew', 'link', 'keys/{key}/revoke']) {
+    for (const path of ['keys', 'keys/test', 'keys/renew', 'link', 'keys/{key}/revoke']) {
       expect(doc.paths[`/admin/v1/integrations/{integration}/${path}`].post.requestBody.required).toBe(false);
     }
     expect(doc.paths['/api/integrations/v1/leads/'].post.requestBody.required).toBe(true);

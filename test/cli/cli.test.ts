@@ -62,6 +62,26 @@ describe('lead-gateway CLI', { timeout: 90_000 }, () => {
     for (const args of [['integrations'], ['keys', handle], ['audit'], ['report', handle]]) expect(snakeCase(JSON.parse(cli('--json', ...args).out))).toBe(true);
   });
 
+  it('issues a v1 test key the running gateway takes at once, in test mode: answered as live, kept nowhere', async () => {
+    const handle = 'brightpath:telegram-bot';
+    const issued = cli('issue-test-key', handle, '--reason', 'bot author tries v1');
+    expect(issued.code).toBe(0);
+    const key = /^\s+(lgtest_\S+)$/m.exec(issued.out)?.[1];
+    expect(key).toBeDefined();
+    gw.secrets.add(key!);
+    const listed = JSON.parse(cli('--json', 'keys', handle).out) as { items: { kind: string; prefix: string }[] };
+    expect(listed.items).toContainEqual(expect.objectContaining({ kind: 'test', prefix: key!.slice(0, 12) }));
+    const leads = await gw.inspect.leads.count();
+    const res = await fetch(`${base}/api/integrations/v1/leads/`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ event_id: 'cli-test-1', first_name: 'Gulnora' }),
+    });
+    expect(res.status).toBe(201);
+    expect(res.headers.get('lead-gateway-test-mode')).toBe('true');
+    expect(await gw.inspect.leads.count()).toBe(leads);
+  });
+
   it('drives a migration the running gateway obeys at once', async () => {
     const handle = 'brightpath:website-form';
     expect(cliWith({ input: 'web-form-legacy-key-1\n' }, 'import-key', handle, '--key', '--reason', 'onboarding').code).toBe(0);
