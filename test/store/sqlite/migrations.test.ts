@@ -93,7 +93,7 @@ describe('migrate', () => {
     ]);
   });
 
-  it('keeps every key and usage count across the rebuild that admits test keys and their calls, and still refuses an unknown kind (migration 17)', () => {
+  it('keeps every key and usage count across the rebuild that admits test keys and their calls, and still refuses an unknown kind (migration 19)', () => {
     const db = new Database(':memory:');
     const version = migrations.find((m) => m.name === 'test keys and their calls counted apart')!.version;
     migrate(db, migrations.filter((m) => m.version < version));
