@@ -21,7 +21,7 @@ import { legacyRoutes } from './legacy/routes.js';
 import { docsRoutes } from './docs-routes.js';
 import { registerOpenApi } from './openapi.js';
 import { declareProblems } from './problem-responses.js';
-import { createMetrics, registerMetrics, registerRulesInfo, type Metrics } from './metrics.js';
+import { createMetrics, registerMetrics, registerRoundTrips, registerRulesInfo, type Metrics } from './metrics.js';
 import { createUsageRecorder, type UsageRecorder } from './migration/usage.js';
 import { createMemoryLimiters } from './rate-limit/memory-limiter.js';
 import type { RateLimiters } from './rate-limit/limiter.js';
@@ -158,6 +158,7 @@ export async function buildApp(config: Pick<Config, 'adminToken'> & Partial<Pick
   await registerOpenApi(app, VERSION);
   registerMetrics(app, metrics);
   registerRulesInfo(metrics, deps.rules, sharedRules);
+  registerRoundTrips(metrics, deps.store);
   await app.register(healthRoutes(services));
   await app.register(docsRoutes);
   // Outside demo mode the published demo keys are refused even if a database holds them live.

@@ -4,6 +4,7 @@ import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom
 import type { RulesHolder } from './rules/loader.js';
 import type { RulesAcrossReplicas } from './rules/replicas.js';
 import { VERSION } from './version.js';
+import type { Store } from './store/store.js';
 
 export interface Metrics {
   registry: Registry;
@@ -74,6 +75,28 @@ export function registerRulesInfo(metrics: Metrics, rules: Pick<RulesHolder, 've
       const survey = await shared.recentSurvey();
       this.reset();
       if (survey) this.set(survey.versions.length);
+    },
+  });
+}
+
+/**
+ * `lead_gateway_postgres_round_trips_total`: the times this process waited for the PostgreSQL server
+ * before it could send more (a statement sent while none of its connection's statements was in flight;
+ * statements pipelined behind one in flight ride on its trip). Divided by the requests answered, the
+ * round trips a request costs. Absent on SQLite.
+ */
+export function registerRoundTrips(metrics: Metrics, store: Pick<Store, 'roundTrips'>): void {
+  const roundTrips = store.roundTrips?.bind(store);
+  if (!roundTrips || metrics.registry.getSingleMetric('lead_gateway_postgres_round_trips_total')) return;
+  let told = 0;
+  new Counter({
+    name: 'lead_gateway_postgres_round_trips_total',
+    help: 'Round trips to PostgreSQL: statements sent while none of their connection was awaiting an answer',
+    registers: [metrics.registry],
+    collect() {
+      const now = roundTrips();
+      this.inc(now - told);
+      told = now;
     },
   });
 }

@@ -95,6 +95,11 @@ export interface Store {
    */
   view<T>(fn: (r: Repos) => Promise<T>): Promise<T>;
   /**
+   * Round trips to the database server so far, from this process (PostgreSQL; absent on an engine in
+   * the process): a statement sent while none of its connection's statements awaited an answer.
+   */
+  roundTrips?(): number;
+  /**
    * Throws a NotReadyError unless a real write commits now and the disk has room for more: what
    * /readyz reports.
    */

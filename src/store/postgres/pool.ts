@@ -13,8 +13,14 @@ export interface PoolOptions {
   connectTimeoutMs?: number;
   /** Called with an error of a connection nobody was using (a restarted server, a cut socket). */
   onIdleError?: (error: Error) => void;
-  /** Told the name (or text) of every statement sent, before it goes: for counting round trips. */
+  /** Told the name (or text) of every statement sent, before it goes. */
   onStatement?: (statement: string) => void;
+  /**
+   * Told of every round trip, with the statement that starts it: a statement sent while none of its
+   * connection's earlier statements waits for an answer (what was sent had all been answered, so the
+   * sender had waited for them). Statements sent behind one still in flight ride on its trip.
+   */
+  onRoundTrip?: (statement: string) => void;
 }
 
 export const DEFAULT_POOL_SIZE = 10;
@@ -62,17 +68,38 @@ export function createPool(options: PoolOptions): pg.Pool {
   // Emitted once per new connection, checked out or idle later: every client gets its listener.
   pool.on('connect', (client) => {
     client.on('error', onIdleError);
-    if (options.onStatement) countStatements(client, options.onStatement);
+    if (options.onStatement || options.onRoundTrip) watchStatements(client, options.onStatement, options.onRoundTrip);
   });
   return pool;
 }
 
-/** Tells `onStatement` of each statement the client sends: every one is a round trip (node-postgres does not pipeline). */
-function countStatements(client: pg.PoolClient, onStatement: (statement: string) => void): void {
+/**
+ * Tells `onStatement` of each statement the client sends, and `onRoundTrip` of each one sent while
+ * none of the client's statements is in flight. The pool's own one-statement queries pass a callback;
+ * units await a promise.
+ */
+function watchStatements(client: pg.PoolClient, onStatement?: (statement: string) => void, onRoundTrip?: (statement: string) => void): void {
+  let inFlight = 0;
+  const answered = () => void inFlight--;
   const query = client.query.bind(client) as (...args: unknown[]) => unknown;
   (client as unknown as { query: (...args: unknown[]) => unknown }).query = (...args: unknown[]) => {
     const config = args[0] as string | { name?: string; text?: string };
-    onStatement(typeof config === 'string' ? config : (config.name ?? config.text ?? ''));
-    return query(...args);
+    const name = typeof config === 'string' ? config : (config.name ?? config.text ?? '');
+    onStatement?.(name);
+    if (inFlight === 0) onRoundTrip?.(name);
+    inFlight++;
+    const last = args.length - 1;
+    if (typeof args[last] === 'function') {
+      const callback = args[last] as (...answer: unknown[]) => void;
+      args[last] = (...answer: unknown[]) => {
+        answered();
+        callback(...answer);
+      };
+      return query(...args);
+    }
+    const result = query(...args) as Promise<unknown>;
+    // The counting branch only: the caller handles the promise's failure on the promise it was handed.
+    result.then(answered, answered);
+    return result;
   };
 }

@@ -45,7 +45,14 @@ export class UnitAbortedError extends Error {
  * be reached, or refuses the credentials, is a StoreOpenError naming the URL without its password.
  */
 export async function openPostgresStore(options: PostgresStoreOptions): Promise<PostgresStore> {
-  const pool = createPool(options);
+  let roundTrips = 0;
+  const pool = createPool({
+    ...options,
+    onRoundTrip: (statement) => {
+      roundTrips++;
+      options.onRoundTrip?.(statement);
+    },
+  });
   let schema: SchemaState;
   let feed: ChangeFeed;
   try {
@@ -55,11 +62,11 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
     await pool.end().catch(() => {});
     throw new StoreOpenError(safeLocation(options.url), (error as Error).message, { cause: error });
   }
-  return postgresStore(pool, schema, feed);
+  return postgresStore(pool, schema, feed, () => roundTrips);
 }
 
 /** A store on a pool whose schema is migrated; without a change feed it remembers no read. */
-export function postgresStore(pool: pg.Pool, schema: SchemaState, feed: ChangeFeed | null = null): PostgresStore {
+export function postgresStore(pool: pg.Pool, schema: SchemaState, feed: ChangeFeed | null = null, roundTrips?: () => number): PostgresStore {
   let unfed = 0;
   const poolRepos = reposFor(pool);
 
@@ -133,6 +140,7 @@ export function postgresStore(pool: pg.Pool, schema: SchemaState, feed: ChangeFe
     peek,
     // A replay's reads are one statement each here (repos/lead-views.ts): a peek.
     view: peek,
+    ...(roundTrips ? { roundTrips } : {}),
     changeGeneration: () => (feed ? feed.generation() : ++unfed),
     awaitChangeSeen: () => (feed ? feed.awaitSeen() : Promise.resolve([])),
     checkReady() {
