@@ -28,9 +28,9 @@ export function submitAnswers(
     deps.store,
     { integrationId: integration.id, endpoint: 'answers', eventId: body.event_id, body, rehearsal: options.rehearsal === true },
     {
-      replay: async (r, submission) => {
+      replay: async (r, submission, found) => {
         const record = submission.outcome as AnswersOutcomeRecord;
-        const lead = await r.leads.get(record.lead_id);
+        const lead = found === undefined ? await r.leads.get(record.lead_id) : (found?.lead ?? null);
         return { ...record, replayed: true, deleted: lead === null || lead.deletedAt !== null };
       },
       fresh: async (tx) => {

@@ -1,7 +1,7 @@
 // Deciding whether an event was seen: a replay of the same data, or a 409 naming the differing paths.
 import { AppError } from '../errors.js';
 import { DuplicateEventError, type Repos, type Store } from '../store/store.js';
-import type { Endpoint, Submission } from '../store/repos/submissions.js';
+import type { Endpoint, LeadWithParts, Submission } from '../store/repos/submissions.js';
 import { differingPaths, fingerprint } from './fingerprint.js';
 
 /** What a first-time handler records in the event ledger beside its reply. */
@@ -45,9 +45,17 @@ export async function runOnce<T>(
   store: Store,
   request: IdempotentRequest,
   handlers: {
-    /** Answers a known event from one read of committed data, in one snapshot (`store.view`). */
-    replay: (r: Repos, submission: Submission) => Promise<T>;
-    /** The work of a first event; `reply` renders the answer in the same unit, after the record. */
+    /**
+     * Answers a known event from one read of committed data, in one snapshot (`store.view`). `lead` is
+     * the event's lead with its parts when the ledger's look-up brought them (null: no such lead), and
+     * absent when it did not (submissions.findWithLead).
+     */
+    replay: (r: Repos, submission: Submission, lead?: LeadWithParts | null) => Promise<T>;
+    /**
+     * The work of a first event; `reply` renders the answer in the same unit, after the record, with
+     * the reads it makes at once (`Store.transact` with an answer: on PostgreSQL they go out with the
+     * unit's writes and COMMIT).
+     */
     fresh: (tx: Repos) => Promise<{ record: EventRecord; reply: () => Promise<T> }>;
   },
 ): Promise<T> {
@@ -55,36 +63,40 @@ export async function runOnce<T>(
     return store.rehearse(async (tx) => (await handlers.fresh(tx)).reply());
   }
   const print = fingerprint(request.body);
-  const seen = async (r: Repos, submission: Submission): Promise<T> => {
+  const seen = async (r: Repos, known: Submission & { lead?: LeadWithParts | null }): Promise<T> => {
+    const { lead, ...submission } = known;
     if (submission.fingerprint !== print) throw conflict(submission, await r.submissions.firstBody(submission.id), request.body);
-    return handlers.replay(r, submission);
+    return handlers.replay(r, submission, lead);
   };
-  const find = (r: Repos) => r.submissions.find(request.integrationId, request.endpoint, request.eventId);
+  const find = (r: Repos) => r.submissions.findWithLead(request.integrationId, request.endpoint, request.eventId);
 
   const known = await store.peek(find);
   if (known) return store.view((r) => seen(r, known));
   for (let attempt = 1; ; attempt++) {
     try {
-      return await store.transact(async (tx) => {
-        // Looked for again only after losing a race: the first run relies on the ledger's uniqueness
-        // (an event recorded meanwhile fails our insert, and the whole unit with it). The look is made
-        // inside a unit, on the writer: it sees the winner's commit whatever a reader's snapshot holds.
-        const existing = attempt > 1 ? await find(tx) : null;
-        if (existing) return seen(tx, existing);
-        const { reply, record } = await handlers.fresh(tx);
-        // Recorded in the same unit as the work: both stand, or neither does.
-        await tx.submissions.insert({
-          integrationId: request.integrationId,
-          endpoint: request.endpoint,
-          eventId: request.eventId,
-          fingerprint: print,
-          body: request.body,
-          needsReview: false,
-          reviewReason: null,
-          ...record,
-        });
-        return reply();
-      });
+      return await store.transact(
+        async (tx): Promise<{ now: T } | { reply: () => Promise<T> }> => {
+          // Looked for again only after losing a race: the first run relies on the ledger's uniqueness
+          // (an event recorded meanwhile fails our insert, and the whole unit with it). The look is made
+          // inside a unit, on the writer: it sees the winner's commit whatever a reader's snapshot holds.
+          const existing = attempt > 1 ? await find(tx) : null;
+          if (existing) return { now: await seen(tx, existing) };
+          const { reply, record } = await handlers.fresh(tx);
+          // Recorded in the same unit as the work: both stand, or neither does.
+          await tx.submissions.insert({
+            integrationId: request.integrationId,
+            endpoint: request.endpoint,
+            eventId: request.eventId,
+            fingerprint: print,
+            body: request.body,
+            needsReview: false,
+            reviewReason: null,
+            ...record,
+          });
+          return { reply };
+        },
+        (_tx, work) => ('now' in work ? Promise.resolve(work.now) : work.reply()),
+      );
     } catch (error) {
       if (error instanceof DuplicateEventError && attempt < MAX_FRESH_ATTEMPTS) continue;
       // A refusal (404, 422) of an event another writer recorded meanwhile is answered as that

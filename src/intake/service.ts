@@ -1,13 +1,13 @@
 // Lead submission (docs/api.md, "Outcomes"): person matching, created/attached/reactivated, replay.
 import type { Repos, Store } from '../store/store.js';
 import type { Integration } from '../rules/catalog.js';
-import type { Submission } from '../store/repos/submissions.js';
+import type { LeadWithParts, Submission } from '../store/repos/submissions.js';
 import { runOnce, type EventRecord } from '../idempotency/replay.js';
 import { applyAnswers, emptyAnswersResult } from '../answers/engine.js';
 import type { Contact } from '../store/repos/contacts.js';
 import type { Lead, LeadPatch } from '../store/repos/leads.js';
 import type { FieldValue } from '../store/repos/field-values.js';
-import type { OwnLeadParts } from '../store/repos/lead-views.js';
+import type { LeadViewParts, OwnLeadParts } from '../store/repos/lead-views.js';
 import { renderLead } from '../lead/view.js';
 import { lockLatestLead } from '../lead/lock.js';
 import { COMMENT_CAPS } from '../lead/comments.js';
@@ -54,19 +54,25 @@ export function submitLead(
     deps.store,
     { integrationId: integration.id, endpoint: 'leads', eventId: body.event_id, body, rehearsal: options.rehearsal === true },
     {
-      replay: (r, submission) => replayLead(r, integration, submission),
+      replay: (r, submission, found) => replayLead(r, integration, submission, found),
       fresh: (tx) => intake(tx, integration, body, now(), options.origin ?? 'v1', options.inexactAnswers),
     },
   );
 }
 
 /**
- * The reply body; `current` is the lead as the caller just wrote it, saving a read of the row, and
- * `own` what a lead created in the same unit has of its own, saving the reads of its parts.
+ * The reply body; `known` is the lead as the caller has it (just written, or brought by the ledger's
+ * look-up; null: there is none), saving a read of the row, with what it knows of its parts (a lead
+ * created in the same unit has only its own), saving their reads. Read here when not given.
  */
-async function respond(r: Repos, integration: Integration, record: LeadOutcomeRecord, replayed: boolean, current?: Lead, own?: OwnLeadParts) {
-  // A replay reads the lead and its parts at once; the caller who just wrote the lead reads its parts.
-  const found = current ? { lead: current, parts: own } : await r.leadViews.withLead(record.lead_id);
+async function respond(
+  r: Repos,
+  integration: Integration,
+  record: LeadOutcomeRecord,
+  replayed: boolean,
+  known?: { lead: Lead; parts?: OwnLeadParts | LeadViewParts | undefined } | null,
+) {
+  const found = known !== undefined ? known : await r.leadViews.withLead(record.lead_id);
   const lead = found?.lead ?? null;
   const live = lead !== null && lead.deletedAt === null;
   const { lead_id: _leadId, ...outcome } = record;
@@ -78,8 +84,8 @@ async function respond(r: Repos, integration: Integration, record: LeadOutcomeRe
   };
 }
 
-async function replayLead(r: Repos, integration: Integration, submission: Submission): Promise<LeadSubmissionReply> {
-  return { status: 200, body: await respond(r, integration, submission.outcome as LeadOutcomeRecord, true) };
+async function replayLead(r: Repos, integration: Integration, submission: Submission, found?: LeadWithParts | null): Promise<LeadSubmissionReply> {
+  return { status: 200, body: await respond(r, integration, submission.outcome as LeadOutcomeRecord, true, found) };
 }
 
 interface Person {
@@ -248,7 +254,7 @@ async function intake(
   return {
     reply: async () => ({
       status: created ? 201 : 200,
-      body: await respond(tx, integration, record, false, lead, created ? ownParts(integration, newLeadValues) : undefined),
+      body: await respond(tx, integration, record, false, { lead, parts: created ? ownParts(integration, newLeadValues) : undefined }),
     }),
     record: { id: submissionId, contactId: contact.id, leadId: lead.id, outcome: record, needsReview: reason !== null, reviewReason: reason, createdAt: at },
   };

@@ -72,11 +72,22 @@ export interface Store {
    */
   transact<T>(fn: (tx: Repos) => Promise<T>): Promise<T>;
   /**
+   * A unit of work whose answer is read last: `answer` runs after `fn`, in the same transaction, and
+   * sees its writes. On PostgreSQL what `answer` sends before its first await goes out with the
+   * unit's held-back writes and its COMMIT, in one round trip (docs/architecture.md, "How a unit is
+   * sent on PostgreSQL"): `answer` makes its reads at once (one statement, as `renderLead` does), a
+   * statement it starts after an await is refused (UnitEndedError), and should it throw after its
+   * reads the unit stands committed (a resend is a replay). On SQLite it simply runs after `fn`.
+   */
+  transact<W, T>(fn: (tx: Repos) => Promise<W>, answer: (tx: Repos, work: W) => Promise<T>): Promise<T>;
+  /**
    * Runs a unit of work exactly as `transact` does (same locks, same statements, same checks by the
    * database) and then always undoes it: what `fn` returns is what the unit would have answered, and
    * nothing of it stands. v1's test mode (docs/api.md, "Test mode") answers with it.
    */
   rehearse<T>(fn: (tx: Repos) => Promise<T>): Promise<T>;
+  /** As `transact` with an answer read last, then undone. */
+  rehearse<W, T>(fn: (tx: Repos) => Promise<W>, answer: (tx: Repos, work: W) => Promise<T>): Promise<T>;
   /** Runs reads against committed data only, all of them in one snapshot. */
   read<T>(fn: (r: Repos) => Promise<T>): Promise<T>;
   /**

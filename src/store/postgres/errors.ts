@@ -1,6 +1,6 @@
 // PostgreSQL's SQLSTATEs and the driver's socket failures told as the store's own errors: the one
 // place outside this folder learns nothing of them.
-import { NotReadyError, StoreUnavailableError } from '../store.js';
+import { DuplicateEventError, NotReadyError, StoreUnavailableError } from '../store.js';
 
 const codeOf = (error: unknown): string => String((error as { code?: unknown } | null)?.code ?? '');
 
@@ -35,12 +35,19 @@ export const isRetryable = (error: unknown): boolean => ['40001', '40P01'].inclu
 export const isUniqueViolation = (error: unknown): boolean => codeOf(error) === '23505';
 
 /**
+ * The ledger refused a second record of an event (repos/submissions.ts): its uniqueness of
+ * (integration, endpoint, event_id), or of the record's id, which is new for every record made.
+ */
+const isDuplicateEvent = (error: unknown): boolean => isUniqueViolation(error) && (error as { table?: unknown }).table === 'submissions';
+
+/**
  * A failed read or unit of work -> the store error a caller can act on. A lost server, a timeout or
  * a storage failure rolled the unit back: nothing of it stands, so a client may resend it. Anything
  * else (a statement's bug, a domain error thrown inside the unit) is passed on as it is.
  */
 export function toStoreError(error: unknown): unknown {
-  if (error instanceof StoreUnavailableError || error instanceof NotReadyError) return error;
+  if (error instanceof StoreUnavailableError || error instanceof NotReadyError || error instanceof DuplicateEventError) return error;
+  if (isDuplicateEvent(error)) return new DuplicateEventError();
   const code = unavailableCode(error) ?? (isRetryable(error) ? codeOf(error) : null);
   if (code !== null) return new StoreUnavailableError('The store could not save or read this unit of work; nothing of it was kept.', code, { cause: error });
   return error;

@@ -63,6 +63,10 @@ export function createPool(options: PoolOptions): pg.Pool {
     lock_timeout: statementTimeout,
     idle_in_transaction_session_timeout: statementTimeout * 2,
     application_name: 'lead-gateway',
+    // A unit's statements that need no answer in between go out together, each with its own Sync
+    // (node-postgres 8.23's pipelining): docs/architecture.md, "How a unit is sent on PostgreSQL".
+    // The pool's own one-statement queries (peeks) are unchanged by it.
+    pipeline: true,
   });
   pool.on('error', onIdleError);
   // Emitted once per new connection, checked out or idle later: every client gets its listener.
@@ -80,13 +84,15 @@ export function createPool(options: PoolOptions): pg.Pool {
  */
 function watchStatements(client: pg.PoolClient, onStatement?: (statement: string) => void, onRoundTrip?: (statement: string) => void): void {
   let inFlight = 0;
+  const pipelined = (client as { pipeline?: boolean }).pipeline === true;
   const answered = () => void inFlight--;
   const query = client.query.bind(client) as (...args: unknown[]) => unknown;
   (client as unknown as { query: (...args: unknown[]) => unknown }).query = (...args: unknown[]) => {
     const config = args[0] as string | { name?: string; text?: string };
     const name = typeof config === 'string' ? config : (config.name ?? config.text ?? '');
     onStatement?.(name);
-    if (inFlight === 0) onRoundTrip?.(name);
+    // Without pipelining the driver queues a statement until the one before has answered: a trip each.
+    if (inFlight === 0 || !pipelined) onRoundTrip?.(name);
     inFlight++;
     const last = args.length - 1;
     if (typeof args[last] === 'function') {

@@ -71,27 +71,36 @@ export function postgresStore(pool: pg.Pool, schema: SchemaState, feed: ChangeFe
   const poolRepos = reposFor(pool);
 
   /**
-   * Runs `fn` between `begin` and COMMIT on one connection; any failure rolls it back. `end` ROLLBACK
-   * ends a unit that succeeded as a failed one (a rehearsal, `Store.rehearse`).
+   * Runs `fn` between `begin` and COMMIT on one connection, pipelined (sql.ts): BEGIN goes out with
+   * the unit's first statements; the writes `fn` held back go out with the reads of `answer` and the
+   * COMMIT, without waiting in between. Any failure rolls it back. `end` ROLLBACK ends a unit that
+   * succeeded as a failed one (a rehearsal, `Store.rehearse`).
    */
-  const inTransaction = async <T>(begin: string, fn: (r: Repos) => Promise<T>, end: 'COMMIT' | 'ROLLBACK' = 'COMMIT'): Promise<T> => {
+  const inTransaction = async <W, T>(begin: string, fn: (r: Repos) => Promise<W>, answer?: (r: Repos, work: W) => Promise<T>, end: 'COMMIT' | 'ROLLBACK' = 'COMMIT'): Promise<T> => {
     const client = await pool.connect();
     let broken: Error | undefined;
-    // The unit's statements one after another, its end after all of them (sql.ts, inOrder).
+    // The unit's statements in the order started, its end behind all of them (sql.ts, inOrder).
     const ordered = inOrder(client);
     try {
-      await client.query(begin);
       // The unit's writes whose result it does not read go out together (sql.ts, writeBehind).
       const sql = writeBehind(ordered);
-      const value = await fn(reposFor(sql));
-      await sql.flush();
-      const commit = await ordered.end(end);
+      sql.soon!({ text: begin });
+      const repos = reposFor(sql);
+      const work = await fn(repos);
+      // The answer's reads follow the held-back writes; the COMMIT follows them, sent before any answer.
+      const answered = answer ? answer(repos, work) : Promise.resolve(work as unknown as T);
+      answered.catch(() => {});
+      const written = sql.flush();
+      const commit = ordered.end(end);
+      await written;
+      const value = await answered;
       // COMMIT of a transaction a failed statement aborted answers ROLLBACK, not an error.
-      if (end === 'COMMIT' && commit.command === 'ROLLBACK') throw new UnitAbortedError();
+      if (end === 'COMMIT' && (await commit).command === 'ROLLBACK') throw new UnitAbortedError();
       return value;
     } catch (error) {
       // A connection that lost its server, or cannot roll back, is closed rather than reused. The
-      // ROLLBACK waits for statements the unit started before it failed (siblings in a Promise.all).
+      // ROLLBACK goes behind the statements the unit started before it failed (siblings in a
+      // Promise.all), and is answered after them; after a COMMIT already sent, nothing more is sent.
       if (unavailableCode(error) !== null) broken = error as Error;
       else await ordered.end('ROLLBACK').catch((rollbackError: Error) => (broken = rollbackError));
       throw error;
@@ -100,10 +109,10 @@ export function postgresStore(pool: pg.Pool, schema: SchemaState, feed: ChangeFe
     }
   };
 
-  const transact = async <T>(fn: (tx: Repos) => Promise<T>, end: 'COMMIT' | 'ROLLBACK' = 'COMMIT'): Promise<T> => {
+  const transact = async <W, T>(fn: (tx: Repos) => Promise<W>, answer?: (tx: Repos, work: W) => Promise<T>, end: 'COMMIT' | 'ROLLBACK' = 'COMMIT'): Promise<T> => {
     for (let attempt = 1; ; attempt++) {
       try {
-        return await inTransaction('BEGIN', fn, end);
+        return await inTransaction('BEGIN', fn, answer, end);
       } catch (error) {
         if (isRetryable(error) && attempt < MAX_UNIT_ATTEMPTS) continue;
         throw toStoreError(error);
@@ -133,9 +142,9 @@ export function postgresStore(pool: pg.Pool, schema: SchemaState, feed: ChangeFe
     // Without a feed nobody hears this process: it is alone, as far as it can tell.
     replicas: feed ? postgresReplicaSet(pool, feed) : aloneReplicaSet(),
     replicaId: () => feed?.replicaId ?? null,
-    transact: (fn) => transact(fn),
-    rehearse: (fn) => transact(fn, 'ROLLBACK'),
-    read: (fn) => inTransaction('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY', fn).catch((error: unknown) => Promise.reject(toStoreError(error))),
+    transact: transact as Store['transact'],
+    rehearse: (<W, T>(fn: (tx: Repos) => Promise<W>, answer?: (tx: Repos, work: W) => Promise<T>) => transact(fn, answer, 'ROLLBACK')) as Store['rehearse'],
+    read: <T>(fn: (r: Repos) => Promise<T>) => inTransaction<T, T>('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY', fn).catch((error: unknown) => Promise.reject(toStoreError(error))),
     // One statement on whichever connection is free: its own snapshot.
     peek,
     // A replay's reads are one statement each here (repos/lead-views.ts): a peek.

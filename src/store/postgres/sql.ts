@@ -5,7 +5,9 @@ import type pg from 'pg';
 
 /**
  * A write whose result the unit does not read at once: the unit's connection may hold it back and send
- * it with the unit's other such writes as one statement (`writeBehind`).
+ * it with the unit's other such writes as one statement (`writeBehind`). A write that must change a
+ * row or fail the unit (an event recorded twice) fails as a statement, through a constraint: its
+ * answer may come after the unit's COMMIT was sent, too late for a check in TypeScript.
  */
 export interface LaterWrite {
   name: string;
@@ -18,14 +20,18 @@ export interface LaterWrite {
    * into the next statement.
    */
   rows: readonly string[];
-  /** Told how many rows the write changed; throws to fail the unit (a duplicate event, say). */
-  check?: (rowCount: number) => void;
 }
 
 export interface Sql {
   query<R extends pg.QueryResultRow>(config: pg.QueryConfig): Promise<pg.QueryResult<R>>;
   /** Holds a write back until the unit's next statement (absent on the pool, where a write runs at once). */
   later?(write: LaterWrite): void;
+  /**
+   * Sends a statement whose answer the unit does not read (a lock) at once, without waiting for it:
+   * the statements after it go out behind it, and its failure fails the unit's next statement that
+   * is awaited. Absent on the pool, where it runs and is awaited.
+   */
+  soon?(config: pg.QueryConfig): void;
 }
 
 /** A statement started by a unit after its end (a sibling of a failed Promise.all, say): never sent. */
@@ -37,30 +43,33 @@ export class UnitEndedError extends Error {
 }
 
 /**
- * A unit's connection with its statements sent one after another. A unit may start several repo
- * calls at once (Promise.all); one connection runs one statement at a time anyway, and node-postgres
- * deprecates being handed a second before the first has answered (pg 9 refuses it).
+ * A unit's connection, pipelined (pool.ts): each statement goes out when it is started, without
+ * waiting for the answers of those before it, and the server runs and answers them in that order. A
+ * unit may start several repo calls at once (Promise.all), or statements it does not wait for (`soon`).
  *
- * `end` sends the unit's last statement (COMMIT or ROLLBACK) after every statement started before it
- * has answered, and refuses every statement started after it: a unit that fails while siblings still
- * wait (Promise.all rejects at the first failure) must not have them run after its ROLLBACK, outside
- * its transaction, on a connection already handed to the next unit.
+ * Once a statement of a transaction fails, PostgreSQL answers each one after it with "current
+ * transaction is aborted" (25P02): every statement of the unit that fails is told the first failure,
+ * the one that says why (a deadlock to retry, a lock timeout, a duplicate event).
+ *
+ * `end` sends the unit's last statement (COMMIT or ROLLBACK) behind every statement started before it,
+ * and refuses every statement started after it: a unit that fails while siblings still wait
+ * (Promise.all rejects at the first failure) must not have them run after its ROLLBACK, outside its
+ * transaction, on a connection already handed to the next unit. Its answer comes after theirs. A
+ * second `end` (a ROLLBACK after a COMMIT already sent) sends nothing and answers as the first.
  */
 export function inOrder(client: Sql): Sql & { end(text: string): Promise<pg.QueryResult> } {
-  let last: Promise<unknown> = Promise.resolve();
-  let ended = false;
-  const after = <R extends pg.QueryResultRow>(config: pg.QueryConfig): Promise<pg.QueryResult<R>> => {
-    const run = () => client.query<R>(config);
-    const next = last.then(run, run);
-    last = next.catch(() => {});
-    return next;
-  };
+  let ended: Promise<pg.QueryResult> | null = null;
+  let firstFailure: { error: unknown } | null = null;
+  const send = <R extends pg.QueryResultRow>(config: pg.QueryConfig): Promise<pg.QueryResult<R>> =>
+    client.query<R>(config).catch((error: unknown) => {
+      firstFailure ??= { error };
+      throw firstFailure.error;
+    });
   return {
-    query: (config) => (ended ? Promise.reject(new UnitEndedError()) : after(config)),
+    query: (config) => (ended ? Promise.reject(new UnitEndedError()) : send(config)),
     end(text) {
-      const result = after({ text });
-      ended = true;
-      return result;
+      ended ??= send({ text });
+      return ended;
     },
   };
 }
@@ -86,38 +95,39 @@ export function batchOf(writes: readonly LaterWrite[]): pg.QueryConfig {
   return { name: `batch.${createHash('sha1').update(text).digest('hex').slice(0, 20)}`, text, values };
 }
 
-/** Sends held-back writes: one alone as itself, several as one statement; then runs their checks. */
-function send(sql: Sql, writes: readonly LaterWrite[]): Promise<void> {
+/** Sends held-back writes: one alone as itself, several as one statement. */
+function send(sql: Sql, writes: readonly LaterWrite[]): Promise<unknown> {
   if (writes.length === 1) {
     const [w] = writes as [LaterWrite];
-    return sql.query({ name: w.name, text: w.text, values: w.values }).then((r) => w.check?.(r.rowCount ?? 0));
+    return sql.query({ name: w.name, text: w.text, values: w.values });
   }
-  return sql.query<Record<string, number>>(batchOf(writes)).then((r) => writes.forEach((w, i) => w.check?.(r.rows[0]![`w${i}`]!)));
+  return sql.query(batchOf(writes));
 }
 
 /**
  * A unit's connection that holds back writes whose result the unit does not read (`LaterWrite`) and
  * sends them together, as one statement, before the unit's next statement and before its COMMIT
  * (`flush`): what a unit reads it reads after its own writes, as if each had been sent at once. A
- * failure of a held-back write fails the statement that sent it, and so the unit; a unit that throws
- * first never sends them.
+ * failure of a held-back write, or of a statement sent `soon`, fails the unit's next awaited
+ * statement, and so the unit; a unit that throws first never sends what it holds.
  */
 export function writeBehind(inner: Sql): Sql & { flush(): Promise<void> } {
   let held: LaterWrite[] = [];
   let rows = new Set<string>();
-  let sent: Promise<void>[] = [];
+  let sent: Promise<unknown>[] = [];
 
+  const track = (done: Promise<unknown>) => {
+    // Awaited by the next flush; until then its failure must not count as unhandled.
+    done.catch(() => {});
+    sent.push(done);
+  };
   const sendHeld = () => {
     if (held.length === 0) return;
-    for (let i = 0; i < held.length; i += MAX_WRITES_PER_STATEMENT) {
-      const done = send(inner, held.slice(i, i + MAX_WRITES_PER_STATEMENT));
-      // Awaited by the next flush; until then its failure must not count as unhandled.
-      done.catch(() => {});
-      sent.push(done);
-    }
+    for (let i = 0; i < held.length; i += MAX_WRITES_PER_STATEMENT) track(send(inner, held.slice(i, i + MAX_WRITES_PER_STATEMENT)));
     held = [];
     rows = new Set();
   };
+  /** Sends what is held at once; resolves when it and every statement sent `soon` have answered. */
   const flush = (): Promise<void> => {
     sendHeld();
     const waiting = sent;
@@ -131,6 +141,10 @@ export function writeBehind(inner: Sql): Sql & { flush(): Promise<void> } {
       if (write.rows.some((row) => rows.has(row))) sendHeld();
       held.push(write);
       for (const row of write.rows) rows.add(row);
+    },
+    soon(config) {
+      sendHeld();
+      track(inner.query(config));
     },
     query<R extends pg.QueryResultRow>(config: pg.QueryConfig): Promise<pg.QueryResult<R>> {
       const flushed = flush();
@@ -146,11 +160,10 @@ export function writeBehind(inner: Sql): Sql & { flush(): Promise<void> } {
   };
 }
 
-/** Holds `write` back on a unit's connection, or runs it at once (and checks it) on the pool. */
+/** Holds `write` back on a unit's connection, or runs it at once on the pool. */
 export async function writeLater(sql: Sql, write: LaterWrite): Promise<void> {
   if (sql.later) return sql.later(write);
-  const result = await sql.query({ name: write.name, text: write.text, values: write.values });
-  write.check?.(result.rowCount ?? 0);
+  await sql.query({ name: write.name, text: write.text, values: write.values });
 }
 
 /** The name of a row for `LaterWrite.rows`: its table and key. */
@@ -163,7 +176,11 @@ export function statement<R extends pg.QueryResultRow = pg.QueryResultRow>(name:
     rows: async (sql: Sql, ...values: unknown[]): Promise<R[]> => (await sql.query<R>({ name, text, values })).rows,
     one: async (sql: Sql, ...values: unknown[]): Promise<R | null> => (await sql.query<R>({ name, text, values })).rows[0] ?? null,
     /** A write held back by a unit's connection (`writeBehind`), or run at once on the pool. */
-    later: (sql: Sql, rows: readonly string[], check: ((rowCount: number) => void) | undefined, ...values: unknown[]): Promise<void> =>
-      writeLater(sql, { name, text, values, rows, ...(check ? { check } : {}) }),
+    later: (sql: Sql, rows: readonly string[], ...values: unknown[]): Promise<void> => writeLater(sql, { name, text, values, rows }),
+    /** Sent at once on a unit's connection without waiting for its answer (`Sql.soon`); run and awaited on the pool. */
+    soon: async (sql: Sql, ...values: unknown[]): Promise<void> => {
+      if (sql.soon) return sql.soon({ name, text, values });
+      await sql.query({ name, text, values });
+    },
   };
 }

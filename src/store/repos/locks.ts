@@ -19,7 +19,9 @@ export interface LockRepo {
   /**
    * Locks a would-be person's keys: two units matching the same person (by the same binding, phone or
    * e-mail) run one after the other, so the second finds the contact the first created instead of
-   * creating another. All keys in one call, in one order whoever asks.
+   * creating another. All keys in one call, in one order whoever asks. On PostgreSQL it may resolve
+   * before the locks are granted (sent without waiting, its answer unread): the unit's next statement
+   * runs only once they are, and a failure to take them fails that statement.
    */
   persons(workspaceId: string, keys: readonly PersonKey[]): Promise<void>;
   /** Locks an integration's keys and migration state: its moves run one after the other. */

@@ -207,9 +207,11 @@ export function openSqliteStore(options: SqliteStoreOptions): SqliteStore {
     db: writer,
     engine: 'sqlite',
     schema,
-    transact: (fn) => enqueue(fn).catch(rethrowAsStoreError),
+    transact: <W, T>(fn: (tx: Repos) => Promise<W>, answer?: (tx: Repos, work: W) => Promise<T>) =>
+      enqueue<unknown>(answer ? async (tx) => answer(tx, await fn(tx)) : fn).catch(rethrowAsStoreError) as Promise<T>,
     // Its own savepoint in the group, rolled back: the units around it commit as ever.
-    rehearse: (fn) => enqueue(fn, true).catch(rethrowAsStoreError),
+    rehearse: <W, T>(fn: (tx: Repos) => Promise<W>, answer?: (tx: Repos, work: W) => Promise<T>) =>
+      enqueue<unknown>(answer ? async (tx) => answer(tx, await fn(tx)) : fn, true).catch(rethrowAsStoreError) as Promise<T>,
     read: (fn) => readInSnapshot(fn).catch(rethrowAsStoreError),
     // Several statements (a lead and its parts): one read transaction costs less than a snapshot each.
     view: (fn) => store.read(fn),

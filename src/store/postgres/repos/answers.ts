@@ -80,7 +80,7 @@ const mark = statement('answers.mark', 'UPDATE answers SET applied_at = $1, appl
 export function pgAnswerRepo(sql: Sql): AnswerRepo {
   return {
     insert: (a) =>
-      insert.later(sql, [rowName('answers', a.id)], undefined, a.id, a.submissionId, a.integrationId, a.leadId, a.key, JSON.stringify(a.raw), a.outcome, a.error, a.fieldId, a.createdAt),
+      insert.later(sql, [rowName('answers', a.id)], a.id, a.submissionId, a.integrationId, a.leadId, a.key, JSON.stringify(a.raw), a.outcome, a.error, a.fieldId, a.createdAt),
     listPendingUnmapped: async (integrationId, keys, limit) => (await pending.rows(sql, integrationId, [...keys], limit)).map(rowToAnswer),
     countPendingUnmapped: async (integrationId, keys) => {
       const row = (await counts.one(sql, integrationId, [...keys]))!;
@@ -97,14 +97,14 @@ export function pgAnswerRepo(sql: Sql): AnswerRepo {
       if (increments.length === 0) return;
       const list = sortedIncrements(increments);
       // Held back with the unit's answers: the counts cost no round trip of their own.
-      await addKept.later(sql, list.map((i) => rowName('answers_kept', i.integrationId, i.key)), undefined, list.map((i) => i.integrationId), list.map((i) => i.key), list.map((i) => i.answers), list.map((i) => i.bytes));
+      await addKept.later(sql, list.map((i) => rowName('answers_kept', i.integrationId, i.key)), list.map((i) => i.integrationId), list.map((i) => i.key), list.map((i) => i.answers), list.map((i) => i.bytes));
       const fewer = list.filter((i) => i.answers < 0);
       if (fewer.length > 0) await dropEmpty.run(sql, fewer.map((i) => i.integrationId), fewer.map((i) => i.key));
     },
-    addNotKept: (integrationId, answers, at) => addNotKept.later(sql, [rowName('answers_not_kept', integrationId)], undefined, integrationId, answers, at),
+    addNotKept: (integrationId, answers, at) => addNotKept.later(sql, [rowName('answers_not_kept', integrationId)], integrationId, answers, at),
     notKept: async (integrationId) => Number((await notKept.one(sql, integrationId))?.answers ?? 0),
     deleteExpired: async (before, limit) =>
       expiredPerKey((await deleteExpired.rows(sql, before, limit)).map((r) => ({ integrationId: r.integration_id, key: r.answer_key, raw: r.raw_value }))),
-    markApplied: (id, at, outcome, fieldId, error) => mark.later(sql, [rowName('answers', id)], undefined, at, outcome, fieldId, error, id),
+    markApplied: (id, at, outcome, fieldId, error) => mark.later(sql, [rowName('answers', id)], at, outcome, fieldId, error, id),
   };
 }

@@ -38,6 +38,12 @@ const fill = statement(
      email_norm = coalesce(email_norm, $5), updated_at = $6
    WHERE id = $1`,
 );
+// A binding made under its person lock (bindNew) is never there already: one that is fails the unit
+// (a unique violation, 23505) rather than losing the binding.
+const bindNew = statement(
+  'contacts.bindNew',
+  'INSERT INTO contact_bindings (integration_id, external_contact_id, contact_id, created_at) VALUES ($1, $2, $3, $4)',
+);
 const bind = statement(
   'contacts.bind',
   `INSERT INTO contact_bindings (integration_id, external_contact_id, contact_id, created_at) VALUES ($1, $2, $3, $4)
@@ -49,10 +55,6 @@ const bind = statement(
  * server's lower() depends on the database's locale.
  */
 const norm = (email: string | null | undefined): string | null => (email == null ? null : email.toLowerCase());
-
-const bindingTaken = (inserted: number, externalId: string) => {
-  if (inserted === 0) throw new Error(`external_contact_id ${externalId} was bound by a unit that did not lock it`);
-};
 
 export function pgContactRepo(sql: Sql): ContactRepo {
   const one = (row: ContactRow | null) => (row ? rowToContact(row) : null);
@@ -66,10 +68,10 @@ export function pgContactRepo(sql: Sql): ContactRepo {
       const row = await match.one(sql, workspaceId, integrationId, k.externalId, k.phone, norm(k.email));
       return row ? { contact: rowToContact(row), by: row.matched_by } : null;
     },
-    insert: (c) => insert.later(sql, [rowName('contacts', c.id)], undefined, c.id, c.workspaceId, c.firstName, c.lastName, c.phone, c.email, norm(c.email), c.createdAt, c.updatedAt),
-    fillEmpty: (id, f, at) => fill.later(sql, [rowName('contacts', id)], undefined, id, f.lastName ?? null, f.phone ?? null, f.email ?? null, norm(f.email), at),
+    insert: (c) => insert.later(sql, [rowName('contacts', c.id)], c.id, c.workspaceId, c.firstName, c.lastName, c.phone, c.email, norm(c.email), c.createdAt, c.updatedAt),
+    fillEmpty: (id, f, at) => fill.later(sql, [rowName('contacts', id)], id, f.lastName ?? null, f.phone ?? null, f.email ?? null, norm(f.email), at),
     bind: async (integrationId, externalId, contactId, at) => (await bind.run(sql, integrationId, externalId, contactId, at)).rowCount === 1,
     bindNew: (integrationId, externalId, contactId, at) =>
-      bind.later(sql, [rowName('contact_bindings', integrationId, externalId)], (n) => bindingTaken(n, externalId), integrationId, externalId, contactId, at),
+      bindNew.later(sql, [rowName('contact_bindings', integrationId, externalId)], integrationId, externalId, contactId, at),
   };
 }

@@ -30,7 +30,6 @@ export function pgFieldValueRepo(sql: Sql): FieldValueRepo {
       put.later(
         sql,
         [rowName('custom_field_values', v.leadId, v.fieldId)],
-        undefined,
         v.id,
         v.leadId,
         v.fieldId,

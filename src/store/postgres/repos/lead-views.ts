@@ -1,5 +1,6 @@
 // The lead object's parts in PostgreSQL: one statement, one round trip.
 import type { LeadViewParts, LeadViewRepo } from '../../repos/lead-views.js';
+import type { Lead } from '../../repos/leads.js';
 import { rowToFieldValue, rowToLead, type FieldValueRow, type LeadRow } from '../../sql-rows.js';
 import { statement, type Sql } from '../sql.js';
 
@@ -13,19 +14,31 @@ type PartsRow = { [K in keyof FieldValueRow]: FieldValueRow[K] | null } & {
 };
 
 /**
- * The lead's parts, as columns beside each of its field values: subqueries on the lead id ($1) are
- * computed once; the counts are the trigger-kept rows of the status and the group named by `status`
- * and `group`. The same reads as LeadRepo's payments, tagIds, commentsCount and counts.
+ * The lead's parts, as columns beside each of its field values: subqueries on the lead id (`lead`,
+ * a parameter or a column) are computed once; the counts are the trigger-kept rows of the status and
+ * the group named by `status` and `group`. The same reads as LeadRepo's payments, tagIds,
+ * commentsCount and counts.
  */
 const countColumns = (status: string, group: string) =>
   `(SELECT sum(n) FROM lead_counts WHERE kind = 'status' AND item_id = ${status}) AS status_n,
      (SELECT sum(n) FROM lead_counts WHERE kind = 'group' AND item_id = ${group}) AS group_n`;
-const partsColumns = (status: string, group: string) => `v.*,
-     (SELECT coalesce(sum(amount_minor), 0)::text FROM lead_payments WHERE lead_id = $1) AS paid_total,
-     (SELECT max(created_at) FROM lead_payments WHERE lead_id = $1) AS paid_last,
-     array(SELECT tag_id FROM lead_tags WHERE lead_id = $1 ORDER BY tag_id) AS tag_ids,
-     (SELECT count(*)::int FROM lead_comments WHERE lead_id = $1) AS comments_n,
+const partsColumns = (status: string, group: string, lead = '$1') => `v.*,
+     (SELECT coalesce(sum(amount_minor), 0)::text FROM lead_payments WHERE lead_id = ${lead}) AS paid_total,
+     (SELECT max(created_at) FROM lead_payments WHERE lead_id = ${lead}) AS paid_last,
+     array(SELECT tag_id FROM lead_tags WHERE lead_id = ${lead} ORDER BY tag_id) AS tag_ids,
+     (SELECT count(*)::int FROM lead_comments WHERE lead_id = ${lead}) AS comments_n,
      ${countColumns(status, group)}`;
+
+/**
+ * The columns and joins that bring the lead whose id is the column `leadId` of `from` with its parts,
+ * a row per field value (`leadWithPartsOf` reads them back): for a statement that finds the lead's id
+ * itself (the ledger's replay, repos/submissions.ts).
+ */
+export const leadWithPartsSql = (leadId: string) => ({
+  columns: `to_jsonb(l) AS lead_row, ${partsColumns('l.status_id', 'l.group_id', leadId)}`,
+  joins: `LEFT JOIN leads l ON l.id = ${leadId} LEFT JOIN custom_field_values v ON v.lead_id = l.id`,
+  order: 'v.field_id',
+});
 
 // One row of NULLs for v.* when the lead has no field values.
 const parts = statement<PartsRow>(
@@ -55,6 +68,15 @@ const partsOf = (rows: PartsRow[], statusId: string | null, groupId: string | nu
   };
 };
 
+/** The lead and its parts from the rows of a `leadWithPartsSql` statement; null when it found no lead. */
+export const leadWithPartsOf = (rows: (PartsRow & { lead_row: LeadRow | null })[]): { lead: Lead; parts: LeadViewParts } | null => {
+  if (rows.length === 0 || rows[0]!.lead_row === null) return null;
+  const lead = rowToLead(rows[0]!.lead_row);
+  return { lead, parts: partsOf(rows, lead.statusId, lead.groupId) };
+};
+
+export type LeadWithPartsRow = PartsRow & { lead_row: LeadRow | null };
+
 export function pgLeadViewRepo(sql: Sql): LeadViewRepo {
   return {
     parts: async (leadId, statusId, groupId) => partsOf(await parts.rows(sql, leadId, statusId, groupId), statusId, groupId),
@@ -63,11 +85,6 @@ export function pgLeadViewRepo(sql: Sql): LeadViewRepo {
       const row = (await counts.one(sql, statusId, groupId))!;
       return { statusCount: statusId === null ? 0 : Number(row.status_n ?? 0), groupCount: groupId === null ? 0 : Number(row.group_n ?? 0) };
     },
-    withLead: async (leadId) => {
-      const rows = await withLead.rows(sql, leadId);
-      if (rows.length === 0) return null;
-      const lead = rowToLead(rows[0]!.lead_row);
-      return { lead, parts: partsOf(rows, lead.statusId, lead.groupId) };
-    },
+    withLead: async (leadId) => leadWithPartsOf(await withLead.rows(sql, leadId)),
   };
 }

@@ -90,7 +90,6 @@ export function pgLeadRepo(sql: Sql): LeadRepo {
       insert.later(
         sql,
         [rowName('leads', lead.id)],
-        undefined,
         lead.id,
         lead.workspaceId,
         lead.contactId,
@@ -106,12 +105,12 @@ export function pgLeadRepo(sql: Sql): LeadRepo {
       await writeLater(sql, { name: nameOf('leads.update', text), text, values: [id, ...keys.map((key) => toColumnValue(key, patch[key]))], rows: [rowName('leads', id)] });
     },
     addTags: async (leadId, ids) => {
-      if (ids.length > 0) await addTags.later(sql, [rowName('lead_tags', leadId)], undefined, leadId, ids);
+      if (ids.length > 0) await addTags.later(sql, [rowName('lead_tags', leadId)], leadId, ids);
     },
     tagIds: async (leadId) => (await tagIds.rows(sql, leadId)).map((r) => r.tag_id),
-    addComment: (c) => addComment.later(sql, [rowName('lead_comments', c.id)], undefined, c.id, c.leadId, c.body, c.authorKind, c.authorRef, c.createdAt),
+    addComment: (c) => addComment.later(sql, [rowName('lead_comments', c.id)], c.id, c.leadId, c.body, c.authorKind, c.authorRef, c.createdAt),
     addCommentWithin: (c, caps) =>
-      addCommentWithin.later(sql, [rowName('lead_comments', c.id)], undefined, c.id, c.leadId, c.body, c.authorKind, c.authorRef, c.createdAt, caps.count, caps.bytes),
+      addCommentWithin.later(sql, [rowName('lead_comments', c.id)], c.id, c.leadId, c.body, c.authorKind, c.authorRef, c.createdAt, caps.count, caps.bytes),
     commentsCount: async (leadId) => (await commentsCount.one(sql, leadId))?.n ?? 0,
     commentTotals: async (leadId) => {
       const row = (await commentTotals.one(sql, leadId))!;

@@ -1,35 +1,39 @@
 // The idempotency ledger in PostgreSQL.
 import type { SubmissionRepo } from '../../repos/submissions.js';
 import { SUBMISSION_COLUMNS, rowToSubmission as decodedRowToSubmission, type SubmissionRow as DecodedSubmissionRow } from '../../sql-rows.js';
-import { DuplicateEventError } from '../../store.js';
 import { rowName, statement, type Sql } from '../sql.js';
+import { leadWithPartsOf, leadWithPartsSql, type LeadWithPartsRow } from './lead-views.js';
 
 /** The row as the driver hands it over: the outcome as the JSON text it was recorded with (text, not jsonb: its members keep their order). */
 type SubmissionRow = Omit<DecodedSubmissionRow, 'outcome'> & { outcome: string };
 const rowToSubmission = (r: SubmissionRow) => decodedRowToSubmission({ ...r, outcome: JSON.parse(r.outcome) });
 
 const find = statement<SubmissionRow>('submissions.find', `SELECT ${SUBMISSION_COLUMNS} FROM submissions WHERE integration_id = $1 AND endpoint = $2 AND event_id = $3`);
+// The ledger row as JSON beside the lead's (their columns collide), a row per field value of the lead.
+const withLead = leadWithPartsSql('s.lead_id');
+const findWithLead = statement<LeadWithPartsRow & { ledger_row: SubmissionRow }>(
+  'submissions.findWithLead',
+  `SELECT to_jsonb(s) AS ledger_row, ${withLead.columns}
+   FROM (SELECT ${SUBMISSION_COLUMNS} FROM submissions WHERE integration_id = $1 AND endpoint = $2 AND event_id = $3) AS s
+   ${withLead.joins} ORDER BY ${withLead.order}`,
+);
 const firstBody = statement<{ body: unknown }>('submissions.firstBody', 'SELECT body FROM submissions WHERE id = $1');
-// DO NOTHING rather than a unique violation: a failed statement would abort the whole unit, and the
-// caller answers a second writer's event as a replay. A writer whose insert of the same event is
-// still uncommitted is waited for; if it rolls back, this insert stands.
+// A second record of an event fails as a unique violation (23505) on (integration, endpoint,
+// event_id), told as a DuplicateEventError (errors.ts): the unit's COMMIT may be on the wire behind
+// this insert before its answer comes, and the violation aborts the transaction, so that COMMIT rolls
+// it back. A writer whose insert of the same event is still uncommitted is waited for; if it rolls
+// back, this insert stands.
 const insert = statement(
   'submissions.insert',
   `INSERT INTO submissions (id, integration_id, endpoint, event_id, fingerprint, body, contact_id, lead_id, outcome,
      needs_review, review_reason, created_at)
-   VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)
-   ON CONFLICT (integration_id, endpoint, event_id) DO NOTHING`,
+   VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)`,
 );
 const review = statement<SubmissionRow>(
   'submissions.review',
   `SELECT ${SUBMISSION_COLUMNS} FROM submissions WHERE integration_id = $1 AND needs_review ORDER BY created_at DESC LIMIT $2`,
 );
 const submittedTo = statement('submissions.submittedTo', "SELECT 1 AS found FROM submissions WHERE lead_id = $1 AND integration_id = $2 AND endpoint = 'leads' LIMIT 1");
-
-/** ON CONFLICT DO NOTHING inserted nothing: another writer recorded the event first. */
-const recordedFirst = (inserted: number) => {
-  if (inserted === 0) throw new DuplicateEventError();
-};
 
 export function pgSubmissionRepo(sql: Sql): SubmissionRepo {
   return {
@@ -38,12 +42,16 @@ export function pgSubmissionRepo(sql: Sql): SubmissionRepo {
       const row = await find.one(sql, integrationId, endpoint, eventId);
       return row ? rowToSubmission(row) : null;
     },
+    findWithLead: async (integrationId, endpoint, eventId) => {
+      const rows = await findWithLead.rows(sql, integrationId, endpoint, eventId);
+      if (rows.length === 0) return null;
+      return { ...rowToSubmission(rows[0]!.ledger_row), lead: leadWithPartsOf(rows) };
+    },
     firstBody: async (id) => (await firstBody.one(sql, id))?.body ?? null,
     insert: (s) =>
       insert.later(
         sql,
         [rowName('submissions', s.integrationId, s.endpoint, s.eventId)],
-        recordedFirst,
         s.id,
         s.integrationId,
         s.endpoint,

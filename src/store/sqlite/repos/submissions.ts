@@ -33,6 +33,11 @@ export function sqliteSubmissionRepo(db: Db): SubmissionRepo {
       const row = find.get(integrationId, endpoint, eventId);
       return row ? rowToSubmission(row) : null;
     },
+    // The lead's parts are several statements here: a replay reads them in a view of their own.
+    findWithLead: async (integrationId, endpoint, eventId) => {
+      const row = find.get(integrationId, endpoint, eventId);
+      return row ? rowToSubmission(row) : null;
+    },
     firstBody: async (id) => {
       const body = firstBody.get(id);
       return body === undefined ? null : (JSON.parse(body) as unknown);
