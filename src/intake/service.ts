@@ -176,7 +176,10 @@ async function intake(
   // A person found by another key than another unit's (phone here, e-mail there) is one row: its lock
   // makes the two choose between creating and attaching a lead one after the other. (fillEmpty's
   // UPDATE below would lock the row as well; this lock says so, and answers the row as committed.)
-  const matched = found.contact && ((await tx.contacts.lock(found.contact.id)) ?? found.contact);
+  // Its latest lead is locked in the same breath, after the row (the lock order: person keys, contact,
+  // lead): on PostgreSQL the two statements go out together, one round trip.
+  const [locked, latest] = found.contact ? await Promise.all([tx.contacts.lock(found.contact.id), lockLatestLead(tx, found.contact.id)]) : [null, null];
+  const matched = found.contact && (locked ?? found.contact);
   const reason = reviewReason(matched, by, person);
 
   let contact = matched;
@@ -197,7 +200,6 @@ async function intake(
   const sourceKey = typeof metadata?.source_key === 'string' ? metadata.source_key : null;
   const sourceRule = sourceKey === null ? undefined : integration.sources.find((rule) => rule.test(sourceKey));
   const notes = textOrNull(body.notes);
-  const latest = matched ? await lockLatestLead(tx, contact.id) : null;
 
   let lead: Lead;
   let outcome: IntakeOutcome;

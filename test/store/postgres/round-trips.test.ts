@@ -21,16 +21,16 @@ const NEW_LEAD = 3;
 const REPLAY = 1;
 /** The look-up; BEGIN and the binding; the latest lead locked; the fields' values; the writes and COMMIT. */
 const ANSWERS = 5;
-/** A known person's inquiry: as a new lead, plus the person's row lock, then the latest lead locked and the fields' values, each a trip. */
-const ATTACHED = 6;
+/** A known person's inquiry: as a new lead, plus the person's row lock with the latest lead locked (one trip), then the fields' values. */
+const ATTACHED = 5;
 /** As attached, without answers: no read of the fields' values. */
-const REACTIVATED = 5;
+const REACTIVATED = 4;
 /** As a new lead, after the look-up of the previous day's event (src/legacy/service.ts, legacyEventId). */
 const LEGACY_POST = 4;
 /** Statements, at most: a guard, not the target (a pipelined statement costs the server a message, not a wait). */
 const NEW_LEAD_STATEMENTS = 7;
 const ANSWERS_STATEMENTS = 7;
-const ATTACHED_STATEMENTS = 12;
+const ATTACHED_STATEMENTS = 11;
 
 /**
  * Not the request's own: its key and its integration's state are remembered a second per store
