@@ -68,7 +68,12 @@ export function inOrder(client: Sql): Sql & { end(text: string): Promise<pg.Quer
   return {
     query: (config) => (ended ? Promise.reject(new UnitEndedError()) : send(config)),
     end(text) {
-      ended ??= send({ text });
+      if (ended === null) {
+        ended = send({ text });
+        // A unit that failed before awaiting its end (its writes' failure came first) may never await
+        // it: its failure (a lost connection) must not count as unhandled, which would stop the process.
+        ended.catch(() => {});
+      }
       return ended;
     },
   };
