@@ -28,6 +28,8 @@ export interface RetentionRun {
   sessions_deleted: number;
   /** Answers-404 entries (per external_contact_id) whose last 404 is older than the usage retention. */
   not_found_deleted: number;
+  /** Legacy samples of the porting guide older than RETENTION_USAGE_DAYS (src/porting/). */
+  samples_deleted: number;
 }
 
 const DAY_MS = 86_400_000;
@@ -40,16 +42,18 @@ const DAY_MS = 86_400_000;
 export function runRetention(store: Store, settings: RetentionSettings, sessions: SessionBounds, now: Date = new Date(), batch = RETENTION_BATCH): Promise<RetentionRun> {
   const t = now.getTime();
   return store.transact(async (tx) => {
-    if (!(await tx.locks.tryRetention())) return { ran: false, usage_hours_rolled_up: 0, answers_deleted: 0, sessions_deleted: 0, not_found_deleted: 0 };
+    if (!(await tx.locks.tryRetention())) return { ran: false, usage_hours_rolled_up: 0, answers_deleted: 0, sessions_deleted: 0, not_found_deleted: 0, samples_deleted: 0 };
     const usageBefore = new Date(t - settings.usageDays * DAY_MS).toISOString().slice(0, 13);
     const rolled = await tx.states.rollUpUsage(usageBefore, batch);
     // Usage data as the hourly counts are: a person not seen for as long is no longer worth acting on.
     const notFound = await tx.states.deleteNotFound(new Date(t - settings.usageDays * DAY_MS).toISOString(), batch);
+    // A sample is usage data: kept as long as the hourly counts it stands beside.
+    const samples = await tx.states.deleteSamplesBefore(new Date(t - settings.usageDays * DAY_MS).toISOString(), batch);
     const expired = await tx.answers.deleteExpired(new Date(t - settings.answersDays * DAY_MS).toISOString(), batch);
     await tx.answers.addKept(expired.perKey);
     // The session store's own bounds: a session idle or open longer than them signs nobody in again.
     const ended = await tx.consoleSessions.deleteExpired(new Date(t - sessions.idleMs).toISOString(), new Date(t - sessions.maxMs).toISOString());
-    return { ran: true, usage_hours_rolled_up: rolled, answers_deleted: expired.deleted, sessions_deleted: ended, not_found_deleted: notFound };
+    return { ran: true, usage_hours_rolled_up: rolled, answers_deleted: expired.deleted, sessions_deleted: ended, not_found_deleted: notFound, samples_deleted: samples };
   });
 }
 

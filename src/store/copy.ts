@@ -32,6 +32,7 @@ export const COPIED_TABLES = [
   'ignored_fields',
   'integration_ported',
   'answers_not_found',
+  'legacy_samples',
   'legacy_tags',
   'console_users',
   'console_sessions',

@@ -66,6 +66,20 @@ export const migrations: Migration[] = [
       ALTER TABLE api_usage ADD CONSTRAINT api_usage_interface_check CHECK (interface IN ('v1', 'legacy', 'v1-test'));
     `,
   },
+  // As SQLite migration 20: the sample is JSON text,
+  // not jsonb, so its members keep the order the bot sent them in.
+  {
+    version: 15,
+    name: 'legacy samples for the porting guide',
+    sql: `CREATE TABLE legacy_samples (
+      integration_id text COLLATE "C" NOT NULL,
+      route          text COLLATE "C" NOT NULL,
+      at             text COLLATE "C" NOT NULL,
+      sample         text COLLATE "C" NOT NULL,
+      PRIMARY KEY (integration_id, route)
+    );
+    CREATE INDEX legacy_samples_age ON legacy_samples (at);`,
+  },
 ];
 
 /**

@@ -51,6 +51,17 @@ export interface UsageIncrement {
  */
 export const USAGE_ROLLUP_HOUR = '0000-00-00T00';
 
+/**
+ * One redacted legacy call kept per integration and route for the porting guide (src/porting/): the
+ * newest written wins. `sample` is already redacted; the raw body is never stored.
+ */
+export interface LegacySample {
+  integrationId: string;
+  route: string;
+  at: string;
+  sample: Record<string, unknown>;
+}
+
 export interface StateRepo extends PortingRepo {
   /** The stored state; an integration never moved is `legacy`. */
   get(integrationId: string): Promise<MigrationState>;
@@ -78,6 +89,12 @@ export interface StateRepo extends PortingRepo {
    */
   countIgnored(integrationId: string, fields: readonly string[], at: string, maxNames: number): Promise<void>;
   ignoredFields(integrationId: string): Promise<{ field: string; calls: number; lastSeen: string }[]>;
+  /** Keeps each sample as its (integration, route)'s, unless the one stored is newer. */
+  putSamples(samples: readonly LegacySample[]): Promise<void>;
+  /** The samples of one integration, by route. */
+  samples(integrationId: string): Promise<LegacySample[]>;
+  /** Deletes at most `limit` samples taken before `before` (oldest first); returns how many. */
+  deleteSamplesBefore(before: string, limit: number): Promise<number>;
 }
 
 /** An integration marked "ported" (docs/runbook.md, "Marking an integration ported"): beside its state, never a state. */

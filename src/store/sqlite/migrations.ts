@@ -504,6 +504,24 @@ export const migrations: Migration[] = [
         CREATE INDEX api_usage_hour ON api_usage (hour);
       `),
   },
+  {
+    version: 20,
+    name: 'one redacted legacy call per integration and route, for the porting guide',
+    // Written with the usage counters' flush (src/migration/usage.ts), the newest kept; the sample is
+    // redacted before it is held in memory (src/porting/redact.ts). Retention deletes those older than
+    // RETENTION_USAGE_DAYS by the index on `at`. PostgreSQL migration 15 makes the same.
+    up: (db) =>
+      db.exec(`
+        CREATE TABLE legacy_samples (
+          integration_id TEXT NOT NULL,
+          route          TEXT NOT NULL,
+          at             TEXT NOT NULL,
+          sample         TEXT NOT NULL,
+          PRIMARY KEY (integration_id, route)
+        ) WITHOUT ROWID;
+        CREATE INDEX legacy_samples_age ON legacy_samples (at);
+      `),
+  },
 ];
 
 export class MigrationError extends Error {

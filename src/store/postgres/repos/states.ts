@@ -70,6 +70,20 @@ const ignored = statement<{ field: string; calls: string; last_seen: string }>(
   'SELECT field, calls, last_seen FROM ignored_fields WHERE integration_id = $1 ORDER BY field',
 );
 
+const putSample = statement(
+  'states.putSample',
+  `INSERT INTO legacy_samples AS s (integration_id, route, at, sample) VALUES ($1, $2, $3, $4)
+   ON CONFLICT (integration_id, route) DO UPDATE SET at = excluded.at, sample = excluded.sample WHERE excluded.at >= s.at`,
+);
+const samples = statement<{ route: string; at: string; sample: string }>(
+  'states.samples',
+  'SELECT route, at, sample FROM legacy_samples WHERE integration_id = $1 ORDER BY route',
+);
+const deleteSamples = statement(
+  'states.deleteSamples',
+  'DELETE FROM legacy_samples WHERE (integration_id, route) IN (SELECT integration_id, route FROM legacy_samples WHERE at < $1 ORDER BY at LIMIT $2)',
+);
+
 /** Increments in the order of their keys: two writers flushing the same rows lock them in one order, never in a deadlock. */
 const byKey = (a: UsageIncrement, b: UsageIncrement): number => {
   const ka = [a.integrationId, a.interface, a.route, a.hour].join('\u0000');
@@ -110,5 +124,13 @@ export function pgStateRepo(sql: Sql): StateRepo {
       }
     },
     ignoredFields: async (integrationId) => (await ignored.rows(sql, integrationId)).map((r) => ({ field: r.field, calls: Number(r.calls), lastSeen: r.last_seen })),
+    putSamples: async (list) => {
+      // In key order, as the counters: two replicas flushing the same rows never wait on each other in a cycle.
+      const sorted = [...list].sort((a, b) => (a.integrationId + '\u0000' + a.route < b.integrationId + '\u0000' + b.route ? -1 : 1));
+      for (const s of sorted) await putSample.run(sql, s.integrationId, s.route, s.at, JSON.stringify(s.sample));
+    },
+    samples: async (integrationId) =>
+      (await samples.rows(sql, integrationId)).map((r) => ({ integrationId, route: r.route, at: r.at, sample: JSON.parse(r.sample) as Record<string, unknown> })),
+    deleteSamplesBefore: async (before, limit) => (await deleteSamples.run(sql, before, limit)).rowCount ?? 0,
   };
 }

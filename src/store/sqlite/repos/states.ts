@@ -1,6 +1,6 @@
 // Migration states, the audit log and usage counters in SQLite.
 import type { Db } from '../connection.js';
-import { USAGE_ROLLUP_HOUR, type HourlyUsage, type Interface, type MigrationState, type StateRepo } from '../../repos/states.js';
+import { USAGE_ROLLUP_HOUR, type HourlyUsage, type Interface, type LegacySample, type MigrationState, type StateRepo } from '../../repos/states.js';
 import { sqlitePortingRepo } from './porting.js';
 import { rowToAudit as decodedRowToAudit, type AuditRow as DecodedAuditRow } from '../../sql-rows.js';
 
@@ -60,6 +60,14 @@ export function sqliteStateRepo(db: Db): StateRepo {
   const ignored = db.prepare<[string], { field: string; calls: number; last_seen: string }>(
     'SELECT field, calls, last_seen FROM ignored_fields WHERE integration_id = ? ORDER BY field',
   );
+  const putSample = db.prepare(
+    `INSERT INTO legacy_samples (integration_id, route, at, sample) VALUES (?, ?, ?, ?)
+     ON CONFLICT (integration_id, route) DO UPDATE SET at = excluded.at, sample = excluded.sample WHERE excluded.at >= legacy_samples.at`,
+  );
+  const samples = db.prepare<[string], { route: string; at: string; sample: string }>('SELECT route, at, sample FROM legacy_samples WHERE integration_id = ? ORDER BY route');
+  const deleteSamples = db.prepare(
+    'DELETE FROM legacy_samples WHERE (integration_id, route) IN (SELECT integration_id, route FROM legacy_samples WHERE at < ? ORDER BY at LIMIT ?)',
+  );
   return {
     ...sqlitePortingRepo(db),
     get: async (integrationId) => get.get(integrationId)?.state ?? 'legacy',
@@ -87,5 +95,11 @@ export function sqliteStateRepo(db: Db): StateRepo {
       }
     },
     ignoredFields: async (integrationId) => ignored.all(integrationId).map((r) => ({ field: r.field, calls: r.calls, lastSeen: r.last_seen })),
+    putSamples: async (list: readonly LegacySample[]) => {
+      for (const s of list) putSample.run(s.integrationId, s.route, s.at, JSON.stringify(s.sample));
+    },
+    samples: async (integrationId) =>
+      samples.all(integrationId).map((r) => ({ integrationId, route: r.route, at: r.at, sample: JSON.parse(r.sample) as Record<string, unknown> })),
+    deleteSamplesBefore: async (before, limit) => deleteSamples.run(before, limit).changes,
   };
 }
