@@ -1,7 +1,7 @@
 // Counts calls per integration, interface and route, when each key was last used, and the answers
 // calls answered 404 per person; flushed to the store in one unit of work.
 import type { Store } from '../store/store.js';
-import type { Interface, NotFoundIncrement, UsageIncrement } from '../store/repos/states.js';
+import type { Interface, LegacySample, NotFoundIncrement, UsageIncrement } from '../store/repos/states.js';
 
 /** Distinct ignored member names counted per request: a body of 100,000 unknown members counts 50. */
 export const IGNORED_NAMES_MAX_PER_REQUEST = 50;
@@ -54,6 +54,13 @@ export interface UsageRecorder {
   recordNotFound(integrationId: string, externalContactId: string, at?: Date): void;
   /** The bounds it counts within. */
   readonly caps: UsageCaps;
+  /**
+   * Whether a sample of this route is wanted now: none is held for it since the last flush. Lets the
+   * caller skip redacting a body nobody keeps.
+   */
+  wantsSample(integrationId: string, route: string): boolean;
+  /** Holds one redacted call of a route (src/porting/), written with the next flush; a later one replaces it. */
+  recordSample(sample: LegacySample): void;
   /** Writes what was counted so far; the switch-off check and the report call it first. */
   flush(): Promise<void>;
   close(): Promise<void>;
@@ -88,12 +95,13 @@ export function createUsageRecorder(store: Store, intervalMs = USAGE_FLUSH_MS, c
   let notFound = new Map<string, NotFoundIncrement>();
   let ignored: { integrationId: string; fields: readonly string[]; at: string }[] = [];
   let keysUsed = new Map<string, string>();
+  let samples = new Map<string, LegacySample>();
   // Commits run one after another. Counts are taken from memory at the call, and every flush resolves
   // only once the commits before it are done: one that finds memory empty while another's counts are
   // still being written waits for them, so the report (and the switch-off check) never reads early.
   let committing: Promise<void> = Promise.resolve();
   const flush = (): Promise<void> => {
-    if (pending.size === 0 && ignored.length === 0 && keysUsed.size === 0 && notFound.size === 0) return committing.catch(() => undefined);
+    if (pending.size === 0 && ignored.length === 0 && keysUsed.size === 0 && notFound.size === 0 && samples.size === 0) return committing.catch(() => undefined);
     const batch = [...pending.values()];
     const missed = [...notFound.values()];
     notFound = new Map();
@@ -102,6 +110,8 @@ export function createUsageRecorder(store: Store, intervalMs = USAGE_FLUSH_MS, c
     pending = new Map();
     ignored = [];
     keysUsed = new Map();
+    const kept = [...samples.values()];
+    samples = new Map();
     committing = committing
       .catch(() => undefined)
       .then(() =>
@@ -110,6 +120,7 @@ export function createUsageRecorder(store: Store, intervalMs = USAGE_FLUSH_MS, c
           await tx.keys.markUsed(uses);
           for (const f of fields) await tx.states.countIgnored(f.integrationId, f.fields, f.at, IGNORED_NAMES_MAX_PER_INTEGRATION);
           if (missed.length > 0) await tx.states.countNotFound(missed, caps.notFoundIdsPerIntegration);
+          if (kept.length > 0) await tx.states.putSamples(kept);
         }),
       );
     return committing;
@@ -146,6 +157,10 @@ export function createUsageRecorder(store: Store, intervalMs = USAGE_FLUSH_MS, c
       } else if (notFound.size < caps.notFoundPending) {
         notFound.set(key, { integrationId, externalContactId, calls: 1, firstAt: iso, lastAt: iso });
       }
+    },
+    wantsSample: (integrationId, route) => !samples.has(`${integrationId}|${route}`),
+    recordSample(sample) {
+      samples.set(`${sample.integrationId}|${sample.route}`, sample);
     },
     flush,
     async close() {
