@@ -7,6 +7,7 @@ import type { RulesHolder } from '../rules/loader.js';
 import type { UsageRecorder } from '../migration/usage.js';
 import { LeadObjectSchema } from '../lead/schemas.js';
 import { legacyGate } from './gate.js';
+import { redactLegacyCall, redactionRules } from '../porting/redact.js';
 import {
   LEGACY_CREATE_BODY_LIMIT_BYTES,
   LEGACY_UPDATE_BODY_LIMIT_BYTES,
@@ -75,6 +76,12 @@ export function legacyRoutes(deps: {
       if (request.integration) {
         const route = `${request.method} ${request.routeOptions.url ?? request.url.split('?')[0]}`;
         deps.usage.record(request.integration.id, 'legacy', route, reply.statusCode < 300, undefined, request.apiKeyId);
+        // One answered call per route kept for the porting guide, redacted here, written with the counts.
+        if (reply.statusCode < 300 && deps.usage.wantsSample(request.integration.id, route)) {
+          const call = { method: request.method, routeUrl: request.routeOptions.url ?? '', query: request.query as Record<string, unknown> | null, body: request.body, status: reply.statusCode };
+          const sample = redactLegacyCall(call, redactionRules(request.integration));
+          deps.usage.recordSample({ integrationId: request.integration.id, route, at: new Date().toISOString(), sample: { ...sample } });
+        }
       }
     });
     // After the gate (a switched-off key's 403 costs nothing) and before the body is read.
