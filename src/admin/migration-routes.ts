@@ -12,6 +12,9 @@ import { migrationReport, MigrationReportSchema } from '../migration/report.js';
 import { listAudit, listKeys } from '../migration/reads.js';
 import { clearPorted, markPorted, notFoundAnswers, NotFoundPageSchema, NotFoundQuerySchema, PortedFlagSchema, portedView } from '../migration/porting.js';
 import { integrationByRef } from './integration-ref.js';
+import { portingGuide } from '../porting/service.js';
+import { PortingGuideSchema } from '../porting/guide.js';
+import { guideMarkdown } from '../porting/markdown.js';
 import { auditView, integrationViews, issuedKeyView, keyView, linkView, listedKeyView, listOf, stateView } from './views.js';
 import {
   ReasonBodySchema,
@@ -27,6 +30,7 @@ import {
   ListedKeySchema,
   KeySummarySchema,
   ReportQuerySchema,
+  PortingGuideQuerySchema,
   RollbackBodySchema,
   StateSchema,
   SwitchOffBodySchema,
@@ -34,6 +38,15 @@ import {
 
 const meta = { tags: ['admin'], security: [{ adminBearer: [] }] };
 const params = IntegrationParamsSchema;
+
+/** Markdown when asked by name, or when Accept names text/markdown and not JSON first; JSON otherwise. */
+function wantsMarkdown(format: 'json' | 'markdown' | undefined, accept: string | undefined): boolean {
+  if (format !== undefined) return format === 'markdown';
+  const types = (accept ?? '').toLowerCase().split(',').map((t) => t.split(';')[0]!.trim());
+  const md = types.indexOf('text/markdown');
+  const json = types.indexOf('application/json');
+  return md !== -1 && (json === -1 || md < json);
+}
 
 /** The audit actor is the credential's operator; the body may add a reason. */
 const who = (request: { adminActor: string | null; body: { reason?: string | undefined } | null | undefined }) => ({ actor: request.adminActor!, reason: request.body?.reason ?? null });
@@ -214,6 +227,27 @@ export function migrationRoutes(deps: { store: Store; rules: RulesHolder; usage:
       '/admin/v1/integrations/:integration/report',
       { schema: { ...meta, summary: 'Migration report: legacy and v1 calls, ignored fields, unlinked leads, readiness', params, querystring: ReportQuerySchema, response: { 200: MigrationReportSchema }, problems: ['not-found'] } },
       async (request) => migrationReport(deps, find(request.params.integration), request.query.quiet_period_hours),
+    );
+
+    r.get(
+      '/admin/v1/integrations/:integration/porting-guide',
+      {
+        schema: {
+          ...meta,
+          summary: 'Porting guide: each legacy route the integration called in 30 days and the v1 request that replaces it (JSON, or Markdown for format=markdown or Accept: text/markdown)',
+          params,
+          querystring: PortingGuideQuerySchema,
+          produces: ['application/json', 'text/markdown'],
+          response: { 200: PortingGuideSchema },
+          problems: ['not-found'],
+        },
+      },
+      async (request, reply) => {
+        const guide = await portingGuide(deps, find(request.params.integration));
+        // The typed reply knows the JSON shape only; a string of another media type is sent as it is.
+        if (wantsMarkdown(request.query.format, request.headers.accept)) return reply.header('vary', 'Accept').type('text/markdown; charset=utf-8').send(guideMarkdown(guide) as unknown as typeof guide);
+        return reply.header('vary', 'Accept').send(guide);
+      },
     );
   };
 }

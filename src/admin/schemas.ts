@@ -245,3 +245,7 @@ export const RulesReloadSchema = z
     ...driftMembers,
   })
   .meta({ id: 'RulesReload' });
+
+export const PortingGuideQuerySchema = z.object({
+  format: z.enum(['json', 'markdown']).optional().meta({ description: 'markdown: the guide as Markdown (text/markdown); it outranks the Accept header' }),
+});

@@ -5,6 +5,7 @@ import type { z } from 'zod';
 import type { AuditEntrySchema, IntegrationSummarySchema, IssuedKeySchema, KeySummarySchema, LinkReportSchema, ListedKeySchema, ReplicasSchema, StateSchema } from '../admin/schemas.js';
 import type { MigrationReport } from '../migration/report.js';
 import type { NotFoundPage, PortedFlagView } from '../migration/porting.js';
+import type { PortingGuide } from '../porting/guide.js';
 
 export type IntegrationSummary = z.infer<typeof IntegrationSummarySchema>;
 export type KeySummary = z.infer<typeof KeySummarySchema>;
@@ -31,6 +32,8 @@ export interface Backend {
   markPorted(ref: string, note?: string): Promise<PortedFlagView>;
   clearPorted(ref: string, reason?: string): Promise<{ ported: null }>;
   notFound(ref: string, page: { limit?: number; after?: string }): Promise<NotFoundPage>;
+  /** The integration's porting guide (src/porting/). */
+  portingGuide(ref: string): Promise<PortingGuide>;
   /** The entries, and the handle of each integration they name (an id the rules no longer know stays an id). */
   audit(ref: string | undefined, limit: number): Promise<{ list: List<AuditEntryView>; handles: Map<string, string> }>;
   /** The live gateway processes on the database and the rules each runs (PostgreSQL). */

@@ -20,6 +20,7 @@ import { registerAdminTokenCommands } from './admin-tokens.js';
 import { registerRulesCommands } from './rules.js';
 import type { CommandDeps } from './command-deps.js';
 import { VERSION } from '../version.js';
+import { registerPortingGuideCommand } from './porting-guide.js';
 
 interface GlobalOptions {
   database: string;
@@ -160,6 +161,7 @@ function createProgram(): Command {
   registerCopyCommand(program, { env, print, given });
   registerUserCommands(program, { env, actor: CLI_ACTOR, print, onDatabase });
   registerPortingCommands(program, { print, withBackend });
+  registerPortingGuideCommand(program, { print, withBackend });
   return program;
 }
 
