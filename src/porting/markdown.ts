@@ -40,7 +40,7 @@ export function guideMarkdown(g: PortingGuide): string {
   const list = (title: string, items: { route: string; calls_30d: number }[], why: string) => {
     out.push(`## ${title}`, '');
     if (items.length === 0) out.push('None.', '');
-    else out.push(why, '', ...items.map((i) => `- ${cell(i.route)}: ${i.calls_30d} calls`), '');
+    else out.push(why, '', ...items.map((i) => `- ${cell(i.route)}: ${i.calls_30d} call${i.calls_30d === 1 ? '' : 's'}`), '');
   };
   list('Not needed on v1', g.not_needed, 'The bot stops making these calls: tags and stage come from the integration settings, and the v1 bot reads nothing.');
   list('Not available on v1', g.not_available, 'Moving, commenting, payments and deleting are done in the service by people, not by the bot.');

@@ -1,0 +1,153 @@
+// The porting guide is correct, not just readable: a scripted legacy bot makes every kind of call for
+// one person; the guide's v1 examples, their placeholders filled for a second person and sent as they
+// are with the live v1 key, leave that person's lead as the first one's (fields, stage, tags).
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { randomUUID } from 'node:crypto';
+import { startGateway, type Gateway } from '../helper.js';
+import { stableId } from '../../src/rules/ids.js';
+import type { PortingGuide } from '../../src/porting/guide.js';
+
+let gw: Gateway;
+const KEY = 'brightpath-porting-legacy-key';
+const HANDLE = 'brightpath:telegram-bot';
+
+beforeAll(async () => {
+  gw = await startGateway();
+  gw.secrets.add(KEY);
+  expect((await gw.admin('POST', `/admin/v1/integrations/${HANDLE}/keys/import`, { key: KEY })).statusCode).toBe(201);
+});
+afterAll(() => gw.close());
+
+async function bot(method: 'GET' | 'POST' | 'PATCH' | 'PUT' | 'DELETE', path: string, body?: unknown) {
+  const res = await gw.app.inject({ method, url: `/api/bots/api${path}`, headers: { 'x-bot-api-key': KEY }, ...(body === undefined ? {} : { payload: body as object }) });
+  return { status: res.statusCode, body: res.body ? res.json() : null };
+}
+
+/** The first person's own values: none of them may reach the guide. */
+const FIRST = { first_name: 'Madina', last_name: 'Rahimova', phone: '+998 90 555 12 34', email: 'madina.r@example.com', notes: 'Prefers evening classes', telegram_id: 4242 };
+
+/** What each placeholder becomes for the second person; `<number>` is the age the bot sent for the first. */
+const SECOND: Record<string, string | number> = {
+  '<name>': 'Bobur',
+  '<phone>': '+998 91 222 33 44',
+  '<email>': 'bobur@example.com',
+  '<text>': 'Asked about the schedule',
+  '<id>': '9191',
+  '<source>': 'ref_jasur',
+  '<number>': 21,
+};
+
+/** Every placeholder in a v1 example filled: whole values by their type (a `<number>` as a number), `<n>` by the request's own counter. */
+function filled(value: unknown, n: number): unknown {
+  if (typeof value === 'string') {
+    if (value in SECOND) return SECOND[value];
+    return value.replace(/<[a-z0-9-]+>/g, (p) => (p === '<n>' ? String(n) : p in SECOND ? String(SECOND[p]) : p));
+  }
+  if (Array.isArray(value)) return value.map((v) => filled(v, n));
+  if (value !== null && typeof value === 'object') return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, filled(v, n)]));
+  return value;
+}
+
+type LeadView = Record<string, unknown> & { tag_ids: string[]; custom_field_values: Record<string, unknown>[] };
+
+/** What the integration and its answers decide about a lead, without the person's own details. */
+const decided = (lead: LeadView) => ({
+  stage: lead.stage,
+  status: lead.status,
+  group: lead.group,
+  assigned_to: lead.assigned_to,
+  invited_by: lead.invited_by,
+  source: lead.source,
+  tag_ids: [...lead.tag_ids].sort(),
+  fields: lead.custom_field_values
+    .map((v) => ({ field: v.field, option: v.option, text_value: v.text_value, decimal_value: v.decimal_value, boolean_value: v.boolean_value, date_value: v.date_value, selected_options: v.selected_options }))
+    .sort((a, b) => String(a.field).localeCompare(String(b.field))),
+});
+
+describe('the porting guide of a scripted legacy bot', () => {
+  let guide: PortingGuide;
+  let firstLeadId: string;
+  const stage = stableId('brightpath', 'stage', 'Admissions', 'New inquiry');
+
+  it('the bot makes every kind of call for one person', async () => {
+    const laptop = await bot('POST', '/tags/create/', { name: 'Laptop bor' });
+    const video = await bot('POST', '/tags/create/', { name: "Video ko'rdi" });
+    expect([laptop.status, video.status]).toEqual([201, 201]);
+    const created = await bot('POST', '/leads/', {
+      first_name: FIRST.first_name,
+      last_name: FIRST.last_name,
+      phone: FIRST.phone,
+      email: FIRST.email,
+      notes: FIRST.notes,
+      stage: stableId('brightpath', 'stage', 'Admissions', 'Trial lesson'),
+      tag_ids: [laptop.body.id],
+      source: 'ref_jasur',
+      extra_data: { telegram_id: FIRST.telegram_id, course: 'python', utm_campaign: 'Madina spring' },
+      favourite_colour: 'green',
+    });
+    expect(created.status).toBe(201);
+    firstLeadId = created.body.id;
+    expect((await bot('PATCH', `/leads/${firstLeadId}/`, { tag_ids: [...created.body.tag_ids, video.body.id], extra_data: { age: 21 } })).status).toBe(200);
+    expect((await bot('PUT', `/leads/${firstLeadId}/`, { extra_data: { course: 'frontend' } })).status).toBe(200);
+    for (const path of ['/boards/', '/statuses/', '/groups/', '/tags/', '/info/', '/leads/', `/leads/${firstLeadId}/`, `/leads/${firstLeadId}/comments/`]) {
+      expect((await bot('GET', path)).status).toBe(200);
+    }
+    expect((await bot('POST', `/leads/${firstLeadId}/comments/`, { text: 'Madina asked for a discount' })).status).toBe(201);
+    expect((await bot('POST', `/leads/${firstLeadId}/payments/`, { amount: '250000.50' })).status).toBe(201);
+    // Moved to the stage it is in: the call is counted, and the lead's stage stays the one the settings give.
+    expect((await bot('POST', `/leads/${firstLeadId}/move/`, { stage })).status).toBe(200);
+    expect((await bot('DELETE', `/leads/${randomUUID()}/`)).status).toBe(404);
+  });
+
+  it('lists every route with its count, the calls the bot stops making, the ignored fields and the fix-by date', async () => {
+    const res = await gw.admin('GET', `/admin/v1/integrations/${HANDLE}/porting-guide`);
+    expect(res.statusCode).toBe(200);
+    guide = res.json<PortingGuide>();
+    expect(guide.fix_by).toBe('2027-03-01');
+    expect(guide.person_id).toEqual({ rule: 'telegram:{extra_data.telegram_id}', v1: 'telegram:<id>' });
+    const kinds = Object.fromEntries(guide.routes.map((r) => [r.route, [r.kind, r.calls_30d]]));
+    expect(kinds).toMatchObject({
+      'POST /api/bots/api/leads/': ['translated', 1],
+      'PATCH /api/bots/api/leads/:id/': ['translated', 1],
+      'PUT /api/bots/api/leads/:id/': ['translated', 1],
+      'POST /api/bots/api/tags/create/': ['not_needed', 2],
+      'GET /api/bots/api/boards/': ['not_needed', 1],
+      'POST /api/bots/api/leads/:id/move/': ['not_available', 1],
+      'POST /api/bots/api/leads/:id/comments/': ['not_available', 1],
+      'POST /api/bots/api/leads/:id/payments/': ['not_available', 1],
+      'DELETE /api/bots/api/leads/:id/': ['not_available', 1],
+    });
+    expect(guide.not_available.map((r) => r.route).sort()).toEqual([
+      'DELETE /api/bots/api/leads/:id/',
+      'POST /api/bots/api/leads/:id/comments/',
+      'POST /api/bots/api/leads/:id/move/',
+      'POST /api/bots/api/leads/:id/payments/',
+    ]);
+    expect(guide.not_needed).toContainEqual({ route: 'POST /api/bots/api/tags/create/', calls_30d: 2 });
+    expect(guide.ignored_legacy_fields.map((f) => f.field).sort()).toEqual(['favourite_colour', 'stage']);
+    // No value of the first person is in the guide, in any form.
+    const text = res.body;
+    for (const value of [FIRST.first_name, FIRST.last_name, '555', '12 34', FIRST.email, 'evening', String(FIRST.telegram_id), 'discount', '250000', firstLeadId]) expect(text).not.toContain(value);
+  });
+
+  it("the guide's v1 examples, filled for a second person, give that person's lead the first one's fields, stage and tags", async () => {
+    const v1Key = await gw.issueKey(HANDLE);
+    const examples = ['POST /api/bots/api/leads/', 'PATCH /api/bots/api/leads/:id/', 'PUT /api/bots/api/leads/:id/'].map((route) => guide.routes.find((r) => r.route === route)!.v1_example!);
+    let secondLeadId = '';
+    for (const [n, example] of examples.entries()) {
+      const res = await gw.app.inject({ method: example.method, url: example.path, headers: { authorization: `Bearer ${v1Key}` }, payload: filled(example.body, n + 1) as object });
+      expect(res.statusCode, res.body).toBeLessThan(300);
+      if (n === 0) {
+        expect(res.json()).toMatchObject({ intake_outcome: 'created' });
+        secondLeadId = res.json<{ lead: { id: string } }>().lead.id;
+      }
+    }
+    const first = (await gw.admin('GET', `/admin/v1/leads/${firstLeadId}`)).json<LeadView>();
+    const second = (await gw.admin('GET', `/admin/v1/leads/${secondLeadId}`)).json<LeadView>();
+    expect(second.id).not.toBe(first.id);
+    expect(second).toMatchObject({ first_name: 'Bobur', phone: '+998912223344', email: 'bobur@example.com' });
+    expect(decided(first).stage).toBe(stage);
+    expect(decided(first).fields.length).toBeGreaterThanOrEqual(4);
+    expect(decided(second)).toEqual(decided(first));
+  });
+});
