@@ -32,6 +32,7 @@ const NOT_AGAIN_ON_POSTGRES = [
   'test/contract.test.ts',
   'test/serializer.test.ts',
   'test/answers/coerce.test.ts',
+  'test/porting/redact.test.ts',
   'test/answers/unmapped-snippet.test.ts',
   'test/bench-load.test.ts',
   'test/bench-store-unit.test.ts',
