@@ -125,6 +125,8 @@ const catalogId = (v: unknown) => (typeof v === 'string' && UUID.test(v) ? v : p
 
 function redactBody(body: unknown, rules: RedactionRules): unknown {
   if (body === null || body === undefined) return null;
+  // A body no parser read (a forwarded stream, raw bytes) shows nothing of itself.
+  if (Buffer.isBuffer(body) || ArrayBuffer.isView(body) || typeof (body as { pipe?: unknown }).pipe === 'function') return '<value>';
   if (typeof body !== 'object' || Array.isArray(body)) return redactAny(body, 0);
   const out: Record<string, unknown> = {};
   const entries = Object.entries(body as Record<string, unknown>);
