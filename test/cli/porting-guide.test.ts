@@ -1,17 +1,19 @@
 // `lead-gateway porting-guide`: the guide as Markdown on stdout, or the admin API's JSON with --json,
 // as a child process on the file a running gateway serves from.
-import { spawnSync } from 'node:child_process';
+import { execFile, spawnSync } from 'node:child_process';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { EXAMPLE_RULES, startGateway, type Gateway } from '../helper.js';
+import { ADMIN_TOKEN, EXAMPLE_RULES, startGateway, type Gateway } from '../helper.js';
 
 let gw: Gateway;
+let base: string;
 const ROOT = join(import.meta.dirname, '..', '..');
 const KEY = 'porting-cli-legacy-key';
 const HANDLE = 'brightpath:telegram-bot';
 
 beforeAll(async () => {
   gw = await startGateway();
+  base = await gw.app.listen({ port: 0, host: '127.0.0.1' });
   gw.secrets.add(KEY);
   await gw.admin('POST', `/admin/v1/integrations/${HANDLE}/keys/import`, { key: KEY });
   const res = await gw.app.inject({
@@ -25,6 +27,16 @@ beforeAll(async () => {
   expect((await gw.admin('GET', `/admin/v1/integrations/${HANDLE}/porting-guide`)).statusCode).toBe(200);
 });
 afterAll(() => gw.close());
+
+/** With --url the gateway of this process answers: the child runs while this process's event loop goes on. */
+function cliOverApi(...args: string[]): Promise<{ code: number | null; out: string; err: string }> {
+  return new Promise((resolve) => {
+    const env = { ...process.env, LEAD_GATEWAY_ADMIN_TOKEN: ADMIN_TOKEN, RULES_DIR: EXAMPLE_RULES };
+    execFile(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', '--url', base, ...args], { cwd: ROOT, env, encoding: 'utf8', timeout: 20_000 }, (error, out, err) =>
+      resolve({ code: error ? ((error as { code?: number }).code ?? 1) : 0, out, err }),
+    );
+  });
+}
 
 function cli(...args: string[]) {
   const run = spawnSync(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', ...args], {
@@ -55,6 +67,13 @@ describe('lead-gateway porting-guide', { timeout: 60_000 }, () => {
     const printed = JSON.parse(run.out) as Record<string, unknown>;
     const served = (await gw.admin('GET', `/admin/v1/integrations/${HANDLE}/porting-guide`)).json<Record<string, unknown>>();
     expect({ ...printed, generated_at: null }).toEqual({ ...served, generated_at: null });
+  });
+
+  it('prints the same guide from a running gateway with --url', async () => {
+    const run = await cliOverApi('porting-guide', HANDLE);
+    expect(run.code).toBe(0);
+    expect(run.err).toContain(`gateway: ${base}`);
+    expect(run.out.replace(/^Generated \S+/m, '')).toBe(cli('porting-guide', HANDLE).out.replace(/^Generated \S+/m, ''));
   });
 
   it('refuses an unknown integration, naming the known ones', () => {
