@@ -24,7 +24,8 @@ export async function portingGuide(deps: MigrationDeps, integration: Integration
     return {
       state: await r.states.get(integration.id),
       usage: await r.states.usageSince(integration.id, since),
-      ignored: await r.states.ignoredFields(integration.id),
+      // Names last seen within the window: a member the bot stopped sending is no longer its to-do.
+      ignored: (await r.states.ignoredFields(integration.id)).filter((f) => f.lastSeen >= since),
       samples,
       createdTags,
     };
