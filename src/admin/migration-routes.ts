@@ -237,15 +237,15 @@ export function migrationRoutes(deps: { store: Store; rules: RulesHolder; usage:
           summary: 'Porting guide: each legacy route the integration called in 30 days and the v1 request that replaces it (JSON, or Markdown for format=markdown or Accept: text/markdown)',
           params,
           querystring: PortingGuideQuerySchema,
-          produces: ['application/json', 'text/markdown'],
-          response: { 200: PortingGuideSchema },
+          response: {
+            200: { description: 'The guide as JSON, or as Markdown text', content: { 'application/json': { schema: PortingGuideSchema }, 'text/markdown': { schema: z.string() } } },
+          },
           problems: ['not-found'],
         },
       },
       async (request, reply) => {
         const guide = await portingGuide(deps, find(request.params.integration));
-        // The typed reply knows the JSON shape only; a string of another media type is sent as it is.
-        if (wantsMarkdown(request.query.format, request.headers.accept)) return reply.header('vary', 'Accept').type('text/markdown; charset=utf-8').send(guideMarkdown(guide) as unknown as typeof guide);
+        if (wantsMarkdown(request.query.format, request.headers.accept)) return reply.header('vary', 'Accept').type('text/markdown; charset=utf-8').send(guideMarkdown(guide));
         return reply.header('vary', 'Accept').send(guide);
       },
     );
