@@ -1,5 +1,5 @@
-// The integration page's actions: import a legacy key, issue the v1 key, renew, revoke one key, switch
-// off (and force it), roll back. Each calls the service the admin API's route calls, with the same
+// The integration page's actions: import a legacy key, issue the v1 key or a v1 test key, renew, revoke
+// one key, switch off (and force it), roll back, mark ported and clear the flag. Each calls the service the admin API's route calls, with the same
 // rules; the console only reads the form, names the signed-in person as the actor and shows the answer.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { z } from 'zod';
@@ -7,8 +7,9 @@ import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { AppError } from '../errors.js';
 import type { Integration } from '../rules/catalog.js';
 import type { RulesHolder } from '../rules/loader.js';
-import { importLegacyKey, issueV1Key, renewKeys, revokeKey, rollback, switchOff, type MigrationDeps } from '../migration/service.js';
-import { ImportKeyBodySchema, ReasonBodySchema, RollbackBodySchema } from '../admin/schemas.js';
+import { importLegacyKey, issueTestKey, issueV1Key, renewKeys, revokeKey, rollback, switchOff, type MigrationDeps } from '../migration/service.js';
+import { ImportKeyBodySchema, PortedBodySchema, ReasonBodySchema, RollbackBodySchema } from '../admin/schemas.js';
+import { clearPorted, markPorted } from '../migration/porting.js';
 import { listKeys, liveKeys } from '../migration/reads.js';
 import { integrationForViewer } from './overview.js';
 import { CONFIRMED, ConsoleIntegrationParamsSchema, ConsoleKeyParamsSchema } from './schemas.js';
@@ -92,11 +93,12 @@ export function consoleActions(app: FastifyInstance, deps: MigrationDeps & { rul
     return h.showIntegration(reply.code(error.status), integration, { refusal: { status: error.status, detail: error.message, lastLegacyCall, canForce, reason } });
   }
 
-  function act(path: string, run: Act): void {
+  /** `owners`: a workspace owner may take it too (only marking ported, docs/console.md "Who can do what"). */
+  function act(path: string, run: Act, options: { owners?: boolean } = {}): void {
     routes.post(`/console/integrations/:integration/${path}`, { schema: { hide: true, params: ConsoleIntegrationParamsSchema } }, async (request, reply) => {
       const viewer = h.signedIn(request, reply)!;
       const integration = integrationForViewer(deps.rules.current(), viewer, request.params.integration);
-      refuseUnlessServiceTeam(viewer);
+      if (options.owners !== true) refuseUnlessServiceTeam(viewer);
       const fields = form(request);
       try {
         return await run({ viewer, integration, fields, request, reply });
@@ -134,6 +136,13 @@ export function consoleActions(app: FastifyInstance, deps: MigrationDeps & { rul
     }
     const issued = await issueV1Key(deps, integration, { actor: viewer.name, reason: reasonOf(fields) });
     await h.flash.put(request, { integration: integration.id, issued: { secret: issued.secret, prefix: issued.key.prefix, heading: 'The new v1 key' } });
+    return back(reply, integration);
+  });
+
+  act('keys/test', async ({ viewer, integration, fields, request, reply }) => {
+    // A test key moves no state and keeps nothing its calls send: no confirmation, as the admin API asks none.
+    const issued = await issueTestKey(deps, integration, { actor: viewer.name, reason: reasonOf(fields) });
+    await h.flash.put(request, { integration: integration.id, issued: { secret: issued.secret, prefix: issued.key.prefix, heading: 'The new v1 test key (for the bot author; its calls keep nothing)' } });
     return back(reply, integration);
   });
 
@@ -192,6 +201,30 @@ export function consoleActions(app: FastifyInstance, deps: MigrationDeps & { rul
       throw new AppError('validation-failed', `To force the switch-off, type the integration's handle, ${integration.handle}, exactly. Nothing was changed.`, { state: 'migrating' });
     }
     await switchOff(deps, integration, { actor: viewer.name, reason: reasonOf(fields) ?? 'forced from the console', force: true });
+    return back(reply, integration);
+  });
+
+  act(
+    'ported',
+    async ({ viewer, integration, fields, reply }) => {
+      const body = parsed(PortedBodySchema, { note: filled(fields.note) });
+      await markPorted(deps, integration, { actor: viewer.name, note: body?.note ?? null, role: viewer.workspace === null ? 'service_team' : 'owner' });
+      return back(reply, integration);
+    },
+    { owners: true },
+  );
+
+  act('ported/clear', async ({ viewer, integration, fields, reply }) => {
+    if (!confirmed(fields)) {
+      return askFirst(reply, integration, {
+        action: 'ported/clear',
+        heading: 'Clear the ported flag?',
+        consequence: `${integration.name} is no longer shown as ported: the owner's mark (who, when, the note) leaves the page, the overview and the readiness reasons, and stays only in the audit trail. The owner may mark it again.`,
+        button: 'Clear the ported flag',
+        destructive: true,
+      }, fields);
+    }
+    await clearPorted(deps, integration, { actor: viewer.name, reason: reasonOf(fields), role: 'service_team' });
     return back(reply, integration);
   });
 

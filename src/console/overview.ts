@@ -28,6 +28,8 @@ export const OverviewQuerySchema = z.object({
   state: unlessEmpty(z.enum(STATES)),
   verdict: unlessEmpty(z.enum(VERDICTS)),
   q: unlessEmpty(z.string().max(100)),
+  /** Marked ported by the owner or the service team (yes) or not (no); empty: all. */
+  ported: unlessEmpty(z.enum(['yes', 'no'])),
   sort: z.enum(SORT_COLUMNS).default('integration').catch('integration'),
   order: z.enum(['asc', 'desc']).default('asc').catch('asc'),
 });
@@ -49,6 +51,8 @@ export interface OverviewRow {
   sunset: string | null;
   /** Legacy state and no live key of either kind: the migration has not started (no legacy key imported). */
   notStarted: boolean;
+  /** The "ported" flag (src/migration/porting.ts), or null when not marked. */
+  ported: MigrationReport['ported'];
 }
 
 export interface FleetSummary {
@@ -90,6 +94,7 @@ const toRow = (i: Integration, r: MigrationReport): OverviewRow => ({
   reasons: r.readiness.reasons,
   sunset: i.legacy.sunset,
   notStarted: r.state === 'legacy' && r.keys.v1 === 0 && r.keys.legacy === 0,
+  ported: r.ported,
 });
 
 const sortKey: Record<SortColumn, (r: OverviewRow) => string | number> = {
@@ -123,6 +128,7 @@ export async function integrationsOverview(deps: MigrationDeps & { rules: Rules 
       (query.workspace === undefined || r.workspace.slug === query.workspace) &&
       (query.state === undefined || r.state === query.state) &&
       (query.verdict === undefined || r.verdict === query.verdict) &&
+      (query.ported === undefined || (r.ported !== null) === (query.ported === 'yes')) &&
       (needle === undefined || `${r.handle} ${r.name}`.toLowerCase().includes(needle)),
   );
   const key = sortKey[query.sort];

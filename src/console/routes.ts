@@ -14,7 +14,8 @@ import { consoleActions, refuseUnlessServiceTeam, type ConfirmStep, type Integra
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { listAudit, listKeys } from '../migration/reads.js';
 import { consoleFlash } from './flash.js';
-import { ConsoleIntegrationParamsSchema, IntegrationPageQuerySchema } from './schemas.js';
+import { ConsoleIntegrationParamsSchema, IntegrationPageQuerySchema, NotFoundPageQuerySchema } from './schemas.js';
+import { NOT_FOUND_PAGE_DEFAULT, notFoundAnswers } from '../migration/porting.js';
 import type { Integration } from '../rules/catalog.js';
 import { integrationForViewer, integrationsOverview, OverviewQuerySchema, SORT_COLUMNS } from './overview.js';
 import { render, viewerOf } from './pages.js';
@@ -166,6 +167,15 @@ export function consoleRoutes(app: FastifyInstance, deps: RouteDeps): void {
     const mine = flash !== null && flash.integration === integration.id;
     if (flash !== null && !mine) await flashes.put(request, flash);
     return showIntegration(reply, integration, { issued: mine ? (flash.issued ?? null) : null }, request.query.range);
+  });
+
+  // The answers 404s page by page, with the admin API's cursor (GET .../not-found); a cursor that is not one is a 400 page.
+  routes.get('/console/integrations/:integration/not-found', { schema: { hide: true, params: ConsoleIntegrationParamsSchema, querystring: NotFoundPageQuerySchema } }, async (request, reply) => {
+    const viewer = signedIn(request, reply);
+    if (viewer === null) return reply;
+    const integration = integrationForViewer(deps.rules.current(), viewer, request.params.integration);
+    const page = await notFoundAnswers(migration, integration, { limit: NOT_FOUND_PAGE_DEFAULT, after: request.query.after });
+    return render(reply, 'not-found', { title: `Answers 404s · ${integration.name}`, integration, page, limit: NOT_FOUND_PAGE_DEFAULT });
   });
 
   consoleActions(app, { ...migration, rules: deps.rules }, { signedIn, showIntegration, confirm, flash: flashes });

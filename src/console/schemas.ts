@@ -19,5 +19,10 @@ export const IntegrationPageQuerySchema = z.object({
   range: z.enum(CHART_RANGES).optional().catch(undefined),
 });
 
+/** The answers 404 page: the cursor of the admin API's GET .../not-found (`next` of the page before). */
+export const NotFoundPageQuerySchema = z.object({
+  after: z.string().max(2000).optional(),
+});
+
 /** The one value a confirmation step adds to the form it repeats. */
 export const CONFIRMED = 'yes';

@@ -23,10 +23,11 @@ export const timesIn = (text: string): string => text.replace(ISO_IN_TEXT, (_m, 
 /** A value that may be a date-time (a custom field's): in the one format when it is one, as it is otherwise. */
 export const valueWithTime = (value: string): string => (ISO_ALONE.test(value) ? when(value) : value);
 
-/** The audit log's actions (src/migration/service.ts, src/answers/unmapped.ts) as the console says them. */
+/** The audit log's actions (src/migration/service.ts, porting.ts, src/answers/unmapped.ts) as the console says them. */
 export const AUDIT_ACTION_WORDS: Readonly<Record<string, string>> = {
   legacy_key_imported: 'Legacy key imported',
   v1_key_issued: 'v1 key issued',
+  test_key_issued: 'v1 test key issued (for the bot author)',
   keys_renewed: 'Keys renewed (every key revoked, one v1 key issued)',
   key_revoked: 'Key revoked',
   legacy_leads_linked: 'Legacy leads linked',
@@ -34,6 +35,8 @@ export const AUDIT_ACTION_WORDS: Readonly<Record<string, string>> = {
   switched_off_forced: 'Old interface switched off, forced in the quiet period',
   rolled_back: 'Rolled back: the old interface works again',
   stored_answers_applied: 'Stored answers applied',
+  marked_ported: 'Marked ported',
+  ported_cleared: 'Ported flag cleared',
 };
 
 /** An action in words; one the map does not know yet is shown by its code rather than hidden. */
