@@ -49,7 +49,7 @@ describe.runIf(testEngine() === 'postgres')('a console page while a table is loc
   for (const table of ['console_sessions', 'console_users', 'integration_states', 'leads']) {
     it(`answers 503 with Retry-After, as the API does, not 500 (${table})`, async () => {
       let failed = 0;
-      for (const url of ['/console/integrations', PAGE, '/console/leads?workspace=brightpath']) {
+      for (const url of ['/console/integrations', PAGE, `${PAGE}/not-found`, '/console/leads?workspace=brightpath']) {
         const res = await withTableLocked(table, () => team.get(url));
         if (res.statusCode === 200) continue; // a page that does not read this table
         expect({ url, ...failure(res) }).toEqual({ url, status: 503, type: 'text/html; charset=utf-8', code: 'service-unavailable', retryAfter: '1' });
@@ -88,6 +88,9 @@ describe('a NUL in a console form or query', () => {
       ['rollback', { reason: 'a\u0000b' }],
       ['keys/import', { key: 'legacy-key-\u0000-0123', reason: 'x' }],
       ['keys/issue', { 're\u0000ason': 'x' }],
+      ['keys/test', { reason: 'a\u0000b' }],
+      ['ported', { note: 'a\u0000b' }],
+      ['ported/clear', { confirm: 'yes', reason: 'a\u0000b' }],
     ] as const) {
       const res = await team.post(`${PAGE}/${path}`, fields, PAGE);
       expect({ path, ...failure(res) }).toEqual({ path, status: 400, type: 'text/html; charset=utf-8', code: 'nul-character', retryAfter: undefined });
