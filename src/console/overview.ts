@@ -51,6 +51,8 @@ export interface OverviewRow {
   sunset: string | null;
   /** Legacy state and no live key of either kind: the migration has not started (no legacy key imported). */
   notStarted: boolean;
+  /** Calls made with a v1 test key in 7 days: the bot author is testing (never v1 traffic). */
+  test7d: number;
   /** The "ported" flag (src/migration/porting.ts), or null when not marked. */
   ported: MigrationReport['ported'];
 }
@@ -94,6 +96,7 @@ const toRow = (i: Integration, r: MigrationReport): OverviewRow => ({
   reasons: r.readiness.reasons,
   sunset: i.legacy.sunset,
   notStarted: r.state === 'legacy' && r.keys.v1 === 0 && r.keys.legacy === 0,
+  test7d: r.v1_test.calls_7d,
   ported: r.ported,
 });
 

@@ -139,8 +139,11 @@ describe('test mode on the console', () => {
     expect((await gw.submit(key!, { event_id: 'console-test-1', external_contact_id: 'telegram:t1', first_name: 'Ali' })).statusCode).toBe(201);
     const after = await team.get(TESTED_PAGE);
     expect(text(after.body, 'test-calls')).toMatch(/^The bot author is testing: 1 test call\(s\) in 24 h, 1 in 7 d, the last \d{4}-\d\d-\d\d \d\d:\d\d UTC\. 1 live test key\(s\)\.$/);
-    // Never v1 traffic.
+    expect(shown.body).toContain('<label for="issued-key">v1 test key</label>');
+    // Never v1 traffic; the overview says the bot author is testing beside the v1 calls.
     expect(after.body).toContain('the v1 interface has not been called yet');
+    const row = overviewRow((await team.get('/console/integrations')).body, TESTED);
+    expect(row).toContain('<td class="num" data-col="v1_7d">0<br><small data-testid="testing">bot author testing: 1 test call(s)</small></td>');
   });
 });
 
