@@ -2,8 +2,11 @@
 // engines: the owner may mark ported (the one action besides applying stored answers), only the service
 // team clears it, the overview shows and filters it; a test key is shown once and its calls shown apart;
 // an answers 404 is listed after the usage flush, and paged further.
+import { cpSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startGateway, type Gateway } from '../helper.js';
+import { EXAMPLE_RULES, startGateway, type Gateway } from '../helper.js';
 import { addUser, consoleClient, type ConsoleClient } from '../support/console.js';
 
 let gw: Gateway;
@@ -170,10 +173,62 @@ describe('the answers 404 list on the console', () => {
     expect(list.body).toContain('data-external-id="telegram:404"');
     expect(list.body).not.toContain('data-testid="not-found-more"');
 
+    // Past the report's 20, the page links on with the report's cursor, and the list page follows it.
+    for (let n = 1; n <= 20; n++) expect((await answers(key, `console-nf-more-${n}`, `telegram:9${String(n).padStart(2, '0')}`)).statusCode).toBe(404);
+    const full = await team.get(MISSED_PAGE);
+    expect(text(full.body, 'not-found-count')).toBe('21 external_contact_id(s), 22 call(s) in all.');
+    expect(full.body.match(/<tr data-external-id=/g)).toHaveLength(20);
+    const more = /href="([^"]+)" data-testid="not-found-more"/.exec(full.body)?.[1]?.replaceAll('&amp;', '&');
+    expect(more).toMatch(new RegExp(`^/console/integrations/${encodeURIComponent(MISSED)}/not-found\\?after=`));
+    const rest = await team.get(more!);
+    expect(rest.statusCode).toBe(200);
+    expect(rest.body.match(/<tr data-external-id=/g)).toHaveLength(1);
+    expect(rest.body).not.toContain('data-testid="not-found-more"');
+    expect((await team.get(`${MISSED_PAGE}/not-found`)).body.match(/<tr data-external-id=/g)).toHaveLength(21);
+
     const bad = await team.get(`${MISSED_PAGE}/not-found?after=nonsense`);
     expect(bad.statusCode).toBe(400);
     expect(bad.body).toContain('is not a cursor this list answered');
     // Another workspace's list is not found, as its page is.
     expect((await owner.get(`${MISSED_PAGE}/not-found`)).statusCode).toBe(404);
+  });
+});
+
+describe('an answers 404 of a person with an unlinked legacy lead', () => {
+  it('names the lead and why on the integration page; re-run linking binds it and the entry names it no more', async () => {
+    // A legacy lead made while the integration had no legacy person-id rule stays unlinked (test/migration/porting.test.ts).
+    const dir = mkdtempSync(join(tmpdir(), 'lead-gateway-rules-'));
+    cpSync(EXAMPLE_RULES, dir, { recursive: true });
+    const rulesFile = join(dir, 'brightpath.yaml');
+    const rule = '      external_contact_id: "telegram:{extra_data.telegram_id}"\n';
+    writeFileSync(rulesFile, readFileSync(rulesFile, 'utf8').replace(rule, ''));
+    const other = await startGateway({ rulesDir: dir, console: { secureCookies: false } });
+    try {
+      await addUser(other, 'dilnoza');
+      const browser = consoleClient(other.app, { gw: other });
+      expect((await browser.signIn('dilnoza')).statusCode).toBe(303);
+      const tg = `/admin/v1/integrations/${TESTED}`;
+      other.secrets.add('tg-console-legacy-key');
+      await other.admin('POST', `${tg}/keys/import`, { key: 'tg-console-legacy-key' });
+      const lead = (await other.app.inject({ method: 'POST', url: '/api/bots/api/leads/', headers: { 'x-bot-api-key': 'tg-console-legacy-key' }, payload: { first_name: 'Old', extra_data: { telegram_id: 778 } } })).json<{ id: string }>();
+      const key = await other.issueKey(TESTED);
+      writeFileSync(rulesFile, readFileSync(rulesFile, 'utf8').replace('    legacy:\n', `    legacy:\n${rule}`));
+      expect((await other.admin('POST', '/admin/v1/rules/reload')).statusCode).toBe(200);
+      const ask = () =>
+        other.app.inject({ method: 'POST', url: '/api/integrations/v1/leads/answers/', headers: { authorization: `Bearer ${key}` }, payload: { event_id: 'old-1', external_contact_id: 'telegram:778', answers: { laptop: 'yes' } } });
+      expect((await ask()).statusCode).toBe(404);
+
+      const page = await browser.get(TESTED_PAGE);
+      const row = /<tr data-external-id="telegram:778">[\s\S]*?<\/tr>/.exec(page.body)?.[0];
+      expect(row).toContain(`<li data-code="not_linked"><code>${lead.id}</code>: not linked yet: linking`);
+
+      const relinked = await browser.post(`${TESTED_PAGE}/relink`, {}, TESTED_PAGE);
+      expect(relinked.statusCode).toBe(303);
+      const after = await browser.get(TESTED_PAGE);
+      expect(/<tr data-external-id="telegram:778">[\s\S]*?<\/tr>/.exec(after.body)?.[0]).toContain('none found');
+      expect((await ask()).statusCode).toBe(200);
+    } finally {
+      await other.close();
+    }
   });
 });
