@@ -67,11 +67,14 @@ describe('the ported flag on the console', () => {
     expect((await ported(PORTED))?.note).toBe('the bot calls only v1 now');
   });
 
-  it("refuses the owner's clear and every other change (403), the flag kept", async () => {
+  it("refuses the owner's clear and every other change (403), another workspace's mark (404), the flag kept", async () => {
     for (const path of ['ported/clear', 'keys/test', 'keys/issue', 'switch-off', 'rollback']) {
       const res = await owner.post(`${PORTED_PAGE}/${path}`, { confirm: 'yes', reason: 'mine' }, PORTED_PAGE);
       expect(res.statusCode, path).toBe(403);
     }
+    // Another workspace's integration is not found, as its page is: nothing marked.
+    expect((await owner.post(`${MISSED_PAGE}/ported`, { note: 'not mine' }, PORTED_PAGE)).statusCode).toBe(404);
+    expect(await ported(MISSED)).toBeNull();
     expect((await ported(PORTED))?.ported_by).toBe('bright-owner');
     expect((await audit(PORTED))[0]!.action).toBe('marked_ported');
   });
