@@ -1,6 +1,6 @@
 // The CPU of the body scan against JSON.parse, per body, on the bodies that bound a request's cost:
 // a lead of the usual size, and 1 MiB of many small members or of long strings. `npx tsx bench/scan-cost.ts`
-import { scanJson } from '../src/json-body.js';
+import { scanJson } from '../src/http/json-body.js';
 import { ANSWERS_COUNTED } from '../src/answers/schemas.js';
 import { LeadSubmissionSchema } from '../src/intake/schemas.js';
 

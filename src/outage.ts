@@ -2,7 +2,7 @@
 // a line when the store is back, with what it refused; not a stack per refused request.
 import type { FastifyBaseLogger } from 'fastify';
 import type { Store, StoreUnavailableError } from './store/store.js';
-import type { Metrics } from './metrics.js';
+import type { Metrics } from './http/metrics.js';
 
 /**
  * No refusal for this long, and a readiness write that commits: the outage is over. Long enough that

@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ANSWERS_BODY_LIMIT_BYTES, ANSWERS_BODY_MAX_VALUES, ANSWERS_MAX } from '../src/answers/schemas.js';
 import { LEAD_BODY_LIMIT_BYTES, LEAD_BODY_MAX_VALUES } from '../src/intake/schemas.js';
 import { LEGACY_CREATE_BODY_LIMIT_BYTES, LEGACY_ITEMS_MAX, LEGACY_SMALL_WRITE_BODY_LIMIT_BYTES, LEGACY_UPDATE_BODY_LIMIT_BYTES } from '../src/legacy/schemas.js';
-import { JSON_MAX_STRING_CHARS } from '../src/json-body.js';
+import { JSON_MAX_STRING_CHARS } from '../src/http/json-body.js';
 import { ADMIN_TOKEN, startGateway, type Gateway } from './helper.js';
 
 let gw: Gateway;

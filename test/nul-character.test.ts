@@ -5,7 +5,7 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it, type TestContext } from 'vitest';
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
 import { buildApp } from '../src/app.js';
-import { scanJson } from '../src/json-body.js';
+import { scanJson } from '../src/http/json-body.js';
 import { openStore } from '../src/store/open-store.js';
 import { openPostgresStore } from '../src/store/postgres/postgres-store.js';
 import type { Store } from '../src/store/store.js';

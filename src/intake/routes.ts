@@ -18,7 +18,7 @@ import {
   type AnswersResult,
 } from '../answers/schemas.js';
 import { submitAnswers } from '../answers/service.js';
-import { inexactKeysUnder } from '../json-body.js';
+import { inexactKeysUnder } from '../http/json-body.js';
 import { AppError } from '../errors.js';
 
 /** How many answers had each result: for the log line and the metrics. */

@@ -6,7 +6,7 @@ import type { Store } from '../store/store.js';
 import type { RulesHolder } from '../rules/loader.js';
 import { legacyAuthenticator } from '../migration/authenticate.js';
 import { hotRead } from '../store/hot-reads.js';
-import { MIGRATION_GUIDE } from '../docs-routes.js';
+import { MIGRATION_GUIDE } from '../http/docs-routes.js';
 import type { UsageRecorder } from '../migration/usage.js';
 import { replacementFor } from './replacements.js';
 import type { AuthFailureGuard } from '../rate-limit/auth-failures.js';

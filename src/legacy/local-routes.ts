@@ -22,7 +22,7 @@ import {
   LegacyTagListSchema,
 } from './schemas.js';
 import type { LegacyDeps } from './service.js';
-import { inexactKeysUnder } from '../json-body.js';
+import { inexactKeysUnder } from '../http/json-body.js';
 import type { Rules } from '../rules/catalog.js';
 import {
   addComment,

@@ -25,9 +25,9 @@ import { localRoutes } from './local-routes.js';
 import { registerUpstream } from './pass-through.js';
 import { markFreeOfQuota, type IntegrationQuota } from '../rate-limit/quota.js';
 import type { AuthFailureGuard } from '../rate-limit/auth-failures.js';
-import { inexactKeysUnder } from '../json-body.js';
+import { inexactKeysUnder } from '../http/json-body.js';
 import type { UpstreamConfig } from '../config.js';
-import type { Metrics } from '../metrics.js';
+import type { Metrics } from '../http/metrics.js';
 
 declare module 'fastify' {
   interface FastifyContextConfig {

@@ -4,7 +4,7 @@ import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { guidePage } from '../../src/docs-routes.js';
+import { guidePage } from '../../src/http/docs-routes.js';
 import { startGateway, type Gateway } from '../helper.js';
 import { ROOT } from '../support/child-gateway.js';
 

@@ -1,6 +1,6 @@
 // A request carries at most one credential header of each kind; a second one is refused, not guessed at.
 import type { FastifyInstance } from 'fastify';
-import { AppError } from './errors.js';
+import { AppError } from '../errors.js';
 
 const CREDENTIAL_HEADERS = ['authorization', 'x-bot-api-key'];
 

@@ -4,8 +4,8 @@ import { randomUUID } from 'node:crypto';
 import { STATUS_CODES, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import type { ConnectionLimits } from './config.js';
-import { problemBody, problemCatalogue, sendProblem, type ProblemCode } from './errors.js';
+import type { ConnectionLimits } from '../config.js';
+import { problemBody, problemCatalogue, sendProblem, type ProblemCode } from '../errors.js';
 
 /** A client's X-Request-Id is kept when it is short and plain (it reaches logs and problem bodies); otherwise the gateway makes one. */
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,64}$/;

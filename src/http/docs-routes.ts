@@ -10,7 +10,7 @@ import MarkdownIt from 'markdown-it';
 /** Where bot authors read how to move; the legacy gate sends it in the Link header of every legacy response. */
 export const MIGRATION_GUIDE = '/docs/migration';
 
-const GUIDE_FILE = new URL('../docs/migration.md', import.meta.url);
+const GUIDE_FILE = new URL('../../docs/migration.md', import.meta.url);
 
 /** The page's only style, inline: the page loads nothing from anywhere (no CDN, no script). */
 const STYLE = `

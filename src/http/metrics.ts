@@ -1,10 +1,10 @@
 // Prometheus metrics (prom-client): one registry per app, so tests and replicas never share counters.
 import type { FastifyInstance } from 'fastify';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
-import type { RulesHolder } from './rules/loader.js';
-import type { RulesAcrossReplicas } from './rules/replicas.js';
-import { VERSION } from './version.js';
-import type { Store } from './store/store.js';
+import type { RulesHolder } from '../rules/loader.js';
+import type { RulesAcrossReplicas } from '../rules/replicas.js';
+import { VERSION } from '../version.js';
+import type { Store } from '../store/store.js';
 
 export interface Metrics {
   registry: Registry;

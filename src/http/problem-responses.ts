@@ -2,7 +2,7 @@
 // serializer that checks them come from the same codes, so a declaration cannot drift from a route.
 import type { FastifyInstance, RouteOptions } from 'fastify';
 import { z } from 'zod';
-import { problemCatalogue, ProblemSchema, type ProblemCode } from './errors.js';
+import { problemCatalogue, ProblemSchema, type ProblemCode } from '../errors.js';
 
 declare module 'fastify' {
   interface FastifySchema {

@@ -1,6 +1,6 @@
 // U+0000 written into the URL (`%00`) is refused before any route, hook or upstream sees the request.
 import type { FastifyInstance } from 'fastify';
-import { AppError } from './errors.js';
+import { AppError } from '../errors.js';
 
 /**
  * PostgreSQL cannot store U+0000 (SQLite can), and path parameters and query values reach the store

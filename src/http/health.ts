@@ -1,11 +1,11 @@
 // Liveness and readiness for orchestrators: alive, and database writable with rules loaded.
 import type { FastifyInstance } from 'fastify';
-import { NotReadyError, type Store } from './store/store.js';
-import type { RulesHolder } from './rules/loader.js';
-import type { RulesAcrossReplicas } from './rules/replicas.js';
+import { NotReadyError, type Store } from '../store/store.js';
+import type { RulesHolder } from '../rules/loader.js';
+import type { RulesAcrossReplicas } from '../rules/replicas.js';
 import { z } from 'zod';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
-import { ProblemSchema, sendProblem } from './errors.js';
+import { ProblemSchema, sendProblem } from '../errors.js';
 
 export function healthRoutes(deps: { store: Store; rules: RulesHolder; sharedRules: Pick<RulesAcrossReplicas, 'recentSurvey'> }) {
   // Readiness as last answered by this app: a line when it changes, not one per poll (an orchestrator

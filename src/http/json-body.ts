@@ -3,7 +3,7 @@
 // the NUL character refused wherever it is written.
 import { errorCodes, type FastifyInstance, type FastifyRequest } from 'fastify';
 import secureJson from 'secure-json-parse';
-import { AppError, shownPointer } from './errors.js';
+import { AppError, shownPointer } from '../errors.js';
 
 /** Objects and arrays inside one another, counting the body itself: `{"a":[1]}` is 2 deep. */
 export const JSON_MAX_DEPTH = 32;
