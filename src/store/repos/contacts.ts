@@ -32,11 +32,9 @@ export interface ContactRepo {
    */
   lock(id: string): Promise<Contact | null>;
   findByBinding(integrationId: string, externalContactId: string): Promise<Contact | null>;
-  findByPhone(workspaceId: string, phone: string): Promise<Contact | null>;
-  findByEmail(workspaceId: string, email: string): Promise<Contact | null>;
   /**
    * The person the keys find, in the order docs/api.md ("Outcomes") gives: the integration's binding, then the phone, then
-   * the e-mail, each as findByBinding, findByPhone and findByEmail find it; null when none does.
+   * the e-mail (the most recently active person with the phone or the e-mail); null when none does.
    * PostgreSQL asks all three in one statement.
    */
   match(workspaceId: string, integrationId: string, keys: PersonKeys): Promise<{ contact: Contact; by: MatchedKey } | null>;

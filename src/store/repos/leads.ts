@@ -75,10 +75,8 @@ export interface LeadRepo {
    * such units on one lead run one after the other.
    */
   lock(id: string): Promise<Lead | null>;
-  /** The person's most recent lead that is not deleted. */
-  latestOfContact(contactId: string): Promise<Lead | null>;
   /**
-   * `latestOfContact` and `lock` of the lead it finds, in one statement. The lead is answered as its
+   * The person's most recent lead that is not deleted, locked (`lock`), in one statement. The lead is answered as its
    * lock found it: deleted, when a unit that held the lock deleted it meanwhile (the caller looks
    * again). Null only when the person has no live lead: leads are marked deleted, never removed.
    */

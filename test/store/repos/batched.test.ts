@@ -47,7 +47,7 @@ onEachEngine((engine, open) => {
         await tx.contacts.bindNew('int-1', 'tg:1', 'c1', 't1');
       });
       expect(await matchedIn(store, { externalId: 'tg:1', phone: '+1' })).toEqual(['binding', 'c1']);
-      // The most recently active person with the phone, as findByPhone.
+      // The most recently active person with the phone, as the match finds it.
       expect(await matchedIn(store, { externalId: 'tg:2', phone: '+1', email: 'ann@example.com' })).toEqual(['phone', 'c2']);
       expect(await matchedIn(store, { phone: '+2', email: 'ANN@example.COM' })).toEqual(['email', 'c1']);
       expect(await matchedIn(store, { externalId: 'tg:2', phone: '+2', email: 'bob@example.com' })).toBeNull();

@@ -12,8 +12,6 @@ const byBinding = statement<ContactRow>(
 );
 // Several persons may share a phone or e-mail; the most recently active one is the match (ties: the
 // newest row, as ids are time-ordered).
-const byPhone = statement<ContactRow>('contacts.byPhone', `SELECT ${columns} FROM contacts c WHERE c.workspace_id = $1 AND c.phone = $2 ORDER BY c.updated_at DESC, c.id DESC LIMIT 1`);
-const byEmail = statement<ContactRow>('contacts.byEmail', `SELECT ${columns} FROM contacts c WHERE c.workspace_id = $1 AND c.email_norm = $2 ORDER BY c.updated_at DESC, c.id DESC LIMIT 1`);
 // The three look-ups above as one statement: each branch keeps its own order and limit, a key not
 // given ($n IS NULL) finds nothing, and the first branch that finds a person wins.
 const match = statement<ContactRow & { matched_by: MatchedKey }>(
@@ -51,7 +49,7 @@ const bind = statement(
 );
 
 /**
- * The matching form of an e-mail, made in JavaScript as `findByEmail` makes its argument's: the
+ * The matching form of an e-mail, made in JavaScript as SQLite's engine makes it (lower case): the
  * server's lower() depends on the database's locale.
  */
 const norm = (email: string | null | undefined): string | null => (email == null ? null : email.toLowerCase());
@@ -62,8 +60,6 @@ export function pgContactRepo(sql: Sql): ContactRepo {
     get: async (id) => one(await get.one(sql, id)),
     lock: async (id) => one(await lock.one(sql, id)),
     findByBinding: async (integrationId, externalId) => one(await byBinding.one(sql, integrationId, externalId)),
-    findByPhone: async (workspaceId, phone) => one(await byPhone.one(sql, workspaceId, phone)),
-    findByEmail: async (workspaceId, email) => one(await byEmail.one(sql, workspaceId, norm(email))),
     match: async (workspaceId, integrationId, k) => {
       const row = await match.one(sql, workspaceId, integrationId, k.externalId, k.phone, norm(k.email));
       return row ? { contact: rowToContact(row), by: row.matched_by } : null;

@@ -12,7 +12,6 @@ const nameOf = (prefix: string, text: string) => `${prefix}.${createHash('sha1')
 // Ties of created_at break by id: time-ordered (src/store/ids.ts), as SQLite's rowid is.
 const get = statement<LeadRow>('leads.get', 'SELECT * FROM leads WHERE id = $1');
 const lock = statement<LeadRow>('leads.lock', 'SELECT * FROM leads WHERE id = $1 FOR NO KEY UPDATE');
-const latest = statement<LeadRow>('leads.latest', 'SELECT * FROM leads WHERE contact_id = $1 AND deleted_at IS NULL ORDER BY created_at DESC, id DESC LIMIT 1');
 // The lock is taken on the lead the subquery found; a row a waited-for unit changed is answered in its
 // committed version (READ COMMITTED re-checks `id =` on it), deleted or not.
 const lockLatest = statement<LeadRow>(
@@ -84,7 +83,6 @@ export function pgLeadRepo(sql: Sql): LeadRepo {
   return {
     get: async (id) => one(await get.one(sql, id)),
     lock: async (id) => one(await lock.one(sql, id)),
-    latestOfContact: async (contactId) => one(await latest.one(sql, contactId)),
     lockLatestOfContact: async (contactId) => one(await lockLatest.one(sql, contactId)),
     insert: (lead) =>
       insert.later(

@@ -46,8 +46,6 @@ export function sqliteContactRepo(db: Db): ContactRepo {
     // One writer: the unit that reads the row is the only one that can write it (locks.ts).
     lock: async (id) => one(get.get(id)),
     findByBinding: async (integrationId, externalId) => one(byBinding.get(integrationId, externalId)),
-    findByPhone: async (workspaceId, phone) => one(byPhone.get(workspaceId, phone)),
-    findByEmail: async (workspaceId, email) => one(byEmail.get(workspaceId, email.toLowerCase())),
     insert: async (contact) => void insert.run(contact),
     fillEmpty: async (id, f, at) =>
       void fill.run({ id, at, lastName: f.lastName ?? null, phone: f.phone ?? null, email: f.email ?? null }),

@@ -134,10 +134,6 @@ export function sqliteLeadRepo(db: Db): LeadRepo {
       const row = get.get(id);
       return row ? rowToLead(row) : null;
     },
-    latestOfContact: async (contactId) => {
-      const row = latest.get(contactId);
-      return row ? rowToLead(row) : null;
-    },
     // One writer: the unit that reads the row is the only one that can write it (locks.ts).
     lockLatestOfContact: async (contactId) => {
       const row = latest.get(contactId);
