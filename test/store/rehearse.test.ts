@@ -30,6 +30,18 @@ onEachEngine((_engine, open) => {
       expect(found).toEqual(['k-after', 'k-before']);
     });
 
+    it('gives its connection back with its ROLLBACK answered: the next unit on it waits for the server anew', async (ctx) => {
+      const store = await open({ poolSize: 1 });
+      if (!store) return ctx.skip();
+      if (!store.roundTrips) return; // SQLite: no connection to give back, no round trips
+      await store.rehearse((tx) => tx.keys.insert(aKey('k-rehearsed')));
+      const before = store.roundTrips();
+      // BEGIN and COMMIT sent together on the one connection: one round trip of their own, unless they
+      // rode behind a ROLLBACK still in flight (the connection handed back before its end was answered).
+      await store.transact(async () => 1);
+      expect(store.roundTrips() - before).toBe(1);
+    });
+
     it('passes on a failure of its unit, as transact does', async (ctx) => {
       const store = await open();
       if (!store) return ctx.skip();

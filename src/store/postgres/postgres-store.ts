@@ -73,8 +73,10 @@ export function postgresStore(pool: pg.Pool, schema: SchemaState, feed: ChangeFe
   /**
    * Runs `fn` between `begin` and COMMIT on one connection, pipelined (sql.ts): BEGIN goes out with
    * the unit's first statements; the writes `fn` held back go out with the reads of `answer` and the
-   * COMMIT, without waiting in between. Any failure rolls it back. `end` ROLLBACK ends a unit that
-   * succeeded as a failed one (a rehearsal, `Store.rehearse`).
+   * COMMIT, without waiting in between. A failure of `fn` or of its writes rolls it back; `answer` runs
+   * with the COMMIT already on the wire, so its failure after its reads leaves the unit committed
+   * (`Store.transact`). `end` ROLLBACK ends a unit that succeeded as a failed one (a rehearsal,
+   * `Store.rehearse`).
    */
   const inTransaction = async <W, T>(begin: string, fn: (r: Repos) => Promise<W>, answer?: (r: Repos, work: W) => Promise<T>, end: 'COMMIT' | 'ROLLBACK' = 'COMMIT'): Promise<T> => {
     const client = await pool.connect();
@@ -94,8 +96,14 @@ export function postgresStore(pool: pg.Pool, schema: SchemaState, feed: ChangeFe
       const commit = ordered.end(end);
       await written;
       const value = await answered;
+      // The end is awaited whatever it is, so the connection goes back to the pool with nothing in flight;
+      // an end that failed (a ROLLBACK on a lost connection) closes the connection rather than reuse it.
+      const ended = await commit.catch((error: Error) => {
+        broken = error;
+        throw error;
+      });
       // COMMIT of a transaction a failed statement aborted answers ROLLBACK, not an error.
-      if (end === 'COMMIT' && (await commit).command === 'ROLLBACK') throw new UnitAbortedError();
+      if (end === 'COMMIT' && ended.command === 'ROLLBACK') throw new UnitAbortedError();
       return value;
     } catch (error) {
       // A connection that lost its server, or cannot roll back, is closed rather than reused. The
