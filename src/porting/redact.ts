@@ -95,6 +95,16 @@ export function redactionRules(integration: Integration): RedactionRules {
 
 const cutName = (name: string) => (name.length > SAMPLE_NAME_MAX_CHARS ? `${name.slice(0, SAMPLE_NAME_MAX_CHARS - 1)}…` : name);
 
+/** What a member name may look like to be kept as it is: an identifier, as a field's name is. */
+const PLAIN_NAME = /^[A-Za-z_][A-Za-z0-9_.-]{0,63}$/;
+
+/**
+ * A member name as the sample keeps it: a plain identifier (`goal`, `utm_source`) as sent; anything
+ * else (a phone, an e-mail, a name with spaces: a bot may key its data by the person) becomes
+ * `<member-N>`, N its place among the object's members.
+ */
+const keptName = (name: string, index: number): string => (PLAIN_NAME.test(name) && placeholderOf(name) === '<text>' ? cutName(name) : `<member-${index + 1}>`);
+
 function redactAny(value: unknown, depth: number): unknown {
   if (value === null || typeof value !== 'object') return placeholderOf(value);
   if (depth >= SAMPLE_MAX_DEPTH) return '<value>';
@@ -104,7 +114,7 @@ function redactAny(value: unknown, depth: number): unknown {
   }
   const out: Record<string, unknown> = {};
   const entries = Object.entries(value);
-  for (const [name, v] of entries.slice(0, SAMPLE_MAX_MEMBERS)) out[cutName(name)] = redactAny(v, depth + 1);
+  entries.slice(0, SAMPLE_MAX_MEMBERS).forEach(([name, v], i) => (out[keptName(name, i)] = redactAny(v, depth + 1)));
   if (entries.length > SAMPLE_MAX_MEMBERS) out[TRUNCATED] = true;
   return out;
 }
@@ -112,11 +122,14 @@ function redactAny(value: unknown, depth: number): unknown {
 function redactExtraData(data: Record<string, unknown>, rules: RedactionRules): Record<string, unknown> {
   const out: Record<string, unknown> = {};
   const entries = Object.entries(data);
-  for (const [name, v] of entries.slice(0, SAMPLE_MAX_MEMBERS)) {
-    if (rules.personIdMembers.has(name)) out[cutName(name)] = '<id>';
-    else if (typeof v === 'string' && rules.mappedValues.get(name)?.has(v.toLowerCase())) out[cutName(name)] = v;
-    else out[cutName(name)] = redactAny(v, 2);
-  }
+  entries.slice(0, SAMPLE_MAX_MEMBERS).forEach(([name, v], i) => {
+    // The members the rules name are configuration: kept by name whatever they look like.
+    const named = rules.personIdMembers.has(name) || rules.mappedValues.has(name);
+    const key = named ? cutName(name) : keptName(name, i);
+    if (rules.personIdMembers.has(name)) out[key] = '<id>';
+    else if (typeof v === 'string' && rules.mappedValues.get(name)?.has(v.toLowerCase())) out[key] = v;
+    else out[key] = redactAny(v, 2);
+  });
   if (entries.length > SAMPLE_MAX_MEMBERS) out[TRUNCATED] = true;
   return out;
 }
@@ -130,8 +143,8 @@ function redactBody(body: unknown, rules: RedactionRules): unknown {
   if (typeof body !== 'object' || Array.isArray(body)) return redactAny(body, 0);
   const out: Record<string, unknown> = {};
   const entries = Object.entries(body as Record<string, unknown>);
-  for (const [name, v] of entries.slice(0, SAMPLE_MAX_MEMBERS)) {
-    const key = cutName(name);
+  for (const [i, [name, v]] of entries.slice(0, SAMPLE_MAX_MEMBERS).entries()) {
+    const key = keptName(name, i);
     if (name in BY_NAME) out[key] = v === null ? null : BY_NAME[name];
     else if (name === 'extra_data' && v !== null && typeof v === 'object' && !Array.isArray(v)) out[key] = redactExtraData(v as Record<string, unknown>, rules);
     else if (CATALOG_IDS.has(name)) out[key] = Array.isArray(v) ? v.slice(0, SAMPLE_MAX_MEMBERS).map(catalogId) : catalogId(v);
@@ -158,7 +171,7 @@ function bounded(body: unknown): { body: unknown; truncated: boolean } {
 export function redactLegacyCall(call: LegacyCall, rules: RedactionRules): RedactedCall {
   const path = call.routeUrl.replace(/:[a-z_]+/gi, '<id>');
   const query: Record<string, string> = {};
-  for (const name of Object.keys(call.query ?? {}).slice(0, SAMPLE_MAX_MEMBERS)) query[cutName(name)] = '<value>';
+  Object.keys(call.query ?? {}).slice(0, SAMPLE_MAX_MEMBERS).forEach((name, i) => (query[keptName(name, i)] = '<value>'));
   const { body, truncated } = bounded(redactBody(call.body, rules));
   return { method: call.method, path, query, body, status: call.status, truncated };
 }

@@ -37,6 +37,21 @@ describe('redacting a legacy call', () => {
     nickname: 'Gulya',
   };
 
+  it('keeps a member name only when it is a plain identifier: a bot that keys its data by the person shows <member-N>', () => {
+    const sample = call(
+      { first_name: 'Ivan', extra_data: { course: 'Python', 'Ivan Petrov +7 916 123-45-67': 'x', contacts: { 'ivan.petrov@mail.ru': true, '998901234567': 1, note: 'n' } } },
+      '/api/bots/api/leads/',
+      { 'ivan.petrov@mail.ru': '', page: '2' },
+    );
+    const text = JSON.stringify(sample);
+    for (const personal of ['Ivan', 'Petrov', '916', 'ivan.petrov', 'mail.ru', '998901234567']) expect(text).not.toContain(personal);
+    expect(sample.body).toEqual({
+      first_name: '<name>',
+      extra_data: { course: 'Python', '<member-2>': '<text>', contacts: { '<member-1>': true, '<member-2>': '<number>', note: '<text>' } },
+    });
+    expect(sample.query).toEqual({ '<member-1>': '<value>', page: '<value>' });
+  });
+
   it('leaves no name, phone, e-mail, free text or id of the person, in any member or depth', () => {
     const text = JSON.stringify(call(personal, '/api/bots/api/leads/:id/', { search: 'Gulnora', page: '2' }));
     for (const value of ['Gulnora', 'tkirova', '765', '43-21', 'example', '18:00', 'Sanjar', 'sanjar', '998877', 'gulnora_o', 'AB1234567', '712345678', 'Gulya', '19']) {
