@@ -10,7 +10,8 @@ export const DEFAULT_SYNC_MS = 100;
  * The share of a limit the replicas together may overshoot it by. Between two readings of the shared
  * total a replica accepts at most `unseenBudget` units the others cannot see; with R replicas the
  * others' unseen units are at most (R - 1) × that, so an integration gets at most its limit plus
- * max(10% of it, R - 1) in a window, whatever the timing (docs/reliability.md#shared-rate-limits).
+ * max(10% of it, R - 1) in a window while every replica counts R; a replica that counts fewer (just
+ * after another started, or its reading of them failed) takes a larger budget (docs/operations.md).
  */
 export const TOLERANCE_SHARE = 0.1;
 
