@@ -44,6 +44,17 @@ function unnote(name: string): void {
 
 const owner = (): Owner => testOwner ?? fileOwner;
 
+/** A process's start time in clock ticks since boot (/proc/<pid>/stat, field 22); null when it is gone. */
+function startTime(pid: number): string | null {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    // The command name (field 2) is in parentheses and may hold spaces: count from after it.
+    return stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19] ?? null;
+  } catch {
+    return null;
+  }
+}
+
 /** True while any process of group `pgid` exists. */
 export function groupAlive(pgid: number): boolean {
   try {
@@ -73,7 +84,7 @@ export function spawnOwned(command: string, args: readonly string[], options: Sp
   const pgid = child.pid;
   allGroups.add(pgid);
   owner().groups.add(pgid);
-  note(`group-${pgid}`, `${pgid}\n`);
+  note(`group-${pgid}`, `${pgid}\n${startTime(pgid) ?? ''}\n`);
   return child;
 }
 
@@ -231,7 +242,10 @@ export const ownedHooks = {
 // so the usual ending signals do the same first, then end the process as they would have, unless
 // someone else listens to them (and then decides).
 function killEverythingNow(): void {
-  for (const pgid of allGroups) signalGroup(pgid, 'SIGKILL');
+  for (const pgid of allGroups) {
+    signalGroup(pgid, 'SIGKILL');
+    unnote(`group-${pgid}`);
+  }
   allGroups.clear();
   for (const [folder, dataDir] of allClusters) killClusterNow(folder, dataDir);
   allClusters.clear();
@@ -255,7 +269,10 @@ export function sweepNoted(dir: string): { groups: number; clusters: number } {
     const text = readFileSync(join(dir, name), 'utf8').split('\n');
     if (name.startsWith('group-')) {
       const pgid = Number(text[0]);
-      if (Number.isInteger(pgid) && pgid > 0 && groupAlive(pgid)) {
+      // The leader's start time as noted: a group id the system has since given to another process
+      // (ids are reused) is not ours to kill.
+      const ours = text[1] === undefined || text[1] === '' || startTime(pgid) === text[1];
+      if (Number.isInteger(pgid) && pgid > 0 && ours && groupAlive(pgid)) {
         signalGroup(pgid, 'SIGKILL');
         found.groups += 1;
       }
