@@ -14,7 +14,7 @@ import { clearPorted, markPorted, notFoundAnswers, NotFoundPageSchema, NotFoundQ
 import { integrationByRef } from './integration-ref.js';
 import { portingGuide } from '../porting/service.js';
 import { PortingGuideSchema } from '../porting/guide.js';
-import { guideMarkdown } from '../porting/markdown.js';
+import { guideMarkdown, wantsMarkdown } from '../porting/markdown.js';
 import { auditView, integrationViews, issuedKeyView, keyView, linkView, listedKeyView, listOf, stateView } from './views.js';
 import {
   ReasonBodySchema,
@@ -38,15 +38,6 @@ import {
 
 const meta = { tags: ['admin'], security: [{ adminBearer: [] }] };
 const params = IntegrationParamsSchema;
-
-/** Markdown when asked by name, or when Accept names text/markdown and not JSON first; JSON otherwise. */
-function wantsMarkdown(format: 'json' | 'markdown' | undefined, accept: string | undefined): boolean {
-  if (format !== undefined) return format === 'markdown';
-  const types = (accept ?? '').toLowerCase().split(',').map((t) => t.split(';')[0]!.trim());
-  const md = types.indexOf('text/markdown');
-  const json = types.indexOf('application/json');
-  return md !== -1 && (json === -1 || md < json);
-}
 
 /** The audit actor is the credential's operator; the body may add a reason. */
 const who = (request: { adminActor: string | null; body: { reason?: string | undefined } | null | undefined }) => ({ actor: request.adminActor!, reason: request.body?.reason ?? null });

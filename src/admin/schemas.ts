@@ -246,6 +246,5 @@ export const RulesReloadSchema = z
   })
   .meta({ id: 'RulesReload' });
 
-export const PortingGuideQuerySchema = z.object({
-  format: z.enum(['json', 'markdown']).optional().meta({ description: 'markdown: the guide as Markdown (text/markdown); it outranks the Accept header' }),
-});
+// The guide's query is the porting room's: the legacy prefix reads the same guide (src/legacy/routes.ts).
+export { PortingGuideQuerySchema } from '../porting/guide.js';

@@ -33,9 +33,15 @@ declare module 'fastify' {
   interface FastifyContextConfig {
     /** The route sends the request on to the upstream legacy API. */
     forwarded?: boolean;
+    /** The route is the gateway's own read, not a legacy call: no usage record, no sample, no quiet-period reset. */
+    uncounted?: boolean;
   }
 }
 import { createLegacyLead, createLegacyTag, updateLegacyLead } from './service.js';
+import { portingGuide } from '../porting/service.js';
+import { PortingGuideQuerySchema, PortingGuideSchema } from '../porting/guide.js';
+import { guideMarkdown, wantsMarkdown } from '../porting/markdown.js';
+import { z } from 'zod';
 
 const meta = legacyMeta;
 
@@ -73,7 +79,7 @@ export function legacyRoutes(deps: {
     // Every call with a known key counts for the report, the 403 of a switched-off bot included (that
     // is what the report must show); the 2xx apart.
     r.addHook('onResponse', async (request, reply) => {
-      if (request.integration) {
+      if (request.integration && request.routeOptions.config.uncounted !== true) {
         const route = `${request.method} ${request.routeOptions.url ?? request.url.split('?')[0]}`;
         deps.usage.record(request.integration.id, 'legacy', route, reply.statusCode < 300, undefined, request.apiKeyId);
         // One answered call per route kept for the porting guide, redacted here, written with the counts.
@@ -123,6 +129,29 @@ export function legacyRoutes(deps: {
       async (request, reply) => {
         const tag = await createLegacyTag(deps, request.integration!, request.body.name, request.body.color ?? null);
         return reply.code(201).send({ id: tag.id, name: tag.name, color: tag.color, is_active: true, archived_at: null });
+      },
+    );
+
+    // The bot author's own porting guide, read with the legacy key: an addition of the gateway's, served
+    // here even with an upstream set (a route beats the forwarded wildcard), not counted as a legacy
+    // call (docs/legacy-api.md, "The porting guide").
+    r.get(
+      '/api/bots/api/porting-guide/',
+      {
+        config: { uncounted: true },
+        schema: {
+          ...meta,
+          summary: "This bot's porting guide (the gateway's own read, not a legacy call): JSON, or Markdown for format=markdown or Accept: text/markdown",
+          querystring: PortingGuideQuerySchema,
+          response: {
+            200: { description: 'The guide as JSON, or as Markdown text', content: { 'application/json': { schema: PortingGuideSchema }, 'text/markdown': { schema: z.string() } } },
+          },
+        },
+      },
+      async (request, reply) => {
+        const guide = await portingGuide(deps, request.integration!);
+        if (wantsMarkdown(request.query.format, request.headers.accept)) return reply.header('vary', 'Accept').type('text/markdown; charset=utf-8').send(guideMarkdown(guide));
+        return reply.header('vary', 'Accept').send(guide);
       },
     );
 

@@ -12,6 +12,11 @@ import { TRUNCATED } from './redact.js';
 /** The guide reads this many days of calls. */
 export const GUIDE_WINDOW_DAYS = 30;
 
+/** The guide's query, on the admin route and under the legacy prefix alike. */
+export const PortingGuideQuerySchema = z.object({
+  format: z.enum(['json', 'markdown']).optional().meta({ description: 'markdown: the guide as Markdown (text/markdown); it outranks the Accept header' }),
+});
+
 const RedactedCallSchema = z.object({
   method: z.string(),
   path: z.string(),

@@ -52,3 +52,12 @@ export function guideMarkdown(g: PortingGuide): string {
   out.push('## Placeholders', '', ...Object.entries(g.placeholders).map(([p, meaning]) => `- ${code(p)}: ${meaning}`), '');
   return out.join('\n');
 }
+
+/** Markdown when asked by name, or when Accept names text/markdown and not JSON first; JSON otherwise. */
+export function wantsMarkdown(format: 'json' | 'markdown' | undefined, accept: string | undefined): boolean {
+  if (format !== undefined) return format === 'markdown';
+  const types = (accept ?? '').toLowerCase().split(',').map((t) => t.split(';')[0]!.trim());
+  const md = types.indexOf('text/markdown');
+  const json = types.indexOf('application/json');
+  return md !== -1 && (json === -1 || md < json);
+}
