@@ -1,6 +1,7 @@
 // The porting guide is correct, not just readable: a scripted legacy bot makes every kind of call for
 // one person; the guide's v1 examples, their placeholders filled for a second person and sent as they
-// are with the live v1 key, leave that person's lead as the first one's (fields, stage, tags).
+// are, answer with a test key as a live call would and store nothing, then with the live v1 key leave
+// that person's lead as the first one's (fields, stage, tags).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { randomUUID } from 'node:crypto';
 import { startGateway, type Gateway } from '../helper.js';
@@ -130,16 +131,55 @@ describe('the porting guide of a scripted legacy bot', () => {
     for (const value of [FIRST.first_name, FIRST.last_name, '555', '12 34', FIRST.email, 'evening', String(FIRST.telegram_id), 'discount', '250000', firstLeadId]) expect(text).not.toContain(value);
   });
 
+  const examples = () => ['POST /api/bots/api/leads/', 'PATCH /api/bots/api/leads/:id/', 'PUT /api/bots/api/leads/:id/'].map((route) => guide.routes.find((r) => r.route === route)!.v1_example!);
+  const send = (key: string, example: NonNullable<PortingGuide['routes'][number]['v1_example']>, n: number) =>
+    gw.app.inject({ method: example.method, url: example.path, headers: { authorization: `Bearer ${key}` }, payload: filled(example.body, n) as object });
+  /** What the examples could store: leads, the ledger, persons, answers and field values. */
+  const stored = async () => ({
+    leads: await gw.inspect.leads.count(),
+    submissions: await gw.inspect.submissions.count(),
+    contacts: await gw.inspect.contacts.count(),
+    answers: await gw.inspect.answers.count(),
+    fieldValues: await gw.inspect.fieldValues.count(),
+  });
+  let testKey = '';
+  let rehearsedLead: LeadView;
+
+  it("the guide's v1 examples, filled for a second person and sent with a test key, answer as live calls would and store nothing", async () => {
+    const issued = await gw.admin('POST', `/admin/v1/integrations/${HANDLE}/keys/test`);
+    expect(issued.statusCode).toBe(201);
+    testKey = issued.json<{ key: string }>().key;
+    const before = await stored();
+    const [lead, ...answers] = examples();
+    const created = await send(testKey, lead!, 1);
+    expect(created.statusCode, created.body).toBe(201);
+    expect(created.headers['lead-gateway-test-mode']).toBe('true');
+    expect(created.json()).toMatchObject({ replayed: false, matched_existing: false, intake_outcome: 'created' });
+    rehearsedLead = created.json<{ lead: LeadView }>().lead;
+    expect(rehearsedLead).toMatchObject({ first_name: 'Bobur', phone: '+998912223344' });
+    // The person was not kept, so the answers calls find no one: what a live call answers for a person never sent.
+    for (const [i, example] of answers.entries()) {
+      const res = await send(testKey, example, i + 2);
+      expect(res.statusCode, res.body).toBe(404);
+      expect(res.headers['lead-gateway-test-mode']).toBe('true');
+    }
+    expect(await stored()).toEqual(before);
+  });
+
   it("the guide's v1 examples, filled for a second person, give that person's lead the first one's fields, stage and tags", async () => {
     const v1Key = await gw.issueKey(HANDLE);
-    const examples = ['POST /api/bots/api/leads/', 'PATCH /api/bots/api/leads/:id/', 'PUT /api/bots/api/leads/:id/'].map((route) => guide.routes.find((r) => r.route === route)!.v1_example!);
     let secondLeadId = '';
-    for (const [n, example] of examples.entries()) {
-      const res = await gw.app.inject({ method: example.method, url: example.path, headers: { authorization: `Bearer ${v1Key}` }, payload: filled(example.body, n + 1) as object });
+    for (const [n, example] of examples().entries()) {
+      const res = await send(v1Key, example, n + 1);
       expect(res.statusCode, res.body).toBeLessThan(300);
+      expect(res.headers['lead-gateway-test-mode']).toBeUndefined();
       if (n === 0) {
         expect(res.json()).toMatchObject({ intake_outcome: 'created' });
         secondLeadId = res.json<{ lead: { id: string } }>().lead.id;
+        // The lead the test key answered is the one the live key stores.
+        const { id: _id, ...live } = res.json<{ lead: LeadView }>().lead;
+        const { id: _rehearsedId, ...rehearsed } = rehearsedLead;
+        expect(decided(live as LeadView)).toEqual(decided(rehearsed as LeadView));
       }
     }
     const first = (await gw.admin('GET', `/admin/v1/leads/${firstLeadId}`)).json<LeadView>();
@@ -149,5 +189,15 @@ describe('the porting guide of a scripted legacy bot', () => {
     expect(decided(first).stage).toBe(stage);
     expect(decided(first).fields.length).toBeGreaterThanOrEqual(4);
     expect(decided(second)).toEqual(decided(first));
+
+    // Now that the person is known, the answers examples sent with the test key answer as the live ones did, and store nothing.
+    const before = await stored();
+    for (const [i, example] of examples().slice(1).entries()) {
+      const res = await send(testKey, example, i + 10);
+      expect(res.statusCode, res.body).toBe(200);
+      expect(res.headers['lead-gateway-test-mode']).toBe('true');
+    }
+    expect(await stored()).toEqual(before);
+    expect(decided((await gw.admin('GET', `/admin/v1/leads/${secondLeadId}`)).json<LeadView>())).toEqual(decided(second));
   });
 });
