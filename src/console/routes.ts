@@ -21,6 +21,7 @@ import { integrationForViewer, integrationsOverview, OverviewQuerySchema, SORT_C
 import { render, viewerOf } from './pages.js';
 import { ADMIN_NAME } from '../admin/credentials.js';
 import { answerRoutes } from './answer-routes.js';
+import { portingGuide } from '../porting/service.js';
 import { leadRoutes } from './lead-routes.js';
 
 /**
@@ -176,6 +177,15 @@ export function consoleRoutes(app: FastifyInstance, deps: RouteDeps): void {
     const integration = integrationForViewer(deps.rules.current(), viewer, request.params.integration);
     const page = await notFoundAnswers(migration, integration, { limit: NOT_FOUND_PAGE_DEFAULT, after: request.query.after });
     return render(reply, 'not-found', { title: `Answers 404s · ${integration.name}`, integration, page, limit: NOT_FOUND_PAGE_DEFAULT });
+  });
+
+  // The porting guide as the bot author reads it (src/porting/), each v1 example with a copy button.
+  routes.get('/console/integrations/:integration/porting-guide', { schema: { hide: true, params: ConsoleIntegrationParamsSchema } }, async (request, reply) => {
+    const viewer = signedIn(request, reply);
+    if (viewer === null) return reply;
+    const integration = integrationForViewer(deps.rules.current(), viewer, request.params.integration);
+    const guide = await portingGuide(migration, integration);
+    return render(reply, 'porting-guide', { title: `Porting guide · ${integration.name}`, integration, guide });
   });
 
   consoleActions(app, { ...migration, rules: deps.rules }, { signedIn, showIntegration, confirm, flash: flashes });
