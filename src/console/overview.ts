@@ -95,7 +95,7 @@ const toRow = (i: Integration, r: MigrationReport): OverviewRow => ({
   verdict: r.readiness.verdict,
   reasons: r.readiness.reasons,
   sunset: i.legacy.sunset,
-  notStarted: r.state === 'legacy' && r.keys.v1 === 0 && r.keys.legacy === 0,
+  notStarted: r.state === 'legacy' && r.keys.v1 === 0 && r.keys.legacy === 0 && r.keys.test === 0,
   test7d: r.v1_test.calls_7d,
   ported: r.ported,
 });

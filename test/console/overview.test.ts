@@ -102,6 +102,15 @@ describe('integrations overview', () => {
     expect(shown).toContain('data-testid="sunset">2027-03-01<');
   });
 
+  it('does not call an integration whose bot author holds a test key "not started"', async () => {
+    const before = await team.get('/console/integrations');
+    const notStarted = Number(/data-testid="fleet-not-started">(\d+)</.exec(before.body)?.[1]);
+    const issued = await gw.admin('POST', '/admin/v1/integrations/smile-dental:booking-form/keys/test', {});
+    expect(issued.statusCode).toBe(201);
+    const after = await team.get('/console/integrations');
+    expect(after.body).toMatch(new RegExp(`data-testid="fleet-not-started">${notStarted - 1}<`));
+  });
+
   it('escapes what it shows: markup in a query comes back as text', async () => {
     const page = await team.get('/console/integrations?q=%3Cscript%3Ealert(1)%3C%2Fscript%3E');
     expect(page.body).toContain('value="&lt;script&gt;alert(1)&lt;/script&gt;"');

@@ -91,7 +91,7 @@ describe('PostgreSQL migrations', () => {
     ]);
   });
 
-  it('admits test keys and their calls counted apart, keeping the rows before, and still refuses an unknown kind (as SQLite migration 17)', async (context) => {
+  it('admits test keys and their calls counted apart, keeping the rows before, and still refuses an unknown kind (as SQLite migration 19)', async (context) => {
     if (!cluster) return context.skip();
     const pool = poolOn(await freshDatabase(cluster.url));
     const version = migrations.find((m) => m.name === 'test keys and their calls counted apart')!.version;
