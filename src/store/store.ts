@@ -185,3 +185,14 @@ export class DuplicateEventError extends Error {
     this.name = 'DuplicateEventError';
   }
 }
+
+/**
+ * A statement started by a unit after its end (a sibling of a failed Promise.all, say), or by a
+ * unit's answer after its first await (`transact(fn, answer)`): never run.
+ */
+export class UnitEndedError extends Error {
+  constructor() {
+    super('the unit of work had ended (committed or rolled back) when this statement was started: it was not sent');
+    this.name = 'UnitEndedError';
+  }
+}

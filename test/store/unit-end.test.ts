@@ -53,6 +53,27 @@ onEachEngine((_engine, open) => {
       await connectionIsIdle(store);
     });
 
+    it("refuses what a unit's answer starts after its first await, on both engines alike", async (context) => {
+      const store = await open();
+      if (!store) return context.skip();
+      await expect(
+        store.transact(
+          async (tx) => tx.keys.insert(key('k-answered')),
+          async (tx) => {
+            // The first read goes out with the COMMIT; a second, after an await, would come too late.
+            await tx.keys.findByHash('hash-k-answered');
+            return tx.keys.findByHash('hash-k-answered');
+          },
+        ),
+      ).rejects.toThrow(/the unit of work had ended/);
+      // What the answer reads at once comes back.
+      const found = await store.transact(
+        async (tx) => tx.keys.insert(key('k-read')),
+        async (tx) => tx.keys.findByHash('hash-k-read'),
+      );
+      expect(found?.id).toBe('k-read');
+    });
+
     it('ends after the read sent behind its held-back writes when one of them fails (an event recorded already)', async (context) => {
       const store = await open({ poolSize: 1 });
       if (!store) return context.skip();

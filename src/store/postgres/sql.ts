@@ -2,6 +2,7 @@
 // client of a unit of work. Every statement is named, so each connection parses and plans it once.
 import { createHash } from 'node:crypto';
 import type pg from 'pg';
+import { UnitEndedError } from '../store.js';
 
 /**
  * A write whose result the unit does not read at once: the unit's connection may hold it back and send
@@ -34,13 +35,7 @@ export interface Sql {
   soon?(config: pg.QueryConfig): void;
 }
 
-/** A statement started by a unit after its end (a sibling of a failed Promise.all, say): never sent. */
-export class UnitEndedError extends Error {
-  constructor() {
-    super('the unit of work had ended (committed or rolled back) when this statement was started: it was not sent');
-    this.name = 'UnitEndedError';
-  }
-}
+export { UnitEndedError };
 
 /**
  * A unit's connection, pipelined (pool.ts): each statement goes out when it is started, without

@@ -5,7 +5,7 @@ import { setImmediate as nextTurn } from 'node:timers';
 import { explainOpenFailure, openDatabase, type Db, type Synchronous } from './connection.js';
 import { migrate } from './migrations.js';
 import { notReady, toStoreError } from './errors.js';
-import { NotReadyError, type Repos, type SchemaState, type Store } from '../store.js';
+import { NotReadyError, UnitEndedError, type Repos, type SchemaState, type Store } from '../store.js';
 import { aloneReplicaSet } from '../replicas.js';
 import { sqliteContactRepo } from './repos/contacts.js';
 import { sqliteLeadViewRepo } from './repos/lead-views.js';
@@ -203,15 +203,38 @@ export function openSqliteStore(options: SqliteStoreOptions): SqliteStore {
     }
   };
 
+  /**
+   * The repositories a unit's `answer` reads through: as on PostgreSQL, where the COMMIT goes out behind
+   * what the answer sends before its first await, a statement it starts later is refused
+   * (UnitEndedError), so an answer that breaks the rule fails on this engine's runs too.
+   */
+  const answerRepos = (tx: Repos): Repos => {
+    let open = true;
+    queueMicrotask(() => (open = false));
+    const guard = <R extends object>(repo: R): R =>
+      new Proxy(repo, {
+        get(target, name, receiver) {
+          const member = Reflect.get(target, name, receiver) as unknown;
+          if (typeof member !== 'function') return member;
+          return (...args: unknown[]) => (open ? (member as (...a: unknown[]) => unknown).apply(target, args) : Promise.reject(new UnitEndedError()));
+        },
+      });
+    // Each repository wrapped when the answer reaches for it: an answer reads one or two.
+    return new Proxy(tx, { get: (target, name) => guard(Reflect.get(target, name) as object) });
+  };
+
+  // The repositories are wrapped once `fn` is done: the answer's first turn starts there.
+  const answerAfter = <W, T>(tx: Repos, work: W, answer: (tx: Repos, work: W) => Promise<T>): Promise<T> => answer(answerRepos(tx), work);
+
   const store: SqliteStore = {
     db: writer,
     engine: 'sqlite',
     schema,
     transact: <W, T>(fn: (tx: Repos) => Promise<W>, answer?: (tx: Repos, work: W) => Promise<T>) =>
-      enqueue<unknown>(answer ? async (tx) => answer(tx, await fn(tx)) : fn).catch(rethrowAsStoreError) as Promise<T>,
+      enqueue<unknown>(answer ? async (tx) => answerAfter(tx, await fn(tx), answer) : fn).catch(rethrowAsStoreError) as Promise<T>,
     // Its own savepoint in the group, rolled back: the units around it commit as ever.
     rehearse: <W, T>(fn: (tx: Repos) => Promise<W>, answer?: (tx: Repos, work: W) => Promise<T>) =>
-      enqueue<unknown>(answer ? async (tx) => answer(tx, await fn(tx)) : fn, true).catch(rethrowAsStoreError) as Promise<T>,
+      enqueue<unknown>(answer ? async (tx) => answerAfter(tx, await fn(tx), answer) : fn, true).catch(rethrowAsStoreError) as Promise<T>,
     read: (fn) => readInSnapshot(fn).catch(rethrowAsStoreError),
     // Several statements (a lead and its parts): one read transaction costs less than a snapshot each.
     view: (fn) => store.read(fn),
