@@ -53,7 +53,11 @@ describe('a store outage', () => {
     expect(started[0]).toMatchObject({ level: 50, engine_code: expect.any(String), err: { stack: expect.stringContaining('StoreUnavailableError') } });
     // Not a line per refused request (the old "storage failure" line carried a stack each time).
     expect(named('storage failure', from)).toEqual([]);
-    expect(logged().slice(from).filter((line) => line.err !== undefined)).toHaveLength(1);
+    // One stack for the whole outage. On PostgreSQL the shared rate limits may also fail to settle
+    // meanwhile (their statement is a write): their own one line, once, as they go on counting alone.
+    const stacks = logged().slice(from).filter((line) => line.err !== undefined);
+    expect(stacks.filter((line) => !line.msg.startsWith('shared rate limits unreachable'))).toHaveLength(1);
+    expect(stacks.length).toBeLessThanOrEqual(2);
     expect(await metric('lead_gateway_store_unavailable_total')).toBe(refused);
 
     await gw.inspect.refuseWrites(false);
