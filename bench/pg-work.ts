@@ -7,12 +7,14 @@
 // index dropped by a migration made again, say: the state to compare against). With PG_WORK_EXPLAIN=1
 // one more new lead is sent, on a gateway whose connections load auto_explain, and the plans of its
 // statements (ANALYZE, BUFFERS, WAL, the trigger's statements too) are printed from the server's log.
+import { spawn } from 'node:child_process';
 import { readFileSync, statSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import pg from 'pg';
 import { Pool } from 'undici';
 import { CHILD_ADMIN_TOKEN, postJson, spawnGateway } from '../test/support/child-gateway.js';
 import { bodyOf } from './load.js';
+import { cpuMicros } from './measure.js';
 import { startBenchPostgres } from './postgres.js';
 import { BENCH_INTEGRATION, leadTemplate } from './templates.js';
 
@@ -30,6 +32,8 @@ const admin = new pg.Client({ connectionString: database.url });
 await admin.connect();
 await admin.query('CREATE EXTENSION IF NOT EXISTS pg_stat_statements');
 await admin.query("ALTER SYSTEM SET track_functions = 'all'");
+// Planning counted apart from execution: a prepared statement planned again for each execution shows here.
+await admin.query('ALTER SYSTEM SET pg_stat_statements.track_planning = on');
 await admin.query('SELECT pg_reload_conf()');
 
 let gw: Awaited<ReturnType<typeof spawnGateway>> | null = null;
@@ -62,12 +66,46 @@ try {
   await admin.query('SELECT pg_stat_statements_reset()');
   await admin.query('SELECT pg_stat_reset()');
   const walFrom = (await admin.query<{ lsn: string }>('SELECT pg_current_wal_lsn() AS lsn')).rows[0]!.lsn;
+  // Each server process's CPU by its kind (the gateway's backends, the WAL writer, ...), read from /proc.
+  const processes = async () =>
+    (await admin.query<{ pid: number; kind: string }>(
+      `SELECT pid, CASE WHEN application_name = 'lead-gateway' THEN 'the gateway''s backends' WHEN backend_type = 'client backend' THEN 'other client backends' ELSE backend_type END AS kind
+         FROM pg_stat_activity WHERE pid <> pg_backend_pid()`,
+    )).rows;
+  /** The kernel's share of a process's CPU (system time), in microseconds. */
+  const systemMicros = (pid: number) => {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return (Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[12]) / 100) * 1e6;
+  };
+  const cpuOf = (list: { pid: number; kind: string }[]) => {
+    const by = new Map<number, { kind: string; us: number; sys: number }>();
+    for (const p of list) {
+      try {
+        by.set(p.pid, { kind: p.kind, us: cpuMicros(p.pid), sys: systemMicros(p.pid) });
+      } catch {
+        // Gone: its time is not counted by kind.
+      }
+    }
+    return by;
+  };
+  const perProcessFrom = cpuOf(await processes());
+  // PG_WORK_PERF=file: the gateway's backends sampled by perf (call graphs) during the measured load.
+  const gatewayBackends = [...perProcessFrom].filter(([, p]) => p.kind === "the gateway's backends").map(([pid]) => pid);
+  const perf = process.env.PG_WORK_PERF
+    ? spawn('perf', ['record', '-F', '1999', '-g', '-o', process.env.PG_WORK_PERF, '-p', gatewayBackends.join(',')], { stdio: 'ignore' })
+    : null;
   const watching = database.watch();
   const cpuFrom = database.clusterCpuMicros();
   const t0 = Date.now();
   await drive(WARMUP, LEADS);
   const seconds = (Date.now() - t0) / 1000;
   const cpuTo = database.clusterCpuMicros();
+  const perProcessTo = cpuOf(await processes());
+  if (perf) {
+    const exited = new Promise((resolve) => perf.once('exit', resolve));
+    perf.kill('SIGINT');
+    await exited;
+  }
   const states = await watching.stop();
   await new Promise((resolve) => setTimeout(resolve, 1_500));
   // Statistics reach the shared counts when a backend goes idle; ask for a flush of our own and wait.
@@ -83,24 +121,36 @@ try {
   const per = (n: number) => (n / LEADS).toFixed(2);
   console.log(`# ${cluster.description}; ${LEADS} new leads at concurrency ${CONCURRENCY} in ${seconds.toFixed(1)} s (${(LEADS / seconds).toFixed(0)}/s); server CPU ${cpuFrom === null || cpuTo === null ? '?' : ((cpuTo - cpuFrom) / LEADS).toFixed(0)} us per lead; WAL ${(walBytes / LEADS).toFixed(0)} bytes per lead${BEFORE_SQL ? `; before the load: ${BEFORE_SQL}` : ''}\n`);
 
+  const byKind = new Map<string, { us: number; sys: number }>();
+  for (const [pid, to] of perProcessTo) {
+    const sum = byKind.get(to.kind) ?? { us: 0, sys: 0 };
+    sum.us += to.us - (perProcessFrom.get(pid)?.us ?? 0);
+    sum.sys += to.sys - (perProcessFrom.get(pid)?.sys ?? 0);
+    byKind.set(to.kind, sum);
+  }
+  console.log('## The server\'s CPU by process kind (processes alive at both ends; a connection opened during the load counts whole)\n\n| process | CPU us/lead | of which the kernel\'s |\n|---|---|---|');
+  for (const [kind, t] of [...byKind].sort((a, b) => b[1].us - a[1].us)) console.log(`| ${kind} | ${(t.us / LEADS).toFixed(0)} | ${(t.sys / LEADS).toFixed(0)} |`);
+  console.log('');
+
   const samples = Object.values(states).reduce((a, b) => a + b, 0);
   console.log(`## The database's connections during the load (share of ${samples} samples)\n\n| state | share |\n|---|---|`);
   for (const [what, n] of Object.entries(states).sort((a, b) => b[1] - a[1])) console.log(`| ${what} | ${((100 * n) / samples).toFixed(0)}% |`);
   console.log('');
 
   const statements = await admin.query<Record<string, string>>(
-    `SELECT regexp_replace(query, '\\s+', ' ', 'g') AS query, calls, rows, total_exec_time, mean_exec_time, shared_blks_hit, shared_blks_read, shared_blks_dirtied, shared_blks_written, wal_records, wal_fpi, wal_bytes
+    `SELECT regexp_replace(query, '\\s+', ' ', 'g') AS query, calls, plans, total_plan_time, rows, total_exec_time, mean_exec_time, shared_blks_hit, shared_blks_read, shared_blks_dirtied, shared_blks_written, wal_records, wal_fpi, wal_bytes
        FROM pg_stat_statements WHERE dbid = (SELECT oid FROM pg_database WHERE datname = current_database()) ORDER BY total_exec_time DESC`,
   );
   const total = statements.rows.reduce((s, r) => s + Number(r.total_exec_time), 0);
-  console.log(`## Statements (server execution time ${((total * 1000) / LEADS).toFixed(0)} us per lead)\n`);
-  console.log('| statement | calls/lead | rows/call | mean us | us/lead | blks hit/lead | dirtied/lead | WAL records/lead | WAL bytes/lead |');
-  console.log('|---|---|---|---|---|---|---|---|---|');
+  const planning = statements.rows.reduce((s, r) => s + Number(r.total_plan_time), 0);
+  console.log(`## Statements (server execution time ${((total * 1000) / LEADS).toFixed(0)} us per lead, planning ${((planning * 1000) / LEADS).toFixed(0)} us per lead)\n`);
+  console.log('| statement | calls/lead | plans/call | rows/call | mean us | us/lead | planning us/lead | blks hit/lead | dirtied/lead | WAL records/lead | WAL bytes/lead |');
+  console.log('|---|---|---|---|---|---|---|---|---|---|---|');
   for (const r of statements.rows) {
     if (/pg_stat|pg_current_wal|pg_wal_lsn/.test(r.query!)) continue;
     const calls = Number(r.calls);
     console.log(
-      `| ${describe(r.query!)} | ${per(calls)} | ${(Number(r.rows) / Math.max(calls, 1)).toFixed(2)} | ${(Number(r.mean_exec_time) * 1000).toFixed(0)} | ${((Number(r.total_exec_time) * 1000) / LEADS).toFixed(1)} | ${per(Number(r.shared_blks_hit))} | ${per(Number(r.shared_blks_dirtied))} | ${per(Number(r.wal_records))} | ${(Number(r.wal_bytes) / LEADS).toFixed(0)} |`,
+      `| ${describe(r.query!)} | ${per(calls)} | ${(Number(r.plans) / Math.max(calls, 1)).toFixed(2)} | ${(Number(r.rows) / Math.max(calls, 1)).toFixed(2)} | ${(Number(r.mean_exec_time) * 1000).toFixed(0)} | ${((Number(r.total_exec_time) * 1000) / LEADS).toFixed(1)} | ${((Number(r.total_plan_time) * 1000) / LEADS).toFixed(1)} | ${per(Number(r.shared_blks_hit))} | ${per(Number(r.shared_blks_dirtied))} | ${per(Number(r.wal_records))} | ${(Number(r.wal_bytes) / LEADS).toFixed(0)} |`,
     );
   }
 
