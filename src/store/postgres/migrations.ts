@@ -80,6 +80,34 @@ export const migrations: Migration[] = [
     );
     CREATE INDEX legacy_samples_age ON legacy_samples (at);`,
   },
+  // Each of these was checked by a SELECT ... FOR KEY SHARE at the end of every new lead's write
+  // statement (seven a lead), a third of its buffer reads and a lock record each. The units write
+  // these rows only for a person and a lead they inserted in the same statement or hold locked, and
+  // nothing deletes a person or a lead (docs/architecture.md, "References kept by the units").
+  // SQLite keeps its foreign keys.
+  {
+    version: 16,
+    name: 'no foreign keys on the rows a new lead writes',
+    sql: `
+      ALTER TABLE contact_bindings DROP CONSTRAINT IF EXISTS contact_bindings_contact_id_fkey;
+      ALTER TABLE leads DROP CONSTRAINT IF EXISTS leads_contact_id_fkey;
+      ALTER TABLE lead_tags DROP CONSTRAINT IF EXISTS lead_tags_lead_id_fkey;
+      ALTER TABLE custom_field_values DROP CONSTRAINT IF EXISTS custom_field_values_lead_id_fkey;
+      ALTER TABLE answers DROP CONSTRAINT IF EXISTS answers_lead_id_fkey;
+    `,
+  },
+  // Every field value entered the index of its id, which no statement reads: (lead_id, field_id),
+  // the key every read and the upsert use, becomes the primary key (docs/performance.md, "PostgreSQL's
+  // own work, cut"). The id column stays, with its values. SQLite keeps its id as the key.
+  {
+    version: 17,
+    name: 'field values keyed by their lead and field only',
+    sql: `
+      ALTER TABLE custom_field_values DROP CONSTRAINT custom_field_values_pkey;
+      ALTER TABLE custom_field_values DROP CONSTRAINT custom_field_values_lead_id_field_id_key,
+        ADD CONSTRAINT custom_field_values_pkey PRIMARY KEY (lead_id, field_id);
+    `,
+  },
 ];
 
 /**

@@ -109,6 +109,51 @@ describe('PostgreSQL migrations', () => {
     await expect(pool.query("INSERT INTO api_usage (integration_id, interface, route, hour, calls, last_seen) VALUES ('i1', 'other', 'r', 'h', 1, 't')")).rejects.toThrow(/api_usage_interface_check/);
   });
 
+  it('checks no foreign key on the rows a new lead writes, keeping the rows and the keys of comments and payments (migration 16)', async (context) => {
+    if (!cluster) return context.skip();
+    const pool = poolOn(await freshDatabase(cluster.url));
+    const version = migrations.find((m) => m.name === 'no foreign keys on the rows a new lead writes')!.version;
+    await migrate(pool, migrations.filter((m) => m.version < version));
+    const foreignKeys = async () =>
+      (await pool.query<{ name: string }>("SELECT conname AS name FROM pg_constraint WHERE contype = 'f' AND connamespace = 'public'::regnamespace ORDER BY conname")).rows.map((r) => r.name);
+    await pool.query("INSERT INTO contacts (id, workspace_id, first_name, created_at, updated_at) VALUES ('c', 'w', 'x', 't', 't')");
+    await pool.query("INSERT INTO contact_bindings VALUES ('i', 'e', 'c', 't')");
+    await pool.query("INSERT INTO leads (id, workspace_id, contact_id, first_name, created_at, updated_at) VALUES ('l', 'w', 'c', 'x', 't', 't')");
+    await pool.query("INSERT INTO lead_tags VALUES ('l', 'tag')");
+    await pool.query("INSERT INTO custom_field_values (id, lead_id, field_id, text_value, written_by_kind, updated_at) VALUES ('v', 'l', 'f', 'a', 'integration', 't')");
+    await pool.query("INSERT INTO answers (id, submission_id, integration_id, lead_id, answer_key, raw_value, outcome, created_at) VALUES ('a', 's', 'i', 'l', 'k', '1', 'written', 't')");
+    await expect(pool.query("INSERT INTO lead_tags VALUES ('no-such-lead', 'tag')")).rejects.toThrow(/lead_tags_lead_id_fkey/);
+    await migrate(pool);
+    expect(await foreignKeys()).toEqual(['lead_comments_lead_id_fkey', 'lead_payments_lead_id_fkey']);
+    const count = async (table: string) => Number((await pool.query<{ n: string }>(`SELECT count(*) AS n FROM ${table}`)).rows[0]!.n);
+    for (const table of ['contacts', 'contact_bindings', 'leads', 'lead_tags', 'custom_field_values', 'answers']) expect(await count(table)).toBe(1);
+    await expect(pool.query("INSERT INTO lead_comments (id, lead_id, body, author_kind, created_at) VALUES ('m', 'no-such-lead', 'b', 'employee', 't')")).rejects.toThrow(/lead_comments_lead_id_fkey/);
+  });
+
+  it('keys field values by lead and field, without the index of their ids, keeping every value and id (migration 17)', async (context) => {
+    if (!cluster) return context.skip();
+    const pool = poolOn(await freshDatabase(cluster.url));
+    const version = migrations.find((m) => m.name === 'field values keyed by their lead and field only')!.version;
+    await migrate(pool, migrations.filter((m) => m.version < version));
+    const value = (id: string, field: string, text: string) =>
+      pool.query(
+        `INSERT INTO custom_field_values (id, lead_id, field_id, text_value, written_by_kind, updated_at) VALUES ($1, 'l', $2, $3, 'integration', 't')
+         ON CONFLICT (lead_id, field_id) DO UPDATE SET text_value = excluded.text_value`,
+        [id, field, text],
+      );
+    await value('v1', 'f1', 'a');
+    await value('v2', 'f2', 'b');
+    await migrate(pool);
+    const indexes = (await pool.query<{ name: string; definition: string }>("SELECT indexname AS name, indexdef AS definition FROM pg_indexes WHERE tablename = 'custom_field_values'")).rows;
+    expect(indexes).toEqual([{ name: 'custom_field_values_pkey', definition: expect.stringContaining('(lead_id, field_id)') as string }]);
+    await value('v3', 'f1', 'c');
+    await expect(pool.query("INSERT INTO custom_field_values (id, lead_id, field_id, written_by_kind, updated_at) VALUES ('v4', 'l', 'f2', 'integration', 't')")).rejects.toThrow(/custom_field_values_pkey/);
+    expect((await pool.query('SELECT id, field_id, text_value FROM custom_field_values ORDER BY field_id')).rows).toEqual([
+      { id: 'v1', field_id: 'f1', text_value: 'c' },
+      { id: 'v2', field_id: 'f2', text_value: 'b' },
+    ]);
+  });
+
   it('names a failing migration and leaves the earlier ones applied, the failed one not at all', async (context) => {
     if (!cluster) return context.skip();
     const pool = poolOn(await freshDatabase(cluster.url));
