@@ -22,23 +22,26 @@ type PartsRow = { [K in keyof FieldValueRow]: FieldValueRow[K] | null } & {
 const countColumns = (status: string, group: string) =>
   `(SELECT sum(n) FROM lead_counts WHERE kind = 'status' AND item_id = ${status}) AS status_n,
      (SELECT sum(n) FROM lead_counts WHERE kind = 'group' AND item_id = ${group}) AS group_n`;
-const partsColumns = (status: string, group: string, lead = '$1') => `v.*,
+const leadPartsColumns = (status: string, group: string, lead: string) => `
      (SELECT coalesce(sum(amount_minor), 0)::text FROM lead_payments WHERE lead_id = ${lead}) AS paid_total,
      (SELECT max(created_at) FROM lead_payments WHERE lead_id = ${lead}) AS paid_last,
      array(SELECT tag_id FROM lead_tags WHERE lead_id = ${lead} ORDER BY tag_id) AS tag_ids,
      (SELECT count(*)::int FROM lead_comments WHERE lead_id = ${lead}) AS comments_n,
      ${countColumns(status, group)}`;
+const partsColumns = (status: string, group: string, lead = '$1') => `v.*, ${leadPartsColumns(status, group, lead)}`;
 
 /**
- * The columns and joins that bring the lead whose id is the column `leadId` of `from` with its parts,
- * a row per field value (`leadWithPartsOf` reads them back): for a statement that finds the lead's id
- * itself (the ledger's replay, repos/submissions.ts).
+ * The lead whose id is the column `leadId` of the one row `from` gives, with its parts, a row per
+ * field value (`leadWithPartsOf` reads them back): for a statement that finds the lead's id itself
+ * (the ledger's replay, repos/submissions.ts). Its subqueries name a column, not a parameter, so they
+ * would run again for every field value; the one row with the parts is made first (OFFSET 0 keeps it
+ * a subquery of its own) and only then joined to the field values.
  */
-export const leadWithPartsSql = (leadId: string) => ({
-  columns: `to_jsonb(l) AS lead_row, ${partsColumns('l.status_id', 'l.group_id', leadId)}`,
-  joins: `LEFT JOIN leads l ON l.id = ${leadId} LEFT JOIN custom_field_values v ON v.lead_id = l.id`,
-  order: 'v.field_id',
-});
+export const leadWithPartsSql = (columns: string, from: string, leadId: string) =>
+  `SELECT one.*, v.* FROM (
+     SELECT ${columns}, to_jsonb(l) AS lead_row, l.id AS parts_lead_id, ${leadPartsColumns('l.status_id', 'l.group_id', leadId)}
+     FROM ${from} LEFT JOIN leads l ON l.id = ${leadId} OFFSET 0
+   ) AS one LEFT JOIN custom_field_values v ON v.lead_id = one.parts_lead_id ORDER BY v.field_id`;
 
 // One row of NULLs for v.* when the lead has no field values.
 const parts = statement<PartsRow>(

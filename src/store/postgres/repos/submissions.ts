@@ -10,12 +10,13 @@ const rowToSubmission = (r: SubmissionRow) => decodedRowToSubmission({ ...r, out
 
 const find = statement<SubmissionRow>('submissions.find', `SELECT ${SUBMISSION_COLUMNS} FROM submissions WHERE integration_id = $1 AND endpoint = $2 AND event_id = $3`);
 // The ledger row as JSON beside the lead's (their columns collide), a row per field value of the lead.
-const withLead = leadWithPartsSql('s.lead_id');
 const findWithLead = statement<LeadWithPartsRow & { ledger_row: SubmissionRow }>(
   'submissions.findWithLead',
-  `SELECT to_jsonb(s) AS ledger_row, ${withLead.columns}
-   FROM (SELECT ${SUBMISSION_COLUMNS} FROM submissions WHERE integration_id = $1 AND endpoint = $2 AND event_id = $3) AS s
-   ${withLead.joins} ORDER BY ${withLead.order}`,
+  leadWithPartsSql(
+    'to_jsonb(s) AS ledger_row',
+    `(SELECT ${SUBMISSION_COLUMNS} FROM submissions WHERE integration_id = $1 AND endpoint = $2 AND event_id = $3) AS s`,
+    's.lead_id',
+  ),
 );
 const firstBody = statement<{ body: unknown }>('submissions.firstBody', 'SELECT body FROM submissions WHERE id = $1');
 // A second record of an event fails as a unique violation (23505) on (integration, endpoint,
