@@ -7,6 +7,9 @@
 // index dropped by a migration made again, say: the state to compare against). With PG_WORK_EXPLAIN=1
 // one more new lead is sent, on a gateway whose connections load auto_explain, and the plans of its
 // statements (ANALYZE, BUFFERS, WAL, the trigger's statements too) are printed from the server's log.
+// Each statement's planning is counted apart (track_planning), the server's CPU is read per kind of
+// process from /proc, and with PG_WORK_PERF=<file> the gateway's backends are sampled by `perf record -g`
+// during the measured load (read it with `perf report -i <file>`).
 import { spawn } from 'node:child_process';
 import { readFileSync, statSync } from 'node:fs';
 import { dirname, join } from 'node:path';
