@@ -62,6 +62,20 @@ describe('intake outcome table (docs/api.md, Outcomes)', () => {
     expect(await gw.inspect.submissions.count({ eventId: body.event_id })).toBe(1);
   });
 
+  it('replays a lead with several field values, a tag and its counts as the first answer gave it, once per field value', async () => {
+    const body = { event_id: uniq('e'), external_contact_id: uniq('tg'), first_name: 'Nodira', phone: phone(), metadata: { source_key: 'ig_spring' }, answers: { course: 'python', age: 27 } };
+    const first = await gw.submit(key, body);
+    expect(first.statusCode).toBe(201);
+    const lead = first.json().lead;
+    expect(lead.custom_field_values).toHaveLength(2);
+    expect(lead.tags.length).toBeGreaterThan(0);
+    expect(lead.status_detail.leads_count).toBeGreaterThan(0);
+    const again = await gw.submit(key, body);
+    expect(again.statusCode).toBe(200);
+    expect(again.json().replayed).toBe(true);
+    expect(again.json().lead).toEqual(lead);
+  });
+
   it('refuses the same event_id with different data: 409 naming the differing paths, never values', async () => {
     const eventId = uniq('e');
     await gw.submit(key, { event_id: eventId, first_name: 'Eldor', phone: phone(), metadata: { source_key: 'ig_spring' } });
