@@ -1,8 +1,9 @@
 // The PostgreSQL schema: an append-only list of migrations, each applied once in its own transaction
 // and recorded in schema_migrations, the whole run under an advisory lock so that replicas starting
 // at once take turns. Equal in meaning to the SQLite schema after all its migrations (same tables,
-// columns, uniqueness and indexes); times stay ISO text (the records' own strings, ordered as text),
-// JSON is jsonb, money is numeric, and the counts SQLite keeps by triggers are kept by triggers here.
+// columns, uniqueness and indexes, but for the measured cuts docs/architecture.md lists); times stay
+// ISO text (the records' own strings, ordered as text), JSON is jsonb, money is numeric, and the
+// counts SQLite keeps by triggers are kept by triggers here.
 import type pg from 'pg';
 import { schema } from './schema.js';
 import { changeFeedSchema } from './change-feed-schema.js';
