@@ -21,7 +21,7 @@ const EDGE_FILES = ['src/http/**', ...['errors', 'openapi', 'openapi-components'
 const LAYERED = [...FEATURE_FILES, ...EDGE_FILES, 'src/lead/**', 'src/rules/**', 'src/store/**'];
 
 export default tseslint.config(
-  { ignores: ['dist/', 'node_modules/', 'coverage/', 'data/'] },
+  { ignores: ['dist/', '.test-build-*/', 'node_modules/', 'coverage/', 'data/'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {

@@ -9,6 +9,21 @@ export const ROOT = join(import.meta.dirname, '..', '..');
 export const DEMO_V1_KEY = 'lgv1_demo-v1-key-not-for-production';
 export const CHILD_ADMIN_TOKEN = 'child-admin-token-0123456789abcdef';
 
+/** Set by build-setup.ts for the workers: the run's build of `src/`, compiled as `npm run build` does. */
+export const BUILD_DIR_VARIABLE = 'LEAD_GATEWAY_TEST_BUILD';
+
+function buildDir(): string {
+  const dir = process.env[BUILD_DIR_VARIABLE];
+  if (!dir) throw new Error(`${BUILD_DIR_VARIABLE} is not set: the run's build is made by test/support/build-setup.ts, a globalSetup of the vitest configs`);
+  return dir;
+}
+
+/** `node <this>` starts the gateway from the run's build, as `npm run serve` starts `dist/main.js`. */
+export const builtMain = (): string => join(buildDir(), 'main.js');
+
+/** `node <this> ...args` is the CLI from the run's build, as installed (`lead-gateway`, `dist/cli/main.js`). */
+export const builtCli = (): string => join(buildDir(), 'cli', 'main.js');
+
 export interface ChildGateway {
   address: string;
   /** The pid of the gateway itself (not of a wrapper such as strace). */
@@ -24,8 +39,11 @@ export interface ChildGateway {
 export interface ChildOptions {
   /** Environment on top of a minimal default (loopback, port 0, the example rules). */
   env: Record<string, string>;
-  /** `src` runs TypeScript through tsx (tests); `dist` runs the build (benchmarks). */
-  entry?: 'src' | 'dist';
+  /**
+   * `build` (the default) runs the test run's build (build-setup.ts); `src` runs the TypeScript
+   * through tsx, as `npm run dev` does; `dist` runs `npm run build`'s output (benchmarks).
+   */
+  entry?: 'build' | 'src' | 'dist';
   /** Another build's `dist/main.js` instead (a benchmark comparing two builds); wins over `entry`. */
   main?: string;
   /** Options for node itself, e.g. --cpu-prof. */
@@ -39,7 +57,13 @@ export interface ChildOptions {
 
 /** Starts the gateway and resolves once its "listening" log line names the address. */
 export async function spawnGateway(options: ChildOptions): Promise<ChildGateway> {
-  const entry = options.main ? [options.main] : options.entry === 'dist' ? ['dist/main.js'] : ['--import', 'tsx', 'src/main.ts'];
+  const entry = options.main
+    ? [options.main]
+    : options.entry === 'dist'
+      ? ['dist/main.js']
+      : options.entry === 'src'
+        ? ['--import', 'tsx', 'src/main.ts']
+        : [builtMain()];
   const argv = [...(options.wrapper ?? []), process.execPath, ...(options.nodeArgs ?? []), ...entry];
   const child = spawnOwned(argv[0]!, argv.slice(1), {
     cwd: ROOT,
