@@ -6,7 +6,7 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CHILD_ADMIN_TOKEN, ROOT, spawnGateway, type ChildGateway } from '../support/child-gateway.js';
+import { builtCli, CHILD_ADMIN_TOKEN, type ChildGateway, ROOT, spawnGateway } from '../support/child-gateway.js';
 import { runOwned } from '../support/owned.js';
 
 let gateway: ChildGateway;
@@ -36,7 +36,7 @@ interface Run {
 
 /** The CLI as a child process, with exactly the environment given (nothing of this process's own). */
 async function cli(env: Record<string, string>, ...args: string[]): Promise<Run> {
-  const run = await runOwned(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', ...args], { cwd: ROOT, env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: dir, ...env }, timeoutMs: 30_000 });
+  const run = await runOwned(process.execPath, [builtCli(), ...args], { cwd: ROOT, env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: dir, ...env }, timeoutMs: 30_000 });
   return { code: run.code ?? -1, out: run.stdout, err: run.stderr };
 }
 
@@ -58,7 +58,7 @@ async function stub(handler: Parameters<typeof createServer>[1]): Promise<string
   return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
 }
 
-// Each command is a tsx child process (1-2 s on busy cores): a test of several outlasts the default 20 s.
+// Each command is a child process (up to a second or two on busy cores): a test of several outlasts the default 20 s.
 describe('the CLI over the admin API (--url)', { timeout: 90_000 }, () => {
   it('drives a migration through the gateway, printing what database mode prints for the same state', { timeout: 120_000 }, async () => {
     const handle = 'brightpath:telegram-bot';

@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { EXAMPLE_RULES, startGateway, type Gateway } from '../helper.js';
 import { newId } from '../../src/store/ids.js';
+import { builtCli } from '../support/child-gateway.js';
 
 let gw: Gateway;
 let base: string;
@@ -19,7 +20,7 @@ const cli = (...args: string[]) => cliWith({}, ...args);
 
 /** The CLI given stdin (`input`) or variables of its own (`env`). */
 function cliWith(given: { input?: string; env?: Record<string, string> }, ...args: string[]) {
-  const run = spawnSync(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', ...args], {
+  const run = spawnSync(process.execPath, [builtCli(), ...args], {
     cwd: ROOT,
     env: { ...process.env, DATABASE_PATH: join(gw.dir, 'gateway.db'), RULES_DIR: EXAMPLE_RULES, ...given.env },
     input: given.input ?? '',
@@ -32,7 +33,7 @@ function cliWith(given: { input?: string; env?: Record<string, string> }, ...arg
 const legacyPost = (key: string, body: unknown) =>
   fetch(`${base}/api/bots/api/leads/`, { method: 'POST', headers: { 'x-bot-api-key': key, 'content-type': 'application/json' }, body: JSON.stringify(body) });
 
-// Each command is a tsx child process (1-2 s on busy cores): a test of several outlasts the default 20 s.
+// Each command is a child process (up to a second or two on busy cores): a test of several outlasts the default 20 s.
 describe('lead-gateway CLI', { timeout: 90_000 }, () => {
   it('lists integrations as a table and as JSON', () => {
     const human = cli('integrations');
@@ -184,7 +185,7 @@ describe('lead-gateway CLI', { timeout: 90_000 }, () => {
   });
 
   it('names a broken rules folder with exit 3', () => {
-    const run = spawnSync(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'integrations'], {
+    const run = spawnSync(process.execPath, [builtCli(), 'integrations'], {
       cwd: ROOT,
       env: { ...process.env, DATABASE_PATH: join(gw.dir, 'gateway.db'), RULES_DIR: join(ROOT, 'test', 'fixtures', 'rules-broken-reference') },
       encoding: 'utf8',

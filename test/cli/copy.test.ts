@@ -20,6 +20,7 @@ import { checkSignIn } from '../../src/console/users.js';
 import { TABLES } from '../support/inspected-tables.js';
 import Database from 'better-sqlite3';
 import { migrations } from '../../src/store/sqlite/migrations.js';
+import { builtCli } from '../support/child-gateway.js';
 
 const ROOT = join(import.meta.dirname, '..', '..');
 const HANDLE = 'brightpath:telegram-bot';
@@ -41,7 +42,7 @@ const copy = (...args: string[]) => copyInto(target, ...args);
 function copyInto(url: string, ...args: string[]) {
   const env: NodeJS.ProcessEnv = { ...process.env, RULES_DIR: EXAMPLE_RULES, DATABASE_URL: url };
   delete env.DATABASE_PATH;
-  const run = spawnSync(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', ...args], { cwd: ROOT, env, encoding: 'utf8', timeout: 60_000 });
+  const run = spawnSync(process.execPath, [builtCli(), ...args], { cwd: ROOT, env, encoding: 'utf8', timeout: 60_000 });
   return { code: run.status, out: run.stdout, err: run.stderr };
 }
 

@@ -4,6 +4,7 @@ import { execFile, spawnSync } from 'node:child_process';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ADMIN_TOKEN, EXAMPLE_RULES, startGateway, type Gateway } from '../helper.js';
+import { builtCli } from '../support/child-gateway.js';
 
 let gw: Gateway;
 let base: string;
@@ -32,14 +33,14 @@ afterAll(() => gw.close());
 function cliOverApi(...args: string[]): Promise<{ code: number | null; out: string; err: string }> {
   return new Promise((resolve) => {
     const env = { ...process.env, LEAD_GATEWAY_ADMIN_TOKEN: ADMIN_TOKEN, RULES_DIR: EXAMPLE_RULES };
-    execFile(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', '--url', base, ...args], { cwd: ROOT, env, encoding: 'utf8', timeout: 20_000 }, (error, out, err) =>
+    execFile(process.execPath, [builtCli(), '--url', base, ...args], { cwd: ROOT, env, encoding: 'utf8', timeout: 20_000 }, (error, out, err) =>
       resolve({ code: error ? ((error as { code?: number }).code ?? 1) : 0, out, err }),
     );
   });
 }
 
 function cli(...args: string[]) {
-  const run = spawnSync(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', ...args], {
+  const run = spawnSync(process.execPath, [builtCli(), ...args], {
     cwd: ROOT,
     env: { ...process.env, DATABASE_PATH: join(gw.dir, 'gateway.db'), RULES_DIR: EXAMPLE_RULES },
     encoding: 'utf8',

@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ADMIN_TOKEN, EXAMPLE_RULES, startGateway, type Gateway } from '../helper.js';
 import { runOwned } from '../support/owned.js';
+import { builtCli } from '../support/child-gateway.js';
 
 let gw: Gateway;
 let base: string;
@@ -18,7 +19,7 @@ afterAll(() => gw.close());
 
 /** Asynchronous: with --url the CLI asks the gateway this very process serves. */
 function cli(...args: string[]): Promise<{ code: number; out: string; err: string }> {
-  return runOwned(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', ...args], { cwd: ROOT, env: { ...process.env, DATABASE_PATH: join(gw.dir, 'gateway.db'), RULES_DIR: EXAMPLE_RULES, LEAD_GATEWAY_ADMIN_TOKEN: ADMIN_TOKEN }, timeoutMs: 30_000 }).then((run) => ({
+  return runOwned(process.execPath, [builtCli(), ...args], { cwd: ROOT, env: { ...process.env, DATABASE_PATH: join(gw.dir, 'gateway.db'), RULES_DIR: EXAMPLE_RULES, LEAD_GATEWAY_ADMIN_TOKEN: ADMIN_TOKEN }, timeoutMs: 30_000 }).then((run) => ({
     code: run.code ?? -1,
     out: run.stdout,
     err: run.stderr,

@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { ADMIN_TOKEN, EXAMPLE_RULES, startGateway } from '../helper.js';
 import { runOwned } from '../support/owned.js';
+import { builtCli } from '../support/child-gateway.js';
 
 const ROOT = join(import.meta.dirname, '..', '..');
 const dirs: string[] = [];
@@ -20,7 +21,7 @@ const folder = (from?: string) => {
 
 // No database and no gateway: DATABASE_PATH names a file that does not exist, and nothing may create it.
 function cli(env: Record<string, string>, ...args: string[]) {
-  const run = spawnSync(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', ...args], {
+  const run = spawnSync(process.execPath, [builtCli(), ...args], {
     cwd: ROOT,
     env: { PATH: process.env.PATH ?? '/usr/bin:/bin', DATABASE_PATH: join(folder(), 'none', 'gateway.db'), ...env },
     encoding: 'utf8',
@@ -31,7 +32,7 @@ function cli(env: Record<string, string>, ...args: string[]) {
 
 /** The CLI without blocking this process, whose event loop serves the gateway it talks to. */
 function cliAsync(env: Record<string, string>, ...args: string[]): Promise<{ code: number; out: string; err: string }> {
-  return runOwned(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', ...args], { cwd: ROOT, env: { PATH: process.env.PATH ?? '/usr/bin:/bin', ...env }, timeoutMs: 30_000 }).then((run) => ({
+  return runOwned(process.execPath, [builtCli(), ...args], { cwd: ROOT, env: { PATH: process.env.PATH ?? '/usr/bin:/bin', ...env }, timeoutMs: 30_000 }).then((run) => ({
     code: run.code ?? -1,
     out: run.stdout,
     err: run.stderr,

@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { EXAMPLE_RULES, startGateway, type Gateway } from '../helper.js';
 import { addUser, consoleClient } from '../support/console.js';
 import { newId } from '../../src/store/ids.js';
-import { spawnGateway } from '../support/child-gateway.js';
+import { builtCli, spawnGateway } from '../support/child-gateway.js';
 
 let gw: Gateway;
 const ROOT = join(import.meta.dirname, '..', '..');
@@ -19,7 +19,7 @@ beforeAll(async () => {
 afterAll(() => gw.close());
 
 function cli(args: string[], options: { input?: string; env?: Record<string, string> } = {}) {
-  const run = spawnSync(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', ...args], {
+  const run = spawnSync(process.execPath, [builtCli(), ...args], {
     cwd: ROOT,
     env: { ...process.env, DATABASE_PATH: join(gw.dir, 'gateway.db'), RULES_DIR: EXAMPLE_RULES, ...options.env },
     input: options.input ?? '',
@@ -29,7 +29,7 @@ function cli(args: string[], options: { input?: string; env?: Record<string, str
   return { code: run.status, out: run.stdout, err: run.stderr };
 }
 
-// Each command is a tsx child process (1-2 s on busy cores): a test of several outlasts the default 20 s.
+// Each command is a child process (up to a second or two on busy cores): a test of several outlasts the default 20 s.
 describe('lead-gateway users', { timeout: 90_000 }, () => {
   it('adds a service-team user with the password on stdin; they sign in to the console', async () => {
     const added = cli(['users', 'add', 'aziza', '--service-team'], { input: `${PASSWORD}\n` });

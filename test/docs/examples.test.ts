@@ -5,7 +5,7 @@ import { mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it, type ExpectStatic } from 'vitest';
-import { spawnGateway, type ChildGateway } from '../support/child-gateway.js';
+import { builtCli, spawnGateway, type ChildGateway } from '../support/child-gateway.js';
 import { ROOT, commandsOf, differences, type DocCommand } from './doc-commands.js';
 import { execOwned } from '../support/owned.js';
 
@@ -62,11 +62,15 @@ const READING_ORDER = ['README.md', 'docs/api.md', 'docs/migration.md', 'docs/co
 const RUNBOOK = 'docs/runbook.md';
 const DEMO_HOST = 'http://127.0.0.1:3000';
 
-/** Diverts `npm run cli --` to the CLI on the test database and `npx` to the project's own bins; the real curl runs. */
+/**
+ * Diverts `npm run cli --` to the CLI on the test database (the run's build of it, as `dist/` holds
+ * it: the same program as `tsx src/cli/main.ts`, started at half the CPU; test/process/version-help
+ * runs `npm run cli` itself) and `npx` to the project's own bins; the real curl runs.
+ */
 const PREAMBLE = `
 curl() { command curl --write-out '%{stderr}\\n@@http-status %{http_code}\\n' "$@"; }
 npm() {
-  if [ "$1" = run ] && [ "$2" = cli ] && [ "$3" = -- ]; then shift 3; node --import "$LG_TSX" "$LG_ROOT/src/cli/main.ts" "$@"
+  if [ "$1" = run ] && [ "$2" = cli ] && [ "$3" = -- ]; then shift 3; node "$LG_CLI" "$@"
   else echo "npm $* is not run by the docs test" >&2; return 99; fi
 }
 npx() { local bin="$1"; shift; "$LG_ROOT/node_modules/.bin/$bin" "$@"; }
@@ -95,7 +99,7 @@ async function demoGateway(): Promise<Environment> {
       PATH: process.env.PATH ?? '/usr/bin:/bin',
       HOME: process.env.HOME ?? dir,
       LG_ROOT: ROOT,
-      LG_TSX: import.meta.resolve('tsx'),
+      LG_CLI: builtCli(),
       GATEWAY: gateway.address,
       ADMIN_TOKEN: field(banner, 'admin token'),
       KEY: field(banner, 'v1 key'),

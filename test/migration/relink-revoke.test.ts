@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { EXAMPLE_RULES, startGateway, type Gateway } from '../helper.js';
 import { databaseEnv } from '../support/store.js';
+import { builtCli } from '../support/child-gateway.js';
 
 let gw: Gateway;
 let rulesDir: string;
@@ -25,7 +26,7 @@ afterAll(() => gw.close());
 const legacyPost = (body: unknown) =>
   gw.app.inject({ method: 'POST', url: '/api/bots/api/leads/', headers: { 'x-bot-api-key': LEGACY_KEY }, payload: body as object });
 const cli = (...args: string[]) => {
-  const run = spawnSync(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', ...args], {
+  const run = spawnSync(process.execPath, [builtCli(), ...args], {
     cwd: join(import.meta.dirname, '..', '..'),
     env: { ...process.env, ...databaseEnv(gw.store), RULES_DIR: rulesDir },
     encoding: 'utf8',

@@ -3,12 +3,11 @@ import { spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { pathToFileURL } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
+import { builtMain } from '../support/child-gateway.js';
 import { spawnOwned } from '../support/owned.js';
 
 const ROOT = join(import.meta.dirname, '..', '..');
-const TSX = pathToFileURL(join(ROOT, 'node_modules', 'tsx', 'dist', 'loader.mjs')).href;
 const dir = mkdtempSync(join(tmpdir(), 'lead-gateway-envfile-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
@@ -24,7 +23,7 @@ describe('.env', () => {
       join(cwd, '.env'),
       ['# the operator\'s file', 'PORT=0', `DATABASE_PATH=${join(cwd, 'g.db')}`, `RULES_DIR=${join(ROOT, 'rules')}`, `ADMIN_TOKEN=${FILE_TOKEN}`, 'LOG_LEVEL=INFO', 'DEMO_MODE=FALSE', ''].join('\n'),
     );
-    const child = spawnOwned(process.execPath, ['--import', TSX, join(ROOT, 'src', 'main.ts')], { cwd, env: { ...baseEnv, ADMIN_TOKEN: ENV_TOKEN }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawnOwned(process.execPath, [builtMain()], { cwd, env: { ...baseEnv, ADMIN_TOKEN: ENV_TOKEN }, stdio: ['ignore', 'pipe', 'pipe'] });
     let out = '';
     const address = await new Promise<string>((resolve, reject) => {
       const timer = setTimeout(() => reject(new Error(`not listening:\n${out}`)), 20_000);
@@ -55,7 +54,7 @@ describe('.env', () => {
     const cwd = join(dir, 'bad');
     spawnSync('mkdir', ['-p', cwd]);
     writeFileSync(join(cwd, '.env'), `RATE_LIMIT_PER_MINUTE=0\nRULES_DIR=${join(ROOT, 'rules')}\n`);
-    const run = spawnSync(process.execPath, ['--import', TSX, join(ROOT, 'src', 'main.ts'), '--demo'], { cwd, env: { ...baseEnv, PORT: '0' }, encoding: 'utf8', timeout: 20_000 });
+    const run = spawnSync(process.execPath, [builtMain(), '--demo'], { cwd, env: { ...baseEnv, PORT: '0' }, encoding: 'utf8', timeout: 20_000 });
     expect(run.status).toBe(1);
     expect(run.stderr).toMatch(/RATE_LIMIT_PER_MINUTE must be at least 1 \(set in \.env\)/);
   });

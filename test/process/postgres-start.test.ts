@@ -3,7 +3,7 @@
 import { spawnSync } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import pg from 'pg';
-import { CHILD_ADMIN_TOKEN, DEMO_V1_KEY, ROOT, spawnGateway, type ChildGateway } from '../support/child-gateway.js';
+import { builtCli, builtMain, CHILD_ADMIN_TOKEN, type ChildGateway, DEMO_V1_KEY, ROOT, spawnGateway } from '../support/child-gateway.js';
 import { clusterOrSkip, freshDatabase, type TestPostgres } from '../support/postgres.js';
 import { EXAMPLE_RULES } from '../helper.js';
 import { migrations } from '../../src/store/postgres/migrations.js';
@@ -27,7 +27,7 @@ const withPassword = (url: string) => {
 };
 
 const cli = (env: Record<string, string>, ...args: string[]) => {
-  const run = spawnSync(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', ...args], {
+  const run = spawnSync(process.execPath, [builtCli(), ...args], {
     cwd: ROOT,
     env: { PATH: process.env.PATH ?? '/usr/bin:/bin', RULES_DIR: EXAMPLE_RULES, ...env },
     encoding: 'utf8',
@@ -82,7 +82,7 @@ describe('a gateway on PostgreSQL', () => {
     if (!cluster) return context.skip();
     const url = new URL(withPassword(cluster.url));
     url.port = '1';
-    const run = spawnSync(process.execPath, ['--import', 'tsx', 'src/main.ts', '--demo'], {
+    const run = spawnSync(process.execPath, [builtMain(), '--demo'], {
       cwd: ROOT,
       env: { PATH: process.env.PATH ?? '/usr/bin:/bin', PORT: '0', RULES_DIR: EXAMPLE_RULES, DATABASE_URL: url.toString() },
       encoding: 'utf8',

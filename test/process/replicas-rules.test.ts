@@ -8,7 +8,7 @@ import { appendFileSync, cpSync, mkdtempSync, rmSync, writeFileSync } from 'node
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CHILD_ADMIN_TOKEN, ROOT, spawnGateway, type ChildGateway } from '../support/child-gateway.js';
+import { builtCli, CHILD_ADMIN_TOKEN, type ChildGateway, ROOT, spawnGateway } from '../support/child-gateway.js';
 import { clusterOrSkip, freshDatabase, type TestPostgres } from '../support/postgres.js';
 import { createRulesHolder } from '../../src/rules/loader.js';
 
@@ -68,7 +68,7 @@ const warned = (r: Replica) => r.gw.output().split('\n').filter((l) => l.include
 const byId = (views: ReplicaView[]) => Object.fromEntries(views.map((v) => [v.id, v]));
 /** The CLI's `replicas` command, through a replica's admin API or on the database. */
 const cliReplicas = (target: Record<string, string>, ...args: string[]) => {
-  const run = spawnSync(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', ...args, 'replicas'], {
+  const run = spawnSync(process.execPath, [builtCli(), ...args, 'replicas'], {
     cwd: ROOT,
     env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: process.env.HOME ?? '/tmp', ...target },
     encoding: 'utf8',

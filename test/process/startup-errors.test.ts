@@ -5,13 +5,14 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { EXAMPLE_RULES } from '../helper.js';
+import { builtCli, builtMain } from '../support/child-gateway.js';
 
 const ROOT = join(import.meta.dirname, '..', '..');
 const dir = mkdtempSync(join(tmpdir(), 'lead-gateway-startup-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 const run = (entry: string, args: string[], env: Record<string, string>) => {
-  const result = spawnSync(process.execPath, ['--import', 'tsx', entry, ...args], {
+  const result = spawnSync(process.execPath, [entry, ...args], {
     cwd: ROOT,
     env: { PATH: process.env.PATH ?? '/usr/bin:/bin', PORT: '0', RULES_DIR: EXAMPLE_RULES, LOG_LEVEL: 'warn', ...env },
     encoding: 'utf8',
@@ -19,8 +20,8 @@ const run = (entry: string, args: string[], env: Record<string, string>) => {
   });
   return { code: result.status, out: result.stdout, err: result.stderr };
 };
-const start = (databasePath: string) => run('src/main.ts', ['--demo'], { DATABASE_PATH: databasePath });
-const cli = (databasePath: string, ...args: string[]) => run('src/cli/main.ts', args, { DATABASE_PATH: databasePath });
+const start = (databasePath: string) => run(builtMain(), ['--demo'], { DATABASE_PATH: databasePath });
+const cli = (databasePath: string, ...args: string[]) => run(builtCli(), args, { DATABASE_PATH: databasePath });
 
 describe('an unopenable DATABASE_PATH', () => {
   const aFile = join(dir, 'plain-file');

@@ -3,13 +3,15 @@ import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { builtCli, builtMain } from '../support/child-gateway.js';
 
 const ROOT = join(import.meta.dirname, '..', '..');
 const { version } = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { version: string };
 
 // No ADMIN_TOKEN and no database: --version and --help must answer before the configuration is read.
+/** `entry` is a script of the run's build (test/support/build-setup.ts), as `dist/` holds it. */
 const run = (entry: string, ...args: string[]) => {
-  const result = spawnSync(process.execPath, ['--import', 'tsx', entry, ...args], {
+  const result = spawnSync(process.execPath, [entry, ...args], {
     cwd: ROOT,
     env: { PATH: process.env.PATH ?? '/usr/bin:/bin', DATABASE_PATH: '/nonexistent/gateway.db' },
     encoding: 'utf8',
@@ -19,8 +21,8 @@ const run = (entry: string, ...args: string[]) => {
 };
 
 describe.each([
-  ['the server', 'src/main.ts', /^Usage: node dist\/main\.js/m],
-  ['the CLI', 'src/cli/main.ts', /^Usage: lead-gateway \[options\] \[command\]/m],
+  ['the server', builtMain(), /^Usage: node dist\/main\.js/m],
+  ['the CLI', builtCli(), /^Usage: lead-gateway \[options\] \[command\]/m],
 ])('%s', { timeout: 60_000 }, (_name, entry, usage) => {
   it('prints its version with --version, exit 0', () => {
     const result = run(entry, '--version');
@@ -41,5 +43,20 @@ describe.each([
     expect(result.err).toMatch(/^(error: )?unknown option '--no-such-option'/im);
     expect(result.err).not.toMatch(/\n\s+at |ERR_PARSE_ARGS/);
     expect(result.out).toBe('');
+  });
+});
+
+// The tests start the run's build; the scripts a contributor types run the sources through tsx.
+describe('npm run cli', () => {
+  it('runs the CLI from the sources, as the README says', () => {
+    const result = spawnSync('npm', ['run', '--silent', 'cli', '--', '--version'], {
+      cwd: ROOT,
+      env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: process.env.HOME ?? '/tmp', DATABASE_PATH: '/nonexistent/gateway.db' },
+      encoding: 'utf8',
+      timeout: 30_000,
+    });
+    expect(result.stderr).toBe('');
+    expect(result.status).toBe(0);
+    expect(result.stdout).toBe(`lead-gateway ${version}\n`);
   });
 });

@@ -7,6 +7,7 @@ import { describe, expect, it } from 'vitest';
 import { RulesError, createRulesHolder, loadRules } from '../../src/rules/loader.js';
 import { stableId } from '../../src/rules/ids.js';
 import { EXAMPLE_RULES } from '../helper.js';
+import { builtMain } from '../support/child-gateway.js';
 
 const fixture = (name: string) => join(import.meta.dirname, '..', 'fixtures', name);
 const problemsOf = (dir: string): string[] => {
@@ -110,7 +111,7 @@ describe('rules that name JavaScript object internals', () => {
 describe('the server on broken rules', () => {
   it('refuses to start, naming the file and the path', () => {
     const dir = mkdtempSync(join(tmpdir(), 'lead-gateway-start-'));
-    const run = spawnSync(process.execPath, ['--import', 'tsx', 'src/main.ts', '--demo'], {
+    const run = spawnSync(process.execPath, [builtMain(), '--demo'], {
       cwd: join(import.meta.dirname, '..', '..'),
       env: { ...process.env, RULES_DIR: fixture('rules-broken-reference'), DATABASE_PATH: join(dir, 'g.db'), PORT: '0' },
       encoding: 'utf8',
