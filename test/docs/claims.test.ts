@@ -101,7 +101,7 @@ describe('the README', () => {
   it('says what npm test runs and lists the steps of CI in the order .ci/run takes them', () => {
     expect(pkg.scripts.test).toBe('vitest run --project sqlite');
     expect(pkg.scripts['test:all']).toBe('npm test && npm run test:postgres && npm run test:resilience');
-    expect(read('vitest.config.ts')).toContain("{ extends: true, test: { name: 'sqlite', include: ['test/**/*.test.ts'] } }");
+    expect(read('vitest.config.ts')).toMatch(/name: 'sqlite',\s+include: \['test\/\*\*\/\*\.test\.ts'\],/);
     expect(readme).toMatch(/`npm test` runs every test under `test\/` \(vitest\) on SQLite, the resilience suites among them at a\s+small size/);
     const short = (step: string) => step.replace(/^npm (run )?/, '').split(' ')[0];
     const ci = [...read('.ci/run').matchAll(/^npm (?:ci|test|run \S+)/gm)].map((m) => short(m[0]));
