@@ -1,6 +1,7 @@
 // What a test starts does not outlive it (test/support/owned.ts): a vitest run in a child process runs
 // fixtures that leave a process group and a PostgreSQL cluster behind on purpose (a test timing out,
-// a test failing, a worker killed outright), and nothing of theirs is left once that run is over.
+// a test failing, a worker killed outright, a file's beforeAll in a worker that goes on to the next
+// file, as npm test's workers do), and nothing of theirs is left once that run is over.
 import { chmodSync, existsSync, mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -59,8 +60,11 @@ describe('a test run', () => {
 
     // Gone at each test's end, before the file ended (not only at the run's end).
     expect(fact('afterTests')).toEqual({ group: false, sleeper: false, cluster: false });
+    // What a file started in its beforeAll is gone before the next file runs in the same worker.
+    expect(fact('afterFile')).toEqual({ worker: fact<number>('worker'), group: false });
     // And gone now: the shell, the sleep it left, the cluster's folder, the killed worker's sleep.
-    const { shell, sleeper } = facts[0] as { shell: number; sleeper: number };
+    const shell = fact<number>('shell')!;
+    const sleeper = fact<number>('sleeper')!;
     expect(await gone(shell)).toBe(true);
     expect(await gone(sleeper)).toBe(true);
     if (cluster !== undefined) expect(existsSync(cluster)).toBe(false);
