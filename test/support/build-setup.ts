@@ -4,10 +4,12 @@
 // process from compiled JavaScript costs less than half the CPU of one through tsx. Not `dist/`
 // itself, which `npm start` (test/docs/npm-start.test.ts) rebuilds under the others. The folder sits
 // at the repository's top so that what the code finds beside it (`../package.json`, `docs/`,
-// `node_modules`) is where it is for `dist/`. docs/testing.md says more.
+// `node_modules`) is where it is for `dist/`. In watch mode each rerun builds again, so that a change
+// to `src/` reaches the child processes too. docs/testing.md says more.
 import { execFileSync } from 'node:child_process';
 import { cpSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
+import type { TestProject } from 'vitest/node';
 import { BUILD_DIR_VARIABLE, ROOT } from './child-gateway.js';
 
 const PREFIX = '.test-build-';
@@ -21,19 +23,14 @@ interface Shared {
 const KEY = Symbol.for('lead-gateway.test-run-build');
 const shared = globalThis as { [KEY]?: Shared };
 
-export default function setup() {
+export default function setup(project: TestProject) {
   let run = shared[KEY];
   if (run === undefined) {
     removeLeftBuilds();
     const dir = mkdtempSync(join(ROOT, `${PREFIX}${process.pid}-`));
-    // `--noCheck`: the same JavaScript as `npm run build` at a third of the CPU; the types are
-    // checked by `npm run typecheck`, as CI does before the tests.
-    execFileSync(process.execPath, [join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', 'tsconfig.build.json', '--noCheck', '--outDir', dir], {
-      cwd: ROOT,
-      stdio: ['ignore', 'inherit', 'inherit'],
-      timeout: 120_000,
-    });
-    for (const assets of ['views', 'static']) cpSync(join(ROOT, 'src', 'console', assets), join(dir, 'console', assets), { recursive: true });
+    build(dir);
+    // Registered once: vitest calls it once per rerun, whichever projects rerun.
+    project.onTestsRerun(() => build(dir));
     // The workers inherit it, as they inherit temp-setup.ts's TMPDIR.
     const previous = process.env[BUILD_DIR_VARIABLE];
     process.env[BUILD_DIR_VARIABLE] = dir;
@@ -49,6 +46,18 @@ export default function setup() {
     else process.env[BUILD_DIR_VARIABLE] = used.previous;
     rmSync(used.dir, { recursive: true, force: true, maxRetries: 3 });
   };
+}
+
+/** `npm run build` into `dir`. */
+function build(dir: string): void {
+  // `--noCheck`: the same JavaScript as `npm run build` at a third of the CPU; the types are
+  // checked by `npm run typecheck`, as CI does before the tests.
+  execFileSync(process.execPath, [join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', 'tsconfig.build.json', '--noCheck', '--outDir', dir], {
+    cwd: ROOT,
+    stdio: ['ignore', 'inherit', 'inherit'],
+    timeout: 120_000,
+  });
+  for (const assets of ['views', 'static']) cpSync(join(ROOT, 'src', 'console', assets), join(dir, 'console', assets), { recursive: true });
 }
 
 /** The build of a run whose vitest was killed outright (its pid is in the name) has no teardown left. */
