@@ -8,6 +8,7 @@ import { postgresUnavailable } from './test/support/postgres.js';
 const NOT_AGAIN_ON_POSTGRES = [
   // Both engines already, each file on its own throwaway cluster (test/support/engines.ts).
   'test/store/**',
+  'test/idempotency/known-events.test.ts',
   'test/nul-character.test.ts',
   // The shared rate limits on their own cluster, as the replicas of a PostgreSQL deployment.
   'test/rate-limit/**',

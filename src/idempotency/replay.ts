@@ -1,8 +1,9 @@
 // Deciding whether an event was seen: a replay of the same data, or a 409 naming the differing paths.
 import { AppError } from '../errors.js';
-import { DuplicateEventError, type Repos, type Store } from '../store/store.js';
+import { DuplicateEventError, StoreUnavailableError, type Repos, type Store } from '../store/store.js';
 import type { Endpoint, LeadWithParts, Submission } from '../store/repos/submissions.js';
 import { differingPaths, fingerprint } from './fingerprint.js';
+import { rememberEvent, remembersEvent } from './known-events.js';
 
 /** What a first-time handler records in the event ledger beside its reply. */
 export interface EventRecord {
@@ -26,20 +27,47 @@ export interface IdempotentRequest {
    * event_id it used stays free for the live call.
    */
   rehearsal?: boolean;
+  /**
+   * An earlier event this request is a resend of when the ledger holds it and `holds` says so of its
+   * record's time (a legacy POST's previous day, docs/legacy-api.md), with the body the request has as
+   * that event. Looked for beside `eventId`, in the same round trip; while it holds, it wins.
+   */
+  earlier?: { eventId: string; body: unknown; holds: (createdAt: string) => boolean };
 }
 
 /** Runs of a unit that lost the race to record its event: each then finds the event and replays it. */
 const MAX_FRESH_ATTEMPTS = 3;
 
+type Found = Submission & { lead?: LeadWithParts | null };
+/** The recorded event a request is, with the body it has as that event. */
+interface Known {
+  found: Found;
+  body: unknown;
+}
+
+/** Thrown out of a unit that found its event already recorded: the unit is rolled back and the event replayed. */
+class KnownEvent extends Error {
+  constructor(readonly known: Known) {
+    super('the event is recorded already');
+  }
+}
+
 /**
  * Runs `fresh` exactly once per (integration, endpoint, event_id). A known event with the same
  * fingerprint is answered by `replay` (from committed data, without entering the write queue); with
  * other data it is a 409 naming the differing paths (the first body is read for that alone: the
- * look-up leaves it out). If another writer records the event between our check and our insert, the
- * store's uniqueness rejects ours (DuplicateEventError), our unit is rolled back whole, and the
- * request is answered as a replay of the committed one. `fresh` records its event before its reply is
- * rendered: the record goes to the database with the unit's other writes (PostgreSQL sends them as one
- * statement before the unit's next read).
+ * look-up leaves it out).
+ *
+ * Where the ledger is read (docs/architecture.md, "How a unit is sent on PostgreSQL"): an event this
+ * process recorded or replayed lately (known-events.ts) is looked for alone, one statement, and
+ * replayed from it. Any other is looked for inside the unit, its first statement: on PostgreSQL it
+ * goes out with BEGIN, the person locks and the match, in one round trip. When it finds the event,
+ * the unit is rolled back (nothing of `fresh` was sent, or, on SQLite, stands) and the event replayed.
+ * If another writer records the event between our look-up and our insert, the store's uniqueness
+ * rejects ours (DuplicateEventError), our unit is rolled back whole, and the next attempt finds and
+ * replays the committed one. `fresh` records its event before its reply is rendered: the record goes
+ * to the database with the unit's other writes (PostgreSQL sends them as one statement before the
+ * unit's next read).
  */
 export async function runOnce<T>(
   store: Store,
@@ -54,7 +82,7 @@ export async function runOnce<T>(
     /**
      * The work of a first event; `reply` renders the answer in the same unit, after the record, with
      * the reads it makes at once (`Store.transact` with an answer: on PostgreSQL they go out with the
-     * unit's writes and COMMIT).
+     * unit's writes and COMMIT). It may run and be undone when the look-up beside it finds the event.
      */
     fresh: (tx: Repos) => Promise<{ record: EventRecord; reply: () => Promise<T> }>;
   },
@@ -62,46 +90,78 @@ export async function runOnce<T>(
   if (request.rehearsal === true) {
     return store.rehearse(async (tx) => (await handlers.fresh(tx)).reply());
   }
-  const print = fingerprint(request.body);
-  const seen = async (r: Repos, known: Submission & { lead?: LeadWithParts | null }): Promise<T> => {
-    const { lead, ...submission } = known;
-    if (submission.fingerprint !== print) throw conflict(submission, await r.submissions.firstBody(submission.id), request.body);
+  const { earlier } = request;
+  const keyOf = (eventId: string) => JSON.stringify([request.integrationId, request.endpoint, eventId]);
+  const findOne = (r: Repos, eventId: string) => r.submissions.findWithLead(request.integrationId, request.endpoint, eventId);
+  /** Which of the records found the request is: the earlier event while it holds, else its own. */
+  const choose = (own: Found | null, before: Found | null): Known | null => {
+    if (before && earlier?.holds(before.createdAt)) return { found: before, body: earlier.body };
+    return own ? { found: own, body: request.body } : null;
+  };
+  // Both look-ups are started before either is awaited: on PostgreSQL they share a round trip.
+  const lookUp = async (r: Repos): Promise<Known | null> => {
+    const [own, before] = await Promise.all([findOne(r, request.eventId), earlier ? findOne(r, earlier.eventId) : null]);
+    return choose(own, before);
+  };
+  const seen = async (r: Repos, { found, body }: Known): Promise<T> => {
+    const { lead, ...submission } = found;
+    rememberEvent(store, keyOf(submission.eventId));
+    if (submission.fingerprint !== fingerprint(body)) throw conflict(submission, await r.submissions.firstBody(submission.id), body);
     return handlers.replay(r, submission, lead);
   };
-  const find = (r: Repos) => r.submissions.findWithLead(request.integrationId, request.endpoint, request.eventId);
 
-  const known = await store.peek(find);
-  if (known) return store.view((r) => seen(r, known));
+  // An event remembered here: one statement finds it (the earlier one first, as it wins while it holds).
+  for (const [eventId, isEarlier] of [...(earlier ? [[earlier.eventId, true] as const] : []), [request.eventId, false] as const]) {
+    if (!remembersEvent(store, keyOf(eventId))) continue;
+    const found = await store.peek((r) => findOne(r, eventId));
+    const known = isEarlier ? choose(null, found) : choose(found, null);
+    if (known) return store.view((r) => seen(r, known));
+  }
+
   for (let attempt = 1; ; attempt++) {
     try {
-      return await store.transact(
-        async (tx): Promise<{ now: T } | { reply: () => Promise<T> }> => {
-          // Looked for again only after losing a race: the first run relies on the ledger's uniqueness
-          // (an event recorded meanwhile fails our insert, and the whole unit with it). The look is made
-          // inside a unit, on the writer: it sees the winner's commit whatever a reader's snapshot holds.
-          const existing = attempt > 1 ? await find(tx) : null;
-          if (existing) return { now: await seen(tx, existing) };
-          const { reply, record } = await handlers.fresh(tx);
+      const reply = await store.transact(
+        async (tx) => {
+          // The ledger first: sent at once, answered before the first read `fresh` awaits.
+          const looked = lookUp(tx);
+          looked.catch(() => {});
+          let work: Awaited<ReturnType<typeof handlers.fresh>>;
+          try {
+            work = await handlers.fresh(tx);
+          } catch (error) {
+            // A refusal (404, 422) or a failure of an event recorded already is answered as its replay.
+            const known = await looked.catch(() => null);
+            if (known) throw new KnownEvent(known);
+            throw error;
+          }
+          const known = await looked;
+          // Thrown before the unit's next statement: the writes `fresh` held back are never sent.
+          if (known) throw new KnownEvent(known);
           // Recorded in the same unit as the work: both stand, or neither does.
           await tx.submissions.insert({
             integrationId: request.integrationId,
             endpoint: request.endpoint,
             eventId: request.eventId,
-            fingerprint: print,
+            fingerprint: fingerprint(request.body),
             body: request.body,
             needsReview: false,
             reviewReason: null,
-            ...record,
+            ...work.record,
           });
-          return { reply };
+          return work;
         },
-        (_tx, work) => ('now' in work ? Promise.resolve(work.now) : work.reply()),
+        (_tx, work) => work.reply(),
       );
+      rememberEvent(store, keyOf(request.eventId));
+      return reply;
     } catch (error) {
+      if (error instanceof KnownEvent) return store.view((r) => seen(r, error.known));
       if (error instanceof DuplicateEventError && attempt < MAX_FRESH_ATTEMPTS) continue;
-      // A refusal (404, 422) of an event another writer recorded meanwhile is answered as that
-      // event's replay (or 409), as it would have been had the event been found first.
-      const meanwhile = error instanceof AppError ? await store.peek(find) : null;
+      // A refusal (404, 422) of an event another writer recorded meanwhile is answered as that event's
+      // replay (or 409), as it would have been had the event been found first; so is a unit the store
+      // could not run (it takes no writes now) for an event it can still read.
+      const again = error instanceof AppError || error instanceof StoreUnavailableError;
+      const meanwhile = again ? await store.view(lookUp).catch(() => null) : null;
       if (meanwhile) return store.view((r) => seen(r, meanwhile));
       throw error;
     }

@@ -6,19 +6,26 @@
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildApp } from '../../../src/app.js';
+import { KNOWN_EVENTS_MAX, KNOWN_EVENTS_TTL_MS, limitKnownEvents } from '../../../src/idempotency/known-events.js';
 import { createUsageRecorder } from '../../../src/migration/usage.js';
 import { createRulesHolder } from '../../../src/rules/loader.js';
 import { openPostgresStore, type PostgresStore } from '../../../src/store/postgres/postgres-store.js';
 import { clusterOrSkip, freshDatabase, type TestPostgres } from '../../support/postgres.js';
 
 /**
- * Round trips, as reached (docs/performance.md, "One unit, two round trips"): the ledger's look-up,
- * then the unit's first statements (BEGIN, the person locks, the match, pipelined), then its writes,
- * the lead object and COMMIT (pipelined). The goal is two: the look-up folded into the unit's first trip.
+ * Round trips (docs/performance.md, "One unit, two round trips"): the unit's first statements (BEGIN,
+ * the ledger's look-up, the person locks, the match, pipelined), then its writes, the lead object and
+ * COMMIT (pipelined).
  */
-const NEW_LEAD = 3;
-/** A replay: the ledger row with the lead and its parts, one statement. */
+const NEW_LEAD = 2;
+/** A replay of an event this process recorded or replayed: the ledger row with the lead and its parts, one statement. */
 const REPLAY = 1;
+/**
+ * A replay of an event this process does not remember (another replica recorded it, or a restart came
+ * between): the unit's first trip finds it beside the lock and the match, then its ROLLBACK.
+ */
+const UNKNOWN_REPLAY = 4;
+const UNKNOWN_REPLAY_STATEMENTS = 9;
 /** The look-up; BEGIN and the binding; the latest lead locked; the fields' values; the writes and COMMIT. */
 const ANSWERS = 5;
 /** A known person's inquiry: as a new lead, plus the person's row lock with the latest lead locked (one trip), then the fields' values. */
@@ -104,6 +111,14 @@ describe('round trips per request on PostgreSQL', () => {
     const replay = await post('leads/', lead);
     expect(replay).toMatchObject({ status: 200, body: { replayed: true } });
     within(replay, REPLAY, REPLAY);
+    expect(replay.statements).toEqual(['submissions.findWithLead']);
+
+    // As on a replica that never saw the event: the same answer, from inside a unit rolled back.
+    limitKnownEvents(store, { max: KNOWN_EVENTS_MAX, ttlMs: KNOWN_EVENTS_TTL_MS });
+    const unknownReplay = await post('leads/', lead);
+    expect(unknownReplay).toMatchObject({ status: 200, body: replay.body });
+    within(unknownReplay, UNKNOWN_REPLAY, UNKNOWN_REPLAY_STATEMENTS);
+    expect(unknownReplay.statements.at(-1)).toBe('ROLLBACK');
 
     const answers = await post('leads/answers/', { event_id: 'a1', external_contact_id: 'telegram:1', answers: { laptop: 'ha', goal: 'job' } });
     expect(answers).toMatchObject({ status: 200, body: { replayed: false } });
