@@ -50,6 +50,10 @@ async function applyOne(
   return { outcome, error: null, fieldId };
 }
 
+/** The fields these answers map to: the values `applyAnswers` decides on, known before the unit starts. */
+export const answerFieldIds = (integration: Integration, answers: Record<string, unknown>): string[] =>
+  Object.keys(answers).flatMap((key) => integration.answers.get(key)?.field.id ?? []);
+
 /**
  * Applies answers to a lead and stores them with their event, raw value and outcome: every written,
  * unchanged or kept one, and unmapped and invalid ones up to the caps of keep.ts (one past them is
@@ -61,17 +65,20 @@ export async function applyAnswers(
   /**
    * `leadIsNew`: the lead was created in this unit, so it has no values yet and none is read; its
    * values after these answers (those written) are then added to `newLeadValues` when given.
+   * `values`: the lead's stored values of the fields `answerFieldIds` names, as the caller read them
+   * under the lead's lock (`holds`); read here when not given.
    */
-  target: { leadId: string; submissionId: string; at: string; leadIsNew?: boolean; newLeadValues?: FieldValue[] },
+  target: { leadId: string; submissionId: string; at: string; leadIsNew?: boolean; newLeadValues?: FieldValue[]; values?: readonly FieldValue[] },
   answers: Record<string, unknown>,
   /** Keys whose number the request text holds more precisely than a JavaScript number can. */
   inexact: ReadonlySet<string> = new Set(),
 ): Promise<AnswersResult> {
   const result = emptyAnswersResult();
   // The stored values of every field these answers map to, read at once (the caller holds the lead's lock).
-  const fieldIds = Object.keys(answers).flatMap((key) => integration.answers.get(key)?.field.id ?? []);
+  const fieldIds = answerFieldIds(integration, answers);
   const known = new Map<string, FieldValue | null>(fieldIds.map((id) => [id, null]));
-  if (!target.leadIsNew && fieldIds.length > 0) for (const value of await tx.fieldValues.getMany(target.leadId, fieldIds)) known.set(value.fieldId, value);
+  const stored = target.leadIsNew || fieldIds.length === 0 ? [] : (target.values ?? (await tx.fieldValues.getMany(target.leadId, fieldIds)));
+  for (const value of stored) if (known.has(value.fieldId)) known.set(value.fieldId, value);
   const outcomes: { key: string; raw: unknown; applied: Applied }[] = [];
   for (const [key, raw] of Object.entries(answers)) {
     // Checked before the mapping: an answer stored unmapped would otherwise be applied later, rounded.

@@ -4,7 +4,7 @@ import type { Store } from '../store/store.js';
 import type { Integration } from '../rules/catalog.js';
 import { runOnce } from '../idempotency/replay.js';
 import type { AnswersResult } from './schemas.js';
-import { applyAnswers } from './engine.js';
+import { answerFieldIds, applyAnswers } from './engine.js';
 import type { AnswersResponse, AnswersSubmission } from './schemas.js';
 import { newId } from '../store/ids.js';
 import { lockLatestLead } from '../lead/lock.js';
@@ -34,9 +34,13 @@ export function submitAnswers(
         return { ...record, replayed: true, deleted: lead === null || lead.deletedAt !== null };
       },
       fresh: async (tx) => {
-        const contact = await tx.contacts.findByBinding(integration.id, body.external_contact_id);
-        // Locked: a concurrent field write to this lead decides after this one's (lead/field-write.ts).
-        const lead = contact ? await lockLatestLead(tx, contact.id) : null;
+        // The person bound, its latest lead locked (a concurrent field write to it decides after this
+        // one's, lead/field-write.ts) and the values these answers decide on: one round trip on
+        // PostgreSQL (repos/holds.ts). A lead deleted while the unit waited: the next latest, read again.
+        const held = await tx.holds.binding(integration.id, body.external_contact_id, answerFieldIds(integration, body.answers));
+        const { contact } = held;
+        const again = held.latest !== null && held.latest.deletedAt !== null;
+        const lead = again && contact ? await lockLatestLead(tx, contact.id) : held.latest;
         if (!contact || !lead) {
           // Thrown inside the unit: nothing is recorded, so the same event_id works after the lead exists.
           throw new AppError(
@@ -51,7 +55,7 @@ export function submitAnswers(
           lead_id: lead.id,
           contact_id: contact.id,
           submission_id: submissionId,
-          answers: await applyAnswers(tx, integration, { leadId: lead.id, submissionId, at }, body.answers, options.inexact),
+          answers: await applyAnswers(tx, integration, { leadId: lead.id, submissionId, at, ...(again ? {} : { values: held.values }) }, body.answers, options.inexact),
         };
         return {
           reply: async () => ({ ...record, replayed: false, deleted: false }),

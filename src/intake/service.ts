@@ -3,7 +3,7 @@ import type { Repos, Store } from '../store/store.js';
 import type { Integration } from '../rules/catalog.js';
 import type { LeadWithParts, Submission } from '../store/repos/submissions.js';
 import { runOnce, type EventRecord } from '../idempotency/replay.js';
-import { applyAnswers, emptyAnswersResult } from '../answers/engine.js';
+import { answerFieldIds, applyAnswers, emptyAnswersResult } from '../answers/engine.js';
 import type { Contact } from '../store/repos/contacts.js';
 import type { Lead, LeadPatch } from '../store/repos/leads.js';
 import type { FieldValue } from '../store/repos/field-values.js';
@@ -96,13 +96,6 @@ interface Person {
   externalId: string | null;
 }
 
-/** The order of docs/api.md ("Outcomes"): the integration's binding, then the same phone, then the same e-mail (one read). */
-async function matchPerson(tx: Repos, integration: Integration, p: Person): Promise<{ contact: Contact | null; by: MatchedBy }> {
-  const found = await tx.contacts.match(integration.workspace.id, integration.id, p);
-  if (found === null) return { contact: null, by: null };
-  return { contact: found.contact, by: found.by === 'binding' ? 'external_contact_id' : found.by };
-}
-
 /** The keys the person may be found by, locked before matching (repos/locks.ts). */
 function personKeys(integration: Integration, p: Person): PersonKey[] {
   const keys: PersonKey[] = [];
@@ -171,15 +164,19 @@ async function intake(
   // Match, then create or bind, as one step per person: another unit submitting the same person by any
   // of these keys waits here, and then finds the contact (and binding) this one made.
   await tx.locks.persons(integration.workspace.id, personKeys(integration, person));
-  const found = await matchPerson(tx, integration, person);
-  const by = found.by;
-  // A person found by another key than another unit's (phone here, e-mail there) is one row: its lock
-  // makes the two choose between creating and attaching a lead one after the other. (fillEmpty's
-  // UPDATE below would lock the row as well; this lock says so, and answers the row as committed.)
-  // Its latest lead is locked in the same breath, after the row (the lock order: person keys, contact,
-  // lead): on PostgreSQL the two statements go out together, one round trip.
-  const [locked, latest] = found.contact ? await Promise.all([tx.contacts.lock(found.contact.id), lockLatestLead(tx, found.contact.id)]) : [null, null];
-  const matched = found.contact && (locked ?? found.contact);
+  // The person found is locked, then its latest lead, then the values its answers decide on are read
+  // (the lock order: person keys, contact, lead). A person found by another key than another unit's
+  // (phone here, e-mail there) is one row: its lock makes the two choose between creating and
+  // attaching a lead one after the other. On PostgreSQL all of it goes out with the keys' lock, one
+  // round trip (repos/holds.ts).
+  const fieldIds = body.answers ? answerFieldIds(integration, body.answers) : [];
+  const held = await tx.holds.person(integration.workspace.id, integration.id, person, fieldIds);
+  const by: MatchedBy = held.found === null ? null : held.found.by === 'binding' ? 'external_contact_id' : held.found.by;
+  const matched = held.found && (held.locked ?? held.found.contact);
+  // A lead deleted while the unit waited for its lock: the next latest one, and its values read again.
+  const again = held.latest !== null && held.latest.deletedAt !== null;
+  const latest = again && held.found ? await lockLatestLead(tx, held.found.contact.id) : held.latest;
+  const values = again ? undefined : held.values;
   const reason = reviewReason(matched, by, person);
 
   let contact = matched;
@@ -240,7 +237,7 @@ async function intake(
   const created = outcome === 'created';
   const newLeadValues: FieldValue[] = [];
   const answers = body.answers
-    ? await applyAnswers(tx, integration, { leadId: lead.id, submissionId, at, leadIsNew: created, newLeadValues }, body.answers, inexactAnswers)
+    ? await applyAnswers(tx, integration, { leadId: lead.id, submissionId, at, leadIsNew: created, newLeadValues, ...(values ? { values } : {}) }, body.answers, inexactAnswers)
     : emptyAnswersResult();
   const record: LeadOutcomeRecord = {
     contact_id: contact.id,

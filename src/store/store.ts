@@ -12,6 +12,7 @@ import type { LegacyTagRepo } from './repos/legacy-tags.js';
 import type { AdminCredentialRepo } from './repos/admin-credentials.js';
 import type { LeadPageRepo } from './repos/lead-pages.js';
 import type { LockRepo } from './repos/locks.js';
+import type { HoldRepo } from './repos/holds.js';
 import type { LeadViewRepo } from './repos/lead-views.js';
 import type { ConsoleSessionRepo, ConsoleUserRepo } from './repos/console.js';
 import type { ReplicaSet } from './replicas.js';
@@ -33,6 +34,8 @@ export interface Repos {
   consoleSessions: ConsoleSessionRepo;
   /** Locks a unit takes before it reads what it decides on; meaningful only inside `transact` (repos/locks.ts). */
   locks: LockRepo;
+  /** A submitted person and its latest lead, found and locked at once; meaningful only inside `transact` (repos/holds.ts). */
+  holds: HoldRepo;
 }
 
 /** The engines a store can run on; `openStore` (open-store.ts) picks one from the configuration. */

@@ -9,6 +9,7 @@ import { NotReadyError, UnitEndedError, type Repos, type SchemaState, type Store
 import { aloneReplicaSet } from '../replicas.js';
 import { sqliteContactRepo } from './repos/contacts.js';
 import { sqliteLeadViewRepo } from './repos/lead-views.js';
+import { holdsInOrder } from '../repos/holds.js';
 import { sqliteLeadRepo } from './repos/leads.js';
 import { sqliteSubmissionRepo } from './repos/submissions.js';
 import { sqliteKeyRepo } from './repos/keys.js';
@@ -51,8 +52,9 @@ interface Unit {
 const reposFor = (db: Db): Repos => {
   const leads = sqliteLeadRepo(db);
   const fieldValues = sqliteFieldValueRepo(db);
+  const contacts = sqliteContactRepo(db);
   return {
-    contacts: sqliteContactRepo(db),
+    contacts,
     leads,
     submissions: sqliteSubmissionRepo(db),
     keys: sqliteKeyRepo(db),
@@ -66,6 +68,7 @@ const reposFor = (db: Db): Repos => {
     consoleUsers: sqliteConsoleUserRepo(db),
     consoleSessions: sqliteConsoleSessionRepo(db),
     locks: sqliteLockRepo(),
+    holds: holdsInOrder({ contacts, leads, fieldValues }),
   };
 };
 

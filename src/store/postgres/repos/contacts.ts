@@ -3,7 +3,8 @@ import type { ContactRepo, MatchedKey } from '../../repos/contacts.js';
 import { rowToContact, type ContactRow } from '../../sql-rows.js';
 import { rowName, statement, type Sql } from '../sql.js';
 
-const columns = 'c.id, c.workspace_id, c.first_name, c.last_name, c.phone, c.email, c.created_at, c.updated_at';
+export const CONTACT_COLUMNS = ['id', 'workspace_id', 'first_name', 'last_name', 'phone', 'email', 'created_at', 'updated_at'] as const;
+const columns = CONTACT_COLUMNS.map((c) => `c.${c}`).join(', ');
 const get = statement<ContactRow>('contacts.get', `SELECT ${columns} FROM contacts c WHERE c.id = $1`);
 const lock = statement<ContactRow>('contacts.lock', `SELECT ${columns} FROM contacts c WHERE c.id = $1 FOR NO KEY UPDATE`);
 const byBinding = statement<ContactRow>(
@@ -14,17 +15,16 @@ const byBinding = statement<ContactRow>(
 // newest row, as ids are time-ordered).
 // The three look-ups above as one statement: each branch keeps its own order and limit, a key not
 // given ($n IS NULL) finds nothing, and the first branch that finds a person wins.
-const match = statement<ContactRow & { matched_by: MatchedKey }>(
-  'contacts.match',
-  `SELECT * FROM (
+/** The person the keys find, with the key that found it (`$1` workspace, `$2` integration, `$3` external id, `$4` phone, `$5` e-mail's matching form). */
+export const MATCH_SQL = `SELECT * FROM (
      (SELECT 1 AS priority, 'binding' AS matched_by, ${columns} FROM contact_bindings b JOIN contacts c ON c.id = b.contact_id
         WHERE b.integration_id = $2 AND b.external_contact_id = $3)
      UNION ALL
      (SELECT 2, 'phone', ${columns} FROM contacts c WHERE c.workspace_id = $1 AND c.phone = $4 ORDER BY c.updated_at DESC, c.id DESC LIMIT 1)
      UNION ALL
      (SELECT 3, 'email', ${columns} FROM contacts c WHERE c.workspace_id = $1 AND c.email_norm = $5 ORDER BY c.updated_at DESC, c.id DESC LIMIT 1)
-   ) AS found ORDER BY priority LIMIT 1`,
-);
+   ) AS found ORDER BY priority LIMIT 1`;
+const match = statement<ContactRow & { matched_by: MatchedKey }>('contacts.match', MATCH_SQL);
 const insert = statement(
   'contacts.insert',
   `INSERT INTO contacts (id, workspace_id, first_name, last_name, phone, email, email_norm, created_at, updated_at)
@@ -52,7 +52,7 @@ const bind = statement(
  * The matching form of an e-mail, made in JavaScript as SQLite's engine makes it (lower case): the
  * server's lower() depends on the database's locale.
  */
-const norm = (email: string | null | undefined): string | null => (email == null ? null : email.toLowerCase());
+export const norm = (email: string | null | undefined): string | null => (email == null ? null : email.toLowerCase());
 
 export function pgContactRepo(sql: Sql): ContactRepo {
   const one = (row: ContactRow | null) => (row ? rowToContact(row) : null);

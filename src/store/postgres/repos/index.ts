@@ -12,6 +12,7 @@ import { pgLegacyTagRepo } from './legacy-tags.js';
 import { pgAdminCredentialRepo } from './admin-credentials.js';
 import { pgLeadPageRepo } from './lead-pages.js';
 import { pgLockRepo } from './locks.js';
+import { pgHoldRepo } from './holds.js';
 import { pgLeadViewRepo } from './lead-views.js';
 import { pgConsoleSessionRepo, pgConsoleUserRepo } from './console.js';
 
@@ -30,4 +31,5 @@ export const reposFor = (sql: Sql): Repos => ({
   consoleUsers: pgConsoleUserRepo(sql),
   consoleSessions: pgConsoleSessionRepo(sql),
   locks: pgLockRepo(sql),
+  holds: pgHoldRepo(sql),
 });
