@@ -47,12 +47,27 @@ export function submitLead(
   deps: IntakeDeps,
   integration: Integration,
   body: LeadSubmission,
-  options: { origin?: Lead['origin']; inexactAnswers?: ReadonlySet<string>; rehearsal?: boolean } = {},
+  options: {
+    origin?: Lead['origin'];
+    inexactAnswers?: ReadonlySet<string>;
+    rehearsal?: boolean;
+    /** An earlier event this submission resends while `holds` says so (a legacy POST's previous day: `runOnce`). */
+    earlier?: { eventId: string; holds: (createdAt: string) => boolean };
+  } = {},
 ): Promise<LeadSubmissionReply> {
   const now = deps.now ?? (() => new Date().toISOString());
+  const { earlier } = options;
   return runOnce(
     deps.store,
-    { integrationId: integration.id, endpoint: 'leads', eventId: body.event_id, body, rehearsal: options.rehearsal === true },
+    {
+      integrationId: integration.id,
+      endpoint: 'leads',
+      eventId: body.event_id,
+      body,
+      rehearsal: options.rehearsal === true,
+      // As that event, the submission is the same but for its event_id.
+      ...(earlier ? { earlier: { ...earlier, body: { ...body, event_id: earlier.eventId } } } : {}),
+    },
     {
       replay: (r, submission, found) => replayLead(r, integration, submission, found),
       fresh: (tx) => intake(tx, integration, body, now(), options.origin ?? 'v1', options.inexactAnswers),

@@ -26,25 +26,31 @@ export interface LegacyDeps {
 
 const DAY_MS = 86_400_000;
 
+/** A legacy write's event: its own id, and the event of the day before it resends while that one holds. */
+export interface LegacyEvent {
+  eventId: string;
+  earlier?: { eventId: string; holds: (createdAt: string) => boolean };
+}
+
 /**
  * The event_id of a legacy POST. With an Idempotency-Key header it is derived from that key. Without,
  * from a hash of the integration and the canonical body, in one-day buckets: a retry finds the event of
  * its own bucket or, within 24 h of it, of the previous one, so an identical POST retried within 24 h
- * creates nothing new, while the same body a day later is a new inquiry.
+ * creates nothing new, while the same body a day later is a new inquiry. The previous bucket's event is
+ * looked for with the request's own, in the same round trip (`runOnce`, `earlier`).
  */
-export async function legacyEventId(deps: LegacyDeps, integration: Integration, scope: string, body: unknown, idempotencyKey: string | undefined): Promise<string> {
+export function legacyEvent(deps: LegacyDeps, integration: Integration, scope: string, body: unknown, idempotencyKey: string | undefined): LegacyEvent {
   if (idempotencyKey !== undefined) {
     const key = idempotencyKey.length <= 200 ? idempotencyKey : createHash('sha256').update(idempotencyKey).digest('hex');
-    return `legacy:${scope}:key:${key}`;
+    return { eventId: `legacy:${scope}:key:${key}` };
   }
   const now = (deps.now?.() ?? new Date()).getTime();
   const digest = hash('sha256', `${integration.id}\n${canonicalJson(body)}`, 'hex');
   const bucket = Math.floor(now / DAY_MS);
-  const previous = `legacy:${scope}:${digest}:${bucket - 1}`;
-  const endpoint = scope === 'lead' ? 'leads' : 'answers';
-  const earlier = await deps.store.peek((r) => r.submissions.find(integration.id, endpoint, previous));
-  if (earlier && now - Date.parse(earlier.createdAt) < DAY_MS) return previous;
-  return `legacy:${scope}:${digest}:${bucket}`;
+  return {
+    eventId: `legacy:${scope}:${digest}:${bucket}`,
+    earlier: { eventId: `legacy:${scope}:${digest}:${bucket - 1}`, holds: (createdAt) => now - Date.parse(createdAt) < DAY_MS },
+  };
 }
 
 /** Names of the tags a legacy bot refers to by id: catalog tags, or tags it created with tags/create/. */
@@ -71,8 +77,9 @@ export async function createLegacyLead(
   inexactData?: ReadonlySet<string>,
 ): Promise<{ lead: LeadObject | null; replayed: boolean }> {
   const translation = translateLegacyLead(integration, body, await tagNames(deps.store, integration, body.tag_ids ?? []), inexactData);
+  const event = legacyEvent(deps, integration, 'lead', body, idempotencyKey);
   const submission = LeadSubmissionSchema.safeParse({
-    event_id: await legacyEventId(deps, integration, 'lead', body, idempotencyKey),
+    event_id: event.eventId,
     external_contact_id: translation.externalContactId,
     first_name: body.first_name,
     last_name: body.last_name,
@@ -89,7 +96,11 @@ export async function createLegacyLead(
   // The record's time from the clock of the buckets: a retry compares the two (only tests set `now`).
   const clock = deps.now;
   const intake = { store: deps.store, ...(clock ? { now: () => clock().toISOString() } : {}) };
-  const reply = await submitLead(intake, integration, submission.data, { origin: 'legacy', inexactAnswers: translation.inexactAnswers });
+  const reply = await submitLead(intake, integration, submission.data, {
+    origin: 'legacy',
+    inexactAnswers: translation.inexactAnswers,
+    ...(event.earlier ? { earlier: event.earlier } : {}),
+  });
   // Counted only now: a refused request (422, 409) leaves the migration report as it was.
   deps.usage.recordIgnored(integration.id, translation.ignored);
   return { lead: reply.body.lead, replayed: reply.body.replayed };
@@ -186,10 +197,11 @@ export async function updateLegacyLead(
   const { answers, inexactAnswers, ignored } = answersFromLegacy(integration, await tagNames(deps.store, integration, added), body.extra_data ?? {}, inexactData);
   let replayed = false;
   if (Object.keys(answers).length > 0) {
-    const eventId = await legacyEventId(deps, integration, `patch:${lead.id}`, body, idempotencyKey);
+    const { eventId, earlier } = legacyEvent(deps, integration, `patch:${lead.id}`, body, idempotencyKey);
+    const recorded = { lead_id: lead.id, answers };
     replayed = await runOnce(
       deps.store,
-      { integrationId: integration.id, endpoint: 'answers', eventId, body: { lead_id: lead.id, answers } },
+      { integrationId: integration.id, endpoint: 'answers', eventId, body: recorded, ...(earlier ? { earlier: { ...earlier, body: recorded } } : {}) },
       {
         replay: async () => true,
         fresh: async (tx) => {

@@ -3,7 +3,8 @@
 // service's own (LegacyDeps.now), so crossing midnight takes no waiting.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startGateway, type Gateway } from '../helper.js';
-import { createLegacyLead, legacyEventId, type LegacyDeps } from '../../src/legacy/service.js';
+import { createLegacyLead, legacyEvent, type LegacyDeps } from '../../src/legacy/service.js';
+import { KNOWN_EVENTS_MAX, KNOWN_EVENTS_TTL_MS, limitKnownEvents } from '../../src/idempotency/known-events.js';
 import { createUsageRecorder, type UsageRecorder } from '../../src/migration/usage.js';
 import type { Integration } from '../../src/rules/catalog.js';
 
@@ -32,6 +33,10 @@ describe('legacy POST leads/ in day buckets', () => {
     // Two hours later, the next day's bucket: the event of the day before is found and replayed.
     const retry = await createLegacyLead(deps('2026-03-02T01:00:00Z'), integration, body, undefined);
     expect(retry).toMatchObject({ replayed: true, lead: { id: first.lead!.id } });
+    // So on a gateway that never saw it (its memory of events emptied): both days' events are looked for in the unit.
+    limitKnownEvents(gw.store, { max: KNOWN_EVENTS_MAX, ttlMs: KNOWN_EVENTS_TTL_MS });
+    const elsewhere = await createLegacyLead(deps('2026-03-02T02:00:00Z'), integration, body, undefined);
+    expect(elsewhere).toMatchObject({ replayed: true, lead: { id: first.lead!.id } });
 
     // 24.5 h after the first: the same body is a new inquiry (it joins the person's open lead).
     const later = await createLegacyLead(deps('2026-03-02T23:30:00Z'), integration, body, undefined);
@@ -46,13 +51,19 @@ describe('legacy POST leads/ in day buckets', () => {
 
   it('names the event by the body and the day, and a retry within 24 h keeps the first id', async () => {
     const body = { first_name: 'Named', phone: '+49 170 5550102' };
-    const first = await legacyEventId(deps('2026-03-05T12:00:00Z'), integration, 'lead', body, undefined);
-    expect(first).toMatch(/^legacy:lead:[0-9a-f]{64}:20517$/);
-    await createLegacyLead(deps('2026-03-05T12:00:00Z'), integration, body, undefined);
-    expect(await legacyEventId(deps('2026-03-06T11:59:00Z'), integration, 'lead', body, undefined)).toBe(first);
-    expect(await legacyEventId(deps('2026-03-06T12:01:00Z'), integration, 'lead', body, undefined)).toBe(first.replace(/20517$/, '20518'));
-    // Another body, another event; with an Idempotency-Key the id comes from the key alone.
-    expect(await legacyEventId(deps('2026-03-05T12:00:00Z'), integration, 'lead', { ...body, first_name: 'Other' }, undefined)).not.toBe(first);
-    expect(await legacyEventId(deps('2026-03-05T12:00:00Z'), integration, 'lead', body, 'bot-req-9')).toBe('legacy:lead:key:bot-req-9');
+    const first = legacyEvent(deps('2026-03-05T12:00:00Z'), integration, 'lead', body, undefined);
+    expect(first.eventId).toMatch(/^legacy:lead:[0-9a-f]{64}:20517$/);
+    // The day before's event is looked for beside it, and stands for the request only within 24 h of its record.
+    expect(first.earlier?.eventId).toBe(first.eventId.replace(/20517$/, '20516'));
+    expect(first.earlier?.holds('2026-03-04T12:00:01Z')).toBe(true);
+    expect(first.earlier?.holds('2026-03-04T12:00:00Z')).toBe(false);
+    expect((await createLegacyLead(deps('2026-03-05T12:00:00Z'), integration, body, undefined)).replayed).toBe(false);
+    expect((await createLegacyLead(deps('2026-03-06T11:59:00Z'), integration, body, undefined)).replayed).toBe(true);
+    expect((await createLegacyLead(deps('2026-03-06T12:01:00Z'), integration, body, undefined)).replayed).toBe(false);
+    const recorded = await gw.inspect.submissions.list({ integrationId: integration.id, endpoint: 'leads' }, ['eventId']);
+    expect(recorded.map((r) => r.eventId).filter((id) => String(id).startsWith(first.eventId.slice(0, -5)))).toEqual([first.eventId, first.eventId.replace(/20517$/, '20518')]);
+    // Another body, another event; with an Idempotency-Key the id comes from the key alone, and no day before.
+    expect(legacyEvent(deps('2026-03-05T12:00:00Z'), integration, 'lead', { ...body, first_name: 'Other' }, undefined).eventId).not.toBe(first.eventId);
+    expect(legacyEvent(deps('2026-03-05T12:00:00Z'), integration, 'lead', body, 'bot-req-9')).toEqual({ eventId: 'legacy:lead:key:bot-req-9' });
   });
 });

@@ -32,8 +32,8 @@ const ANSWERS = 2;
 const ATTACHED = 2;
 /** As attached, without answers: no read of the fields' values. */
 const REACTIVATED = 2;
-/** As a new lead, after the look-up of the previous day's event (src/legacy/service.ts, legacyEventId). */
-const LEGACY_POST = 3;
+/** As a new lead: the previous day's event (src/legacy/service.ts, legacyEvent) is looked for beside the request's own, in the unit's first trip. */
+const LEGACY_POST = 2;
 /** Statements, at most: a guard, not the target (a pipelined statement costs the server a message, not a wait). */
 const NEW_LEAD_STATEMENTS = 9;
 const ANSWERS_STATEMENTS = 7;
