@@ -34,7 +34,7 @@ export interface Repos {
   consoleSessions: ConsoleSessionRepo;
   /** Locks a unit takes before it reads what it decides on; meaningful only inside `transact` (repos/locks.ts). */
   locks: LockRepo;
-  /** A submitted person and its latest lead, found and locked at once; meaningful only inside `transact` (repos/holds.ts). */
+  /** A submitted person and its latest lead, found and locked at once; inside `transact` only, PostgreSQL refuses it elsewhere (repos/holds.ts). */
   holds: HoldRepo;
 }
 

@@ -37,7 +37,7 @@ const LEGACY_POST = 2;
 /** Statements, at most: a guard, not the target (a pipelined statement costs the server a message, not a wait). */
 const NEW_LEAD_STATEMENTS = 9;
 const ANSWERS_STATEMENTS = 7;
-const ATTACHED_STATEMENTS = 11;
+const ATTACHED_STATEMENTS = 9;
 
 /**
  * Not the request's own: its key and its integration's state are remembered a second per store

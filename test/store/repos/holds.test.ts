@@ -53,7 +53,7 @@ async function contend<T>(store: Store, first: (tx: Repos) => Promise<unknown>, 
 
 const keys = { externalId: null, phone: '+998901234567', email: null };
 
-onEachEngine((_engine, open) => {
+onEachEngine((engine, open) => {
   it('a person found by a key: the match, its row, its latest lead and the values asked for; nothing for one not found', async (context) => {
     const store = await open();
     if (!store) return context.skip();
@@ -68,6 +68,11 @@ onEachEngine((_engine, open) => {
     // A unit after one that found nobody finds its own person: nothing is carried over between units.
     expect((await store.transact((tx) => tx.holds.binding('int-1', 'tg:1', ['f1']))).values).toHaveLength(1);
     expect(await store.transact((tx) => tx.holds.binding('int-1', 'tg:2', ['f1']))).toEqual({ contact: null, latest: null, values: [] });
+    // Outside a unit PostgreSQL's statements would each run in a transaction of their own, on any
+    // connection, and find nothing: refused rather than wrong.
+    const outside = store.peek((r) => r.holds.binding('int-1', 'tg:1', ['f1']));
+    if (engine === 'postgres') await expect(outside).rejects.toThrow(/inside a unit of work/);
+    else expect((await outside).latest?.id).toBe('l1');
   });
 
   it('a unit that waited for the person’s row sees the lead its holder created meanwhile', async (context) => {

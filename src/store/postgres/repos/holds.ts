@@ -60,6 +60,11 @@ const heldValues = statement<FieldValueRow>(
 );
 
 export function pgHoldRepo(sql: Sql): HoldRepo {
+  // On the pool each statement may go to another connection, in a transaction of its own: the
+  // settings would not carry, and the reads would silently find nothing.
+  const inUnit = () => {
+    if (!sql.later) throw new Error('holds.* runs inside a unit of work: its statements pass ids on through settings of the transaction');
+  };
   /** The latest lead and its values, sent behind the person's statement without waiting for it. */
   const latestWithValues = async (fieldIds: readonly string[]) => {
     const [lead, values] = await Promise.all([
@@ -70,6 +75,7 @@ export function pgHoldRepo(sql: Sql): HoldRepo {
   };
   return {
     async person(workspaceId, integrationId, k, fieldIds) {
+      inUnit();
       const [row, held] = await Promise.all([
         matchLocked.one(sql, workspaceId, integrationId, k.externalId, k.phone, norm(k.email)),
         latestWithValues(fieldIds),
@@ -79,6 +85,7 @@ export function pgHoldRepo(sql: Sql): HoldRepo {
       return { found: { contact: rowToContact(row), by: row.matched_by }, locked, ...held };
     },
     async binding(integrationId, externalId, fieldIds) {
+      inUnit();
       const [row, held] = await Promise.all([bound.one(sql, integrationId, externalId), latestWithValues(fieldIds)]);
       if (!row?.id) return { contact: null, latest: null, values: [] };
       return { contact: rowToContact(row), ...held };
