@@ -7,7 +7,7 @@ import { coerce, inexactNumberError } from '../lead/coerce.js';
 import { writeField } from '../lead/field-write.js';
 import type { FieldValue, Writer } from '../store/repos/field-values.js';
 import { newId } from '../store/ids.js';
-import { decideKept } from './keep.js';
+import { decideKept, type KeptRead } from './keep.js';
 
 export const emptyAnswersResult = (): AnswersResult => ({
   written: [],
@@ -28,6 +28,30 @@ function keyProblem(key: string): string | null {
   if (key === '') return 'an answer key must not be empty';
   if (key.length > ANSWER_KEY_MAX_CHARS) return `an answer key takes at most ${ANSWER_KEY_MAX_CHARS} characters (this one has ${key.length})`;
   return null;
+}
+
+/**
+ * Whether an answer is unmapped or invalid whatever the lead holds: no mapping, a refused key or
+ * number, or a value its field does not take. Decided from the request and the mapping alone.
+ */
+function notApplicable(integration: Integration, key: string, raw: unknown, inexact: ReadonlySet<string>): boolean {
+  if (keyProblem(key) !== null || inexact.has(key)) return true;
+  const mapping = integration.answers.get(key);
+  return !mapping || !coerce(mapping.field, raw, mapping.values).ok;
+}
+
+/**
+ * Starts the read of the kept counts of the answers that will be unmapped or invalid (keep.ts), when
+ * there are any, without waiting for it: started before the unit's first awaited read, it goes out in
+ * the same round trip on PostgreSQL. `applyAnswers` takes it as `kept`.
+ */
+export function readKept(tx: Repos, integration: Integration, answers: Record<string, unknown>, inexact: ReadonlySet<string> = new Set()): KeptRead | undefined {
+  const keys = new Set(Object.entries(answers).flatMap(([key, raw]) => (notApplicable(integration, key, raw, inexact) ? [key] : [])));
+  if (keys.size === 0) return undefined;
+  const counts = tx.answers.kept(integration.id, [...keys]);
+  // Awaited by decideKept; a unit that fails first must not leave its failure unhandled.
+  counts.catch(() => {});
+  return { keys, counts };
 }
 
 /** One answer through the integration's mapping; `unmapped` when the key has none. */
@@ -66,9 +90,10 @@ export async function applyAnswers(
    * `leadIsNew`: the lead was created in this unit, so it has no values yet and none is read; its
    * values after these answers (those written) are then added to `newLeadValues` when given.
    * `values`: the lead's stored values of the fields `answerFieldIds` names, as the caller read them
-   * under the lead's lock (`holds`); read here when not given.
+   * under the lead's lock (`holds`); read here when not given. `kept`: the kept counts `readKept`
+   * started; read here when not given.
    */
-  target: { leadId: string; submissionId: string; at: string; leadIsNew?: boolean; newLeadValues?: FieldValue[]; values?: readonly FieldValue[] },
+  target: { leadId: string; submissionId: string; at: string; leadIsNew?: boolean; newLeadValues?: FieldValue[]; values?: readonly FieldValue[]; kept?: KeptRead | undefined },
   answers: Record<string, unknown>,
   /** Keys whose number the request text holds more precisely than a JavaScript number can. */
   inexact: ReadonlySet<string> = new Set(),
@@ -90,7 +115,7 @@ export async function applyAnswers(
   }
   // Unmapped and invalid answers are kept up to the caps (keep.ts); one past them is still reported.
   const unkept = outcomes.filter((o) => o.applied.outcome === 'unmapped' || o.applied.outcome === 'invalid');
-  const kept = await decideKept(tx, integration.id, unkept, target.at);
+  const kept = await decideKept(tx, integration.id, unkept, target.at, undefined, target.kept);
   const dropped = new Set(unkept.filter((_, i) => !kept[i]));
   if (dropped.size > 0) result.not_kept = [...dropped].map((o) => o.key);
   for (const answer of outcomes) {

@@ -1,7 +1,7 @@
 // What is kept of the answers no mapping takes (unmapped) or no field accepts (invalid): bounded per
 // integration, so that a bot sending random keys cannot fill the database (docs/api.md, "Answers").
 import type { Repos } from '../store/store.js';
-import { answerBytes, type KeptIncrement } from '../store/repos/answers.js';
+import { answerBytes, type KeptAnswers, type KeptIncrement } from '../store/repos/answers.js';
 
 /** Distinct keys whose unmapped or invalid answers an integration keeps; an answer of a further key is not kept. */
 export const KEPT_KEYS_PER_INTEGRATION = 1_000;
@@ -18,6 +18,12 @@ export interface KeepCaps {
 
 export const KEEP_CAPS: KeepCaps = { keys: KEPT_KEYS_PER_INTEGRATION, perKey: KEPT_ANSWERS_PER_KEY, bytes: KEPT_BYTES_PER_INTEGRATION };
 
+/** The kept counts of some keys, read before they are needed (a statement started, not yet awaited). */
+export interface KeptRead {
+  keys: ReadonlySet<string>;
+  counts: Promise<KeptAnswers>;
+}
+
 /** One answer to keep or not, in the request's order. */
 export interface KeepCandidate {
   key: string;
@@ -33,9 +39,18 @@ export interface KeepCandidate {
  * On PostgreSQL two units of one integration may read the counts at once and both keep: the caps may
  * then be passed by the answers of the units running together, never more.
  */
-export async function decideKept(tx: Repos, integrationId: string, candidates: readonly KeepCandidate[], at: string, caps: KeepCaps = KEEP_CAPS): Promise<boolean[]> {
+export async function decideKept(
+  tx: Repos,
+  integrationId: string,
+  candidates: readonly KeepCandidate[],
+  at: string,
+  caps: KeepCaps = KEEP_CAPS,
+  /** The counts as read already for these keys (`readKept`, answers/engine.ts); read here when absent or not for all of them. */
+  early?: KeptRead,
+): Promise<boolean[]> {
   if (candidates.length === 0) return [];
-  const counts = await tx.answers.kept(integrationId, [...new Set(candidates.map((c) => c.key))]);
+  const asked = [...new Set(candidates.map((c) => c.key))];
+  const counts = early && asked.every((key) => early.keys.has(key)) ? await early.counts : await tx.answers.kept(integrationId, asked);
   let keys = counts.keys;
   let bytes = counts.bytes;
   const increments = new Map<string, KeptIncrement>();

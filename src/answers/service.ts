@@ -4,7 +4,7 @@ import type { Store } from '../store/store.js';
 import type { Integration } from '../rules/catalog.js';
 import { runOnce } from '../idempotency/replay.js';
 import type { AnswersResult } from './schemas.js';
-import { answerFieldIds, applyAnswers } from './engine.js';
+import { answerFieldIds, applyAnswers, readKept } from './engine.js';
 import type { AnswersResponse, AnswersSubmission } from './schemas.js';
 import { newId } from '../store/ids.js';
 import { lockLatestLead } from '../lead/lock.js';
@@ -37,6 +37,8 @@ export function submitAnswers(
         // The person bound, its latest lead locked (a concurrent field write to it decides after this
         // one's, lead/field-write.ts) and the values these answers decide on: one round trip on
         // PostgreSQL (repos/holds.ts). A lead deleted while the unit waited: the next latest, read again.
+        // The kept counts of answers no field will take, read at once (answers/keep.ts).
+        const kept = readKept(tx, integration, body.answers, options.inexact);
         const held = await tx.holds.binding(integration.id, body.external_contact_id, answerFieldIds(integration, body.answers));
         const { contact } = held;
         const again = held.latest !== null && held.latest.deletedAt !== null;
@@ -55,7 +57,7 @@ export function submitAnswers(
           lead_id: lead.id,
           contact_id: contact.id,
           submission_id: submissionId,
-          answers: await applyAnswers(tx, integration, { leadId: lead.id, submissionId, at, ...(again ? {} : { values: held.values }) }, body.answers, options.inexact),
+          answers: await applyAnswers(tx, integration, { leadId: lead.id, submissionId, at, kept, ...(again ? {} : { values: held.values }) }, body.answers, options.inexact),
         };
         return {
           reply: async () => ({ ...record, replayed: false, deleted: false }),

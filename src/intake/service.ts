@@ -3,7 +3,7 @@ import type { Repos, Store } from '../store/store.js';
 import type { Integration } from '../rules/catalog.js';
 import type { LeadWithParts, Submission } from '../store/repos/submissions.js';
 import { runOnce, type EventRecord } from '../idempotency/replay.js';
-import { answerFieldIds, applyAnswers, emptyAnswersResult } from '../answers/engine.js';
+import { answerFieldIds, applyAnswers, emptyAnswersResult, readKept } from '../answers/engine.js';
 import type { Contact } from '../store/repos/contacts.js';
 import type { Lead, LeadPatch } from '../store/repos/leads.js';
 import type { FieldValue } from '../store/repos/field-values.js';
@@ -176,6 +176,8 @@ async function intake(
     email: body.email ? normalizeEmail(body.email) : null,
     externalId: body.external_contact_id ?? null,
   };
+  // The kept counts of answers no field will take, read at once (no lock guards them: answers/keep.ts).
+  const kept = body.answers ? readKept(tx, integration, body.answers, inexactAnswers) : undefined;
   // Match, then create or bind, as one step per person: another unit submitting the same person by any
   // of these keys waits here, and then finds the contact (and binding) this one made.
   await tx.locks.persons(integration.workspace.id, personKeys(integration, person));
@@ -252,7 +254,7 @@ async function intake(
   const created = outcome === 'created';
   const newLeadValues: FieldValue[] = [];
   const answers = body.answers
-    ? await applyAnswers(tx, integration, { leadId: lead.id, submissionId, at, leadIsNew: created, newLeadValues, ...(values ? { values } : {}) }, body.answers, inexactAnswers)
+    ? await applyAnswers(tx, integration, { leadId: lead.id, submissionId, at, leadIsNew: created, newLeadValues, kept, ...(values ? { values } : {}) }, body.answers, inexactAnswers)
     : emptyAnswersResult();
   const record: LeadOutcomeRecord = {
     contact_id: contact.id,

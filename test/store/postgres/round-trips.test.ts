@@ -124,6 +124,11 @@ describe('round trips per request on PostgreSQL', () => {
     expect(answers).toMatchObject({ status: 200, body: { replayed: false } });
     within(answers, ANSWERS, ANSWERS_STATEMENTS);
     expect(answers.statements).toEqual(expect.arrayContaining(['holds.bound', 'holds.latestLocked', 'holds.values']));
+    // Answers no field takes (an unknown key, a number that is not one): their kept counts ride the first trip too.
+    const unkept = await post('leads/answers/', { event_id: 'a2', external_contact_id: 'telegram:1', answers: { favourite_colour: 'blue', age: 'thirty', goal: 'job' } });
+    expect(unkept).toMatchObject({ status: 200, body: { replayed: false, answers: { unmapped: ['favourite_colour'], invalid: [{ key: 'age' }] } } });
+    within(unkept, ANSWERS, ANSWERS_STATEMENTS + 1);
+    expect(unkept.statements.indexOf('answers.kept')).toBeLessThan(unkept.statements.indexOf('holds.values'));
 
     const attached = await post('leads/', { event_id: 'e2', first_name: 'Aziza', phone: '+998901234567', notes: 'again', answers: { age: 31 } });
     expect(attached).toMatchObject({ status: 200, body: { replayed: false, intake_outcome: 'attached' } });
