@@ -28,7 +28,7 @@ const aValue = (id: string, leadId: string, fieldId: string, text: string): Fiel
 });
 
 /** Contact c1 (phone and binding tg:1 through int-1) with its lead l1 and a value of field f1 on it. */
-async function seed(store: Store): Promise<void> {
+async function withOnePerson(store: Store): Promise<void> {
   await store.transact(async (tx) => {
     await tx.contacts.insert(aContact('c1', { phone: '+998901234567' }));
     await tx.contacts.bindNew('int-1', 'tg:1', 'c1', 't1');
@@ -57,7 +57,7 @@ onEachEngine((engine, open) => {
   it('a person found by a key: the match, its row, its latest lead and the values asked for; nothing for one not found', async (context) => {
     const store = await open();
     if (!store) return context.skip();
-    await seed(store);
+    await withOnePerson(store);
     const held = await store.transact((tx) => tx.holds.person('ws-1', 'int-1', keys, ['f1', 'f2']));
     expect(held).toMatchObject({ found: { contact: { id: 'c1' }, by: 'phone' }, locked: { id: 'c1', phone: '+998901234567' }, latest: { id: 'l1' } });
     expect(held.values.map((v) => [v.fieldId, v.text])).toEqual([['f1', 'first']]);
@@ -78,7 +78,7 @@ onEachEngine((engine, open) => {
   it('a unit that waited for the person’s row sees the lead its holder created meanwhile', async (context) => {
     const store = await open();
     if (!store) return context.skip();
-    await seed(store);
+    await withOnePerson(store);
     const held = await contend(
       store,
       async (tx) => {
@@ -95,7 +95,7 @@ onEachEngine((engine, open) => {
   it('a unit that waited for the latest lead sees the value its holder wrote meanwhile', async (context) => {
     const store = await open();
     if (!store) return context.skip();
-    await seed(store);
+    await withOnePerson(store);
     const held = await contend(
       store,
       async (tx) => {
