@@ -109,6 +109,19 @@ export const migrations: Migration[] = [
         ADD CONSTRAINT custom_field_values_pkey PRIMARY KEY (lead_id, field_id);
     `,
   },
+  // The person's latest lead (`holds.latestLocked`, `leads.lockLatest`) is ordered by created_at, then id.
+  // With the id in the index the order is the index's own, and a plan made on an empty table (a
+  // fresh deployment: the held reads' plan is made once per connection, their person named by a
+  // setting, not a parameter) still scans this index by the person instead of filtering every live
+  // lead through leads_integration_page: 4.6 ms against 0.05 ms over 20,000 leads (docs/performance.md).
+  {
+    version: 18,
+    name: 'the latest lead of a person in the order of its index',
+    sql: `
+      DROP INDEX IF EXISTS leads_contact;
+      CREATE INDEX leads_contact ON leads (contact_id, created_at, id) WHERE deleted_at IS NULL;
+    `,
+  },
 ];
 
 /**

@@ -154,6 +154,31 @@ describe('PostgreSQL migrations', () => {
     ]);
   });
 
+  it("finds a person's latest lead by its index even when planned on an empty table (migration 18)", async (context) => {
+    if (!cluster) return context.skip();
+    const pool = poolOn(await freshDatabase(cluster.url));
+    await migrate(pool);
+    const client = await pool.connect();
+    try {
+      await client.query('BEGIN');
+      await client.query("SELECT set_config('lead_gateway.held_contact', 'c1', true)");
+      // The held reads' latest-lead query (repos/holds.ts), planned while leads is empty.
+      const plan = (
+        await client.query<{ 'QUERY PLAN': string }>(
+          "EXPLAIN SELECT id FROM leads WHERE contact_id = nullif(current_setting('lead_gateway.held_contact', true), '') AND deleted_at IS NULL ORDER BY created_at DESC, id DESC LIMIT 1",
+        )
+      ).rows
+        .map((r) => r['QUERY PLAN'])
+        .join('\n');
+      expect(plan).toMatch(/Index (Only )?Scan Backward using leads_contact/);
+      expect(plan).toMatch(/Index Cond: \(contact_id = /);
+      expect(plan).not.toMatch(/Sort/);
+    } finally {
+      await client.query('ROLLBACK');
+      client.release();
+    }
+  });
+
   it('names a failing migration and leaves the earlier ones applied, the failed one not at all', async (context) => {
     if (!cluster) return context.skip();
     const pool = poolOn(await freshDatabase(cluster.url));
