@@ -8,7 +8,7 @@
 // older than the age is forgotten when next asked for (docs/performance.md, "One unit, two round trips").
 import type { Store } from '../store/store.js';
 
-/** Events remembered per store at most (about 200 bytes each: a few MB at the cap). */
+/** Events remembered per store at most (200 to 520 bytes each, by the event id's length: 2 to 5 MB at the cap). */
 export const KNOWN_EVENTS_MAX = 10_000;
 /** How long an event stays remembered after it was recorded or last replayed; resends come within minutes. */
 export const KNOWN_EVENTS_TTL_MS = 15 * 60_000;

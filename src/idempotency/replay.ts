@@ -54,15 +54,17 @@ class KnownEvent extends Error {
 
 /**
  * Runs `fresh` exactly once per (integration, endpoint, event_id). A known event with the same
- * fingerprint is answered by `replay` (from committed data, without entering the write queue); with
- * other data it is a 409 naming the differing paths (the first body is read for that alone: the
- * look-up leaves it out).
+ * fingerprint is answered by `replay` (from committed data); with other data it is a 409 naming the
+ * differing paths (the first body is read for that alone: the look-up leaves it out).
  *
- * Where the ledger is read (docs/architecture.md, "How a unit is sent on PostgreSQL"): an event this
- * process recorded or replayed lately (known-events.ts) is looked for alone, one statement, and
- * replayed from it. Any other is looked for inside the unit, its first statement: on PostgreSQL it
- * goes out with BEGIN, the person locks and the match, in one round trip. When it finds the event,
- * the unit is rolled back (nothing of `fresh` was sent, or, on SQLite, stands) and the event replayed.
+ * Where the ledger is read (docs/architecture.md, "How a unit is sent on PostgreSQL"). On a store
+ * whose unit's statements go out together (`store.pipelined`: PostgreSQL), an event this process
+ * recorded or replayed lately (known-events.ts) is looked for alone, one statement, and replayed from
+ * it; any other is looked for inside the unit, its first statement, sent with BEGIN, the person locks
+ * and the match in one round trip. When it finds the event, the unit is rolled back (nothing of
+ * `fresh` was sent) and the event replayed: such a resend has taken the person's locks, and waited
+ * for them when another unit held them. On SQLite every event is looked for before the unit, as a
+ * read, so that a resend never enters the one writer's queue; inside the unit only after a lost race.
  * If another writer records the event between our look-up and our insert, the store's uniqueness
  * rejects ours (DuplicateEventError), our unit is rolled back whole, and the next attempt finds and
  * replays the committed one. `fresh` records its event before its reply is rendered: the record goes
@@ -110,20 +112,29 @@ export async function runOnce<T>(
     return handlers.replay(r, submission, lead);
   };
 
-  // An event remembered here: one statement finds it (the earlier one first, as it wins while it holds).
-  for (const [eventId, isEarlier] of [...(earlier ? [[earlier.eventId, true] as const] : []), [request.eventId, false] as const]) {
-    if (!remembersEvent(store, keyOf(eventId))) continue;
-    const found = await store.peek((r) => findOne(r, eventId));
-    const known = isEarlier ? choose(null, found) : choose(found, null);
+  if (!store.pipelined) {
+    // Looked for before the unit, each a statement of its own (a peek: on SQLite it runs on the writer
+    // between units, the cheapest read there): a resend is answered without entering the write queue.
+    const own = await store.peek((r) => findOne(r, request.eventId));
+    const known = choose(own, earlier ? await store.peek((r) => findOne(r, earlier.eventId)) : null);
     if (known) return store.view((r) => seen(r, known));
+  } else {
+    // An event remembered here: one statement finds it (the earlier one first, as it wins while it holds).
+    for (const [eventId, isEarlier] of [...(earlier ? [[earlier.eventId, true] as const] : []), [request.eventId, false] as const]) {
+      if (!remembersEvent(store, keyOf(eventId))) continue;
+      const found = await store.peek((r) => findOne(r, eventId));
+      const known = isEarlier ? choose(null, found) : choose(found, null);
+      if (known) return store.view((r) => seen(r, known));
+    }
   }
 
   for (let attempt = 1; ; attempt++) {
     try {
       const reply = await store.transact(
         async (tx) => {
-          // The ledger first: sent at once, answered before the first read `fresh` awaits.
-          const looked = lookUp(tx);
+          // The ledger first: sent at once, answered before the first read `fresh` awaits. Where it
+          // was looked for before the unit, only after losing a race: the ledger's uniqueness decides.
+          const looked = store.pipelined || attempt > 1 ? lookUp(tx) : Promise.resolve(null);
           looked.catch(() => {});
           let work: Awaited<ReturnType<typeof handlers.fresh>>;
           try {
@@ -159,8 +170,9 @@ export async function runOnce<T>(
       if (error instanceof DuplicateEventError && attempt < MAX_FRESH_ATTEMPTS) continue;
       // A refusal (404, 422) of an event another writer recorded meanwhile is answered as that event's
       // replay (or 409), as it would have been had the event been found first; so is a unit the store
-      // could not run (it takes no writes now) for an event it can still read.
-      const again = error instanceof AppError || error instanceof StoreUnavailableError;
+      // could not run (it takes no writes now) for an event it can still read; not after the server
+      // was lost, when a read would only wait out its own timeout before the 503.
+      const again = error instanceof AppError || (error instanceof StoreUnavailableError && error.mayRead);
       const meanwhile = again ? await store.view(lookUp).catch(() => null) : null;
       if (meanwhile) return store.view((r) => seen(r, meanwhile));
       throw error;

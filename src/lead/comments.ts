@@ -26,7 +26,7 @@ export interface CommentLimit {
 
 /**
  * The cap one more comment of `text` would pass on this lead, or null when it fits. The caller holds
- * the lead's lock (`leads.lock`, `leads.lockLatestOfContact`: every writer of comments does), so no
+ * the lead's lock (`leads.lock`, or the held latest lead of `holds.person` and `holds.binding`: every writer of comments does), so no
  * other unit adds a comment between this count and the insert: the caps hold exactly, on any number of
  * replicas. On SQLite the units run one after the other anyway.
  */

@@ -52,6 +52,13 @@ export interface Store {
   readonly engine: StoreEngine;
   readonly schema: SchemaState;
   /**
+   * Whether a unit's statements go out together, a read among them costing no round trip of its own
+   * (PostgreSQL's pipelined units): an event's ledger look-up is then made inside its unit. Where it is
+   * false (SQLite: a read costs no round trip, and a unit waits for the one writer) the look-up is made
+   * before the unit, so that a resend never enters the write queue (src/idempotency/replay.ts).
+   */
+  readonly pipelined: boolean;
+  /**
    * Runs a unit of work in a write transaction and resolves only after its commit is durable.
    * If `fn` throws, its writes are undone and nothing else is affected. A unit must not wait on
    * anything but its `tx` (no network calls inside a unit).
@@ -154,14 +161,22 @@ export class NotReadyError extends Error {
  * connection): the unit was rolled back and nothing of it stands, so the client may resend it.
  */
 export class StoreUnavailableError extends Error {
+  /**
+   * Whether the database may still answer a read: false when the server or the connection to it is
+   * lost (a read would wait out its own timeout), true when a write was refused (a full disk, a
+   * read-only database) or a statement timed out.
+   */
+  readonly mayRead: boolean;
+
   constructor(
     detail: string,
     /** The engine's own code of the failure (SQLITE_FULL, ...), for the log. */
     readonly engineCode: string | null,
-    options?: { cause?: unknown },
+    options?: { cause?: unknown; mayRead?: boolean },
   ) {
     super(detail, options);
     this.name = 'StoreUnavailableError';
+    this.mayRead = options?.mayRead ?? true;
   }
 }
 

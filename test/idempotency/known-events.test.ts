@@ -53,6 +53,72 @@ onEachEngineTwice((engine, twins) => {
     expect(await t.inspect.leads.count({ contactId: first.json<{ contact_id: string }>().contact_id })).toBe(1);
   });
 
+  it('a 409 first met by a gateway that never saw the event is decided from the ledger, and writes nothing', async () => {
+    const t = twins();
+    if (!t) return;
+    const key = await keyOf(t);
+    const lead = { event_id: `${engine}-unseen-1`, external_contact_id: `tg:${engine}:unseen`, first_name: 'Aziza', phone: '+998901110002' };
+    const first = await post(t, 0, key, 'leads/', lead);
+    expect(first.statusCode).toBe(201);
+    // Whatever the second gateway remembers from earlier tests, it has not met this event.
+    limitKnownEvents(t.stores[1], { max: 100, ttlMs: 60_000 });
+    // Other data under the event_id, and a person of its own: nothing of it may be written.
+    const conflict = await post(t, 1, key, 'leads/', { ...lead, external_contact_id: `tg:${engine}:unseen-other`, phone: '+998901110003' });
+    expect(conflict.statusCode).toBe(409);
+    expect(conflict.json()).toMatchObject({ code: 'event-id-conflict', paths: ['/external_contact_id', '/phone'] });
+    expect(await t.inspect.contacts.count({ phone: '+998901110003' })).toBe(0);
+    expect(await t.inspect.leads.count({ contactId: first.json<{ contact_id: string }>().contact_id })).toBe(1);
+    // The same body, on the gateway that never saw it: the recorded answer.
+    const replayed = await post(t, 1, key, 'leads/', lead);
+    expect(replayed.statusCode).toBe(200);
+    expect(replayed.json()).toMatchObject({ ...recorded(first), replayed: true });
+  });
+
+  it('answers a resend it never saw while a unit of its own is still open: the resend waits for no write', async () => {
+    const t = twins();
+    if (!t) return;
+    const key = await keyOf(t);
+    const lead = { event_id: `${engine}-held-1`, external_contact_id: `tg:${engine}:held`, first_name: 'Held' };
+    const first = await post(t, 0, key, 'leads/', lead);
+    expect(first.statusCode).toBe(201);
+    limitKnownEvents(t.stores[1], { max: 100, ttlMs: 60_000 });
+    let release!: () => void;
+    const gate = new Promise<void>((resolve) => (release = resolve));
+    // A unit that holds the second gateway's writer (SQLite) or one of its connections (PostgreSQL).
+    const held = t.stores[1].transact(() => gate);
+    try {
+      const resend = post(t, 1, key, 'leads/', lead);
+      const waited = await Promise.race([resend, new Promise<'still waiting'>((resolve) => setTimeout(() => resolve('still waiting'), 5_000))]);
+      expect(waited).not.toBe('still waiting');
+      const replayed = await resend;
+      expect(replayed.statusCode).toBe(200);
+      expect(replayed.json()).toMatchObject({ ...recorded(first), replayed: true });
+    } finally {
+      release();
+      await held;
+    }
+  });
+
+  it('remembers no event it refused or only rehearsed in test mode', async () => {
+    const t = twins();
+    if (!t) return;
+    const key = await keyOf(t);
+    const before = knownEventCount(t.stores[0]);
+    const refused = await post(t, 0, key, 'leads/answers/', { event_id: `${engine}-refused-1`, external_contact_id: `tg:${engine}:nobody`, answers: { age: 30 } });
+    expect(refused.statusCode).toBe(404);
+    const issued = await t.admin(0, 'POST', `/admin/v1/integrations/${TELEGRAM}/keys/test`);
+    expect(issued.statusCode).toBe(201);
+    const testKey = issued.json<{ key: string }>().key;
+    const rehearsed = await post(t, 0, testKey, 'leads/', { event_id: `${engine}-rehearsed-1`, external_contact_id: `tg:${engine}:rehearsed`, first_name: 'Test' });
+    expect(rehearsed.statusCode).toBe(201);
+    expect(rehearsed.headers['lead-gateway-test-mode']).toBeDefined();
+    expect(knownEventCount(t.stores[0])).toBe(before);
+    // The event_ids stay free: the live calls under them are first events.
+    const live = await post(t, 0, key, 'leads/', { event_id: `${engine}-rehearsed-1`, external_contact_id: `tg:${engine}:rehearsed`, first_name: 'Test' });
+    expect(live.statusCode).toBe(201);
+    expect(knownEventCount(t.stores[0])).toBe(before + 1);
+  });
+
   it('a memory past its cap drops its oldest events, and a replay of one dropped is still answered as recorded', async () => {
     const t = twins();
     if (!t) return;

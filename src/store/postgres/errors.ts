@@ -49,7 +49,10 @@ export function toStoreError(error: unknown): unknown {
   if (error instanceof StoreUnavailableError || error instanceof NotReadyError || error instanceof DuplicateEventError) return error;
   if (isDuplicateEvent(error)) return new DuplicateEventError();
   const code = unavailableCode(error) ?? (isRetryable(error) ? codeOf(error) : null);
-  if (code !== null) return new StoreUnavailableError('The store could not save or read this unit of work; nothing of it was kept.', code, { cause: error });
+  if (code !== null) {
+    const lost = SERVER_GONE.test(code) || SOCKET_FAILURES.has(code) || code === 'connection-lost';
+    return new StoreUnavailableError('The store could not save or read this unit of work; nothing of it was kept.', code, { cause: error, mayRead: !lost });
+  }
   return error;
 }
 
