@@ -16,6 +16,9 @@
 //   STORED=1000            leads each build stores first (the replay and answers scenarios use them)
 //   COMPARE=<dir>          the second build (<dir>/dist/main.js, node_modules linked beside it)
 //   PROFILE=<dir>          run this worktree's build under --cpu-prof, profiles written to <dir> at exit
+//   ENGINES=sqlite         the engines each build runs on, by comma: sqlite, postgres (a fresh database
+//                          of one throwaway cluster per process, bench/postgres.ts) or both, side by side
+//                          in the same rounds, so their ratio is of the same minutes of the machine
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -25,6 +28,7 @@ import { readFileSync } from 'node:fs';
 import { generate, type Load } from './load.js';
 import { CHILD_ADMIN_TOKEN, ROOT, postJson } from '../test/support/child-gateway.js';
 import { BENCH_INTEGRATION, answersTemplate, leadTemplate, legacyLeadTemplate } from './templates.js';
+import { startBenchPostgres, type BenchCluster } from './postgres.js';
 
 const ROUNDS = Number(process.env.ROUNDS ?? 5);
 const SECONDS = Number(process.env.SECONDS ?? 5);
@@ -34,6 +38,8 @@ const WARMUP_S = 2;
 const STORED = Number(process.env.STORED ?? 1000);
 const SESSIONS = Number(process.env.SESSIONS ?? 2);
 const LEGACY_KEY = 'bench-ab-legacy-key-000000000001';
+const ENGINES = (process.env.ENGINES ?? 'sqlite').split(',').map((e) => e.trim());
+for (const e of ENGINES) if (e !== 'sqlite' && e !== 'postgres') throw new Error(`unknown engine ${e} in ENGINES: sqlite, postgres`);
 
 interface Target {
   name: string;
@@ -95,9 +101,10 @@ function listening(child: ChildProcess, name: string): Promise<string> {
   });
 }
 
-async function gateway(name: string, build?: string): Promise<Target> {
+async function gateway(name: string, build: string | undefined, engine: string): Promise<Target> {
   const dir = mkdtempSync(join(tmpdir(), 'lead-gateway-ab-'));
-  const env = { DATABASE_PATH: join(dir, 'gateway.db'), SQLITE_SYNCHRONOUS: 'FULL', RATE_LIMIT_PER_MINUTE: '1000000', LEGACY_UPSTREAM_URL: 'http://127.0.0.1:9' };
+  const store = engine === 'postgres' ? { DATABASE_URL: (await (await postgres()).database()).url } : { DATABASE_PATH: join(dir, 'gateway.db'), SQLITE_SYNCHRONOUS: 'FULL' };
+  const env = { ...store, RATE_LIMIT_PER_MINUTE: '1000000', LEGACY_UPSTREAM_URL: 'http://127.0.0.1:9' };
   // Both builds start the same way (one spawn, one environment): only the build differs.
   const root = build ?? ROOT;
   const nodeArgs = build === undefined && process.env.PROFILE ? ['--cpu-prof', `--cpu-prof-dir=${process.env.PROFILE}`] : [];
@@ -113,6 +120,20 @@ async function gateway(name: string, build?: string): Promise<Target> {
     rmSync(dir, { recursive: true, force: true });
     throw error;
   }
+}
+
+let cluster: Promise<BenchCluster> | null = null;
+/** The one cluster of the run, started when a PostgreSQL target is first asked for. */
+function postgres(): Promise<BenchCluster> {
+  cluster ??= startBenchPostgres().then((c) => {
+    if ('reason' in c) throw new Error(`ENGINES asks for postgres, but ${c.reason}`);
+    return c;
+  });
+  return cluster;
+}
+
+async function stopPostgres(): Promise<void> {
+  if (cluster) await (await cluster).stop();
 }
 
 /** Keys issued, the legacy key imported and STORED leads seeded: the target ready for its rounds. */
@@ -143,9 +164,11 @@ async function session(index: number, figures: Map<string, Figure[]>): Promise<v
   const targets: Target[] = [];
   try {
     // The order of starting alternates too: a process that starts first must not be the one favoured.
-    const builds: [string, string | undefined][] = [['gateway', undefined]];
-    if (process.env.COMPARE) builds.push([`gateway (${process.env.COMPARE})`, process.env.COMPARE]);
-    for (const [name, build] of index % 2 === 0 ? builds : [...builds].reverse()) targets.push(await gateway(name, build));
+    const builds = targetsOf();
+    for (const { name, build, engine } of index % 2 === 0 ? builds : [...builds].reverse()) {
+      targets.push(await gateway(name, build, engine));
+      console.error(`session ${index + 1}: ${name} is process ${targets.at(-1)!.pid}`);
+    }
     for (const t of targets) await generate(loadOf(t, 99), CONNECTIONS, WARMUP_S);
     for (let round = 0; round < ROUNDS; round++) {
       const order = round % 2 === 0 ? targets : [...targets].reverse();
@@ -166,21 +189,43 @@ async function session(index: number, figures: Map<string, Figure[]>): Promise<v
   }
 }
 
+/** Each build on each engine; named by build alone when there is one engine. */
+function targetsOf(): { name: string; build: string | undefined; engine: string }[] {
+  const builds: [string, string | undefined][] = [['gateway', undefined]];
+  if (process.env.COMPARE) builds.push([`gateway (${process.env.COMPARE})`, process.env.COMPARE]);
+  return builds.flatMap(([name, build]) => ENGINES.map((engine) => ({ name: ENGINES.length > 1 ? `${name} ${engine}` : name, build, engine })));
+}
+
 type Figure = { cpu: number; rps: number; errors: number };
-const names = ['gateway', ...(process.env.COMPARE ? [`gateway (${process.env.COMPARE})`] : [])];
+const names = targetsOf().map((t) => t.name);
 const figures = new Map<string, Figure[]>(names.map((n) => [n, []]));
 const memory = new Map<string, string[]>(names.map((n) => [n, []]));
-for (let i = 0; i < SESSIONS; i++) await session(i, figures);
+try {
+  for (let i = 0; i < SESSIONS; i++) await session(i, figures);
+} finally {
+  await stopPostgres();
+}
 console.log(`${SCENARIO}: CPU us per request, medians of ${SESSIONS} sessions x ${ROUNDS} rounds of ${SECONDS} s at ${CONNECTIONS} connections:`);
 for (const [name, f] of figures) {
   const perSession = Array.from({ length: SESSIONS }, (_, i) => median(f.slice(i * ROUNDS, (i + 1) * ROUNDS).map((x) => x.cpu)));
   console.log(`  ${name.padEnd(40)} ${String(median(f.map((x) => x.cpu))).padStart(5)} us  ${String(median(f.map((x) => x.rps))).padStart(6)} req/s  errors ${f.reduce((s, x) => s + x.errors, 0)}  (sessions: ${perSession.join(' ')})`);
 }
-if (names.length === 2) {
-  // Paired by session (same minutes of the machine): the difference each session saw, then its median.
-  const [a, b] = names.map((n) => figures.get(n)!);
-  const diffs = Array.from({ length: SESSIONS }, (_, i) => median(a!.slice(i * ROUNDS, (i + 1) * ROUNDS).map((x, j) => x.cpu - b![i * ROUNDS + j]!.cpu)));
+// Paired by session (same minutes of the machine): the difference each session saw, then its median.
+const perSession = (f: Figure[]) => Array.from({ length: SESSIONS }, (_, i) => f.slice(i * ROUNDS, (i + 1) * ROUNDS));
+for (const [i, engine] of ENGINES.entries()) {
+  if (!process.env.COMPARE) break;
+  const [a, b] = [names[i]!, names[i + ENGINES.length]!].map((n) => perSession(figures.get(n)!));
+  const diffs = a!.map((rounds, s) => median(rounds.map((x, j) => x.cpu - b![s]![j]!.cpu)));
   const wins = diffs.filter((d) => d < 0).length;
-  console.log(`  first - second, per session: ${diffs.join(' ')}; median ${median(diffs)} us, first lower in ${wins} of ${SESSIONS}`);
+  console.log(`  ${ENGINES.length > 1 ? `${engine}: ` : ''}first - second, per session: ${diffs.join(' ')}; median ${median(diffs)} us, first lower in ${wins} of ${SESSIONS}`);
+}
+// Each build's PostgreSQL against its SQLite, round by round (the same minutes), then the median.
+if (ENGINES.length === 2) {
+  for (let b = 0; b < names.length; b += 2) {
+    const [lite, pg] = [figures.get(names[b]!)!, figures.get(names[b + 1]!)!];
+    const [l, p] = ENGINES[0] === 'sqlite' ? [lite, pg] : [pg, lite];
+    const ratios = l.map((x, j) => Math.round((p[j]!.cpu / x.cpu) * 100) / 100);
+    console.log(`  ${names[b]!.replace(/ \w+$/, '')}: PostgreSQL / SQLite per round ${ratios.join(' ')}; median ${median(ratios)}`);
+  }
 }
 for (const [name, m] of memory) for (const line of m) console.log(`  ${name.padEnd(40)} ${line}`);

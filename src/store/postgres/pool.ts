@@ -72,9 +72,39 @@ export function createPool(options: PoolOptions): pg.Pool {
   // Emitted once per new connection, checked out or idle later: every client gets its listener.
   pool.on('connect', (client) => {
     client.on('error', onIdleError);
+    coalesceWrites(client);
     if (options.onStatement || options.onRoundTrip) watchStatements(client, options.onStatement, options.onRoundTrip);
   });
   return pool;
+}
+
+/**
+ * The statements a client is given in one turn of the event loop leave in one write to its socket.
+ * node-postgres writes each statement as it is given (one `writev` of its Parse, Bind, Describe,
+ * Execute and Sync; BEGIN and COMMIT a `write` of their own): a unit's first round trip (BEGIN, the
+ * event's look-up, the person locks, the match and the held reads) was 6 system calls, each one also
+ * running the server's side of the loopback TCP, the most of the gateway's CPU per new lead on
+ * PostgreSQL (docs/performance.md, "The gateway's CPU on PostgreSQL"). The socket is corked at the
+ * turn's first statement and uncorked once the turn's callbacks and promise reactions have run
+ * (`setImmediate`), before the loop waits for any answer: nothing waits longer on the wire.
+ */
+function coalesceWrites(client: pg.PoolClient): void {
+  let corked: { uncork(): void } | null = null;
+  const uncork = () => {
+    corked?.uncork();
+    corked = null;
+  };
+  const query = client.query.bind(client) as (...args: unknown[]) => unknown;
+  (client as unknown as { query: (...args: unknown[]) => unknown }).query = (...args: unknown[]) => {
+    if (corked === null) {
+      // Read at each turn: a TLS connection's socket is another stream than the one it started on.
+      const stream = (client as unknown as { connection: { stream: { cork(): void; uncork(): void } } }).connection.stream;
+      stream.cork();
+      corked = stream;
+      setImmediate(uncork);
+    }
+    return query(...args);
+  };
 }
 
 /**
