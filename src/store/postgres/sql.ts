@@ -85,14 +85,36 @@ export const MAX_WRITES_PER_STATEMENT = 32;
  */
 export function batchOf(writes: readonly LaterWrite[]): pg.QueryConfig {
   const values: unknown[] = [];
+  for (const w of writes) for (const v of w.values) values.push(v);
+  return { ...batchShape(writes), values };
+}
+
+/** Most batch texts kept; past it the oldest goes (a batch's text depends only on its writes' texts). */
+const MAX_BATCH_SHAPES = 256;
+const batchShapes = new Map<string, { name: string; text: string; parts: readonly string[] }>();
+
+/**
+ * A batch's text and name, built once per sequence of statements and parameter counts (the same few
+ * sequences recur: a new lead's writes, an attach's), instead of renumbering and hashing per unit.
+ */
+function batchShape(writes: readonly LaterWrite[]): { name: string; text: string } {
+  let key = '';
+  for (const w of writes) key += `${w.name}:${w.values.length};`;
+  const known = batchShapes.get(key);
+  // A statement's name stands for one text (pg refuses a name reused for another): checked all the same.
+  if (known && writes.every((w, i) => known.parts[i] === w.text)) return { name: known.name, text: known.text };
+  let offset = 0;
   const parts = writes.map((w, i) => {
-    const offset = values.length;
-    values.push(...w.values);
-    return `w${i} AS (${w.text.replace(/\$(\d+)/g, (_, n: string) => `$${Number(n) + offset}`)} RETURNING 1)`;
+    const part = `w${i} AS (${w.text.replace(/\$(\d+)/g, (_, n: string) => `$${Number(n) + offset}`)} RETURNING 1)`;
+    offset += w.values.length;
+    return part;
   });
   const counts = writes.map((_, i) => `(SELECT count(*) FROM w${i})::int AS w${i}`);
   const text = `WITH ${parts.join(', ')} SELECT ${counts.join(', ')}`;
-  return { name: `batch.${createHash('sha1').update(text).digest('hex').slice(0, 20)}`, text, values };
+  const name = `batch.${createHash('sha1').update(text).digest('hex').slice(0, 20)}`;
+  if (batchShapes.size >= MAX_BATCH_SHAPES) batchShapes.delete(batchShapes.keys().next().value!);
+  batchShapes.set(key, { name, text, parts: writes.map((w) => w.text) });
+  return { name, text };
 }
 
 /** Sends held-back writes: one alone as itself, several as one statement. */

@@ -16,20 +16,73 @@ import { pgHoldRepo } from './holds.js';
 import { pgLeadViewRepo } from './lead-views.js';
 import { pgConsoleSessionRepo, pgConsoleUserRepo } from './console.js';
 
-export const reposFor = (sql: Sql): Repos => ({
-  contacts: pgContactRepo(sql),
-  leads: pgLeadRepo(sql),
-  submissions: pgSubmissionRepo(sql),
-  keys: pgKeyRepo(sql),
-  fieldValues: pgFieldValueRepo(sql),
-  answers: pgAnswerRepo(sql),
-  states: pgStateRepo(sql),
-  legacyTags: pgLegacyTagRepo(sql),
-  adminCredentials: pgAdminCredentialRepo(sql),
-  leadPages: pgLeadPageRepo(sql),
-  leadViews: pgLeadViewRepo(sql),
-  consoleUsers: pgConsoleUserRepo(sql),
-  consoleSessions: pgConsoleSessionRepo(sql),
-  locks: pgLockRepo(sql),
-  holds: pgHoldRepo(sql),
-});
+/**
+ * Each repository built when the unit first uses it: a unit is opened per request and uses three or
+ * four of the fifteen, and building them all (their closures, the state repo's spread of porting's)
+ * was a measurable part of a new lead's CPU (docs/performance.md, "The gateway's CPU on PostgreSQL").
+ */
+class UnitRepos implements Repos {
+  #contacts?: Repos['contacts'];
+  #leads?: Repos['leads'];
+  #submissions?: Repos['submissions'];
+  #keys?: Repos['keys'];
+  #fieldValues?: Repos['fieldValues'];
+  #answers?: Repos['answers'];
+  #states?: Repos['states'];
+  #legacyTags?: Repos['legacyTags'];
+  #adminCredentials?: Repos['adminCredentials'];
+  #leadPages?: Repos['leadPages'];
+  #leadViews?: Repos['leadViews'];
+  #consoleUsers?: Repos['consoleUsers'];
+  #consoleSessions?: Repos['consoleSessions'];
+  #locks?: Repos['locks'];
+  #holds?: Repos['holds'];
+  constructor(private readonly sql: Sql) {}
+  get contacts() {
+    return (this.#contacts ??= pgContactRepo(this.sql));
+  }
+  get leads() {
+    return (this.#leads ??= pgLeadRepo(this.sql));
+  }
+  get submissions() {
+    return (this.#submissions ??= pgSubmissionRepo(this.sql));
+  }
+  get keys() {
+    return (this.#keys ??= pgKeyRepo(this.sql));
+  }
+  get fieldValues() {
+    return (this.#fieldValues ??= pgFieldValueRepo(this.sql));
+  }
+  get answers() {
+    return (this.#answers ??= pgAnswerRepo(this.sql));
+  }
+  get states() {
+    return (this.#states ??= pgStateRepo(this.sql));
+  }
+  get legacyTags() {
+    return (this.#legacyTags ??= pgLegacyTagRepo(this.sql));
+  }
+  get adminCredentials() {
+    return (this.#adminCredentials ??= pgAdminCredentialRepo(this.sql));
+  }
+  get leadPages() {
+    return (this.#leadPages ??= pgLeadPageRepo(this.sql));
+  }
+  get leadViews() {
+    return (this.#leadViews ??= pgLeadViewRepo(this.sql));
+  }
+  get consoleUsers() {
+    return (this.#consoleUsers ??= pgConsoleUserRepo(this.sql));
+  }
+  get consoleSessions() {
+    return (this.#consoleSessions ??= pgConsoleSessionRepo(this.sql));
+  }
+  get locks() {
+    return (this.#locks ??= pgLockRepo(this.sql));
+  }
+  get holds() {
+    return (this.#holds ??= pgHoldRepo(this.sql));
+  }
+}
+
+export const reposFor = (sql: Sql): Repos => new UnitRepos(sql);
