@@ -1,6 +1,7 @@
-// Records for the store tests: a plausible contact, lead or key, changed by what a test cares about.
+// Records for the store tests: a plausible contact, lead, field value or key, changed by what a test cares about.
 import type { Contact } from '../../src/store/repos/contacts.js';
 import type { Lead } from '../../src/store/repos/leads.js';
+import type { FieldValue } from '../../src/store/repos/field-values.js';
 import type { ApiKey } from '../../src/store/repos/keys.js';
 import type { NewSubmission } from '../../src/store/repos/submissions.js';
 
@@ -47,6 +48,23 @@ export const aLead = (id: string, over: Partial<Lead> = {}): Lead => ({
 });
 
 /** A live v1 key of int-1 whose hash is `hash-<id>`. */
+/** A value of field `fieldId` on lead `leadId` an integration wrote, every typed member empty. */
+export const aFieldValue = (leadId: string, fieldId: string, over: Partial<FieldValue> = {}): FieldValue => ({
+  id: `${leadId}-${fieldId}`,
+  leadId,
+  fieldId,
+  text: null,
+  decimal: null,
+  bool: null,
+  date: null,
+  datetime: null,
+  optionId: null,
+  optionIds: [],
+  writtenBy: { kind: 'integration', ref: 'int-1' },
+  updatedAt: 't',
+  ...over,
+});
+
 export const aKey = (id: string, over: Partial<ApiKey> = {}): ApiKey => ({
   id,
   integrationId: 'int-1',

@@ -6,26 +6,13 @@ import type { Repos, Store } from '../../../src/store/store.js';
 import { DuplicateEventError } from '../../../src/store/store.js';
 import type { FieldValue } from '../../../src/store/repos/field-values.js';
 import { onEachEngine } from '../../support/engines.js';
-import { aContact, aLead, aSubmission } from '../../support/records.js';
+import { aContact, aFieldValue, aLead, aSubmission } from '../../support/records.js';
 
 const contact = aContact;
 
 const lead = aLead;
 
-const value = (leadId: string, fieldId: string, text: string): FieldValue => ({
-  id: `${leadId}-${fieldId}`,
-  leadId,
-  fieldId,
-  text,
-  decimal: null,
-  bool: null,
-  date: null,
-  datetime: null,
-  optionId: null,
-  optionIds: [],
-  writtenBy: { kind: 'integration', ref: 'int-1' },
-  updatedAt: 't1',
-});
+const value = (leadId: string, fieldId: string, text: string): FieldValue => aFieldValue(leadId, fieldId, { text, updatedAt: 't1' });
 
 
 const keys = (over: { externalId?: string; phone?: string; email?: string }) => ({ externalId: null, phone: null, email: null, ...over });

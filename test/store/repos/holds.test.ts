@@ -7,25 +7,13 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { Repos, Store } from '../../../src/store/store.js';
 import type { FieldValue } from '../../../src/store/repos/field-values.js';
 import { onEachEngine } from '../../support/engines.js';
-import { aContact, aLead } from '../../support/records.js';
+import { aContact, aFieldValue, aLead } from '../../support/records.js';
 
 /** How long the first unit holds its locks: long enough for the second to ask for them meanwhile. */
 const HOLD_MS = 100;
 
-const aValue = (id: string, leadId: string, fieldId: string, text: string): FieldValue => ({
-  id,
-  leadId,
-  fieldId,
-  text,
-  decimal: null,
-  bool: null,
-  date: null,
-  datetime: null,
-  optionId: null,
-  optionIds: [],
-  writtenBy: { kind: 'employee', ref: 'jasur' },
-  updatedAt: 't2',
-});
+const aValue = (id: string, leadId: string, fieldId: string, text: string): FieldValue =>
+  aFieldValue(leadId, fieldId, { id, text, writtenBy: { kind: 'employee', ref: 'jasur' }, updatedAt: 't2' });
 
 /** Contact c1 (phone and binding tg:1 through int-1) with its lead l1 and a value of field f1 on it. */
 async function withOnePerson(store: Store): Promise<void> {

@@ -3,27 +3,12 @@
 import { describe, expect, it } from 'vitest';
 import type { Repos, Store } from '../../../src/store/store.js';
 import type { Lead } from '../../../src/store/repos/leads.js';
-import type { FieldValue } from '../../../src/store/repos/field-values.js';
 import { onEachEngine } from '../../support/engines.js';
-import { aLead } from '../../support/records.js';
+import { aFieldValue, aLead } from '../../support/records.js';
 
 const lead = (id: string, createdAt: string, over: Partial<Lead> = {}): Lead => aLead(id, { createdAt, updatedAt: createdAt, ...over });
 
-const value = (leadId: string, fieldId: string, over: Partial<FieldValue> = {}): FieldValue => ({
-  id: `${leadId}-${fieldId}`,
-  leadId,
-  fieldId,
-  text: null,
-  decimal: null,
-  bool: null,
-  date: null,
-  datetime: null,
-  optionId: null,
-  optionIds: [],
-  writtenBy: { kind: 'integration', ref: 'int-1' },
-  updatedAt: 't',
-  ...over,
-});
+const value = aFieldValue;
 
 const withPerson = (store: Store, fn: (tx: Repos) => Promise<void>) =>
   store.transact(async (tx) => {
