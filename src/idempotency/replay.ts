@@ -119,11 +119,11 @@ export async function runOnce<T>(
     const known = choose(own, earlier ? await store.peek((r) => findOne(r, earlier.eventId)) : null);
     if (known) return store.view((r) => seen(r, known));
   } else {
-    // An event remembered here: one statement finds it (the earlier one first, as it wins while it holds).
+    // An event remembered here: one statement finds it (the earlier one first, as it wins while it
+    // holds). The request's own event stands only with the earlier one looked for beside it.
     for (const [eventId, isEarlier] of [...(earlier ? [[earlier.eventId, true] as const] : []), [request.eventId, false] as const]) {
       if (!remembersEvent(store, keyOf(eventId))) continue;
-      const found = await store.peek((r) => findOne(r, eventId));
-      const known = isEarlier ? choose(null, found) : choose(found, null);
+      const known = isEarlier ? choose(null, await store.peek((r) => findOne(r, eventId))) : await store.view(lookUp);
       if (known) return store.view((r) => seen(r, known));
     }
   }
@@ -133,8 +133,10 @@ export async function runOnce<T>(
       const reply = await store.transact(
         async (tx) => {
           // The ledger first: sent at once, answered before the first read `fresh` awaits. Where it
-          // was looked for before the unit, only after losing a race: the ledger's uniqueness decides.
-          const looked = store.pipelined || attempt > 1 ? lookUp(tx) : Promise.resolve(null);
+          // was looked for before the unit, again only for an earlier event (no index stops a second
+          // record of it: two resends across midnight would both be new) or after losing a race (the
+          // ledger's uniqueness stops the request's own).
+          const looked = store.pipelined || attempt > 1 || earlier !== undefined ? lookUp(tx) : Promise.resolve(null);
           looked.catch(() => {});
           let work: Awaited<ReturnType<typeof handlers.fresh>>;
           try {
