@@ -1,4 +1,5 @@
-// The events this process recorded or replayed lately, remembered per store: a resend of one of them is
+// The events this process recorded or replayed lately, remembered per pipelined store (PostgreSQL; SQLite
+// looks every event up before its unit and keeps none): a resend of one of them is
 // looked for alone, in the ledger's one-statement replay, before any unit of work is opened.
 //
 // A hint, never a verdict: the ledger decides. An event remembered but not found (another database

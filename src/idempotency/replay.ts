@@ -105,9 +105,13 @@ export async function runOnce<T>(
     const [own, before] = await Promise.all([findOne(r, request.eventId), earlier ? findOne(r, earlier.eventId) : null]);
     return choose(own, before);
   };
+  // Only a pipelined store reads the memory (below); SQLite looks every event up before its unit.
+  const remember = (eventId: string) => {
+    if (store.pipelined) rememberEvent(store, keyOf(eventId));
+  };
   const seen = async (r: Repos, { found, body }: Known): Promise<T> => {
     const { lead, ...submission } = found;
-    rememberEvent(store, keyOf(submission.eventId));
+    remember(submission.eventId);
     if (submission.fingerprint !== fingerprint(body)) throw conflict(submission, await r.submissions.firstBody(submission.id), body);
     return handlers.replay(r, submission, lead);
   };
@@ -165,7 +169,7 @@ export async function runOnce<T>(
         },
         (_tx, work) => work.reply(),
       );
-      rememberEvent(store, keyOf(request.eventId));
+      remember(request.eventId);
       return reply;
     } catch (error) {
       if (error instanceof KnownEvent) return store.view((r) => seen(r, error.known));

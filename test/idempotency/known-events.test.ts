@@ -116,7 +116,8 @@ onEachEngineTwice((engine, twins) => {
     // The event_ids stay free: the live calls under them are first events.
     const live = await post(t, 0, key, 'leads/', { event_id: `${engine}-rehearsed-1`, external_contact_id: `tg:${engine}:rehearsed`, first_name: 'Test' });
     expect(live.statusCode).toBe(201);
-    expect(knownEventCount(t.stores[0])).toBe(before + 1);
+    // Remembered where the memory is read (PostgreSQL); SQLite looks every event up and keeps none.
+    expect(knownEventCount(t.stores[0])).toBe(engine === 'postgres' ? before + 1 : 0);
   });
 
   it('a memory past its cap drops its oldest events, and a replay of one dropped is still answered as recorded', async () => {
@@ -128,13 +129,13 @@ onEachEngineTwice((engine, twins) => {
     const created = [];
     for (const body of bodies) created.push(await post(t, 0, key, 'leads/', body));
     expect(created.map((r) => r.statusCode)).toEqual([201, 201, 201, 201]);
-    expect(knownEventCount(t.stores[0])).toBe(2);
+    expect(knownEventCount(t.stores[0])).toBe(engine === 'postgres' ? 2 : 0);
 
     const replayed = await post(t, 0, key, 'leads/', bodies[0]);
     expect(replayed.statusCode).toBe(200);
     expect(replayed.json()).toMatchObject({ ...recorded(created[0]!), replayed: true });
     // Replayed, it is remembered again, and the cap still holds.
-    expect(knownEventCount(t.stores[0])).toBe(2);
+    expect(knownEventCount(t.stores[0])).toBe(engine === 'postgres' ? 2 : 0);
   });
 
   it('an event remembered past its age is forgotten, and its replay is still answered as recorded', async () => {
