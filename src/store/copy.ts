@@ -33,6 +33,7 @@ export const COPIED_TABLES = [
   'integration_ported',
   'answers_not_found',
   'legacy_samples',
+  'test_matches',
   'legacy_tags',
   'console_users',
   'console_sessions',

@@ -10,6 +10,7 @@ import type { Lead, LeadPatch } from './repos/leads.js';
 import type { LegacyTag } from './repos/legacy-tags.js';
 import type { AuditEntry, MigrationState } from './repos/states.js';
 import type { Endpoint, Submission } from './repos/submissions.js';
+import type { TestMatchEntry } from './repos/test-matches.js';
 
 export interface KeyRow {
   id: string;
@@ -303,3 +304,29 @@ export function foldUnmappedKeys(rows: readonly UnmappedKeyRow[]): UnmappedSumma
   }
   return { keys, totalKeys: Number(rows[0]?.total_keys ?? 0), scanned: Number(rows[0]?.scanned ?? 0) };
 }
+
+export interface TestMatchRow {
+  key_id: string;
+  contact_id: string;
+  lead_id: string | null;
+  endpoint: string;
+  event_id: string;
+  matched_by: string;
+  own: number | boolean;
+  calls: number | string;
+  first_at: string;
+  last_at: string;
+}
+
+export const rowToTestMatch = (r: TestMatchRow): TestMatchEntry => ({
+  keyId: r.key_id,
+  contactId: r.contact_id,
+  leadId: r.lead_id,
+  endpoint: r.endpoint as TestMatchEntry['endpoint'],
+  eventId: r.event_id,
+  matchedBy: r.matched_by as TestMatchEntry['matchedBy'],
+  own: r.own === true || r.own === 1,
+  calls: Number(r.calls),
+  firstAt: r.first_at,
+  lastAt: r.last_at,
+});

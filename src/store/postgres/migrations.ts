@@ -122,6 +122,29 @@ export const migrations: Migration[] = [
       CREATE INDEX leads_contact ON leads (contact_id, created_at, id) WHERE deleted_at IS NULL;
     `,
   },
+  // Live persons found by test calls (docs/api.md, "Test mode"); SQLite migration 21 makes the same.
+  {
+    version: 19,
+    name: 'live persons found by test calls',
+    sql: `
+      CREATE TABLE test_matches (
+        integration_id text COLLATE "C" NOT NULL,
+        key_id         text COLLATE "C" NOT NULL,
+        contact_id     text COLLATE "C" NOT NULL,
+        lead_id        text COLLATE "C",
+        endpoint       text COLLATE "C" NOT NULL CHECK (endpoint IN ('leads', 'answers')),
+        event_id       text COLLATE "C" NOT NULL,
+        matched_by     text COLLATE "C" NOT NULL,
+        own            boolean NOT NULL,
+        calls          bigint NOT NULL,
+        first_at       text COLLATE "C" NOT NULL,
+        last_at        text COLLATE "C" NOT NULL,
+        PRIMARY KEY (integration_id, key_id, contact_id)
+      );
+      CREATE INDEX test_matches_age ON test_matches (last_at);
+      CREATE INDEX test_matches_latest ON test_matches (integration_id, last_at, key_id, contact_id);
+    `,
+  },
 ];
 
 /**

@@ -522,6 +522,32 @@ export const migrations: Migration[] = [
         CREATE INDEX legacy_samples_age ON legacy_samples (at);
       `),
   },
+  {
+    version: 21,
+    name: 'live persons found by test calls',
+    // One row per test key and person a test call found (docs/api.md, "Test mode"), written after the
+    // call's rolled-back unit; capped per integration (src/migration/test-matches.ts) and deleted by
+    // retention once its last call is older than RETENTION_USAGE_DAYS. PostgreSQL migration 19 makes the same.
+    up: (db) =>
+      db.exec(`
+        CREATE TABLE test_matches (
+          integration_id TEXT NOT NULL,
+          key_id         TEXT NOT NULL,
+          contact_id     TEXT NOT NULL,
+          lead_id        TEXT,
+          endpoint       TEXT NOT NULL CHECK (endpoint IN ('leads', 'answers')),
+          event_id       TEXT NOT NULL,
+          matched_by     TEXT NOT NULL,
+          own            INTEGER NOT NULL,
+          calls          INTEGER NOT NULL,
+          first_at       TEXT NOT NULL,
+          last_at        TEXT NOT NULL,
+          PRIMARY KEY (integration_id, key_id, contact_id)
+        ) WITHOUT ROWID;
+        CREATE INDEX test_matches_age ON test_matches (last_at);
+        CREATE INDEX test_matches_latest ON test_matches (integration_id, last_at, key_id, contact_id);
+      `),
+  },
 ];
 
 export class MigrationError extends Error {

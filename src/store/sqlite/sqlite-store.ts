@@ -21,6 +21,7 @@ import { sqliteLegacyTagRepo } from './repos/legacy-tags.js';
 import { sqliteAdminCredentialRepo } from './repos/admin-credentials.js';
 import { sqliteLockRepo } from './repos/locks.js';
 import { sqliteConsoleSessionRepo, sqliteConsoleUserRepo } from './repos/console.js';
+import { sqliteTestMatchRepo } from './repos/test-matches.js';
 
 export interface SqliteStoreOptions {
   path: string;
@@ -67,6 +68,7 @@ const reposFor = (db: Db): Repos => {
     leadViews: sqliteLeadViewRepo(leads, fieldValues),
     consoleUsers: sqliteConsoleUserRepo(db),
     consoleSessions: sqliteConsoleSessionRepo(db),
+    testMatches: sqliteTestMatchRepo(db),
     locks: sqliteLockRepo(),
     holds: holdsInOrder({ contacts, leads, fieldValues }),
   };

@@ -15,6 +15,7 @@ import { pgLockRepo } from './locks.js';
 import { pgHoldRepo } from './holds.js';
 import { pgLeadViewRepo } from './lead-views.js';
 import { pgConsoleSessionRepo, pgConsoleUserRepo } from './console.js';
+import { pgTestMatchRepo } from './test-matches.js';
 
 /**
  * Each repository built when the unit first uses it: a unit is opened per request and uses three or
@@ -35,6 +36,7 @@ class UnitRepos implements Repos {
   #leadViews?: Repos['leadViews'];
   #consoleUsers?: Repos['consoleUsers'];
   #consoleSessions?: Repos['consoleSessions'];
+  #testMatches?: Repos['testMatches'];
   #locks?: Repos['locks'];
   #holds?: Repos['holds'];
   constructor(private readonly sql: Sql) {}
@@ -76,6 +78,9 @@ class UnitRepos implements Repos {
   }
   get consoleSessions() {
     return (this.#consoleSessions ??= pgConsoleSessionRepo(this.sql));
+  }
+  get testMatches() {
+    return (this.#testMatches ??= pgTestMatchRepo(this.sql));
   }
   get locks() {
     return (this.#locks ??= pgLockRepo(this.sql));
