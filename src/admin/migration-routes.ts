@@ -11,6 +11,7 @@ import { importLegacyKey, issueTestKey, issueV1Key, relinkLegacyLeads, renewKeys
 import { migrationReport, MigrationReportSchema } from '../migration/report.js';
 import { listAudit, listKeys } from '../migration/reads.js';
 import { clearPorted, markPorted, notFoundAnswers, NotFoundPageSchema, NotFoundQuerySchema, PortedFlagSchema, portedView } from '../migration/porting.js';
+import { TestMatchPageSchema, TestMatchQuerySchema, testMatches } from '../migration/test-matches.js';
 import { integrationByRef } from './integration-ref.js';
 import { portingGuide } from '../porting/service.js';
 import { PortingGuideSchema } from '../porting/guide.js';
@@ -197,6 +198,21 @@ export function migrationRoutes(deps: { store: Store; rules: RulesHolder; usage:
         },
       },
       async (request) => notFoundAnswers(deps, find(request.params.integration), request.query),
+    );
+
+    r.get(
+      '/admin/v1/integrations/:integration/test-matches',
+      {
+        schema: {
+          ...meta,
+          summary: 'Live persons that test calls found, per test key and person, the latest call first (docs/api.md, "Test mode")',
+          params,
+          querystring: TestMatchQuerySchema,
+          response: { 200: TestMatchPageSchema },
+          problems: ['not-found', 'bad-request'],
+        },
+      },
+      async (request) => testMatches(deps, find(request.params.integration), request.query),
     );
 
     r.get(

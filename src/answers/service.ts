@@ -8,6 +8,7 @@ import { answerFieldIds, applyAnswers, readKept } from './engine.js';
 import type { AnswersResponse, AnswersSubmission } from './schemas.js';
 import { newId } from '../store/ids.js';
 import { lockLatestLead } from '../lead/lock.js';
+import { testMatchRecorder } from '../migration/test-matches.js';
 
 /** Recorded the first time; a replay returns it with `deleted` as the lead is now. */
 interface AnswersOutcomeRecord {
@@ -21,12 +22,15 @@ export function submitAnswers(
   deps: { store: Store; now?: () => string },
   integration: Integration,
   body: AnswersSubmission,
-  options: { inexact?: ReadonlySet<string>; rehearsal?: boolean } = {},
+  options: { inexact?: ReadonlySet<string>; testKeyId?: string | undefined } = {},
 ): Promise<AnswersResponse> {
   const now = deps.now ?? (() => new Date().toISOString());
+  // A test call (docs/api.md, "Test mode"): rehearsed, and the person it found recorded. That person
+  // is one this integration bound (the only ones this route reaches), so the answer is the live one.
+  const rehearsal = options.testKeyId === undefined ? undefined : { found: testMatchRecorder(deps.store, integration, options.testKeyId, 'answers', body.event_id, now) };
   return runOnce<AnswersResponse>(
     deps.store,
-    { integrationId: integration.id, endpoint: 'answers', eventId: body.event_id, body, rehearsal: options.rehearsal === true },
+    { integrationId: integration.id, endpoint: 'answers', eventId: body.event_id, body, rehearsal },
     {
       replay: async (r, submission, found) => {
         const record = submission.outcome as AnswersOutcomeRecord;
@@ -62,6 +66,7 @@ export function submitAnswers(
         return {
           reply: async () => ({ ...record, replayed: false, deleted: false }),
           record: { id: submissionId, contactId: contact.id, leadId: lead.id, outcome: record, createdAt: at },
+          found: { contactId: contact.id, leadId: lead.id, matchedBy: 'external_contact_id', own: true },
         };
       },
     },

@@ -3,6 +3,7 @@
 // the credential's operator, which the gateway decides (the CLI sends no actor).
 import type { MigrationReport } from '../migration/report.js';
 import type { NotFoundPage, PortedFlagView } from '../migration/porting.js';
+import type { TestMatchPage } from '../migration/test-matches.js';
 import type { PortingGuide } from '../porting/guide.js';
 import type { AdminClient } from './admin-client.js';
 import type { AuditEntryView, Backend, IntegrationSummary, IssuedKey, KeySummary, LinkReportView, List, ListedKey, ReplicasView, StateView } from './backend.js';
@@ -27,6 +28,7 @@ export function apiBackend(client: AdminClient): Backend {
     markPorted: (ref, note) => client.post<PortedFlagView>(`${of(ref)}/ported`, note === undefined ? {} : { note }),
     clearPorted: (ref, reason) => client.delete<{ ported: null }>(`${of(ref)}/ported`, because(reason)),
     notFound: (ref, page) => client.get<NotFoundPage>(`${of(ref)}/not-found`, { limit: page.limit, after: page.after }),
+    testMatches: (ref, page) => client.get<TestMatchPage>(`${of(ref)}/test-matches`, { limit: page.limit, after: page.after }),
     portingGuide: (ref) => client.get<PortingGuide>(`${of(ref)}/porting-guide`),
     async audit(ref, limit) {
       const list = await client.get<List<AuditEntryView>>(ref === undefined ? '/audit' : `${of(ref)}/audit`, { limit });

@@ -5,6 +5,7 @@ import type { z } from 'zod';
 import type { AuditEntrySchema, IntegrationSummarySchema, IssuedKeySchema, KeySummarySchema, LinkReportSchema, ListedKeySchema, ReplicasSchema, StateSchema } from '../admin/schemas.js';
 import type { MigrationReport } from '../migration/report.js';
 import type { NotFoundPage, PortedFlagView } from '../migration/porting.js';
+import type { TestMatchPage } from '../migration/test-matches.js';
 import type { PortingGuide } from '../porting/guide.js';
 
 export type IntegrationSummary = z.infer<typeof IntegrationSummarySchema>;
@@ -32,6 +33,8 @@ export interface Backend {
   markPorted(ref: string, note?: string): Promise<PortedFlagView>;
   clearPorted(ref: string, reason?: string): Promise<{ ported: null }>;
   notFound(ref: string, page: { limit?: number; after?: string }): Promise<NotFoundPage>;
+  /** The live persons the integration's test calls found (docs/api.md, "Test mode"). */
+  testMatches(ref: string, page: { limit?: number; after?: string }): Promise<TestMatchPage>;
   /** The integration's porting guide (src/porting/). */
   portingGuide(ref: string): Promise<PortingGuide>;
   /** The entries, and the handle of each integration they name (an id the rules no longer know stays an id). */

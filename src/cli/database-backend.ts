@@ -6,6 +6,7 @@ import { listReplicas } from '../rules/replicas.js';
 import { importLegacyKey, issueTestKey, issueV1Key, relinkLegacyLeads, renewKeys, revokeKey, rollback, switchOff } from '../migration/service.js';
 import { migrationReport } from '../migration/report.js';
 import { clearPorted, markPorted, NOT_FOUND_PAGE_DEFAULT, notFoundAnswers, portedView } from '../migration/porting.js';
+import { TEST_MATCHES_PAGE_DEFAULT, testMatches } from '../migration/test-matches.js';
 import { portingGuide } from '../porting/service.js';
 import { createUsageRecorder, type UsageRecorder } from '../migration/usage.js';
 import { createRulesHolder, type RulesHolder } from '../rules/loader.js';
@@ -108,6 +109,7 @@ export function databaseBackend(ctx: Context, actor: string): Backend {
       return { ported: null };
     },
     notFound: (ref, page) => notFoundAnswers(deps, find(ref), { limit: page.limit ?? NOT_FOUND_PAGE_DEFAULT, after: page.after }),
+    testMatches: (ref, page) => testMatches(deps, find(ref), { limit: page.limit ?? TEST_MATCHES_PAGE_DEFAULT, after: page.after }),
     portingGuide: (ref) => portingGuide(deps, find(ref)),
     async audit(ref, limit) {
       const id = ref === undefined ? null : find(ref).id;

@@ -14,6 +14,7 @@ import { EnvironmentError, UsageError, exitFor } from './exit.js';
 import { registerCopyCommand } from './copy.js';
 import { registerUserCommands } from './users.js';
 import { registerPortingCommands } from './porting.js';
+import { registerTestMatchesCommand } from './test-matches.js';
 import { registerSchemaCommands } from './schema.js';
 import { registerMigrationCommands } from './migration.js';
 import { registerAdminTokenCommands } from './admin-tokens.js';
@@ -161,6 +162,7 @@ function createProgram(): Command {
   registerCopyCommand(program, { env, print, given });
   registerUserCommands(program, { env, actor: CLI_ACTOR, print, onDatabase });
   registerPortingCommands(program, { print, withBackend });
+  registerTestMatchesCommand(program, { print, withBackend });
   registerPortingGuideCommand(program, { print, withBackend });
   return program;
 }

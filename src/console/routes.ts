@@ -23,6 +23,7 @@ import { ADMIN_NAME } from '../admin/credentials.js';
 import { answerRoutes } from './answer-routes.js';
 import { portingGuide } from '../porting/service.js';
 import { leadRoutes } from './lead-routes.js';
+import { testMatchRoutes } from './test-match-routes.js';
 
 /**
  * Failed sign-ins a minute for one user name, from any address: the per-address budget
@@ -191,6 +192,7 @@ export function consoleRoutes(app: FastifyInstance, deps: RouteDeps): void {
   consoleActions(app, { ...migration, rules: deps.rules }, { signedIn, showIntegration, confirm, flash: flashes });
   answerRoutes(app, deps, { signedIn });
   leadRoutes(app, deps, { signedIn });
+  testMatchRoutes(app, deps, { signedIn });
 
   routes.post('/console/integrations/:integration/relink', { schema: { hide: true, params: ConsoleIntegrationParamsSchema } }, async (request, reply) => {
     const viewer = signedIn(request, reply)!;

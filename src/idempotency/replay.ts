@@ -4,6 +4,10 @@ import { DuplicateEventError, StoreUnavailableError, type Repos, type Store } fr
 import type { Endpoint, LeadWithParts, Submission } from '../store/repos/submissions.js';
 import { differingPaths, fingerprint } from './fingerprint.js';
 import { rememberEvent, remembersEvent } from './known-events.js';
+import type { TestMatch } from '../store/repos/test-matches.js';
+
+/** A live person a unit found (a test call's, recorded after its rollback: migration/test-matches.ts). */
+export type FoundPerson = Pick<TestMatch, 'contactId' | 'leadId' | 'matchedBy' | 'own'>;
 
 /** What a first-time handler records in the event ledger beside its reply. */
 export interface EventRecord {
@@ -24,9 +28,10 @@ export interface IdempotentRequest {
   /**
    * A test call (docs/api.md, "Test mode"): `fresh` runs in a unit the store undoes (`Store.rehearse`),
    * and the ledger is neither read nor written, so the call is never a replay nor a 409, and an
-   * event_id it used stays free for the live call.
+   * event_id it used stays free for the live call. A live person the unit found is given to `found`
+   * after the rollback, and the call is answered only once that has resolved.
    */
-  rehearsal?: boolean;
+  rehearsal?: { found: (person: FoundPerson) => Promise<void> } | undefined;
   /**
    * An earlier event this request is a resend of when the ledger holds it and `holds` says so of its
    * record's time (a legacy POST's previous day, docs/legacy-api.md), with the body the request has as
@@ -86,11 +91,16 @@ export async function runOnce<T>(
      * the reads it makes at once (`Store.transact` with an answer: on PostgreSQL they go out with the
      * unit's writes and COMMIT). It may run and be undone when the look-up beside it finds the event.
      */
-    fresh: (tx: Repos) => Promise<{ record: EventRecord; reply: () => Promise<T> }>;
+    fresh: (tx: Repos) => Promise<{ record: EventRecord; reply: () => Promise<T>; found?: FoundPerson | null }>;
   },
 ): Promise<T> {
-  if (request.rehearsal === true) {
-    return store.rehearse(async (tx) => (await handlers.fresh(tx)).reply());
+  if (request.rehearsal !== undefined) {
+    const { reply, found } = await store.rehearse(async (tx) => {
+      const work = await handlers.fresh(tx);
+      return { reply: await work.reply(), found: work.found ?? null };
+    });
+    if (found !== null) await request.rehearsal.found(found);
+    return reply;
   }
   const { earlier } = request;
   const keyOf = (eventId: string) => JSON.stringify([request.integrationId, request.endpoint, eventId]);

@@ -70,7 +70,9 @@ export function intakeRoutes(deps: { store: Store; rules: RulesHolder; usage: Us
       async (request, reply) => {
         const integration = request.integration!;
         const rehearsal = request.v1TestMode;
-        const result = await submitLead(deps, integration, request.body, { inexactAnswers: inexactKeysUnder(request, '/answers'), rehearsal });
+        // Set by the key check with v1TestMode: a test call always has its key's id.
+        const testKeyId = rehearsal ? request.apiKeyId! : undefined;
+        const result = await submitLead(deps, integration, request.body, { inexactAnswers: inexactKeysUnder(request, '/answers'), testKeyId });
         if (result.body.replayed) markFreeOfQuota(request);
         reply.logContext = {
           event_id: request.body.event_id,
@@ -102,7 +104,9 @@ export function intakeRoutes(deps: { store: Store; rules: RulesHolder; usage: Us
       },
       async (request, reply) => {
         const rehearsal = request.v1TestMode;
-        const result = await submitAnswers(deps, request.integration!, request.body, { inexact: inexactKeysUnder(request, '/answers'), rehearsal }).catch((error: unknown) => {
+        // Set by the key check with v1TestMode: a test call always has its key's id.
+        const testKeyId = rehearsal ? request.apiKeyId! : undefined;
+        const result = await submitAnswers(deps, request.integration!, request.body, { inexact: inexactKeysUnder(request, '/answers'), testKeyId }).catch((error: unknown) => {
           // The answer is the same 404; the service team sees it in the migration report (docs/runbook.md).
           // A test call's 404 is the bot author's own rehearsal, not a person the bot lost: not counted.
           if (!rehearsal && error instanceof AppError && error.code === 'not-found') deps.usage.recordNotFound(request.integration!.id, request.body.external_contact_id);

@@ -2,7 +2,8 @@
 import type { Repos, Store } from '../store/store.js';
 import type { Integration } from '../rules/catalog.js';
 import type { LeadWithParts, Submission } from '../store/repos/submissions.js';
-import { runOnce, type EventRecord } from '../idempotency/replay.js';
+import { runOnce, type EventRecord, type FoundPerson } from '../idempotency/replay.js';
+import { testMatchRecorder } from '../migration/test-matches.js';
 import { answerFieldIds, applyAnswers, emptyAnswersResult, readKept } from '../answers/engine.js';
 import type { Contact } from '../store/repos/contacts.js';
 import type { Lead, LeadPatch } from '../store/repos/leads.js';
@@ -50,13 +51,15 @@ export function submitLead(
   options: {
     origin?: Lead['origin'];
     inexactAnswers?: ReadonlySet<string>;
-    rehearsal?: boolean;
+    /** A call with this test key (docs/api.md, "Test mode"): rehearsed, and the live person it found recorded. */
+    testKeyId?: string | undefined;
     /** An earlier event this submission resends while `holds` says so (a legacy POST's previous day: `runOnce`). */
     earlier?: { eventId: string; holds: (createdAt: string) => boolean };
   } = {},
 ): Promise<LeadSubmissionReply> {
   const now = deps.now ?? (() => new Date().toISOString());
-  const { earlier } = options;
+  const { earlier, testKeyId } = options;
+  const rehearsal = testKeyId === undefined ? undefined : { found: testMatchRecorder(deps.store, integration, testKeyId, 'leads', body.event_id, now) };
   return runOnce(
     deps.store,
     {
@@ -64,13 +67,13 @@ export function submitLead(
       endpoint: 'leads',
       eventId: body.event_id,
       body,
-      rehearsal: options.rehearsal === true,
+      rehearsal,
       // As that event, the submission is the same but for its event_id.
       ...(earlier ? { earlier: { ...earlier, body: { ...body, event_id: earlier.eventId } } } : {}),
     },
     {
       replay: (r, submission, found) => replayLead(r, integration, submission, found),
-      fresh: (tx) => intake(tx, integration, body, now(), options.origin ?? 'v1', options.inexactAnswers),
+      fresh: (tx) => intake(tx, integration, body, now(), options.origin ?? 'v1', options.inexactAnswers, rehearsal !== undefined),
     },
   );
 }
@@ -167,8 +170,9 @@ async function intake(
   body: LeadSubmission,
   at: string,
   origin: Lead['origin'],
-  inexactAnswers?: ReadonlySet<string>,
-): Promise<{ reply: () => Promise<LeadSubmissionReply>; record: EventRecord }> {
+  inexactAnswers: ReadonlySet<string> | undefined,
+  rehearsal: boolean,
+): Promise<{ reply: () => Promise<LeadSubmissionReply>; record: EventRecord; found: FoundPerson | null }> {
   const person: Person = {
     firstName: body.first_name.trim(),
     lastName: textOrNull(body.last_name),
@@ -193,10 +197,20 @@ async function intake(
   // A lead deleted while the unit waited for its lock: the next latest one, and its values read again.
   const again = held.latest !== null && held.latest.deletedAt !== null;
   const latest = again && held.found ? await lockLatestLead(tx, held.found.contact.id) : held.latest;
-  const values = again ? undefined : held.values;
-  const reason = reviewReason(matched, by, person);
+  const outcome: IntakeOutcome = latest === null ? 'created' : latest.closedAt === null ? 'attached' : 'reactivated';
+  // A test call discloses nothing of a person its integration did not submit (docs/api.md, "Test
+  // mode"): a lead another integration or an operator made is not joined but made anew from this call
+  // alone, and a person not found by this integration's binding nor owning one of its leads is made
+  // anew too (no name compared, no id shown). The outcome and matched_by stay the live call's; the
+  // unit is undone either way, and the person found is recorded for the service team.
+  const ownLead = latest !== null && latest.integrationId === integration.id;
+  const own = by === 'external_contact_id' || ownLead;
+  const joined = rehearsal && !ownLead ? null : latest;
+  const found: FoundPerson | null = held.found && by ? { contactId: held.found.contact.id, leadId: latest?.id ?? null, matchedBy: by, own } : null;
+  const values = again || joined === null ? undefined : held.values;
+  const reason = rehearsal && !own ? null : reviewReason(matched, by, person);
 
-  let contact = matched;
+  let contact = rehearsal && !own ? null : matched;
   if (contact === null) {
     const { externalId: _externalId, ...fields } = person;
     contact = { id: newId(), workspaceId: integration.workspace.id, ...fields, createdAt: at, updatedAt: at };
@@ -216,9 +230,7 @@ async function intake(
   const notes = textOrNull(body.notes);
 
   let lead: Lead;
-  let outcome: IntakeOutcome;
-  if (latest === null) {
-    outcome = 'created';
+  if (joined === null) {
     lead = newLead(integration, contact.id, person, at, origin, {
       notes,
       source: sourceRule?.source ?? null,
@@ -228,33 +240,33 @@ async function intake(
     await tx.leads.insert(lead);
     await tx.leads.addTags(lead.id, integration.defaults.tagIds);
   } else {
-    outcome = latest.closedAt === null ? 'attached' : 'reactivated';
     const patch: LeadPatch = {
-      lastName: latest.lastName ?? person.lastName,
-      phone: latest.phone ?? person.phone,
-      email: latest.email ?? person.email,
-      source: latest.source ?? sourceRule?.source ?? null,
-      invitedBy: latest.source === null ? (sourceRule?.invitedBy ?? latest.invitedBy) : latest.invitedBy,
-      extraData: mergeExtra(latest.extraData, metadata),
+      lastName: joined.lastName ?? person.lastName,
+      phone: joined.phone ?? person.phone,
+      email: joined.email ?? person.email,
+      source: joined.source ?? sourceRule?.source ?? null,
+      invitedBy: joined.source === null ? (sourceRule?.invitedBy ?? joined.invitedBy) : joined.invitedBy,
+      extraData: mergeExtra(joined.extraData, metadata),
       updatedAt: at,
     };
     if (outcome === 'reactivated') {
       Object.assign(patch, { stageId: integration.defaults.stageId, closedAt: null, closedBy: null, closeOutcome: null, closeReason: null });
     }
-    await tx.leads.update(latest.id, patch);
+    await tx.leads.update(joined.id, patch);
     // A note past a comment cap is not added; the inquiry still joins the lead, and the note stays on
     // its submission, with the rest of the body it came with (as metadata past EXTRA_DATA_MAX_BYTES does).
     if (notes !== null) {
-      await tx.leads.addCommentWithin({ id: newId(), leadId: latest.id, body: notes, authorKind: 'integration', authorRef: integration.id, createdAt: at }, COMMENT_CAPS);
+      await tx.leads.addCommentWithin({ id: newId(), leadId: joined.id, body: notes, authorKind: 'integration', authorRef: integration.id, createdAt: at }, COMMENT_CAPS);
     }
-    lead = { ...latest, ...patch };
+    lead = { ...joined, ...patch };
   }
 
   const submissionId = newId();
   const created = outcome === 'created';
+  const made = joined === null;
   const newLeadValues: FieldValue[] = [];
   const answers = body.answers
-    ? await applyAnswers(tx, integration, { leadId: lead.id, submissionId, at, leadIsNew: created, newLeadValues, kept, ...(values ? { values } : {}) }, body.answers, inexactAnswers)
+    ? await applyAnswers(tx, integration, { leadId: lead.id, submissionId, at, leadIsNew: made, newLeadValues, kept, ...(values ? { values } : {}) }, body.answers, inexactAnswers)
     : emptyAnswersResult();
   const record: LeadOutcomeRecord = {
     contact_id: contact.id,
@@ -270,9 +282,10 @@ async function intake(
   return {
     reply: async () => ({
       status: created ? 201 : 200,
-      body: await respond(tx, integration, record, false, { lead, parts: created ? ownParts(integration, newLeadValues) : undefined }),
+      body: await respond(tx, integration, record, false, { lead, parts: made ? ownParts(integration, newLeadValues) : undefined }),
     }),
     record: { id: submissionId, contactId: contact.id, leadId: lead.id, outcome: record, needsReview: reason !== null, reviewReason: reason, createdAt: at },
+    found,
   };
 }
 
