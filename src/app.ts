@@ -122,7 +122,7 @@ export async function buildApp(config: Pick<Config, 'adminToken'> & Partial<Pick
     if (closing) return sendProblem(reply, 'service-unavailable', 'The gateway is shutting down; retry shortly.', {}, { 'retry-after': String(SHUTDOWN_RETRY_AFTER_S) });
   });
   const metrics = deps.metrics ?? createMetrics();
-  const outage = storeOutage({ store: deps.store, log: app.log, metrics, ...(deps.outageQuietMs === undefined ? {} : { quietMs: deps.outageQuietMs }) });
+  const outage = storeOutage({ store: deps.store, log: app.log, refusals: metrics.storeUnavailable, ...(deps.outageQuietMs === undefined ? {} : { quietMs: deps.outageQuietMs }) });
   app.addHook('onClose', async () => outage.close());
   registerErrorHandling(app, outage);
   registerRequestLogging(app);

@@ -2,7 +2,6 @@
 // a line when the store is back, with what it refused; not a stack per refused request.
 import type { FastifyBaseLogger } from 'fastify';
 import type { Store, StoreUnavailableError } from './store/store.js';
-import type { Metrics } from './http/metrics.js';
 
 /**
  * No refusal for this long, and a readiness write that commits: the outage is over. Long enough that
@@ -27,7 +26,12 @@ export interface StoreOutage {
 }
 
 /** One per app (buildApp): the outage state of this process's store. */
-export function storeOutage(deps: { store: Pick<Store, 'checkReady'>; log: FastifyBaseLogger; metrics: Metrics; quietMs?: number }): StoreOutage {
+/** Where refusals are counted, by the engine's code (the metrics' `storeUnavailable` counter). */
+interface RefusalCounter {
+  inc(labels: { engine_code: string }): void;
+}
+
+export function storeOutage(deps: { store: Pick<Store, 'checkReady'>; log: FastifyBaseLogger; refusals: RefusalCounter; quietMs?: number }): StoreOutage {
   const quietMs = deps.quietMs ?? OUTAGE_QUIET_MS;
   let outage: { startedAt: number; lastRefusalAt: number; refused: number; causes: Map<string, Cause>; other: number } | null = null;
   let timer: NodeJS.Timeout | null = null;
@@ -54,7 +58,7 @@ export function storeOutage(deps: { store: Pick<Store, 'checkReady'>; log: Fasti
 
   return {
     refused(error, log) {
-      deps.metrics.storeUnavailable.inc({ engine_code: error.engineCode ?? 'none' });
+      deps.refusals.inc({ engine_code: error.engineCode ?? 'none' });
       const key = `${error.engineCode}\0${error.message}`;
       const now = Date.now();
       if (outage === null) {

@@ -6,7 +6,7 @@
 // schema does not declare (zod would strip it silently), so drift is caught where it is cheap.
 import { ResponseSerializationError } from 'fastify-type-provider-zod';
 import { $ZodType, safeEncode } from 'zod/v4/core';
-import { canonicalJson } from '../idempotency/fingerprint.js';
+import { canonicalJson } from '../canonical-json.js';
 
 type SerializerCompiler = (route: { schema: unknown; method: string; url: string }) => (data: unknown) => string;
 

@@ -4,7 +4,7 @@ import type { Repos, Store } from '../store/store.js';
 import { AppError, detailOf, pointerOf } from '../errors.js';
 import type { Integration } from '../rules/catalog.js';
 import { stableId } from '../rules/ids.js';
-import { canonicalJson } from '../idempotency/fingerprint.js';
+import { canonicalJson } from '../canonical-json.js';
 import { submitLead } from '../intake/service.js';
 import { LeadSubmissionSchema } from '../intake/schemas.js';
 import type { LeadObject } from '../lead/schemas.js';
