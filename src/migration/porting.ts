@@ -5,7 +5,9 @@ import { AppError } from '../errors.js';
 import type { Integration } from '../rules/catalog.js';
 import type { Repos } from '../store/store.js';
 import type { NotFoundCursor, PortedFlag } from '../store/repos/states.js';
-import { recordAction, unlinkedLegacyLeads, type Actor, type MigrationDeps } from './service.js';
+import type { Lead } from '../store/repos/leads.js';
+import { personIdTemplate, renderExternalId } from '../lead/external-id.js';
+import { recordAction, type Actor, type MigrationDeps } from './service.js';
 
 export const PortedFlagSchema = z
   .object({
@@ -101,7 +103,8 @@ function decodeCursor(text: string): NotFoundCursor {
 /**
  * One page of the answers 404s, the latest first, each with the unlinked legacy leads of that person:
  * the linking's own rule (legacy.external_contact_id) applied read only. Written with the usage counts,
- * so flushed first.
+ * so flushed first. Read with `read`: one snapshot, and on SQLite the reader connection, so that a page
+ * never waits for the one writer nor holds it (`peek` would run on the writer; `view` is `read` there).
  */
 export async function notFoundAnswers(
   deps: MigrationDeps,
@@ -113,24 +116,41 @@ export async function notFoundAnswers(
   return deps.store.read((r) => notFoundPage(r, integration, page.limit, after, deps.usage.caps.notFoundIdsPerIntegration));
 }
 
-/** The page, in the caller's read (the migration report's first page, or a page of its own). */
+/**
+ * The unlinked legacy leads whose person id is one of `ids`, per id: only those leads are read (the
+ * store makes each lead's id in its statement), and each is checked against the id made here.
+ */
+async function unlinkedLegacyLeadsOf(r: Repos, integration: Integration, ids: string[]): Promise<Map<string, Lead[]>> {
+  const byId = new Map<string, Lead[]>();
+  const rule = integration.legacy.externalContactId;
+  const template = rule === null ? null : personIdTemplate(rule);
+  if (rule === null || template === null || ids.length === 0) return byId;
+  for (const lead of await r.leads.unlinkedLegacyOf(integration.id, template, ids)) {
+    const id = renderExternalId(rule, lead);
+    if (id === null) continue;
+    const leads = byId.get(id);
+    if (leads) leads.push(lead);
+    else byId.set(id, [lead]);
+  }
+  return byId;
+}
+
+/** The page, in the caller's read (the migration report's first page, or a page of its own): what it reads is bounded by `limit`. */
 export async function notFoundPage(r: Repos, integration: Integration, limit: number, after: NotFoundCursor | null, idsMax: number): Promise<NotFoundPage> {
   // One more than the page: whether there is a next one.
   const rows = await r.states.notFound(integration.id, limit + 1, after);
   const entries = rows.slice(0, limit);
   const totals = await r.states.notFoundTotals(integration.id);
-  const candidates = entries.length === 0 ? [] : (await unlinkedLegacyLeads(r, integration)).filter((c) => c.externalId !== null);
+  const leadsOf = await unlinkedLegacyLeadsOf(r, integration, entries.map((e) => e.externalContactId));
   const items = [];
   for (const e of entries) {
-    const legacy = [];
-    for (const c of candidates.filter((x) => x.externalId === e.externalContactId)) {
-      const bound = await r.contacts.findByBinding(integration.id, e.externalContactId);
-      legacy.push(
-        bound !== null && bound.id !== c.lead.contactId
-          ? { lead_id: c.lead.id, code: 'bound_to_another_person' as const, reason: `${e.externalContactId} is already bound to another person` }
-          : { lead_id: c.lead.id, code: 'not_linked' as const, reason: 'not linked yet: linking (lead-gateway link, POST /admin/v1/integrations/{integration}/link) binds it' },
-      );
-    }
+    const leads = leadsOf.get(e.externalContactId) ?? [];
+    const bound = leads.length === 0 ? null : await r.contacts.findByBinding(integration.id, e.externalContactId);
+    const legacy = leads.map((lead) =>
+      bound !== null && bound.id !== lead.contactId
+        ? { lead_id: lead.id, code: 'bound_to_another_person' as const, reason: `${e.externalContactId} is already bound to another person` }
+        : { lead_id: lead.id, code: 'not_linked' as const, reason: 'not linked yet: linking (lead-gateway link, POST /admin/v1/integrations/{integration}/link) binds it' },
+    );
     items.push({ external_contact_id: e.externalContactId, calls: e.calls, first_at: e.firstAt, last_at: e.lastAt, legacy_leads: legacy });
   }
   const last = entries.at(-1);

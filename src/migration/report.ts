@@ -3,6 +3,8 @@ import { z } from 'zod';
 import type { Integration } from '../rules/catalog.js';
 import { DEFAULT_QUIET_PERIOD_HOURS, type MigrationDeps } from './service.js';
 import type { Interface, UsageRow } from '../store/repos/states.js';
+import type { Lead } from '../store/repos/leads.js';
+import type { Repos } from '../store/store.js';
 import { NotFoundPageSchema, notFoundPage, PortedFlagSchema, portedView } from './porting.js';
 
 /** The answers 404s the report lists, the latest first; the rest page by page (GET .../not-found). */
@@ -72,16 +74,49 @@ function withTold(reasons: string[], told: { at: number; text: string }[]): stri
   return out;
 }
 
+/**
+ * The unlinked legacy leads the report names, and how many there are: every one (`listed` null, the
+ * admin API's report, which lists them all), or the first `listed` and a count made by the database.
+ */
+async function unlinkedLeads(r: Repos, integration: Integration, listed: number | null): Promise<{ leads: Lead[]; count: number }> {
+  if (listed === null) {
+    const leads = await r.leads.listLegacy(integration.id, true);
+    return { leads, count: leads.length };
+  }
+  const count = await r.leads.countUnlinkedLegacy(integration.id);
+  return { leads: count === 0 || listed === 0 ? [] : await r.leads.listLegacy(integration.id, true, listed), count };
+}
+
+/** The admin API's and the CLI's report: every unlinked legacy lead named. */
 export async function migrationReport(deps: MigrationDeps, integration: Integration, quietPeriodHours = DEFAULT_QUIET_PERIOD_HOURS): Promise<MigrationReport> {
+  return (await readReport(deps, integration, quietPeriodHours, null)).report;
+}
+
+/**
+ * The report as the console shows it: `unlinked_legacy_leads` holds the first `listed` only, and
+ * `unlinkedCount` says how many there are, so that what it reads is bounded by what it shows.
+ */
+export async function migrationSummary(
+  deps: MigrationDeps,
+  integration: Integration,
+  listed: number,
+  quietPeriodHours = DEFAULT_QUIET_PERIOD_HOURS,
+): Promise<{ report: MigrationReport; unlinkedCount: number }> {
+  return readReport(deps, integration, quietPeriodHours, listed);
+}
+
+async function readReport(deps: MigrationDeps, integration: Integration, quietPeriodHours: number, listed: number | null): Promise<{ report: MigrationReport; unlinkedCount: number }> {
   await deps.usage.flush();
   const now = deps.now?.() ?? new Date();
+  // `read`: one snapshot, and on SQLite the reader connection: a report never waits for the one writer
+  // nor holds it, so other integrations' units go on (`peek` would run on the writer).
   const data = await deps.store.read(async (r) => ({
     state: await r.states.get(integration.id),
     // Counted per hour: "24 h" is the current hour and the 24 before it.
     day: await r.states.usageSince(integration.id, hourOf(new Date(now.getTime() - 24 * 3_600_000))),
     week: await r.states.usageSince(integration.id, hourOf(new Date(now.getTime() - 7 * 24 * 3_600_000))),
     ignored: await r.states.ignoredFields(integration.id),
-    unlinked: await r.leads.listLegacy(integration.id, true),
+    unlinked: await unlinkedLeads(r, integration, listed),
     keys: (await r.keys.listForIntegration(integration.id)).filter((k) => k.revokedAt === null),
     ported: await r.states.ported(integration.id),
     notFound: await notFoundPage(r, integration, REPORT_NOT_FOUND_ITEMS, null, deps.usage.caps.notFoundIdsPerIntegration),
@@ -110,9 +145,9 @@ export async function migrationReport(deps: MigrationDeps, integration: Integrat
   if (data.state !== 'switched_off' && v1.last_success === null) {
     reasons.push(v1.last_seen === null ? 'the v1 interface has not been called yet' : 'no v1 call has succeeded yet (every one was refused)');
   }
-  if (data.unlinked.length > 0) reasons.push(`${data.unlinked.length} legacy lead(s) are not linked: their answers would get 404`);
+  if (data.unlinked.count > 0) reasons.push(`${data.unlinked.count} legacy lead(s) are not linked: their answers would get 404`);
 
-  return {
+  const report: MigrationReport = {
     integration: { id: integration.id, handle: integration.handle, name: integration.name },
     state: data.state,
     generated_at: now.toISOString(),
@@ -120,7 +155,7 @@ export async function migrationReport(deps: MigrationDeps, integration: Integrat
     v1,
     v1_test: v1Test,
     ignored_legacy_fields: data.ignored.map((f) => ({ field: f.field, calls: f.calls, last_seen: f.lastSeen })),
-    unlinked_legacy_leads: data.unlinked.map((l) => ({ lead_id: l.id, first_name: l.firstName, created_at: l.createdAt })),
+    unlinked_legacy_leads: data.unlinked.leads.map((l) => ({ lead_id: l.id, first_name: l.firstName, created_at: l.createdAt })),
     keys: {
       v1: data.keys.filter((k) => k.kind === 'v1').length,
       legacy: data.keys.filter((k) => k.kind === 'legacy').length,
@@ -130,4 +165,5 @@ export async function migrationReport(deps: MigrationDeps, integration: Integrat
     answers_not_found: data.notFound,
     readiness: { verdict: data.state === 'switched_off' ? 'switched_off' : reasons.length === 0 ? 'ready' : 'not_ready', reasons: withTold(reasons, told) },
   };
+  return { report, unlinkedCount: data.unlinked.count };
 }

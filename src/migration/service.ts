@@ -86,9 +86,10 @@ export interface LinkReport {
 
 /**
  * The legacy-created leads not linked yet, each with the external_contact_id its legacy rule gives it
- * (null: no rule, or a member missing). Read only: linking binds them, the 404 list names them.
+ * (null: no rule, or a member missing), for linking to bind. The 404 list reads only those of its ids
+ * (porting.ts).
  */
-export async function unlinkedLegacyLeads(r: Pick<Repos, 'leads'>, integration: Integration): Promise<{ lead: Lead; externalId: string | null }[]> {
+async function unlinkedLegacyLeads(r: Pick<Repos, 'leads'>, integration: Integration): Promise<{ lead: Lead; externalId: string | null }[]> {
   const template = integration.legacy.externalContactId;
   return (await r.leads.listLegacy(integration.id, true)).map((lead) => ({ lead, externalId: template === null ? null : renderExternalId(template, lead) }));
 }

@@ -57,6 +57,20 @@ export interface LeadFilter {
   limit: number;
 }
 
+/** A lead member a person-id template names: a column of the lead, or a path into its extra data. */
+export type PersonIdMember = { column: 'id' | 'first_name' | 'last_name' | 'phone' | 'email' } | { extraData: string[] };
+
+/**
+ * A person-id template (an integration's `legacy.external_contact_id`, parsed by src/lead/external-id.ts):
+ * its text around the members, one more than `members`. A lead's id is that text with each member's
+ * value between, a string or a number as JavaScript writes it, trimmed as String.prototype.trim does;
+ * a member without such a value (absent, empty, of another type) gives the lead no id at all.
+ */
+export interface PersonIdTemplate {
+  literals: string[];
+  members: PersonIdMember[];
+}
+
 export interface Payment {
   id: string;
   leadId: string;
@@ -97,8 +111,18 @@ export interface LeadRepo {
   commentTotals(leadId: string): Promise<{ count: number; bytes: number }>;
   countByStatus(statusId: string): Promise<number>;
   countByGroup(groupId: string): Promise<number>;
-  /** Legacy-created, not deleted leads of the integration; `unlinkedOnly`: whose person has no binding to it. */
-  listLegacy(integrationId: string, unlinkedOnly: boolean): Promise<Lead[]>;
+  /**
+   * Legacy-created, not deleted leads of the integration, the oldest first; `unlinkedOnly`: whose person
+   * has no binding to it; `limit`: the first so many only.
+   */
+  listLegacy(integrationId: string, unlinkedOnly: boolean, limit?: number): Promise<Lead[]>;
+  /** How many leads `listLegacy(integrationId, true)` answers, counted by the database. */
+  countUnlinkedLegacy(integrationId: string): Promise<number>;
+  /**
+   * The leads of `listLegacy(integrationId, true)`, in its order, whose person id by `template` is one
+   * of `externalIds`: the id made in the statement, so that only those leads are read.
+   */
+  unlinkedLegacyOf(integrationId: string, template: PersonIdTemplate, externalIds: readonly string[]): Promise<Lead[]>;
   /** Leads of a workspace that are not deleted, newest first, filtered (operators "filter by them"). */
   list(filter: LeadFilter): Promise<Lead[]>;
   /** The lead's comments, oldest first; with `page`, only those from `offset` on, at most `limit`. */

@@ -2,6 +2,7 @@
 import type { Db } from '../connection.js';
 import type { Comment, LeadFilter, LeadPatch, LeadRepo } from '../../repos/leads.js';
 import { patchColumns, rowToLead as decodedRowToLead, type LeadRow as DecodedLeadRow } from '../../sql-rows.js';
+import { unlinkedLegacyOfQuery } from './person-id.js';
 
 /** The row as SQLite holds it: the extra data as JSON text. */
 export type LeadRow = Omit<DecodedLeadRow, 'extra_data'> & { extra_data: string | null };
@@ -45,14 +46,16 @@ export function sqliteLeadRepo(db: Db): LeadRepo {
   );
   // Kept by triggers (migration 6): a point read, whatever the size of the table.
   const byStatus = db.prepare<[string], { n: number }>("SELECT n FROM lead_counts WHERE kind = 'status' AND item_id = ?");
-  const legacy = db.prepare<[string], LeadRow>(
-    "SELECT * FROM leads WHERE integration_id = ? AND origin = 'legacy' AND deleted_at IS NULL ORDER BY created_at, rowid",
+  // LIMIT -1: no limit.
+  const legacy = db.prepare<[string, number], LeadRow>(
+    "SELECT * FROM leads WHERE integration_id = ? AND origin = 'legacy' AND deleted_at IS NULL ORDER BY created_at, rowid LIMIT ?",
   );
-  const legacyUnlinked = db.prepare<[string], LeadRow>(
-    `SELECT l.* FROM leads l WHERE l.integration_id = ? AND l.origin = 'legacy' AND l.deleted_at IS NULL
-       AND NOT EXISTS (SELECT 1 FROM contact_bindings b WHERE b.integration_id = l.integration_id AND b.contact_id = l.contact_id)
-     ORDER BY l.created_at, l.rowid`,
-  );
+  const unlinked = `FROM leads l WHERE l.integration_id = ? AND l.origin = 'legacy' AND l.deleted_at IS NULL
+       AND NOT EXISTS (SELECT 1 FROM contact_bindings b WHERE b.integration_id = l.integration_id AND b.contact_id = l.contact_id)`;
+  const legacyUnlinked = db.prepare<[string, number], LeadRow>(`SELECT l.* ${unlinked} ORDER BY l.created_at, l.rowid LIMIT ?`);
+  const unlinkedCount = db.prepare<[string], { n: number }>(`SELECT count(*) AS n ${unlinked}`);
+  // One prepared SELECT per shape of person-id template, prepared the first time that shape is used.
+  const unlinkedOf = new Map<string, ReturnType<Db['prepare']>>();
   const byGroup = db.prepare<[string], { n: number }>("SELECT n FROM lead_counts WHERE kind = 'group' AND item_id = ?");
 
   // One prepared UPDATE per set of patched members, prepared the first time that set is used.
@@ -160,6 +163,14 @@ export function sqliteLeadRepo(db: Db): LeadRepo {
     },
     countByStatus: async (statusId) => byStatus.get(statusId)?.n ?? 0,
     countByGroup: async (groupId) => byGroup.get(groupId)?.n ?? 0,
-    listLegacy: async (integrationId, unlinkedOnly) => (unlinkedOnly ? legacyUnlinked : legacy).all(integrationId).map(rowToLead),
+    listLegacy: async (integrationId, unlinkedOnly, limit) => (unlinkedOnly ? legacyUnlinked : legacy).all(integrationId, limit ?? -1).map(rowToLead),
+    countUnlinkedLegacy: async (integrationId) => unlinkedCount.get(integrationId)!.n,
+    unlinkedLegacyOf: async (integrationId, template, externalIds) => {
+      if (externalIds.length === 0) return [];
+      const { text, params } = unlinkedLegacyOfQuery(template);
+      let statement = unlinkedOf.get(text);
+      if (!statement) unlinkedOf.set(text, (statement = db.prepare(text)));
+      return (statement.all({ ...params, integrationId, ids: JSON.stringify(externalIds) }) as LeadRow[]).map(rowToLead);
+    },
   };
 }
