@@ -63,7 +63,7 @@ export function reportText(r: MigrationReport): string {
     '',
     // Field names a bot sent: anything a bot wrote is shown escaped.
     `ignored legacy fields: ${r.ignored_legacy_fields.map((f) => `${shown(f.field)} (${f.calls})`).join(', ') || 'none'}`,
-    `unlinked legacy leads: ${r.unlinked_legacy_leads.length}`,
+    `unlinked legacy leads: ${r.unlinked_legacy_leads_total}`,
     `live keys: ${r.keys.v1} v1, ${r.keys.legacy} legacy`,
     `ported: ${r.ported === null ? 'not marked' : `marked by ${shown(r.ported.ported_by)} at ${r.ported.ported_at}${r.ported.note === null ? '' : `: ${shown(r.ported.note)}`}`}`,
     // Ids a bot sent: shown escaped.

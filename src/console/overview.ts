@@ -3,7 +3,7 @@
 import { z } from 'zod';
 import { AppError } from '../errors.js';
 import type { Integration, Rules } from '../rules/catalog.js';
-import { migrationSummary, type MigrationReport } from '../migration/report.js';
+import { migrationReport, type MigrationReport } from '../migration/report.js';
 import type { MigrationDeps } from '../migration/service.js';
 import type { Viewer } from './users.js';
 
@@ -125,7 +125,7 @@ export function summariseFleet(rows: OverviewRow[]): FleetSummary {
 export async function integrationsOverview(deps: MigrationDeps & { rules: Rules }, viewer: Viewer, query: OverviewQuery): Promise<{ rows: OverviewRow[]; fleet: FleetSummary }> {
   const all: OverviewRow[] = [];
   // A row says how many legacy leads are unlinked (its reasons), never which: none is listed.
-  for (const integration of visibleIntegrations(deps.rules, viewer)) all.push(toRow(integration, (await migrationSummary(deps, integration, 0)).report));
+  for (const integration of visibleIntegrations(deps.rules, viewer)) all.push(toRow(integration, await migrationReport(deps, integration, undefined, 0)));
   const needle = query.q?.toLowerCase();
   const rows = all.filter(
     (r) =>

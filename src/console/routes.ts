@@ -3,7 +3,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { AppError } from '../errors.js';
 import { clientBucket } from '../rate-limit/auth-failures.js';
-import { migrationSummary } from '../migration/report.js';
+import { migrationReport } from '../migration/report.js';
 import { relinkLegacyLeads } from '../migration/service.js';
 import type { ConsoleDeps } from './plugin.js';
 import type { consoleSessionStore } from './session-store.js';
@@ -146,7 +146,7 @@ export function consoleRoutes(app: FastifyInstance, deps: RouteDeps): void {
   /** An integration's page; an action's refusal renders it too, with what the action has to say. */
   async function showIntegration(reply: FastifyReply, integration: Integration, extra: IntegrationExtras = {}, asked?: ChartRange) {
     // The leads it lists and a count: what the page reads is bounded by what it shows.
-    const { report, unlinkedCount } = await migrationSummary(migration, integration, UNLINKED_LEADS_SHOWN);
+    const report = await migrationReport(migration, integration, undefined, UNLINKED_LEADS_SHOWN);
     const now = new Date();
     const keys = await listKeys(deps.store, integration);
     const audit = await listAudit(deps.store, integration, AUDIT_ENTRIES_SHOWN);
@@ -154,7 +154,7 @@ export function consoleRoutes(app: FastifyInstance, deps: RouteDeps): void {
     const usage = await deps.store.read((r) => r.states.usagePerHour(integration.id, rangeStartHour(asked ?? WIDEST_RANGE, now)));
     const range = asked ?? defaultRange(usage, now);
     const chart = chartModel(bucketUsage(usage, range, now), range);
-    return render(reply, 'integration', { title: integration.name, integration, report, keys, audit, chart, unlinkedShown: UNLINKED_LEADS_SHOWN, unlinkedCount, issued: null, notice: null, refusal: null, ...extra });
+    return render(reply, 'integration', { title: integration.name, integration, report, keys, audit, chart, unlinkedShown: UNLINKED_LEADS_SHOWN, issued: null, notice: null, refusal: null, ...extra });
   }
 
   /** A confirmation step (actions.ts): the consequence named, the same form again with confirm=yes, and a way back. */

@@ -9,6 +9,12 @@ import { NotFoundPageSchema, notFoundPage, PortedFlagSchema, portedView } from '
 
 /** The answers 404s the report lists, the latest first; the rest page by page (GET .../not-found). */
 export const REPORT_NOT_FOUND_ITEMS = 20;
+/**
+ * The unlinked legacy leads the report names, the first in the store's order; how many there are in
+ * all is `unlinked_legacy_leads_total`. A report reads no more leads than it names, whatever the
+ * number of legacy leads (docs/operations.md, "Bounds on each request").
+ */
+export const REPORT_UNLINKED_ITEMS = 100;
 
 const callCounts = {
   calls_24h: z.number().int().meta({ description: 'Calls in the current hour and the 24 before it' }),
@@ -34,7 +40,10 @@ export const MigrationReportSchema = z
     // Calls made with a test key: counted apart, never as v1 traffic for the readiness verdict.
     v1_test: InterfaceUsageSchema,
     ignored_legacy_fields: z.array(z.object({ field: z.string(), calls: z.number().int(), last_seen: z.iso.datetime() })),
-    unlinked_legacy_leads: z.array(z.object({ lead_id: z.uuid(), first_name: z.string(), created_at: z.iso.datetime() })),
+    unlinked_legacy_leads: z
+      .array(z.object({ lead_id: z.uuid(), first_name: z.string(), created_at: z.iso.datetime() }))
+      .meta({ description: `Legacy-created leads not linked to the integration: the first ${REPORT_UNLINKED_ITEMS} (re-run linking to bind them)` }),
+    unlinked_legacy_leads_total: z.number().int().meta({ description: 'How many unlinked legacy leads there are in all' }),
     keys: z.object({ v1: z.number().int(), legacy: z.number().int(), test: z.number().int() }).meta({ description: 'Live (not revoked) keys' }),
     ported: PortedFlagSchema.nullable(),
     answers_not_found: NotFoundPageSchema.meta({ description: `Answers calls answered 404, per external_contact_id: the latest ${REPORT_NOT_FOUND_ITEMS}; \`next\` pages on at GET .../not-found` }),
@@ -74,38 +83,22 @@ function withTold(reasons: string[], told: { at: number; text: string }[]): stri
   return out;
 }
 
-/**
- * The unlinked legacy leads the report names, and how many there are: every one (`listed` null, the
- * admin API's report, which lists them all), or the first `listed` and a count made by the database.
- */
-async function unlinkedLeads(r: Repos, integration: Integration, listed: number | null): Promise<{ leads: Lead[]; count: number }> {
-  if (listed === null) {
-    const leads = await r.leads.listLegacy(integration.id, true);
-    return { leads, count: leads.length };
-  }
+/** The first `listed` unlinked legacy leads, and a count of them all made by the database. */
+async function unlinkedLeads(r: Repos, integration: Integration, listed: number): Promise<{ leads: Lead[]; count: number }> {
   const count = await r.leads.countUnlinkedLegacy(integration.id);
   return { leads: count === 0 || listed === 0 ? [] : await r.leads.listLegacy(integration.id, true, listed), count };
 }
 
-/** The admin API's and the CLI's report: every unlinked legacy lead named. */
-export async function migrationReport(deps: MigrationDeps, integration: Integration, quietPeriodHours = DEFAULT_QUIET_PERIOD_HOURS): Promise<MigrationReport> {
-  return (await readReport(deps, integration, quietPeriodHours, null)).report;
-}
-
 /**
- * The report as the console shows it: `unlinked_legacy_leads` holds the first `listed` only, and
- * `unlinkedCount` says how many there are, so that what it reads is bounded by what it shows.
+ * The report: the admin API's and the CLI's name the first REPORT_UNLINKED_ITEMS unlinked legacy
+ * leads, the console's the `listed` it shows; what it reads is bounded by what it names.
  */
-export async function migrationSummary(
+export async function migrationReport(
   deps: MigrationDeps,
   integration: Integration,
-  listed: number,
   quietPeriodHours = DEFAULT_QUIET_PERIOD_HOURS,
-): Promise<{ report: MigrationReport; unlinkedCount: number }> {
-  return readReport(deps, integration, quietPeriodHours, listed);
-}
-
-async function readReport(deps: MigrationDeps, integration: Integration, quietPeriodHours: number, listed: number | null): Promise<{ report: MigrationReport; unlinkedCount: number }> {
+  listed = REPORT_UNLINKED_ITEMS,
+): Promise<MigrationReport> {
   await deps.usage.flush();
   const now = deps.now?.() ?? new Date();
   // `read`: one snapshot, and on SQLite the reader connection: a report never waits for the one writer
@@ -156,6 +149,7 @@ async function readReport(deps: MigrationDeps, integration: Integration, quietPe
     v1_test: v1Test,
     ignored_legacy_fields: data.ignored.map((f) => ({ field: f.field, calls: f.calls, last_seen: f.lastSeen })),
     unlinked_legacy_leads: data.unlinked.leads.map((l) => ({ lead_id: l.id, first_name: l.firstName, created_at: l.createdAt })),
+    unlinked_legacy_leads_total: data.unlinked.count,
     keys: {
       v1: data.keys.filter((k) => k.kind === 'v1').length,
       legacy: data.keys.filter((k) => k.kind === 'legacy').length,
@@ -165,5 +159,5 @@ async function readReport(deps: MigrationDeps, integration: Integration, quietPe
     answers_not_found: data.notFound,
     readiness: { verdict: data.state === 'switched_off' ? 'switched_off' : reasons.length === 0 ? 'ready' : 'not_ready', reasons: withTold(reasons, told) },
   };
-  return { report, unlinkedCount: data.unlinked.count };
+  return report;
 }
