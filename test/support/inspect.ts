@@ -32,6 +32,11 @@ export interface Inspector {
   refuseWrites(refuse: boolean): Promise<void>;
   /** Removes tables under the running store: its next unit that touches them fails with a fault, not a storage failure. */
   dropTables(...tables: string[]): Promise<void>;
+  /**
+   * Deletes a person's row alone, leaving the rows that name it (its bindings, its leads): what a file
+   * edited or copied with its foreign keys off can hold.
+   */
+  removeContact(id: string): Promise<void>;
 }
 
 export function inspect(store: Store): Inspector {

@@ -73,5 +73,9 @@ export function postgresInspector(store: PostgresStore): Inspector {
     async dropTables(...tables) {
       for (const t of tables) await pool.query(`DROP TABLE ${t} CASCADE`);
     },
+    async removeContact(id) {
+      // No foreign key names contacts since migration 16 (docs/architecture.md, "References kept by the units").
+      await pool.query('DELETE FROM contacts WHERE id = $1', [id]);
+    },
   };
 }
