@@ -37,6 +37,12 @@ export interface Inspector {
    * edited or copied with its foreign keys off can hold.
    */
   removeContact(id: string): Promise<void>;
+  /**
+   * Runs `work` while `table` cannot be read, then makes it readable again: on PostgreSQL another
+   * session holds its lock (a read waits for the statement timeout, then is a storage failure, 503);
+   * on SQLite, where a read waits for no lock, the table is renamed away (a read of it is a fault).
+   */
+  whileUnreadable<T>(table: string, work: () => Promise<T>): Promise<T>;
 }
 
 export function inspect(store: Store): Inspector {
