@@ -2,7 +2,7 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { hasZodFastifySchemaValidationErrors } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import { StoreUnavailableError } from './store/store.js';
+import { BrokenReferenceError, StoreUnavailableError } from './store/store.js';
 import type { StoreOutage } from './outage.js';
 
 /** The body limit of a route that sets none of its own: the server's (app.ts). */
@@ -31,6 +31,7 @@ export const problemCatalogue = {
   'rate-limited': { status: 429, title: 'Too many requests' },
   'headers-too-large': { status: 431, title: 'Request headers too large' },
   internal: { status: 500, title: 'Internal error' },
+  'broken-reference': { status: 500, title: 'A stored row names a row the store does not hold' },
   'bad-gateway': { status: 502, title: 'Upstream unavailable' },
   'service-unavailable': { status: 503, title: 'Service unavailable' },
   'gateway-timeout': { status: 504, title: 'Upstream timed out' },
@@ -221,6 +222,12 @@ export function registerErrorHandling(app: FastifyInstance, outage: StoreOutage)
       // An outage: its start and each distinct cause are logged once, the rest counted (outage.ts).
       outage.refused(error, request.log);
       return sendProblem(reply, 'service-unavailable', 'The store could not confirm that this request was saved. Resend it with the same event_id: if it was saved, the resend is answered as a replay; if not, it is saved then.', {}, { 'retry-after': '1' });
+    }
+    if (error instanceof BrokenReferenceError) {
+      // Not the request's fault, nor one a resend gets past: an operator repairs the row. Named, so that
+      // the log and the client both say which row, rather than a fault that names neither.
+      request.log.error({ err: error, reference: error.reference }, 'broken reference');
+      return sendProblem(reply, 'broken-reference', `The store cannot write this: ${error.message}. Nothing was kept; resending answers the same until an operator repairs the row (quote request id ${request.id}).`);
     }
     const code = fastifyErrorCode(error);
     if (code === 'payload-too-large') {

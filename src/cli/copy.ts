@@ -1,10 +1,11 @@
 // `lead-gateway copy --from <file>`: a stopped gateway's SQLite file into the PostgreSQL database of
 // DATABASE_URL (src/store/copy.ts), its progress on stderr, the counts and their verdict on stdout.
 import type { Command } from 'commander';
-import { copySqliteToPostgres, CopyError, type CopyResult } from '../store/copy.js';
+import { BROKEN_ROWS_SHOWN, BrokenReferencesError, copySqliteToPostgres, CopyError, type CopyResult, type SourceValue } from '../store/copy.js';
 import { StoreOpenError } from '../store/store.js';
+import { escapeControls } from '../printable-text.js';
 import { table } from './table.js';
-import { EXIT, EnvironmentError, UsageError } from './exit.js';
+import { EXIT, EnvironmentError, RefusedError, UsageError } from './exit.js';
 
 interface CopyCommandDeps {
   env: Record<string, string | undefined>;
@@ -25,6 +26,26 @@ function summary(result: CopyResult): string {
   return [`from ${result.from}`, `to   ${result.to}`, '', table(['TABLE', 'SQLITE', 'POSTGRESQL', 'NEW'], rows), '', verdict, 'Not copied:', ...skipped].join('\n');
 }
 
+/** A value of the file as the terminal is given it: text quoted, its control characters escaped (a bot chose it). */
+const shown = (value: SourceValue): string =>
+  typeof value === 'string' ? escapeControls(JSON.stringify(value)) : Buffer.isBuffer(value) ? `x'${value.toString('hex')}'` : String(value);
+
+/** Each broken reference by table and column, how many rows, and the first of them by key. */
+function brokenReport(error: BrokenReferencesError): string {
+  const rows = error.broken.reduce((sum, b) => sum + b.count, 0);
+  const lines = [`${error.location}: ${rows} rows name a row the file does not hold (written while SQLite's foreign keys were off); nothing was copied:`];
+  for (const b of error.broken) {
+    const which = b.count === 1 ? '1 row' : b.count > BROKEN_ROWS_SHOWN ? `${figure(b.count)} rows, the first ${BROKEN_ROWS_SHOWN} by key` : `${figure(b.count)} rows`;
+    lines.push(`  ${b.table}.${b.columns.join(', ')} names a row of ${b.parent} that is not there: ${which}:`);
+    for (const row of b.rows) {
+      const key = row.key.map(([column, value]) => `${column} ${shown(value)}`).join(', ');
+      lines.push(`    ${key}: ${b.columns.map((column, i) => `${column} ${shown(row.names[i] ?? null)}`).join(', ')}`);
+    }
+  }
+  lines.push('Repair or delete these rows in the file (docs/runbook.md, "Rows that name a missing row"), then copy again.');
+  return lines.join('\n');
+}
+
 export function registerCopyCommand(program: Command, deps: CopyCommandDeps): void {
   const { env, print, given } = deps;
   program
@@ -43,6 +64,7 @@ export function registerCopyCommand(program: Command, deps: CopyCommandDeps): vo
       try {
         result = await copySqliteToPostgres(o.from, url, (line) => console.error(line));
       } catch (error) {
+        if (error instanceof BrokenReferencesError) throw new RefusedError(brokenReport(error), EXIT.refused);
         if (error instanceof StoreOpenError || error instanceof CopyError) throw new EnvironmentError(error.message);
         throw error;
       }

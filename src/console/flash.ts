@@ -1,8 +1,9 @@
 // A one-time value for the page an action redirects to (POST, redirect, GET): the v1 key an action
-// issued, shown once by the next page of the same session and never again, on any replica. It waits in
-// the session's row (console_sessions.flash) sealed with AES-256-GCM under a key derived from
-// CONSOLE_SECRET and the session id: the database keeps only the id's hash, so a copy of the table
-// cannot open it; taking it clears the column in the same unit.
+// issued, shown once by the next page of the same session that renders, and never again, on any
+// replica. It waits in the session's row (console_sessions.flash) sealed with AES-256-GCM under a key
+// derived from CONSOLE_SECRET and the session id: the database keeps only the id's hash, so a copy of
+// the table cannot open it. The page reads it first and clears it once rendered: a page that fails on
+// the way (a store blip) leaves it for the next one, so a live key is never lost before anyone saw it.
 import { createCipheriv, createDecipheriv, createHmac, randomBytes } from 'node:crypto';
 import type { FastifyRequest } from 'fastify';
 import { z } from 'zod';
@@ -40,15 +41,25 @@ export function unseal(secret: string, sessionId: string, sealed: string): Flash
 }
 
 export function consoleFlash(store: Store, secret: string) {
+  const opened = (request: FastifyRequest, sealed: string | null) => (sealed === null ? null : unseal(secret, request.session.sessionId, sealed));
   return {
     /** Keeps `flash` for the session's next page that takes it. */
     put: (request: FastifyRequest, flash: Flash) => store.transact((tx) => tx.consoleSessions.setFlash(idHash(request.session.sessionId), seal(secret, request.session.sessionId, flash))),
-    /** The value waiting, if any, now cleared. Reads the database only when the session's row said one waits. */
-    async take(request: FastifyRequest): Promise<Flash | null> {
+    /** The value waiting, if any, left in place (`shown` clears it). Reads the database only when the session's row said one waits. */
+    async peek(request: FastifyRequest): Promise<Flash | null> {
       if (request.session.hasFlash !== true) return null;
-      const sealed = await store.transact((tx) => tx.consoleSessions.takeFlash(idHash(request.session.sessionId)));
-      request.session.hasFlash = false;
-      return sealed === null ? null : unseal(secret, request.session.sessionId, sealed);
+      return opened(request, await store.peek((r) => r.consoleSessions.peekFlash(idHash(request.session.sessionId))));
+    },
+    /**
+     * Clears `flash` once the page that shows it is rendered, before it is sent. A newer value put
+     * meanwhile (an action in another tab) stays for its own page: taken and put back in one unit.
+     */
+    async shown(request: FastifyRequest, flash: Flash): Promise<void> {
+      const hash = idHash(request.session.sessionId);
+      await store.transact(async (tx) => {
+        const sealed = await tx.consoleSessions.takeFlash(hash);
+        if (sealed !== null && JSON.stringify(opened(request, sealed)) !== JSON.stringify(flash)) await tx.consoleSessions.setFlash(hash, sealed);
+      });
     },
   };
 }

@@ -17,10 +17,20 @@ export function viewerOf(request: Pick<FastifyRequest, 'session'>): Viewer | nul
   return { name: session.user, workspace: session.workspace };
 }
 
-/** A page: the view's own data, the signed-in person, the CSRF token of its forms and the view helpers (`it.fmt`, view-data.ts). */
-export function render(reply: FastifyReply, template: string, data: Record<string, unknown>): FastifyReply {
+/** What every page is given: the view's own data, the signed-in person, the CSRF token of its forms and the view helpers (`it.fmt`, view-data.ts). */
+function pageData(reply: FastifyReply, data: Record<string, unknown>): Record<string, unknown> {
   const csrf = 'csrf' in data ? data.csrf : reply.generateCsrf();
-  return reply.type('text/html; charset=utf-8').view(template, { viewer: viewerOf(reply.request), fmt: viewHelpers, ...data, csrf });
+  return { viewer: viewerOf(reply.request), fmt: viewHelpers, ...data, csrf };
+}
+
+/** A page, rendered and sent. */
+export function render(reply: FastifyReply, template: string, data: Record<string, unknown>): FastifyReply {
+  return reply.type('text/html; charset=utf-8').view(template, pageData(reply, data));
+}
+
+/** A page rendered and not yet sent: for a page that changes something once it has rendered (flash.ts). */
+export async function rendered(reply: FastifyReply, template: string, data: Record<string, unknown>): Promise<string> {
+  return reply.viewAsync(template, pageData(reply, data));
 }
 
 /** What a person is told of a failure: the problem catalogue's code and words, as the API would answer; a 5xx is logged and masked. */

@@ -18,7 +18,7 @@ import { ConsoleIntegrationParamsSchema, IntegrationPageQuerySchema, NotFoundPag
 import { NOT_FOUND_PAGE_DEFAULT, notFoundAnswers } from '../migration/porting.js';
 import type { Integration } from '../rules/catalog.js';
 import { integrationForViewer, integrationsOverview, OverviewQuerySchema, SORT_COLUMNS } from './overview.js';
-import { render, viewerOf } from './pages.js';
+import { render, rendered, viewerOf } from './pages.js';
 import { ADMIN_NAME } from '../admin/credentials.js';
 import { answerRoutes } from './answer-routes.js';
 import { portingGuide } from '../porting/service.js';
@@ -143,8 +143,8 @@ export function consoleRoutes(app: FastifyInstance, deps: RouteDeps): void {
     return render(reply, 'integrations', { title: 'Integrations', rows, fleet, query, workspaces, columns: SORT_COLUMNS });
   });
 
-  /** An integration's page; an action's refusal renders it too, with what the action has to say. */
-  async function showIntegration(reply: FastifyReply, integration: Integration, extra: IntegrationExtras = {}, asked?: ChartRange) {
+  /** What an integration's page shows: every read it makes. */
+  async function integrationPage(integration: Integration, extra: IntegrationExtras = {}, asked?: ChartRange) {
     // The leads it lists and a count: what the page reads is bounded by what it shows.
     const report = await migrationReport(migration, integration, undefined, UNLINKED_LEADS_SHOWN);
     const now = new Date();
@@ -154,8 +154,12 @@ export function consoleRoutes(app: FastifyInstance, deps: RouteDeps): void {
     const usage = await deps.store.read((r) => r.states.usagePerHour(integration.id, rangeStartHour(asked ?? WIDEST_RANGE, now)));
     const range = asked ?? defaultRange(usage, now);
     const chart = chartModel(bucketUsage(usage, range, now), range);
-    return render(reply, 'integration', { title: integration.name, integration, report, keys, audit, chart, unlinkedShown: UNLINKED_LEADS_SHOWN, issued: null, notice: null, refusal: null, ...extra });
+    return { title: integration.name, integration, report, keys, audit, chart, unlinkedShown: UNLINKED_LEADS_SHOWN, issued: null, notice: null, refusal: null, ...extra };
   }
+
+  /** An integration's page; an action's refusal renders it too, with what the action has to say. */
+  const showIntegration = async (reply: FastifyReply, integration: Integration, extra: IntegrationExtras = {}, asked?: ChartRange) =>
+    render(reply, 'integration', await integrationPage(integration, extra, asked));
 
   /** A confirmation step (actions.ts): the consequence named, the same form again with confirm=yes, and a way back. */
   const confirm = (reply: FastifyReply, step: ConfirmStep) => render(reply, 'confirm', { title: step.heading, step });
@@ -164,12 +168,15 @@ export function consoleRoutes(app: FastifyInstance, deps: RouteDeps): void {
     const viewer = signedIn(request, reply);
     if (viewer === null) return reply;
     const integration = integrationForViewer(deps.rules.current(), viewer, request.params.integration);
-    // The key an action just issued, shown by this page once: the flash is cleared as it is read. One
-    // for another integration (a second tab opened before the redirect was followed) is put back for it.
-    const flash = await flashes.take(request);
-    const mine = flash !== null && flash.integration === integration.id;
-    if (flash !== null && !mine) await flashes.put(request, flash);
-    return showIntegration(reply, integration, { issued: mine ? (flash.issued ?? null) : null }, request.query.range);
+    // The key an action just issued, shown by this page once: cleared only once the page has rendered,
+    // so that a read that fails on the way (a 503 while the store blips) leaves it for the next page of
+    // the session. One for another integration (a second tab opened before the redirect was followed)
+    // waits for that integration's page.
+    const flash = await flashes.peek(request);
+    const mine = flash !== null && flash.integration === integration.id ? flash : null;
+    const html = await rendered(reply, 'integration', await integrationPage(integration, { issued: mine?.issued ?? null }, request.query.range));
+    if (mine !== null) await flashes.shown(request, mine);
+    return reply.type('text/html; charset=utf-8').send(html);
   });
 
   // The answers 404s page by page, with the admin API's cursor (GET .../not-found); a cursor that is not one is a 400 page.

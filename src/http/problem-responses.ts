@@ -15,10 +15,10 @@ export const PROBLEM_MEDIA_TYPE = 'application/problem+json';
 
 /**
  * Every route: two credential headers or a broken URL (400), a `%00` in the URL or a `\u0000` in
- * the body (400), a fault (500), a storage failure or a request that arrives while the gateway
- * drains (503).
+ * the body (400), a fault or a stored row naming one the store does not hold (500), a storage failure
+ * or a request that arrives while the gateway drains (503).
  */
-const EVERY_ROUTE: readonly ProblemCode[] = ['bad-request', 'nul-character', 'unpaired-surrogate', 'internal', 'service-unavailable'];
+const EVERY_ROUTE: readonly ProblemCode[] = ['bad-request', 'nul-character', 'unpaired-surrogate', 'internal', 'broken-reference', 'service-unavailable'];
 
 /** Fastify reads a body on these methods whether or not the route takes one (json-body.ts). */
 const BODY_METHODS = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);

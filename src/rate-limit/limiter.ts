@@ -13,9 +13,14 @@ export interface WindowUsage {
   localOnly?: boolean;
   /**
    * Set with `localOnly`: the live replicas this process last saw on the database. A replica counting
-   * alone allows only its share of a limit (quota.ts), so the replicas together never allow more.
+   * alone allows only its share of what the limit left (quota.ts), so the replicas together never allow more.
    */
   replicas?: number;
+  /**
+   * Set with `localOnly`: the units of `used` that the shared count held when this process last read
+   * it for the key in this window. They stay counted; the replica's share is of what the limit left.
+   */
+  settled?: number;
 }
 
 /**

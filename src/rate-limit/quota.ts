@@ -55,12 +55,23 @@ export function markFreeOfQuota(request: FastifyRequest): void {
 }
 
 /**
- * A replica that cannot reach the shared counts allows its share of the limit: the limit divided by
- * the live replicas it last saw, rounded down, so the replicas counting alone together never allow
- * more than the limit (a limit below the number of replicas gives a share of 0: refused until the
- * database answers).
+ * A replica that cannot reach the shared counts keeps the units the shared count held when it last
+ * read it in this window (`settled`), and allows beyond them its share of what the limit left: that
+ * rest divided by the live replicas it last saw, rounded down. Replicas that read the same total thus
+ * never allow more than the limit together, and one replica alone never more than the limit (a rest
+ * below the number of replicas gives a share of 0: refused until the database answers).
  */
-export const shareOfLimit = (limit: number, usage: WindowUsage): number => (usage.localOnly ? Math.floor(limit / Math.max(usage.replicas ?? 1, 1)) : limit);
+export const shareOfLimit = (limit: number, usage: WindowUsage): number => {
+  if (!usage.localOnly) return limit;
+  const settled = usage.settled ?? 0;
+  return settled + Math.floor(Math.max(limit - settled, 0) / Math.max(usage.replicas ?? 1, 1));
+};
+
+/** What a replica counting alone allows, in words: its share of the limit, or of what the shared count left of it. */
+function aloneShare(limit: number, usage: WindowUsage): string {
+  const settled = usage.settled ?? 0;
+  return settled === 0 ? `its share of ${limit}` : `${settled} counted across the replicas, then its share of the ${Math.max(limit - settled, 0)} left of ${limit}`;
+}
 
 /** Integrations over their limit that a process remembers at most; past it, those whose window ended go. */
 export const OVER_LIMIT_MAX = 10_000;
@@ -137,8 +148,8 @@ export function createIntegrationQuota(limiters: Pick<RateLimiters, 'quota' | 'f
       const retryAfter = Math.max(secondsUntil(overFree ? freeUsed.resetAt : usage.resetAt), 1);
       const what = overFree
         ? `More than ${limit * FREE_OUTCOMES_FACTOR} replayed or conflicting requests a minute for this integration`
-        : allowed < limit
-          ? `More than ${allowed} requests a minute for this integration on this replica (its share of ${limit} while the shared counts cannot be reached)`
+        : usage.localOnly
+          ? `More than ${allowed} requests a minute for this integration on this replica (${aloneShare(limit, usage)} while the shared counts cannot be reached)`
           : `More than ${limit} requests a minute for this integration`;
       throw new AppError('rate-limited', `${what}. Retry after ${retryAfter} s; this request was not read, so resend it unchanged (same event_id).`, {}, {
         'retry-after': String(retryAfter),

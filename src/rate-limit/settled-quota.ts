@@ -84,9 +84,9 @@ export interface SettledQuota extends RateLimiter {
  * statement per budget, never more than the limit plus the tolerance across replicas. A refusal too
  * is decided on a total read for it (quota.ts then refuses the key here until its window ends,
  * without a statement), so a stale estimate never shuts a replica out of a window. While the
- * database does not answer (a settlement failed), units are counted alone, the quota allows the
- * replica's share of the limit (quota.ts), and they stay pending: the next settlement that succeeds
- * carries them to the shared rows.
+ * database does not answer (a settlement failed), units are counted alone on top of the total last
+ * read, the quota allows the replica's share of what the limit left (quota.ts), and they stay pending:
+ * the next settlement that succeeds carries them to the shared rows.
  */
 export function createSettledQuota(context: SettlementContext): SettledQuota {
   const { pool, keyPrefix, fallback } = context;
@@ -108,8 +108,9 @@ export function createSettledQuota(context: SettlementContext): SettledQuota {
   const unseen = (count: Count) => count.inFlight + count.pending;
   const usage = (count: Count): WindowUsage =>
     fallback.isDown()
-      ? // Counted alone: the units the shared count has not taken, the replica's share compared with them.
-        { used: unseen(count), resetAt: count.resetAt, localOnly: true, replicas: fallback.replicasSeen() }
+      ? // Counted alone: the window's total as last read stays counted, and the units the shared count
+        // has not taken are added to it; the replica's share is of what the limit left (quota.ts).
+        { used: count.settled + unseen(count), settled: count.settled, resetAt: count.resetAt, localOnly: true, replicas: fallback.replicasSeen() }
       : { used: count.settled + unseen(count), resetAt: count.resetAt };
 
   async function settle(): Promise<void> {

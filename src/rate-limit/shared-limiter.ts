@@ -6,6 +6,7 @@ import { WINDOW_MS, type RateLimiter, type RateLimiters, type WindowUsage } from
 import { createMemoryLimiter, usageOf } from './memory-limiter.js';
 import type { ReplicaSet } from '../store/replicas.js';
 import { DEFAULT_SYNC_MS, createSettledQuota } from './settled-quota.js';
+import { AUTH_FAILURES_LINES, QUOTA_LINES, createFallback, type Fallback, type LimiterLog } from './shared-fallback.js';
 
 /** The library's table (key, points, expire), made by PostgreSQL migration 4; one row per counted key and window. */
 export const SHARED_LIMITS_TABLE = 'rate_limits';
@@ -27,58 +28,7 @@ export const SHARED_LIMITS_RETRY_MS = 5_000;
  */
 export const REPLICAS_LOOK_MS = 5_000;
 
-/** What the limiter logs to: the gateway's pino logger. */
-export interface LimiterLog {
-  warn(fields: object, message: string): void;
-}
-
-/**
- * Whether the shared counters are in use. Every replica falls back on its own: one warn line when
- * it starts counting alone, one when the database answers again (not one per request). While down,
- * one request every SHARED_LIMITS_RETRY_MS probes the database and the others skip it, so a database
- * that hangs costs one timeout per retry period instead of one per request.
- */
-function createFallback(log: LimiterLog, retryMs: number, replicasSeen: () => number) {
-  let down = false;
-  let retryAt = 0;
-  const recovered: (() => void)[] = [];
-  return {
-    replicasSeen,
-    isDown: () => down,
-    /** Runs `then` each time the database answers again after the fallback. */
-    onRecovered(then: () => void): void {
-      recovered.push(then);
-    },
-    /** The database is skipped now: counted locally without trying it. */
-    skipShared(): boolean {
-      return down && Date.now() < retryAt;
-    },
-    /** Marks a call as the probe when the database was down; the others keep skipping it meanwhile. */
-    startCall(): boolean {
-      if (!down) return false;
-      retryAt = Date.now() + retryMs;
-      return true;
-    },
-    succeeded(probe: boolean): void {
-      // A call that started before the failure and answered late says nothing about now: only a probe recovers.
-      if (!probe || !down) return;
-      down = false;
-      log.warn({ table: SHARED_LIMITS_TABLE }, 'shared rate limits reachable again: counting across all replicas');
-      for (const then of recovered) then();
-    },
-    failed(error: unknown): void {
-      retryAt = Date.now() + retryMs;
-      if (down) return;
-      down = true;
-      log.warn(
-        { err: error, table: SHARED_LIMITS_TABLE, retry_every_s: retryMs / 1000, live_replicas: replicasSeen() },
-        'shared rate limits unreachable: this replica counts alone until the database answers (allowing its share of each limit)',
-      );
-    },
-  };
-}
-
-type Fallback = ReturnType<typeof createFallback>;
+export type { LimiterLog } from './shared-fallback.js';
 
 /** Runs `shared`, or `local` when the database is skipped or fails; says which one counted, and among how many replicas. */
 async function either(fallback: Fallback, shared: () => Promise<RateLimiterRes | null>, local: () => Promise<RateLimiterRes | null>): Promise<WindowUsage> {
@@ -138,10 +88,15 @@ function lastSeenCounts() {
 function unitsCountedAlone() {
   const pending = new Map<string, { units: number; resetAt: number }>();
   return {
-    add(key: string, usage: WindowUsage, units: 1 | -1): void {
+    add(key: string, resetAt: number, units: 1 | -1): void {
       const before = pending.get(key);
       const running = before && before.resetAt > Date.now() ? before.units : 0;
-      pending.set(key, { units: running + units, resetAt: usage.resetAt });
+      pending.set(key, { units: running + units, resetAt });
+    },
+    /** The key's units counted alone in its window and not carried yet. */
+    units(key: string): number {
+      const p = pending.get(key);
+      return p && p.resetAt > Date.now() ? p.units : 0;
     },
     /** Whether any units wait to be carried. */
     waiting(): boolean {
@@ -162,35 +117,58 @@ function unitsCountedAlone() {
 
 function sharedLimiter(shared: RateLimiterPostgres, local: RateLimiterMemory, fallback: Fallback, peekFrom: PeekFrom, carryAlone: boolean): RateLimiter {
   const seen = lastSeenCounts();
+  /** The shared count this process last got back for each key: a count made alone starts from it. */
+  const settled = lastSeenCounts();
   const alone = unitsCountedAlone();
-  const ask = (key: string) => either(fallback, () => shared.get(key), () => local.get(key));
+  /** A count made alone lasts as long as the shared window it adds to, when one is known. */
+  const windowEnd = (key: string, counted: WindowUsage) => {
+    const base = settled.get(key);
+    return base.used > 0 ? base.resetAt : counted.resetAt;
+  };
+  /**
+   * What the database answered, or a count made alone on top of the shared count last got back for
+   * the key in its window (those units stay counted): for the quota the units counted alone and not
+   * yet carried to the shared count, for failed authentications (never carried) the local counter's.
+   */
+  const fromShared = (key: string, counted: WindowUsage): WindowUsage => {
+    if (!counted.localOnly) return settled.note(key, counted);
+    const base = settled.get(key);
+    const own = carryAlone ? alone.units(key) : counted.used;
+    return { ...counted, used: base.used + own, settled: base.used, resetAt: windowEnd(key, counted) };
+  };
+  const ask = async (key: string) => fromShared(key, await either(fallback, () => shared.get(key), () => local.get(key)));
   const peek = async (key: string) => (peekFrom === 'shared' ? ask(key) : seen.get(key));
   const carry = () => {
     for (const { key, units, resetAt } of alone.take()) {
-      // One statement per key counted alone; a failure keeps the units for the next carry.
-      shared.penalty(key, units).catch((error: unknown) => {
-        alone.restore(key, units, resetAt);
-        fallback.failed(error);
-      });
+      // One statement per key counted alone; a failure keeps the units for the next carry. Its answer,
+      // the total with them, is where a later fallback starts.
+      shared.penalty(key, units).then(
+        (res) => void settled.note(key, usageOf(res)),
+        (error: unknown) => {
+          alone.restore(key, units, resetAt);
+          fallback.failed(error);
+        },
+      );
     }
   };
   if (carryAlone) fallback.onRecovered(carry);
   return {
     async hit(key) {
-      const usage = await either(fallback, () => shared.penalty(key, 1), () => local.penalty(key, 1));
-      if (carryAlone && usage.localOnly) alone.add(key, usage, 1);
+      const counted = await either(fallback, () => shared.penalty(key, 1), () => local.penalty(key, 1));
+      if (carryAlone && counted.localOnly) alone.add(key, windowEnd(key, counted), 1);
       // A request counted alone that ended after the recovery's carry left its unit behind: the next
       // count the database answers carries it.
       else if (carryAlone && alone.waiting()) carry();
+      const usage = fromShared(key, counted);
       return peekFrom === 'last-seen' ? seen.note(key, usage) : usage;
     },
     async giveBack(key, hit) {
       // After the window ended, a reward would open a new window at -1: one request more than allowed.
       if (Date.now() >= hit.resetAt) return peek(key);
       if (hit.localOnly) {
-        const usage: WindowUsage = { ...usageOf(await local.reward(key, 1)), localOnly: true, replicas: fallback.replicasSeen() };
-        if (carryAlone) alone.add(key, usage, -1);
-        return usage;
+        const counted: WindowUsage = { ...usageOf(await local.reward(key, 1)), localOnly: true, replicas: fallback.replicasSeen() };
+        if (carryAlone) alone.add(key, windowEnd(key, counted), -1);
+        return fromShared(key, counted);
       }
       // The unit is in the shared count: it goes back there, or stays counted if the database does not answer.
       if (fallback.skipShared()) return hit;
@@ -251,9 +229,10 @@ async function watchReplicas(replicas: SharedLimitersOptions['replicas']): Promi
  * timeouts (free outcomes stay in memory: quota.ts). The quota is counted in memory and settled
  * every `syncMs` (settled-quota.ts: at most max(10% of the limit, replicas - 1) past it); with
  * `syncMs` 0, and for failed authentications, each unit is one atomic upsert of the key's row
- * (INSERT … ON CONFLICT … RETURNING), exact across replicas. While the database does not answer,
- * each replica counts alone and tells the quota how many replicas it last saw (its share); the
- * quota's units counted alone go to the shared rows when the database answers again.
+ * (INSERT … ON CONFLICT … RETURNING), exact across replicas. While the database does not answer a
+ * counter, each replica counts alone on top of the total it last read and tells the quota how many
+ * replicas it last saw (its share); the quota's units counted alone go to the shared rows when the
+ * database answers again. Each counter has its own fallback (shared-fallback.ts).
  */
 export async function openSharedLimiters(url: string, log: LimiterLog, options: SharedLimitersOptions = {}): Promise<RateLimiters> {
   const pool = new pg.Pool({
@@ -278,14 +257,17 @@ export async function openSharedLimiters(url: string, log: LimiterLog, options: 
     const quota = await postgresCounter(pool, 'quota', true);
     const authFailures = await postgresCounter(pool, 'auth-failures', true);
     const replicas = await watchReplicas(options.replicas);
-    const fallback = createFallback(log, options.retryMs ?? SHARED_LIMITS_RETRY_MS, replicas.seen);
+    const retryMs = options.retryMs ?? SHARED_LIMITS_RETRY_MS;
+    // One fallback per counter: failed authentications that cannot be counted never change how quotas are.
+    const fallback = createFallback(log, { table: SHARED_LIMITS_TABLE, retryMs, replicasSeen: replicas.seen, lines: QUOTA_LINES });
+    const authFallback = createFallback(log, { table: SHARED_LIMITS_TABLE, retryMs, replicasSeen: replicas.seen, lines: AUTH_FAILURES_LINES });
     const local = (keyPrefix: string) => new RateLimiterMemory({ keyPrefix, points: Number.MAX_SAFE_INTEGER, duration: WINDOW_MS / 1000 });
     const syncMs = options.syncMs ?? DEFAULT_SYNC_MS;
     const settled = syncMs > 0 ? createSettledQuota({ pool, keyPrefix: 'quota', table: SHARED_LIMITS_TABLE, syncMs, fallback }) : null;
     return {
       quota: settled ?? sharedLimiter(quota, local('quota'), fallback, 'shared', true),
       freeOutcomes: createMemoryLimiter('free-outcomes'),
-      authFailures: sharedLimiter(authFailures, local('auth-failures'), fallback, 'last-seen', false),
+      authFailures: sharedLimiter(authFailures, local('auth-failures'), authFallback, 'last-seen', false),
       close: async () => {
         replicas.stop();
         // The counts not yet settled go to the shared rows before the pool closes.

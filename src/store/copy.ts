@@ -1,7 +1,7 @@
 // Moving from the embedded default to PostgreSQL: every table of a stopped gateway's SQLite file copied
 // into a PostgreSQL database, a batch of rows per statement, safe to run again, the counts checked.
 // Like open-store.ts, the one other place that knows both engines: each keeps its own SQL.
-import { openCopySource } from './sqlite/copy-source.js';
+import { openCopySource, type BrokenReference } from './sqlite/copy-source.js';
 import { openCopyTarget } from './postgres/copy-target.js';
 
 /** Rows per INSERT: 1,000 rows of the widest table (25 columns) stay far below PostgreSQL's 65,535 parameters. */
@@ -68,18 +68,43 @@ export interface CopyResult {
 /** A copy that cannot start or go on: what is wrong, in the operator's words. */
 export class CopyError extends Error {}
 
+export type { BrokenReference, SourceValue } from './sqlite/copy-source.js';
+
+/** Rows named per broken reference when a copy is refused: the first by key (the count says how many in all). */
+export const BROKEN_ROWS_SHOWN = 10;
+
+/**
+ * The file holds rows that name a row it does not hold (written while SQLite's foreign keys were off:
+ * the sqlite3 shell's default). PostgreSQL keeps no foreign key on most of them (migration 16), so they
+ * would be copied as they are, and a binding that names a missing person makes that person's every
+ * lead fail: the copy is refused before anything is written, each reference named.
+ */
+export class BrokenReferencesError extends CopyError {
+  constructor(
+    readonly location: string,
+    readonly broken: BrokenReference[],
+  ) {
+    const rows = broken.reduce((sum, b) => sum + b.count, 0);
+    super(`${location}: ${rows} rows name a row the file does not hold (${broken.map((b) => `${b.table}.${b.columns.join(', ')}`).join('; ')}); nothing was copied`);
+  }
+}
+
 const figure = (n: number) => n.toLocaleString('en-US');
 
 /**
  * Copies the SQLite file at `from` into the PostgreSQL database at `url`, telling `progress` one line
  * per table (and one per 100 batches of a long one). The file is held alone from start to end
- * (refused while a gateway has it open); the database is migrated first, as a gateway migrates it.
+ * (refused while a gateway has it open), and refused if a row names a row it does not hold; the
+ * database is migrated first, as a gateway migrates it.
  */
 export async function copySqliteToPostgres(from: string, url: string, progress: (line: string) => void): Promise<CopyResult> {
   const source = openCopySource(from);
   try {
     const unknown = source.tables().filter((t) => !(COPIED_TABLES as readonly string[]).includes(t) && !(t in SKIPPED_TABLES));
     if (unknown.length > 0) throw new CopyError(`${source.location} holds table(s) this release does not know how to copy: ${unknown.join(', ')}`);
+    // Before the target is touched (its migration included): a refused file leaves it as it was.
+    const broken = source.brokenReferences(COPIED_TABLES, BROKEN_ROWS_SHOWN);
+    if (broken.length > 0) throw new BrokenReferencesError(source.location, broken);
     const target = await openCopyTarget(url);
     try {
       const tables: CopiedTable[] = [];

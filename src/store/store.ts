@@ -217,3 +217,34 @@ export class UnitEndedError extends Error {
     this.name = 'UnitEndedError';
   }
 }
+
+/** A reference a stored row holds: the row by its key, and the parent row it names. */
+export interface StoredReference {
+  table: string;
+  /** The row's key, column by column. */
+  key: Record<string, string>;
+  column: string;
+  /** The table the column names a row of, and the id it names there. */
+  parent: string;
+  missing: string;
+}
+
+/**
+ * A stored row names a row its parent table does not hold: a reference no foreign key kept (a file
+ * edited or copied with its foreign keys off; PostgreSQL keeps none on the rows a new lead writes,
+ * docs/architecture.md). Nothing the request sends can change it, so it is told as what it is, by the
+ * row and the id, instead of failing later on as a fault that names neither; the unit was rolled back.
+ */
+export class BrokenReferenceError extends Error {
+  constructor(readonly reference: StoredReference) {
+    const key = Object.entries(reference.key)
+      .map(([column, value]) => `${column} ${JSON.stringify(value)}`)
+      .join(', ');
+    super(`the ${reference.table} row (${key}) names ${reference.column} ${JSON.stringify(reference.missing)}, which ${reference.parent} does not hold`);
+    this.name = 'BrokenReferenceError';
+  }
+}
+
+/** The binding of an external id whose person is not in `contacts`. */
+export const brokenBinding = (integrationId: string, externalId: string, contactId: string): BrokenReferenceError =>
+  new BrokenReferenceError({ table: 'contact_bindings', key: { integration_id: integrationId, external_contact_id: externalId }, column: 'contact_id', parent: 'contacts', missing: contactId });

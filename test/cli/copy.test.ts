@@ -240,6 +240,43 @@ describe('lead-gateway copy --from <sqlite file>', { timeout: 120_000 }, () => {
     expect(run.err).toMatch(/^copied leads: 6 \/ 6 \(0 new\)$/m);
   });
 
+  it('finding 6: refuses a file whose rows name rows it does not hold, naming each by table, column and key, and writes nothing', async () => {
+    if (!cluster) return;
+    const orphaned = join(sqlite.dir, 'orphaned.db');
+    copyFileSync(file, orphaned);
+    const db = new Database(orphaned);
+    // As the sqlite3 shell leaves them: rows go in whatever they name.
+    db.pragma('foreign_keys = OFF');
+    const bind = db.prepare('INSERT INTO contact_bindings (integration_id, external_contact_id, contact_id, created_at) VALUES (?, ?, ?, ?)');
+    for (let i = 1; i <= 12; i++) bind.run('int-orphan', `telegram:orphan-${String(i).padStart(2, '0')}`, 'contact-gone', '2026-11-26T00:00:00.000Z');
+    // A bot's own text holding an escape sequence: shown escaped, never handed to the terminal as it is.
+    bind.run('int-orphan', 'telegram:\u001b[2Jclear', 'contact-gone-2', '2026-11-26T00:00:00.000Z');
+    db.prepare('INSERT INTO lead_tags (lead_id, tag_id) VALUES (?, ?)').run('lead-gone', 'tag-1');
+    db.close();
+    const empty = await freshDatabase(cluster.url);
+    const run = copyInto(empty, 'copy', '--from', orphaned);
+    expect(run.code).toBe(1);
+    expect(run.out).toBe('');
+    const lines = run.err.split('\n');
+    expect(lines[0]).toBe(`error: ${orphaned}: 14 rows name a row the file does not hold (written while SQLite's foreign keys were off); nothing was copied:`);
+    expect(lines[1]).toBe('  contact_bindings.contact_id names a row of contacts that is not there: 13 rows, the first 10 by key:');
+    expect(lines[2]).toBe('    integration_id "int-orphan", external_contact_id "telegram:\\u001b[2Jclear": contact_id "contact-gone-2"');
+    expect(lines.slice(3, 12)).toEqual(Array.from({ length: 9 }, (_, i) => `    integration_id "int-orphan", external_contact_id "telegram:orphan-0${i + 1}": contact_id "contact-gone"`));
+    expect(lines[12]).toBe('  lead_tags.lead_id names a row of leads that is not there: 1 row:');
+    expect(lines[13]).toBe('    lead_id "lead-gone", tag_id "tag-1": lead_id "lead-gone"');
+    expect(lines[14]).toMatch(/^Repair or delete these rows in the file .*docs\/runbook\.md.*, then copy again\.$/);
+    expect(run.err).not.toContain('\u001b');
+    expect(run.err).not.toMatch(/copied /);
+    // Nothing reached PostgreSQL, not even the schema.
+    const client = new pg.Client({ connectionString: empty });
+    await client.connect();
+    try {
+      expect((await client.query("SELECT to_regclass('leads') AS t")).rows[0].t).toBeNull();
+    } finally {
+      await client.end();
+    }
+  });
+
   it('stops at a row PostgreSQL refuses, naming the table and where, exit code 3', () => {
     if (!cluster) return;
     const refused = join(sqlite.dir, 'refused.db');

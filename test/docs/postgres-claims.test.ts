@@ -12,6 +12,7 @@ import { MIGRATION_LOCK_KEY, MIGRATION_TIMEOUT_MS } from '../../src/store/postgr
 import { MAX_UNIT_ATTEMPTS } from '../../src/store/postgres/postgres-store.js';
 import { REPLICAS_LOOK_MS, SHARED_LIMITS_RETRY_MS } from '../../src/rate-limit/shared-limiter.js';
 import { shareOfLimit } from '../../src/rate-limit/quota.js';
+import { AUTH_FAILURES_LINES, QUOTA_LINES } from '../../src/rate-limit/shared-fallback.js';
 import { DEFAULT_SYNC_MS, quotaTolerance, unseenBudget } from '../../src/rate-limit/settled-quota.js';
 import { ROOT } from './doc-commands.js';
 
@@ -106,17 +107,15 @@ describe('docs/operations.md on PostgreSQL', () => {
   });
 
   it('describes the shared rate limits\' fallback with the messages, periods and share in force', () => {
-    const source = flat(read('src/rate-limit/shared-limiter.ts'));
-    for (const message of ['shared rate limits unreachable: this replica counts alone until the database answers (allowing its share of each limit)', 'shared rate limits reachable again: counting across all replicas']) {
-      expect(source).toContain(`'${message}'`);
-      expect(operations).toContain(`"msg":"${message}"`);
-    }
+    for (const message of [...Object.values(QUOTA_LINES), ...Object.values(AUTH_FAILURES_LINES)]) expect(operations).toContain(`"msg":"${message}"`);
     expect(operations).toContain(`\`SHARED_LIMITS_RETRY_MS\` (${SHARED_LIMITS_RETRY_MS / 1000} s)`);
     expect(operations).toContain(`\`REPLICAS_LOOK_MS\` (${REPLICAS_LOOK_MS / 1000} s)`);
-    // The share, rounded down: never more than the limit in all, 0 below one unit a replica.
-    expect(operations).toContain('`floor(N / replicas)`');
+    // The share of what the limit left, rounded down, on top of the total last read: 0 below one unit a replica.
+    expect(operations).toContain('`floor((N - S) / replicas)`');
+    expect(operations).toContain('`floor(N / replicas)` when it had read nothing');
     const alone = { used: 1, resetAt: Date.now() + 1_000, localOnly: true };
     expect([shareOfLimit(30, { ...alone, replicas: 2 }), shareOfLimit(30, { ...alone, replicas: 4 }), shareOfLimit(2, { ...alone, replicas: 3 })]).toEqual([15, 7, 0]);
+    expect([shareOfLimit(30, { ...alone, settled: 20, replicas: 1 }), shareOfLimit(30, { ...alone, settled: 20, replicas: 2 }), shareOfLimit(30, { ...alone, settled: 35, replicas: 2 })]).toEqual([30, 25, 35]);
     expect(shareOfLimit(30, { used: 1, resetAt: Date.now() })).toBe(30);
   });
 

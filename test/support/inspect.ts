@@ -32,6 +32,17 @@ export interface Inspector {
   refuseWrites(refuse: boolean): Promise<void>;
   /** Removes tables under the running store: its next unit that touches them fails with a fault, not a storage failure. */
   dropTables(...tables: string[]): Promise<void>;
+  /**
+   * Deletes a person's row alone, leaving the rows that name it (its bindings, its leads): what a file
+   * edited or copied with its foreign keys off can hold.
+   */
+  removeContact(id: string): Promise<void>;
+  /**
+   * Runs `work` while `table` cannot be read, then makes it readable again: on PostgreSQL another
+   * session holds its lock (a read waits for the statement timeout, then is a storage failure, 503);
+   * on SQLite, where a read waits for no lock, the table is renamed away (a read of it is a fault).
+   */
+  whileUnreadable<T>(table: string, work: () => Promise<T>): Promise<T>;
 }
 
 export function inspect(store: Store): Inspector {

@@ -73,5 +73,21 @@ export function postgresInspector(store: PostgresStore): Inspector {
     async dropTables(...tables) {
       for (const t of tables) await pool.query(`DROP TABLE ${t} CASCADE`);
     },
+    async whileUnreadable(table, work) {
+      const locker = new pg.Client({ connectionString: pool.options.connectionString });
+      await locker.connect();
+      try {
+        await locker.query('BEGIN');
+        await locker.query(`LOCK TABLE ${table} IN ACCESS EXCLUSIVE MODE`);
+        return await work();
+      } finally {
+        await locker.query('ROLLBACK').catch(() => {});
+        await locker.end();
+      }
+    },
+    async removeContact(id) {
+      // No foreign key names contacts since migration 16 (docs/architecture.md, "References kept by the units").
+      await pool.query('DELETE FROM contacts WHERE id = $1', [id]);
+    },
   };
 }

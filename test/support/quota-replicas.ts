@@ -91,6 +91,24 @@ export async function whileCountersLocked<T>(url: string, work: () => Promise<T>
   }
 }
 
+/**
+ * Runs `work` while the failed-authentication rows (made by an earlier failure) are locked, as a burst of
+ * bad keys holds them: every count of a failure waits for the limiter's timeout, then falls back.
+ */
+export async function whileAuthFailuresLocked<T>(url: string, work: () => Promise<T>): Promise<T> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    await client.query('BEGIN');
+    const { rowCount } = await client.query(`SELECT key FROM ${SHARED_LIMITS_TABLE} WHERE key LIKE 'auth-failures:%' FOR UPDATE`);
+    expect(rowCount).toBeGreaterThan(0);
+    return await work();
+  } finally {
+    await client.query('ROLLBACK').catch(() => {});
+    await client.end();
+  }
+}
+
 /** The quota rows' counts (the shared totals), whatever their window. */
 export async function sharedQuotaCounts(url: string): Promise<number[]> {
   const client = new pg.Client({ connectionString: url });

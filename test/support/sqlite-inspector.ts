@@ -43,5 +43,22 @@ export function sqliteInspector(store: SqliteStore): Inspector {
     async dropTables(...tables) {
       for (const t of tables) db.exec(`DROP TABLE ${t}`);
     },
+    async whileUnreadable(table, work) {
+      db.exec(`ALTER TABLE ${table} RENAME TO ${table}_away`);
+      try {
+        return await work();
+      } finally {
+        db.exec(`ALTER TABLE ${table}_away RENAME TO ${table}`);
+      }
+    },
+    async removeContact(id) {
+      // Outside any unit (the store's units are synchronous): the pragma takes effect at once.
+      db.pragma('foreign_keys = OFF');
+      try {
+        db.prepare('DELETE FROM contacts WHERE id = ?').run(id);
+      } finally {
+        db.pragma('foreign_keys = ON');
+      }
+    },
   };
 }

@@ -29,7 +29,7 @@ export interface ConsoleSession {
   credentialId: string | null;
   createdAt: string;
   lastSeenAt: string;
-  /** A one-time value waits for the session's next page (its content is read only by takeFlash). */
+  /** A one-time value waits for the session's next page (its content is read only by peekFlash and takeFlash). */
   hasFlash?: boolean;
 }
 
@@ -47,6 +47,8 @@ export interface ConsoleSessionRepo {
   setFlash(idHash: string, sealed: string): Promise<void>;
   /** The one-time value waiting, cleared in the same unit: a second take, or a reload, finds none. */
   takeFlash(idHash: string): Promise<string | null>;
+  /** The one-time value waiting, left in place: a page shows it first, and takes it once shown. */
+  peekFlash(idHash: string): Promise<string | null>;
   /** Ends every session of a user (disabled); returns how many. */
   deleteForUser(userName: string): Promise<number>;
   /** Drops sessions idle since `idleBefore` or opened before `openedBefore`; returns how many. */

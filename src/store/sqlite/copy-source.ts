@@ -20,7 +20,23 @@ export interface CopySource {
   count(table: string): number;
   /** The rows of `table`, `size` at a time, in primary key order, values in the order of `columns(table)`. */
   batches(table: string, size: number): Generator<SourceValue[][]>;
+  /**
+   * Every foreign key of `tables` checked (on SQLite every reference of the schema is one): the rows
+   * that name a row their parent table does not hold, the first `shown` of each by key, and how many.
+   */
+  brokenReferences(tables: readonly string[], shown: number): BrokenReference[];
   close(): void;
+}
+
+/** The rows of one reference that name a parent row the file does not hold. */
+export interface BrokenReference {
+  table: string;
+  /** The referring column (columns, for a key of several). */
+  columns: string[];
+  parent: string;
+  count: number;
+  /** The first rows by key: their key, column by column, and the values that name the missing row. */
+  rows: { key: [string, SourceValue][]; names: SourceValue[] }[];
 }
 
 const quoted = (name: string) => `"${name.replace(/"/g, '""')}"`;
@@ -90,6 +106,33 @@ export function openCopySource(path: string): CopySource {
         }
       }
       if (batch.length > 0) yield batch;
+    },
+    brokenReferences(tables, shown) {
+      const broken: BrokenReference[] = [];
+      for (const table of tables) {
+        const keys = db.pragma(`foreign_key_list(${quoted(table)})`) as { id: number; seq: number; table: string; from: string; to: string | null }[];
+        const key = keyOf(table).length > 0 ? keyOf(table) : ['rowid'];
+        for (const id of new Set(keys.map((k) => k.id))) {
+          const parts = keys.filter((k) => k.id === id).sort((a, b) => a.seq - b.seq);
+          const parent = parts[0]!.table;
+          // A key that names no parent column names the parent's primary key.
+          const to = parts.map((p) => p.to ?? keyOf(parent)[p.seq] ?? 'rowid');
+          const from = `FROM ${quoted(table)} c LEFT JOIN ${quoted(parent)} p ON ${parts.map((p, i) => `p.${quoted(to[i]!)} = c.${quoted(p.from)}`).join(' AND ')}
+            WHERE ${parts.map((p) => `c.${quoted(p.from)} IS NOT NULL`).join(' AND ')} AND p.${quoted(to[0]!)} IS NULL`;
+          const count = Number(db.prepare(`SELECT count(*) ${from}`).pluck().get());
+          if (count === 0) continue;
+          const shownColumns = [...key, ...parts.map((p) => p.from)].map((c) => `c.${quoted(c)}`).join(', ');
+          const rows = db.prepare(`SELECT ${shownColumns} ${from} ORDER BY ${key.map((c) => `c.${quoted(c)}`).join(', ')} LIMIT ?`).raw().safeIntegers().all(shown) as SourceValue[][];
+          broken.push({
+            table,
+            columns: parts.map((p) => p.from),
+            parent,
+            count,
+            rows: rows.map((row) => ({ key: key.map((c, i) => [c, row[i]!] as [string, SourceValue]), names: row.slice(key.length) })),
+          });
+        }
+      }
+      return broken;
     },
     close() {
       // The exclusive transaction only ever read: ending it writes nothing.

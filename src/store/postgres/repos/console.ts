@@ -33,6 +33,7 @@ const takeFlash = statement<{ flash: string }>(
   'consoleSessions.takeFlash',
   'UPDATE console_sessions s SET flash = NULL FROM (SELECT id_hash, flash FROM console_sessions WHERE id_hash = $1 AND flash IS NOT NULL FOR UPDATE) old WHERE s.id_hash = old.id_hash RETURNING old.flash',
 );
+const peekFlash = statement<{ flash: string | null }>('consoleSessions.peekFlash', 'SELECT flash FROM console_sessions WHERE id_hash = $1');
 const deleteForUser = statement('consoleSessions.deleteForUser', 'DELETE FROM console_sessions WHERE user_name = $1');
 const deleteExpired = statement('consoleSessions.deleteExpired', 'DELETE FROM console_sessions WHERE last_seen_at < $1 OR created_at < $2');
 
@@ -47,6 +48,7 @@ export function pgConsoleSessionRepo(sql: Sql): ConsoleSessionRepo {
     delete: async (idHash) => void (await deleteSession.run(sql, idHash)),
     setFlash: async (idHash, sealed) => void (await setFlash.run(sql, sealed, idHash)),
     takeFlash: async (idHash) => (await takeFlash.one(sql, idHash))?.flash ?? null,
+    peekFlash: async (idHash) => (await peekFlash.one(sql, idHash))?.flash ?? null,
     deleteForUser: async (userName) => (await deleteForUser.run(sql, userName)).rowCount ?? 0,
     deleteExpired: async (idleBefore, openedBefore) => (await deleteExpired.run(sql, idleBefore, openedBefore)).rowCount ?? 0,
   };

@@ -2,29 +2,49 @@
 import type { ContactRepo, MatchedKey } from '../../repos/contacts.js';
 import { rowToContact, type ContactRow } from '../../sql-rows.js';
 import { rowName, statement, type Sql } from '../sql.js';
+import { brokenBinding } from '../../store.js';
 
 export const CONTACT_COLUMNS = ['id', 'workspace_id', 'first_name', 'last_name', 'phone', 'email', 'created_at', 'updated_at'] as const;
 const columns = CONTACT_COLUMNS.map((c) => `c.${c}`).join(', ');
 const get = statement<ContactRow>('contacts.get', `SELECT ${columns} FROM contacts c WHERE c.id = $1`);
 const lock = statement<ContactRow>('contacts.lock', `SELECT ${columns} FROM contacts c WHERE c.id = $1 FOR NO KEY UPDATE`);
-const byBinding = statement<ContactRow>(
+/**
+ * A binding's person comes with it, or its id alone (`bound_contact_id`, the person's columns null)
+ * when the store does not hold it: a broken reference, told by `checkBound`, never passed over as no
+ * binding (which would bind the id again, and fail on the binding's key).
+ */
+const byBinding = statement<BoundRow>(
   'contacts.byBinding',
-  `SELECT ${columns} FROM contact_bindings b JOIN contacts c ON c.id = b.contact_id WHERE b.integration_id = $1 AND b.external_contact_id = $2`,
+  `SELECT b.contact_id AS bound_contact_id, ${columns} FROM contact_bindings b LEFT JOIN contacts c ON c.id = b.contact_id
+   WHERE b.integration_id = $1 AND b.external_contact_id = $2`,
 );
+
+/** A binding's row with its person, or with the id alone when the person's row is not there. */
+export type BoundRow = (ContactRow | { id: null }) & { bound_contact_id: string | null };
+
+/** The row, unless it is a binding whose person the store does not hold: then the broken reference. */
+export function checkBound<R extends { id: string | null; bound_contact_id?: string | null }>(row: R | null, integrationId: string, externalId: string | null): R | null {
+  if (row && row.id === null && row.bound_contact_id != null && externalId !== null) throw brokenBinding(integrationId, externalId, row.bound_contact_id);
+  return row;
+}
 // Several persons may share a phone or e-mail; the most recently active one is the match (ties: the
 // newest row, as ids are time-ordered).
 // The three look-ups above as one statement: each branch keeps its own order and limit, a key not
 // given ($n IS NULL) finds nothing, and the first branch that finds a person wins.
-/** The person the keys find, with the key that found it (`$1` workspace, `$2` integration, `$3` external id, `$4` phone, `$5` e-mail's matching form). */
+/**
+ * The person the keys find, with the key that found it (`$1` workspace, `$2` integration, `$3` external
+ * id, `$4` phone, `$5` e-mail's matching form). A binding whose person is not there wins as a binding
+ * with its id alone (`checkBound`).
+ */
 export const MATCH_SQL = `SELECT * FROM (
-     (SELECT 1 AS priority, 'binding' AS matched_by, ${columns} FROM contact_bindings b JOIN contacts c ON c.id = b.contact_id
+     (SELECT 1 AS priority, 'binding' AS matched_by, b.contact_id AS bound_contact_id, ${columns} FROM contact_bindings b LEFT JOIN contacts c ON c.id = b.contact_id
         WHERE b.integration_id = $2 AND b.external_contact_id = $3)
      UNION ALL
-     (SELECT 2, 'phone', ${columns} FROM contacts c WHERE c.workspace_id = $1 AND c.phone = $4 ORDER BY c.updated_at DESC, c.id DESC LIMIT 1)
+     (SELECT 2, 'phone', NULL, ${columns} FROM contacts c WHERE c.workspace_id = $1 AND c.phone = $4 ORDER BY c.updated_at DESC, c.id DESC LIMIT 1)
      UNION ALL
-     (SELECT 3, 'email', ${columns} FROM contacts c WHERE c.workspace_id = $1 AND c.email_norm = $5 ORDER BY c.updated_at DESC, c.id DESC LIMIT 1)
+     (SELECT 3, 'email', NULL, ${columns} FROM contacts c WHERE c.workspace_id = $1 AND c.email_norm = $5 ORDER BY c.updated_at DESC, c.id DESC LIMIT 1)
    ) AS found ORDER BY priority LIMIT 1`;
-const match = statement<ContactRow & { matched_by: MatchedKey }>('contacts.match', MATCH_SQL);
+const match = statement<BoundRow & { matched_by: MatchedKey }>('contacts.match', MATCH_SQL);
 const insert = statement(
   'contacts.insert',
   `INSERT INTO contacts (id, workspace_id, first_name, last_name, phone, email, email_norm, created_at, updated_at)
@@ -59,10 +79,13 @@ export function pgContactRepo(sql: Sql): ContactRepo {
   return {
     get: async (id) => one(await get.one(sql, id)),
     lock: async (id) => one(await lock.one(sql, id)),
-    findByBinding: async (integrationId, externalId) => one(await byBinding.one(sql, integrationId, externalId)),
+    findByBinding: async (integrationId, externalId) => {
+      const row = checkBound(await byBinding.one(sql, integrationId, externalId), integrationId, externalId);
+      return row?.id ? rowToContact(row) : null;
+    },
     match: async (workspaceId, integrationId, k) => {
-      const row = await match.one(sql, workspaceId, integrationId, k.externalId, k.phone, norm(k.email));
-      return row ? { contact: rowToContact(row), by: row.matched_by } : null;
+      const row = checkBound(await match.one(sql, workspaceId, integrationId, k.externalId, k.phone, norm(k.email)), integrationId, k.externalId);
+      return row?.id ? { contact: rowToContact(row), by: row.matched_by } : null;
     },
     insert: (c) => insert.later(sql, [rowName('contacts', c.id)], c.id, c.workspaceId, c.firstName, c.lastName, c.phone, c.email, norm(c.email), c.createdAt, c.updatedAt),
     fillEmpty: (id, f, at) => fill.later(sql, [rowName('contacts', id)], id, f.lastName ?? null, f.phone ?? null, f.email ?? null, norm(f.email), at),

@@ -13,7 +13,7 @@ import type { HoldRepo } from '../../repos/holds.js';
 import type { MatchedKey } from '../../repos/contacts.js';
 import { rowToContact, rowToFieldValue, rowToLead, type ContactRow, type FieldValueRow, type LeadRow } from '../../sql-rows.js';
 import { statement, type Sql } from '../sql.js';
-import { CONTACT_COLUMNS, MATCH_SQL, norm } from './contacts.js';
+import { CONTACT_COLUMNS, MATCH_SQL, checkBound, norm, type BoundRow } from './contacts.js';
 
 /** Transaction-local settings (`set_config(..., true)`): gone at COMMIT or ROLLBACK, read back as '' after it. */
 const HELD_CONTACT = 'lead_gateway.held_contact';
@@ -26,19 +26,21 @@ const foundColumns = CONTACT_COLUMNS.map((c) => `f.${c}`).join(', ');
 
 // The match (MATCH_SQL, under the person keys' locks), then the person's row locked; the setting is
 // made whatever is found, so a later statement never reads another transaction's leftover.
-const matchLocked = statement<ContactRow & { matched_by: MatchedKey | null } & { [K in `locked_${(typeof CONTACT_COLUMNS)[number]}`]: string | null }>(
+const matchLocked = statement<BoundRow & { matched_by: MatchedKey | null } & { [K in `locked_${(typeof CONTACT_COLUMNS)[number]}`]: string | null }>(
   'holds.matchLocked',
   `WITH f AS MATERIALIZED (${MATCH_SQL}),
      l AS MATERIALIZED (SELECT c.* FROM contacts c WHERE c.id = (SELECT id FROM f) FOR NO KEY UPDATE)
-   SELECT f.matched_by, ${foundColumns}, ${lockedColumns}
+   SELECT f.matched_by, f.bound_contact_id, ${foundColumns}, ${lockedColumns}
    FROM (SELECT set_config('${HELD_CONTACT}', coalesce((SELECT id FROM f), ''), true) AS held) AS noted
    LEFT JOIN f ON true LEFT JOIN l ON true`,
 );
-const bound = statement<ContactRow>(
+// A binding whose person is not there comes with its id alone (contacts.ts, `checkBound`).
+const bound = statement<BoundRow>(
   'holds.bound',
   `WITH f AS MATERIALIZED (
-     SELECT c.* FROM contact_bindings b JOIN contacts c ON c.id = b.contact_id WHERE b.integration_id = $1 AND b.external_contact_id = $2)
-   SELECT ${foundColumns}
+     SELECT c.*, b.contact_id AS bound_contact_id FROM contact_bindings b LEFT JOIN contacts c ON c.id = b.contact_id
+     WHERE b.integration_id = $1 AND b.external_contact_id = $2)
+   SELECT f.bound_contact_id, ${foundColumns}
    FROM (SELECT set_config('${HELD_CONTACT}', coalesce((SELECT id FROM f), ''), true) AS held) AS noted
    LEFT JOIN f ON true`,
 );
@@ -80,6 +82,7 @@ export function pgHoldRepo(sql: Sql): HoldRepo {
         matchLocked.one(sql, workspaceId, integrationId, k.externalId, k.phone, norm(k.email)),
         latestWithValues(fieldIds),
       ]);
+      checkBound(row, integrationId, k.externalId);
       if (!row?.id || !row.matched_by) return { found: null, locked: null, latest: null, values: [] };
       const locked = row.locked_id === null ? null : rowToContact(Object.fromEntries(CONTACT_COLUMNS.map((c) => [c, row[`locked_${c}`]])) as unknown as ContactRow);
       return { found: { contact: rowToContact(row), by: row.matched_by }, locked, ...held };
@@ -87,6 +90,7 @@ export function pgHoldRepo(sql: Sql): HoldRepo {
     async binding(integrationId, externalId, fieldIds) {
       inUnit();
       const [row, held] = await Promise.all([bound.one(sql, integrationId, externalId), latestWithValues(fieldIds)]);
+      checkBound(row, integrationId, externalId);
       if (!row?.id) return { contact: null, latest: null, values: [] };
       return { contact: rowToContact(row), ...held };
     },

@@ -41,6 +41,7 @@ export function sqliteConsoleSessionRepo(db: Db): ConsoleSessionRepo {
     delete: async (idHash) => void remove.run(idHash),
     setFlash: async (idHash, sealed) => void setFlash.run(sealed, idHash),
     // Units run one at a time on SQLite: the read and the clear cannot interleave with another take.
+    peekFlash: async (idHash) => findFlash.get(idHash)?.flash ?? null,
     takeFlash: async (idHash) => {
       const flash = findFlash.get(idHash)?.flash ?? null;
       if (flash !== null) clearFlash.run(idHash);

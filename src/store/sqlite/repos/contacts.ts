@@ -2,15 +2,26 @@
 import type { Db } from '../connection.js';
 import type { ContactRepo, MatchedKey } from '../../repos/contacts.js';
 import { rowToContact, type ContactRow } from '../../sql-rows.js';
+import { brokenBinding } from '../../store.js';
+
+/** A binding with its person, or with the id alone when the person's row is not there. */
+type BoundRow = (ContactRow | { id: null }) & { bound_contact_id: string };
 
 const columns = 'id, workspace_id, first_name, last_name, phone, email, created_at, updated_at';
 
 export function sqliteContactRepo(db: Db): ContactRepo {
   const get = db.prepare<[string], ContactRow>(`SELECT ${columns} FROM contacts WHERE id = ?`);
-  const byBinding = db.prepare<[string, string], ContactRow>(
-    `SELECT c.${columns.replaceAll(', ', ', c.')} FROM contact_bindings b JOIN contacts c ON c.id = b.contact_id
+  // The binding's person comes with it, or its id alone when the store does not hold it (a broken
+  // reference: told, never passed over as no binding, which would bind the id again and fail).
+  const byBinding = db.prepare<[string, string], BoundRow>(
+    `SELECT b.contact_id AS bound_contact_id, c.${columns.replaceAll(', ', ', c.')} FROM contact_bindings b LEFT JOIN contacts c ON c.id = b.contact_id
      WHERE b.integration_id = ? AND b.external_contact_id = ?`,
   );
+  const bound = (integrationId: string, externalId: string): ContactRow | undefined => {
+    const row = byBinding.get(integrationId, externalId);
+    if (row && row.id === null) throw brokenBinding(integrationId, externalId, row.bound_contact_id);
+    return row;
+  };
   // Several persons may share a phone or e-mail; the most recently active one is the match.
   const byPhone = db.prepare<[string, string], ContactRow>(
     `SELECT ${columns} FROM contacts WHERE workspace_id = ? AND phone = ? ORDER BY updated_at DESC, rowid DESC LIMIT 1`,
@@ -39,13 +50,13 @@ export function sqliteContactRepo(db: Db): ContactRepo {
   const found = (row: ContactRow | undefined, by: MatchedKey) => (row ? { contact: rowToContact(row), by } : null);
   return {
     match: async (workspaceId, integrationId, k) =>
-      (k.externalId === null ? null : found(byBinding.get(integrationId, k.externalId), 'binding')) ??
+      (k.externalId === null ? null : found(bound(integrationId, k.externalId), 'binding')) ??
       (k.phone === null ? null : found(byPhone.get(workspaceId, k.phone), 'phone')) ??
       (k.email === null ? null : found(byEmail.get(workspaceId, k.email.toLowerCase()), 'email')),
     get: async (id) => one(get.get(id)),
     // One writer: the unit that reads the row is the only one that can write it (locks.ts).
     lock: async (id) => one(get.get(id)),
-    findByBinding: async (integrationId, externalId) => one(byBinding.get(integrationId, externalId)),
+    findByBinding: async (integrationId, externalId) => one(bound(integrationId, externalId)),
     insert: async (contact) => void insert.run(contact),
     fillEmpty: async (id, f, at) =>
       void fill.run({ id, at, lastName: f.lastName ?? null, phone: f.phone ?? null, email: f.email ?? null }),
