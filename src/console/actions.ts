@@ -19,8 +19,8 @@ import type { Viewer } from './users.js';
 
 /** What an action's answer adds to the integration page. */
 export interface IntegrationExtras {
-  /** A key just issued: shown on this answer only, never stored or shown again. */
-  issued?: { secret: string; prefix: string; heading: string } | null;
+  /** Keys just issued: shown on this answer only, never stored or shown again. */
+  issued?: readonly { secret: string; prefix: string; heading: string }[];
   /** Why the action was refused, with what the person needs to decide what to do next (the reason they typed kept). */
   refusal?: { status: number; detail: string; lastLegacyCall: string | null; canForce: boolean; reason: string } | null;
 }
@@ -134,15 +134,17 @@ export function consoleActions(app: FastifyInstance, deps: MigrationDeps & { rul
         destructive: false,
       }, fields);
     }
+    await h.flash.roomFor(request);
     const issued = await issueV1Key(deps, integration, { actor: viewer.name, reason: reasonOf(fields) });
-    await h.flash.put(request, { integration: integration.id, issued: { secret: issued.secret, prefix: issued.key.prefix, heading: 'The new v1 key' } });
+    await h.flash.put(request, { integration: integration.id, secret: issued.secret, prefix: issued.key.prefix, heading: 'The new v1 key' });
     return back(reply, integration);
   });
 
   act('keys/test', async ({ viewer, integration, fields, request, reply }) => {
     // A test key moves no state and keeps nothing its calls send: no confirmation, as the admin API asks none.
+    await h.flash.roomFor(request);
     const issued = await issueTestKey(deps, integration, { actor: viewer.name, reason: reasonOf(fields) });
-    await h.flash.put(request, { integration: integration.id, issued: { secret: issued.secret, prefix: issued.key.prefix, heading: 'The new v1 test key (for the bot author; its calls keep nothing)' } });
+    await h.flash.put(request, { integration: integration.id, secret: issued.secret, prefix: issued.key.prefix, heading: 'The new v1 test key (for the bot author; its calls keep nothing)' });
     return back(reply, integration);
   });
 
@@ -158,8 +160,9 @@ export function consoleActions(app: FastifyInstance, deps: MigrationDeps & { rul
         destructive: true,
       }, fields);
     }
+    await h.flash.roomFor(request);
     const renewed = await renewKeys(deps, integration, { actor: viewer.name, reason: reasonOf(fields) });
-    await h.flash.put(request, { integration: integration.id, issued: { secret: renewed.secret, prefix: renewed.key.prefix, heading: `Keys renewed: ${renewed.revoked} key(s) revoked, this new v1 key issued` } });
+    await h.flash.put(request, { integration: integration.id, secret: renewed.secret, prefix: renewed.key.prefix, heading: `Keys renewed: ${renewed.revoked} key(s) revoked, this new v1 key issued` });
     return back(reply, integration);
   });
 

@@ -9,13 +9,27 @@ import type { FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import type { Store } from '../store/store.js';
 import { idHash } from './session-store.js';
+import { AppError } from '../errors.js';
 
-/** What a flash may carry: a key just issued, with the heading that says how it came. */
-export const FlashSchema = z.object({
+/** A key just issued, waiting for its integration's page, with the heading that says how it came. */
+export const WaitingKeySchema = z.object({
   /** The integration (its id) whose page shows it: another integration's page leaves it waiting. */
   integration: z.string(),
-  issued: z.object({ secret: z.string(), prefix: z.string(), heading: z.string() }).optional(),
+  secret: z.string(),
+  prefix: z.string(),
+  heading: z.string(),
 });
+export type WaitingKey = z.infer<typeof WaitingKeySchema>;
+
+/**
+ * Keys issued in one session that wait to be shown. Every key issued waits until a page shows it:
+ * a second key issued in another tab before the first was shown waits beside it, never in its place.
+ * Past this many a further issue is refused before any key is made (`roomFor`).
+ */
+export const WAITING_KEYS_MAX = 10;
+
+/** What a flash carries: the keys waiting, the oldest first. */
+export const FlashSchema = z.object({ keys: z.array(WaitingKeySchema) });
 export type Flash = z.infer<typeof FlashSchema>;
 
 const keyFor = (secret: string, sessionId: string): Buffer => createHmac('sha256', secret).update(`console-flash\u0000${sessionId}`).digest();
@@ -42,24 +56,42 @@ export function unseal(secret: string, sessionId: string, sealed: string): Flash
 
 export function consoleFlash(store: Store, secret: string) {
   const opened = (request: FastifyRequest, sealed: string | null) => (sealed === null ? null : unseal(secret, request.session.sessionId, sealed));
+  /** The keys waiting in the session's row, if any; reads the database only when the row said one waits. */
+  const waiting = async (request: FastifyRequest): Promise<WaitingKey[]> => {
+    if (request.session.hasFlash !== true) return [];
+    return opened(request, await store.peek((r) => r.consoleSessions.peekFlash(idHash(request.session.sessionId))))?.keys ?? [];
+  };
+  /** Changes the keys waiting in one unit: read, changed, written back (or cleared when none is left). */
+  const change = (request: FastifyRequest, fn: (keys: WaitingKey[]) => WaitingKey[]) => {
+    const hash = idHash(request.session.sessionId);
+    return store.transact(async (tx) => {
+      const keys = fn(opened(request, await tx.consoleSessions.takeFlash(hash))?.keys ?? []);
+      if (keys.length > 0) await tx.consoleSessions.setFlash(hash, seal(secret, request.session.sessionId, { keys }));
+    });
+  };
   return {
-    /** Keeps `flash` for the session's next page that takes it. */
-    put: (request: FastifyRequest, flash: Flash) => store.transact((tx) => tx.consoleSessions.setFlash(idHash(request.session.sessionId), seal(secret, request.session.sessionId, flash))),
-    /** The value waiting, if any, left in place (`shown` clears it). Reads the database only when the session's row said one waits. */
-    async peek(request: FastifyRequest): Promise<Flash | null> {
-      if (request.session.hasFlash !== true) return null;
-      return opened(request, await store.peek((r) => r.consoleSessions.peekFlash(idHash(request.session.sessionId))));
+    /** Refuses an action that would issue a key while WAITING_KEYS_MAX keys of the session wait to be shown. */
+    async roomFor(request: FastifyRequest): Promise<void> {
+      if ((await waiting(request)).length >= WAITING_KEYS_MAX) {
+        throw new AppError(
+          'limit-reached',
+          `${WAITING_KEYS_MAX} keys issued in this session have not been shown yet: open their integrations' pages to see them, then issue another.`,
+        );
+      }
+    },
+    /** Keeps the key for the session's next page of its integration, beside any key waiting already. */
+    put: (request: FastifyRequest, key: WaitingKey) => change(request, (keys) => [...keys, key]),
+    /** The keys waiting for this integration's page, left in place (`shown` clears them). */
+    async peek(request: FastifyRequest, integrationId: string): Promise<WaitingKey[]> {
+      return (await waiting(request)).filter((k) => k.integration === integrationId);
     },
     /**
-     * Clears `flash` once the page that shows it is rendered, before it is sent. A newer value put
-     * meanwhile (an action in another tab) stays for its own page: taken and put back in one unit.
+     * Clears the keys once the page that shows them is rendered, before it is sent; a key put
+     * meanwhile (an action in another tab) stays for its own page.
      */
-    async shown(request: FastifyRequest, flash: Flash): Promise<void> {
-      const hash = idHash(request.session.sessionId);
-      await store.transact(async (tx) => {
-        const sealed = await tx.consoleSessions.takeFlash(hash);
-        if (sealed !== null && JSON.stringify(opened(request, sealed)) !== JSON.stringify(flash)) await tx.consoleSessions.setFlash(hash, sealed);
-      });
+    shown: (request: FastifyRequest, shownKeys: readonly WaitingKey[]) => {
+      const gone = new Set(shownKeys.map((k) => k.secret));
+      return change(request, (keys) => keys.filter((k) => !gone.has(k.secret)));
     },
   };
 }

@@ -154,7 +154,7 @@ export function consoleRoutes(app: FastifyInstance, deps: RouteDeps): void {
     const usage = await deps.store.read((r) => r.states.usagePerHour(integration.id, rangeStartHour(asked ?? WIDEST_RANGE, now)));
     const range = asked ?? defaultRange(usage, now);
     const chart = chartModel(bucketUsage(usage, range, now), range);
-    return { title: integration.name, integration, report, keys, audit, chart, unlinkedShown: UNLINKED_LEADS_SHOWN, issued: null, notice: null, refusal: null, ...extra };
+    return { title: integration.name, integration, report, keys, audit, chart, unlinkedShown: UNLINKED_LEADS_SHOWN, issued: [], notice: null, refusal: null, ...extra };
   }
 
   /** An integration's page; an action's refusal renders it too, with what the action has to say. */
@@ -172,10 +172,9 @@ export function consoleRoutes(app: FastifyInstance, deps: RouteDeps): void {
     // so that a read that fails on the way (a 503 while the store blips) leaves it for the next page of
     // the session. One for another integration (a second tab opened before the redirect was followed)
     // waits for that integration's page.
-    const flash = await flashes.peek(request);
-    const mine = flash !== null && flash.integration === integration.id ? flash : null;
-    const html = await rendered(reply, 'integration', await integrationPage(integration, { issued: mine?.issued ?? null }, request.query.range));
-    if (mine !== null) await flashes.shown(request, mine);
+    const mine = await flashes.peek(request, integration.id);
+    const html = await rendered(reply, 'integration', await integrationPage(integration, { issued: mine }, request.query.range));
+    if (mine.length > 0) await flashes.shown(request, mine);
     return reply.type('text/html; charset=utf-8').send(html);
   });
 

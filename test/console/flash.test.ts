@@ -4,12 +4,14 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startGateway, type Gateway } from '../helper.js';
 import { addUser, consoleClient, type ConsoleClient } from '../support/console.js';
+import { WAITING_KEYS_MAX } from '../../src/console/flash.js';
 
 let gw: Gateway;
 let team: ConsoleClient;
 let colleague: ConsoleClient;
 const HANDLE = 'smile-dental:booking-form';
 const PAGE = `/console/integrations/${HANDLE}`;
+const OVERVIEW = '/console/integrations';
 
 beforeAll(async () => {
   gw = await startGateway({ console: { secureCookies: false } });
@@ -64,5 +66,36 @@ describe('the one-time key of a console session', () => {
     const res = await team.post(`${PAGE}/keys/not-a-key/revoke`, { confirm: 'yes' }, PAGE);
     expect(res.statusCode).toBe(400);
     expect(res.body).toContain('data-code="bad-request"');
+  });
+
+  it('finding 7: keeps every key issued before a page showed it, shows each once, and refuses an issue past WAITING_KEYS_MAX before a key is made', async () => {
+    const other = 'brightpath:website-form';
+    // Two test keys issued (two tabs) before either redirect is followed, and one for another integration;
+    // each form's CSRF token from the overview, which shows no key.
+    for (let i = 0; i < 2; i++) expect((await team.post(`${PAGE}/keys/test`, {}, OVERVIEW)).statusCode).toBe(303);
+    expect((await team.post(`/console/integrations/${other}/keys/test`, {}, OVERVIEW)).statusCode).toBe(303);
+    const page = (await team.get(PAGE)).body;
+    const shown = [...page.matchAll(/data-testid="issued-key"[^>]*|value="(lgtest_[^"]+)"/g)].map((m) => m[1]).filter((k): k is string => k !== undefined);
+    for (const key of shown) gw.secrets.add(key);
+    expect(new Set(shown).size).toBe(2);
+    const live = (await gw.admin('GET', `/admin/v1/integrations/${HANDLE}/keys`)).json<{ items: { kind: string; prefix: string; revoked_at: string | null }[] }>().items;
+    for (const key of shown) expect(live.some((k) => k.kind === 'test' && k.revoked_at === null && key.startsWith(k.prefix))).toBe(true);
+    expect((await team.get(PAGE)).body).not.toContain('data-testid="issued-key"');
+    // The other integration's key waited for its own page.
+    const otherPage = (await team.get(`/console/integrations/${other}`)).body;
+    const otherKey = /value="(lgtest_[^"]+)"/.exec(otherPage)?.[1];
+    expect(otherKey).toBeDefined();
+    gw.secrets.add(otherKey!);
+
+    // Past the cap a further issue is refused, and no key is made.
+    for (let i = 0; i < WAITING_KEYS_MAX; i++) expect((await team.post(`${PAGE}/keys/test`, {}, OVERVIEW)).statusCode).toBe(303);
+    const before = (await gw.admin('GET', `/admin/v1/integrations/${HANDLE}/keys`)).json<{ items: unknown[] }>().items.length;
+    const refused = await team.post(`${PAGE}/keys/test`, {}, OVERVIEW);
+    expect(refused.statusCode).toBe(409);
+    expect((await gw.admin('GET', `/admin/v1/integrations/${HANDLE}/keys`)).json<{ items: unknown[] }>().items.length).toBe(before);
+    const all = (await team.get(PAGE)).body;
+    const waited = [...all.matchAll(/value="(lgtest_[^"]+)"/g)].map((m) => m[1]!);
+    for (const key of waited) gw.secrets.add(key);
+    expect(waited).toHaveLength(WAITING_KEYS_MAX);
   });
 });
