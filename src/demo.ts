@@ -45,7 +45,7 @@ export async function ensureDemoKeys(store: Store, usage: UsageRecorder, rules: 
   let legacy = await findByHash(store, DEMO_LEGACY_KEY);
   legacy ??= await importLegacyKey(deps, integration, { key: DEMO_LEGACY_KEY, ...DEMO_ACTOR });
   let v1 = await findByHash(store, DEMO_V1_KEY);
-  v1 ??= (await issueV1Key(deps, integration, DEMO_ACTOR, DEMO_V1_KEY)).key;
+  v1 ??= (await issueV1Key(deps, integration, DEMO_ACTOR, { secret: DEMO_V1_KEY })).key;
   return {
     integration: integration.handle,
     state: await store.peek((r) => r.states.get(integration.id)),

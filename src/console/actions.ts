@@ -7,7 +7,7 @@ import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { AppError } from '../errors.js';
 import type { Integration } from '../rules/catalog.js';
 import type { RulesHolder } from '../rules/loader.js';
-import { importLegacyKey, issueTestKey, issueV1Key, renewKeys, revokeKey, rollback, switchOff, type MigrationDeps } from '../migration/service.js';
+import { importLegacyKey, issueTestKey, issueV1Key, renewKeys, revokeKey, rollback, switchOff, type MigrationDeps, type WithIssued } from '../migration/service.js';
 import { ImportKeyBodySchema, PortedBodySchema, ReasonBodySchema, RollbackBodySchema } from '../admin/schemas.js';
 import { clearPorted, markPorted } from '../migration/porting.js';
 import { listKeys, liveKeys } from '../migration/reads.js';
@@ -81,6 +81,17 @@ export function consoleActions(app: FastifyInstance, deps: MigrationDeps & { rul
   // Every change answers with a redirect to the integration's page (POST, redirect, GET): a reload of
   // that page repeats nothing. A key issued travels there as a sealed one-time value (flash.ts).
   const back = (reply: FastifyReply, integration: Integration) => reply.redirect(`/console/integrations/${encodeURIComponent(integration.handle)}`, 303);
+  /** Keeps the key for the page the redirect leads to, in the unit that issues it: no key stands that does not wait to be shown. */
+  const keepFor =
+    (request: FastifyRequest, heading: string | ((issued: Parameters<WithIssued>[1]) => string)): WithIssued =>
+    (tx, issued) =>
+      h.flash.keep(tx, request, {
+        integration: issued.key.integrationId,
+        keyId: issued.key.id,
+        secret: issued.secret,
+        prefix: issued.key.prefix,
+        heading: typeof heading === 'string' ? heading : heading(issued),
+      });
 
   /** What a refusal of the rules shows on the integration page, with the reason the person typed kept. */
   function refused(reply: FastifyReply, integration: Integration, error: unknown, canForceFrom: string | null, fields: Record<string, string>) {
@@ -135,16 +146,14 @@ export function consoleActions(app: FastifyInstance, deps: MigrationDeps & { rul
       }, fields);
     }
     await h.flash.roomFor(request);
-    const issued = await issueV1Key(deps, integration, { actor: viewer.name, reason: reasonOf(fields) });
-    await h.flash.put(request, { integration: integration.id, secret: issued.secret, prefix: issued.key.prefix, heading: 'The new v1 key' });
+    await issueV1Key(deps, integration, { actor: viewer.name, reason: reasonOf(fields) }, { within: keepFor(request, 'The new v1 key') });
     return back(reply, integration);
   });
 
   act('keys/test', async ({ viewer, integration, fields, request, reply }) => {
     // A test key moves no state and keeps nothing its calls send: no confirmation, as the admin API asks none.
     await h.flash.roomFor(request);
-    const issued = await issueTestKey(deps, integration, { actor: viewer.name, reason: reasonOf(fields) });
-    await h.flash.put(request, { integration: integration.id, secret: issued.secret, prefix: issued.key.prefix, heading: 'The new v1 test key (for the bot author; its calls keep nothing)' });
+    await issueTestKey(deps, integration, { actor: viewer.name, reason: reasonOf(fields) }, keepFor(request, 'The new v1 test key (for the bot author; its calls keep nothing)'));
     return back(reply, integration);
   });
 
@@ -161,8 +170,7 @@ export function consoleActions(app: FastifyInstance, deps: MigrationDeps & { rul
       }, fields);
     }
     await h.flash.roomFor(request);
-    const renewed = await renewKeys(deps, integration, { actor: viewer.name, reason: reasonOf(fields) });
-    await h.flash.put(request, { integration: integration.id, secret: renewed.secret, prefix: renewed.key.prefix, heading: `Keys renewed: ${renewed.revoked} key(s) revoked, this new v1 key issued` });
+    await renewKeys(deps, integration, { actor: viewer.name, reason: reasonOf(fields) }, keepFor(request, (issued) => `Keys renewed: ${issued.revoked ?? 0} key(s) revoked, this new v1 key issued`));
     return back(reply, integration);
   });
 

@@ -7,7 +7,7 @@
 import { createCipheriv, createDecipheriv, createHmac, randomBytes } from 'node:crypto';
 import type { FastifyRequest } from 'fastify';
 import { z } from 'zod';
-import type { Store } from '../store/store.js';
+import type { Repos, Store } from '../store/store.js';
 import { idHash } from './session-store.js';
 import { AppError } from '../errors.js';
 
@@ -15,6 +15,7 @@ import { AppError } from '../errors.js';
 export const WaitingKeySchema = z.object({
   /** The integration (its id) whose page shows it: another integration's page leaves it waiting. */
   integration: z.string(),
+  keyId: z.string(),
   secret: z.string(),
   prefix: z.string(),
   heading: z.string(),
@@ -61,13 +62,11 @@ export function consoleFlash(store: Store, secret: string) {
     if (request.session.hasFlash !== true) return [];
     return opened(request, await store.peek((r) => r.consoleSessions.peekFlash(idHash(request.session.sessionId))))?.keys ?? [];
   };
-  /** Changes the keys waiting in one unit: read, changed, written back (or cleared when none is left). */
-  const change = (request: FastifyRequest, fn: (keys: WaitingKey[]) => WaitingKey[]) => {
+  /** Changes the keys waiting, in the caller's unit: read, changed, written back (or cleared when none is left). */
+  const change = async (tx: Repos, request: FastifyRequest, fn: (keys: WaitingKey[]) => WaitingKey[]) => {
     const hash = idHash(request.session.sessionId);
-    return store.transact(async (tx) => {
-      const keys = fn(opened(request, await tx.consoleSessions.takeFlash(hash))?.keys ?? []);
-      if (keys.length > 0) await tx.consoleSessions.setFlash(hash, seal(secret, request.session.sessionId, { keys }));
-    });
+    const keys = fn(opened(request, await tx.consoleSessions.takeFlash(hash))?.keys ?? []);
+    if (keys.length > 0) await tx.consoleSessions.setFlash(hash, seal(secret, request.session.sessionId, { keys }));
   };
   return {
     /** Refuses an action that would issue a key while WAITING_KEYS_MAX keys of the session wait to be shown. */
@@ -79,8 +78,17 @@ export function consoleFlash(store: Store, secret: string) {
         );
       }
     },
-    /** Keeps the key for the session's next page of its integration, beside any key waiting already. */
-    put: (request: FastifyRequest, key: WaitingKey) => change(request, (keys) => [...keys, key]),
+    /**
+     * Keeps the key for the session's next page of its integration, beside any key waiting already, in
+     * the unit that issues it (migration/service.ts, `WithIssued`): the key stands only if it waits.
+     * Noted apart as not shown, with its session's hash: should the session end before a page shows
+     * it, retention revokes it (`revokeNeverShown`).
+     */
+    async keep(tx: Repos, request: FastifyRequest, key: WaitingKey): Promise<void> {
+      await change(tx, request, (keys) => [...keys, key]);
+      const at = new Date().toISOString();
+      await tx.consoleSessions.holdUnshown({ keyId: key.keyId, integrationId: key.integration, prefix: key.prefix, idHash: idHash(request.session.sessionId), at });
+    },
     /** The keys waiting for this integration's page, left in place (`shown` clears them). */
     async peek(request: FastifyRequest, integrationId: string): Promise<WaitingKey[]> {
       return (await waiting(request)).filter((k) => k.integration === integrationId);
@@ -90,8 +98,11 @@ export function consoleFlash(store: Store, secret: string) {
      * meanwhile (an action in another tab) stays for its own page.
      */
     shown: (request: FastifyRequest, shownKeys: readonly WaitingKey[]) => {
-      const gone = new Set(shownKeys.map((k) => k.secret));
-      return change(request, (keys) => keys.filter((k) => !gone.has(k.secret)));
+      const gone = new Set(shownKeys.map((k) => k.keyId));
+      return store.transact(async (tx) => {
+        await change(tx, request, (keys) => keys.filter((k) => !gone.has(k.keyId)));
+        await tx.consoleSessions.shownUnshown([...gone]);
+      });
     },
   };
 }

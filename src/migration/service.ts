@@ -161,10 +161,18 @@ export interface IssueResult extends IssuedKey {
  * Step 1 of docs/runbook.md: the additional v1 key. Moves legacy -> migrating and links legacy-created leads.
  * `secret` is for demo mode's published key only; every other key is generated.
  */
-export async function issueV1Key(deps: MigrationDeps, integration: Integration, who: Actor, secret?: string): Promise<IssueResult> {
+/**
+ * What an interface does with a key in the unit that issues it (the console keeps it for the page
+ * that shows it): the key stands only if that stands too.
+ */
+export type WithIssued = (tx: Repos, issued: IssuedKey & { revoked?: number }) => Promise<void>;
+
+export async function issueV1Key(deps: MigrationDeps, integration: Integration, who: Actor, options: { secret?: string; within?: WithIssued } = {}): Promise<IssueResult> {
   const at = (deps.now?.() ?? new Date()).toISOString();
   return commitChange(deps.store, integration.id, async (tx) => {
+    const { secret } = options;
     const issued = await storeKey(tx, { integrationId: integration.id, kind: 'v1', createdBy: who.actor, at, ...(secret === undefined ? {} : { secret }) });
+    await options.within?.(tx, issued);
     const current = await tx.states.get(integration.id);
     const links = await linkLegacyLeads(tx, integration, at);
     const state = await move(tx, integration, 'v1_key_issued', current === 'legacy' ? 'migrating' : null, who, at, {
@@ -181,21 +189,23 @@ export async function issueV1Key(deps: MigrationDeps, integration: Integration, 
  * A v1 test key: its calls run the whole v1 path and keep nothing (docs/api.md, "Test mode"). Issued
  * as many times as asked, like the v1 key, in any state; it moves no state and links nothing.
  */
-export async function issueTestKey(deps: MigrationDeps, integration: Integration, who: Actor): Promise<IssuedKey & { state: MigrationState }> {
+export async function issueTestKey(deps: MigrationDeps, integration: Integration, who: Actor, within?: WithIssued): Promise<IssuedKey & { state: MigrationState }> {
   const at = (deps.now?.() ?? new Date()).toISOString();
   return commitChange(deps.store, integration.id, async (tx) => {
     const issued = await storeKey(tx, { integrationId: integration.id, kind: 'test', createdBy: who.actor, at });
+    await within?.(tx, issued);
     const state = await move(tx, integration, 'test_key_issued', null, who, at, { key_id: issued.key.id, prefix: issued.key.prefix });
     return { ...issued, state };
   });
 }
 
 /** The owner's "renew key": every current key stops at once (test keys too), one new v1 key is issued. */
-export async function renewKeys(deps: MigrationDeps, integration: Integration, who: Actor): Promise<IssuedKey & { revoked: number; state: MigrationState }> {
+export async function renewKeys(deps: MigrationDeps, integration: Integration, who: Actor, within?: WithIssued): Promise<IssuedKey & { revoked: number; state: MigrationState }> {
   const at = (deps.now?.() ?? new Date()).toISOString();
   return commitChange(deps.store, integration.id, async (tx) => {
     const revoked = await tx.keys.revokeAll(integration.id, at);
     const issued = await storeKey(tx, { integrationId: integration.id, kind: 'v1', createdBy: who.actor, at });
+    await within?.(tx, { ...issued, revoked });
     const current = await tx.states.get(integration.id);
     const state = await move(tx, integration, 'keys_renewed', current === 'legacy' ? 'migrating' : null, who, at, {
       revoked,
@@ -204,6 +214,24 @@ export async function renewKeys(deps: MigrationDeps, integration: Integration, w
     });
     return { ...issued, revoked, state };
   });
+}
+
+/**
+ * Revokes the keys the console issued whose session ended before a page showed them (retention runs
+ * it), each audited as never shown; in the caller's unit. Returns how many were live.
+ */
+export async function revokeNeverShown(tx: Repos, keys: readonly { keyId: string; integrationId: string; prefix: string }[], at: string): Promise<number> {
+  let revoked = 0;
+  for (const key of keys) {
+    if (!(await tx.keys.revoke(key.keyId, at))) continue;
+    revoked++;
+    await move(tx, { id: key.integrationId }, 'key_revoked', null, { actor: 'console', reason: 'never shown: the console session that issued it ended before a page showed it' }, at, {
+      key_id: key.keyId,
+      prefix: key.prefix,
+      never_shown: true,
+    });
+  }
+  return revoked;
 }
 
 /** Revokes one key of the integration, audited; the other keys go on working. */

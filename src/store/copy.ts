@@ -37,6 +37,7 @@ export const COPIED_TABLES = [
   'legacy_tags',
   'console_users',
   'console_sessions',
+  'console_unshown_keys',
 ] as const;
 
 /** The tables of a SQLite file not copied, and why. */

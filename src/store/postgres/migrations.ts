@@ -145,6 +145,21 @@ export const migrations: Migration[] = [
       CREATE INDEX test_matches_latest ON test_matches (integration_id, last_at, key_id, contact_id);
     `,
   },
+  // Keys the console issued and no page has shown yet; SQLite migration 22 makes the same.
+  {
+    version: 20,
+    name: 'keys the console issued and no page has shown yet',
+    sql: `
+      CREATE TABLE console_unshown_keys (
+        key_id         text COLLATE "C" PRIMARY KEY,
+        integration_id text COLLATE "C" NOT NULL,
+        prefix         text COLLATE "C" NOT NULL,
+        id_hash        text COLLATE "C" NOT NULL,
+        issued_at      text COLLATE "C" NOT NULL
+      );
+      CREATE INDEX console_unshown_keys_session ON console_unshown_keys (id_hash);
+    `,
+  },
 ];
 
 /**

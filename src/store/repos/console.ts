@@ -33,6 +33,13 @@ export interface ConsoleSession {
   hasFlash?: boolean;
 }
 
+/** A key the console issued that no page has shown yet. */
+export interface UnshownKey {
+  keyId: string;
+  integrationId: string;
+  prefix: string;
+}
+
 export interface ConsoleSessionRepo {
   find(idHash: string): Promise<ConsoleSession | null>;
   /** A session just signed in. */
@@ -49,6 +56,15 @@ export interface ConsoleSessionRepo {
   takeFlash(idHash: string): Promise<string | null>;
   /** The one-time value waiting, left in place: a page shows it first, and takes it once shown. */
   peekFlash(idHash: string): Promise<string | null>;
+  /**
+   * Notes a key the console issued for this session's next page (in the unit that issues it): while
+   * the note stands, the key has not been shown. Cleared by `shownUnshown` once a page showed it.
+   */
+  holdUnshown(key: UnshownKey & { idHash: string; at: string }): Promise<void>;
+  /** The keys a page just showed: no longer waiting. */
+  shownUnshown(keyIds: readonly string[]): Promise<void>;
+  /** Keys noted as not shown whose session has ended (signed out, expired, its user disabled), at most `limit`, their notes deleted. */
+  takeUnshownOfEndedSessions(limit: number): Promise<UnshownKey[]>;
   /** Ends every session of a user (disabled); returns how many. */
   deleteForUser(userName: string): Promise<number>;
   /** Drops sessions idle since `idleBefore` or opened before `openedBefore`; returns how many. */

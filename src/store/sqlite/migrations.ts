@@ -548,6 +548,25 @@ export const migrations: Migration[] = [
         CREATE INDEX test_matches_latest ON test_matches (integration_id, last_at, key_id, contact_id);
       `),
   },
+  {
+    version: 22,
+    name: 'keys the console issued and no page has shown yet',
+    // Written in the unit that issues the key, deleted in the unit of the page that shows it; a key
+    // whose session ended first is revoked by retention, audited as never shown (src/console/flash.ts).
+    // No reference to console_sessions: the note outlives its session on purpose. PostgreSQL
+    // migration 20 makes the same.
+    up: (db) =>
+      db.exec(`
+        CREATE TABLE console_unshown_keys (
+          key_id         TEXT PRIMARY KEY,
+          integration_id TEXT NOT NULL,
+          prefix         TEXT NOT NULL,
+          id_hash        TEXT NOT NULL,
+          issued_at      TEXT NOT NULL
+        ) WITHOUT ROWID;
+        CREATE INDEX console_unshown_keys_session ON console_unshown_keys (id_hash);
+      `),
+  },
 ];
 
 export class MigrationError extends Error {

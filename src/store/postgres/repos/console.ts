@@ -37,6 +37,19 @@ const peekFlash = statement<{ flash: string | null }>('consoleSessions.peekFlash
 const deleteForUser = statement('consoleSessions.deleteForUser', 'DELETE FROM console_sessions WHERE user_name = $1');
 const deleteExpired = statement('consoleSessions.deleteExpired', 'DELETE FROM console_sessions WHERE last_seen_at < $1 OR created_at < $2');
 
+const holdUnshown = statement(
+  'consoleSessions.holdUnshown',
+  'INSERT INTO console_unshown_keys (key_id, integration_id, prefix, id_hash, issued_at) VALUES ($1, $2, $3, $4, $5)',
+);
+const shownUnshown = statement('consoleSessions.shownUnshown', 'DELETE FROM console_unshown_keys WHERE key_id = ANY($1::text[])');
+const takeEnded = statement<{ key_id: string; integration_id: string; prefix: string }>(
+  'consoleSessions.takeUnshownOfEnded',
+  `DELETE FROM console_unshown_keys WHERE key_id IN (
+     SELECT key_id FROM console_unshown_keys u WHERE NOT EXISTS (SELECT 1 FROM console_sessions s WHERE s.id_hash = u.id_hash)
+     ORDER BY issued_at LIMIT $1 FOR UPDATE SKIP LOCKED)
+   RETURNING key_id, integration_id, prefix`,
+);
+
 export function pgConsoleSessionRepo(sql: Sql): ConsoleSessionRepo {
   return {
     find: async (idHash) => {
@@ -47,6 +60,9 @@ export function pgConsoleSessionRepo(sql: Sql): ConsoleSessionRepo {
     touch: async (idHash, at) => void (await touchSession.run(sql, at, idHash)),
     delete: async (idHash) => void (await deleteSession.run(sql, idHash)),
     setFlash: async (idHash, sealed) => void (await setFlash.run(sql, sealed, idHash)),
+    holdUnshown: async (k) => void (await holdUnshown.run(sql, k.keyId, k.integrationId, k.prefix, k.idHash, k.at)),
+    shownUnshown: async (keyIds) => void (keyIds.length > 0 ? await shownUnshown.run(sql, [...keyIds]) : undefined),
+    takeUnshownOfEndedSessions: async (limit) => (await takeEnded.rows(sql, limit)).map((r) => ({ keyId: r.key_id, integrationId: r.integration_id, prefix: r.prefix })),
     takeFlash: async (idHash) => (await takeFlash.one(sql, idHash))?.flash ?? null,
     peekFlash: async (idHash) => (await peekFlash.one(sql, idHash))?.flash ?? null,
     deleteForUser: async (userName) => (await deleteForUser.run(sql, userName)).rowCount ?? 0,

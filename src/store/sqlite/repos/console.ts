@@ -31,6 +31,12 @@ export function sqliteConsoleSessionRepo(db: Db): ConsoleSessionRepo {
   const clearFlash = db.prepare('UPDATE console_sessions SET flash = NULL WHERE id_hash = ? AND flash IS NOT NULL');
   const removeForUser = db.prepare('DELETE FROM console_sessions WHERE user_name = ?');
   const removeExpired = db.prepare('DELETE FROM console_sessions WHERE last_seen_at < ? OR created_at < ?');
+  const hold = db.prepare('INSERT INTO console_unshown_keys (key_id, integration_id, prefix, id_hash, issued_at) VALUES (@keyId, @integrationId, @prefix, @idHash, @at)');
+  const shown = db.prepare('DELETE FROM console_unshown_keys WHERE key_id = ?');
+  const ended = db.prepare<[number], { key_id: string; integration_id: string; prefix: string }>(
+    `SELECT key_id, integration_id, prefix FROM console_unshown_keys u
+     WHERE NOT EXISTS (SELECT 1 FROM console_sessions s WHERE s.id_hash = u.id_hash) ORDER BY issued_at LIMIT ?`,
+  );
   return {
     find: async (idHash) => {
       const row = find.get(idHash);
@@ -46,6 +52,15 @@ export function sqliteConsoleSessionRepo(db: Db): ConsoleSessionRepo {
       const flash = findFlash.get(idHash)?.flash ?? null;
       if (flash !== null) clearFlash.run(idHash);
       return flash;
+    },
+    holdUnshown: async (key) => void hold.run(key),
+    shownUnshown: async (keyIds) => {
+      for (const id of keyIds) shown.run(id);
+    },
+    takeUnshownOfEndedSessions: async (limit) => {
+      const rows = ended.all(limit);
+      for (const r of rows) shown.run(r.key_id);
+      return rows.map((r) => ({ keyId: r.key_id, integrationId: r.integration_id, prefix: r.prefix }));
     },
     deleteForUser: async (userName) => removeForUser.run(userName).changes,
     deleteExpired: async (idleBefore, openedBefore) => removeExpired.run(idleBefore, openedBefore).changes,
