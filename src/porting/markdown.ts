@@ -42,8 +42,8 @@ export function guideMarkdown(g: PortingGuide): string {
     if (items.length === 0) out.push('None.', '');
     else out.push(why, '', ...items.map((i) => `- ${cell(i.route)}: ${i.calls_30d} call${i.calls_30d === 1 ? '' : 's'}`), '');
   };
-  list('Not needed on v1', g.not_needed, 'The bot stops making these calls: tags and stage come from the integration settings, and the v1 bot reads nothing.');
-  list('Not available on v1', g.not_available, 'Moving, commenting, payments and deleting are done in the service by people, not by the bot.');
+  list('Not needed on v1', g.not_needed, "The bot stops making these calls: tags and stage come from the integration settings, and the v1 bot reads nothing (boards, statuses, groups, tags, info, leads, a lead, a lead's comments).");
+  list('Not available on v1', g.not_available, 'Moving a lead, adding a comment or a payment, and deleting a lead are done in the service by people, not by the bot.');
 
   out.push('## Ignored legacy fields', '');
   if (g.ignored_legacy_fields.length === 0) out.push('None.', '');
