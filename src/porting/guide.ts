@@ -7,7 +7,7 @@ import type { LegacySample, MigrationState, UsageRow } from '../store/repos/stat
 import { replacementFor } from '../legacy/replacements.js';
 import { answersFromLegacy, translateLegacyLead } from '../legacy/translate.js';
 import type { LegacyLeadCreate } from '../legacy/schemas.js';
-import { TRUNCATED } from './redact.js';
+import { keptName, redactionRules, renamed, TRUNCATED, type RedactedCall, type RedactionRules } from './redact.js';
 
 /** The guide reads this many days of calls. */
 export const GUIDE_WINDOW_DAYS = 30;
@@ -158,13 +158,14 @@ function answersExample(input: GuideInput, body: Record<string, unknown>): Recor
   return { event_id: `${person}:answers:<n>`, external_contact_id: person, answers };
 }
 
-function routeEntry(input: GuideInput, row: UsageRow, sample: LegacySample | undefined): GuideRoute {
+function routeEntry(input: GuideInput, rules: RedactionRules, row: UsageRow, sample: LegacySample | undefined): GuideRoute {
   const [method = '', path = ''] = row.route.split(' ');
   const replacement = replacementFor(method, path);
   const kind = replacement.method !== null ? 'translated' : replacement.advice.startsWith('Not needed') ? 'not_needed' : 'not_available';
   const notes: string[] = [];
   let example: GuideRoute['v1_example'] = null;
-  const call = sample?.sample as z.infer<typeof RedactedCallSchema> | undefined;
+  // Names as today's rule shows them, whenever the sample was kept.
+  const call = sample ? renamed(sample.sample as unknown as RedactedCall, rules) : undefined;
   if (kind === 'translated' && replacement.path !== null) {
     const body = call && call.body !== null && typeof call.body === 'object' && !Array.isArray(call.body) ? (unmarked(call.body) as Record<string, unknown>) : null;
     if (body === null) notes.push('No answered call of this route is kept (samples are kept as long as the call counts), so there is no example.');
@@ -195,11 +196,18 @@ function ignoredAdvice(field: string): string {
   return 'Never read by the gateway: drop it, or send it as an answer if it is a fact about the person.';
 }
 
+/**
+ * An ignored member's name as the samples show member names (keptName), N its place in the list; a tag
+ * (`tag:<name>`) by its name, a label the workspace's bots list with GET tags/.
+ */
+const ignoredShown = (field: string, index: number, rules: RedactionRules): string => (field.startsWith('tag:') ? field : keptName(field, index, rules));
+
 export function buildGuide(input: GuideInput): PortingGuide {
   const { integration } = input;
   const samples = new Map(input.samples.map((s) => [s.route, s]));
   const rows = input.usage.filter((r) => r.interface === 'legacy' && r.calls > 0).sort((a, b) => a.route.localeCompare(b.route));
-  const routes = rows.map((r) => routeEntry(input, r, samples.get(r.route)));
+  const rules = redactionRules(integration);
+  const routes = rows.map((r) => routeEntry(input, rules, r, samples.get(r.route)));
   const listed = (kind: GuideRoute['kind']) => routes.filter((r) => r.kind === kind).map((r) => ({ route: r.route, calls_30d: r.calls_30d }));
   const person = personIdExample(integration.legacy.externalContactId);
   return {
@@ -220,7 +228,7 @@ export function buildGuide(input: GuideInput): PortingGuide {
     routes,
     not_needed: listed('not_needed'),
     not_available: listed('not_available'),
-    ignored_legacy_fields: input.ignored.map((f) => ({ field: f.field, calls: f.calls, last_seen: f.lastSeen, advice: ignoredAdvice(f.field) })),
+    ignored_legacy_fields: input.ignored.map((f, i) => ({ field: ignoredShown(f.field, i, rules), calls: f.calls, last_seen: f.lastSeen, advice: ignoredAdvice(f.field) })),
     placeholders: PLACEHOLDER_MEANINGS,
   };
 }

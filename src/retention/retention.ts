@@ -1,6 +1,6 @@
 // Retention of what grows with time (docs/operations.md, "Retention"): hourly call counts rolled up;
-// old unmapped and invalid answers, old answers 404s and ended console sessions deleted; by a job on
-// one replica at a time.
+// old unmapped and invalid answers, old answers 404s, legacy samples and ignored member names, and ended
+// console sessions deleted; by a job on one replica at a time.
 import type { FastifyBaseLogger } from 'fastify';
 import type { Store } from '../store/store.js';
 import type { RetentionSettings } from '../config.js';
@@ -30,6 +30,8 @@ export interface RetentionRun {
   not_found_deleted: number;
   /** Legacy samples of the porting guide older than RETENTION_USAGE_DAYS (src/porting/). */
   samples_deleted: number;
+  /** Ignored legacy member names (and tags) not sent for RETENTION_USAGE_DAYS. */
+  ignored_fields_deleted: number;
 }
 
 const DAY_MS = 86_400_000;
@@ -42,18 +44,20 @@ const DAY_MS = 86_400_000;
 export function runRetention(store: Store, settings: RetentionSettings, sessions: SessionBounds, now: Date = new Date(), batch = RETENTION_BATCH): Promise<RetentionRun> {
   const t = now.getTime();
   return store.transact(async (tx) => {
-    if (!(await tx.locks.tryRetention())) return { ran: false, usage_hours_rolled_up: 0, answers_deleted: 0, sessions_deleted: 0, not_found_deleted: 0, samples_deleted: 0 };
+    if (!(await tx.locks.tryRetention())) return { ran: false, usage_hours_rolled_up: 0, answers_deleted: 0, sessions_deleted: 0, not_found_deleted: 0, samples_deleted: 0, ignored_fields_deleted: 0 };
     const usageBefore = new Date(t - settings.usageDays * DAY_MS).toISOString().slice(0, 13);
     const rolled = await tx.states.rollUpUsage(usageBefore, batch);
     // Usage data as the hourly counts are: a person not seen for as long is no longer worth acting on.
     const notFound = await tx.states.deleteNotFound(new Date(t - settings.usageDays * DAY_MS).toISOString(), batch);
     // A sample is usage data: kept as long as the hourly counts it stands beside.
     const samples = await tx.states.deleteSamplesBefore(new Date(t - settings.usageDays * DAY_MS).toISOString(), batch);
+    // A member name a bot sent may be the person's (a bot may key its data by them): usage data, kept as long.
+    const ignored = await tx.states.deleteIgnoredBefore(new Date(t - settings.usageDays * DAY_MS).toISOString(), batch);
     const expired = await tx.answers.deleteExpired(new Date(t - settings.answersDays * DAY_MS).toISOString(), batch);
     await tx.answers.addKept(expired.perKey);
     // The session store's own bounds: a session idle or open longer than them signs nobody in again.
     const ended = await tx.consoleSessions.deleteExpired(new Date(t - sessions.idleMs).toISOString(), new Date(t - sessions.maxMs).toISOString());
-    return { ran: true, usage_hours_rolled_up: rolled, answers_deleted: expired.deleted, sessions_deleted: ended, not_found_deleted: notFound, samples_deleted: samples };
+    return { ran: true, usage_hours_rolled_up: rolled, answers_deleted: expired.deleted, sessions_deleted: ended, not_found_deleted: notFound, samples_deleted: samples, ignored_fields_deleted: ignored };
   });
 }
 
