@@ -5,6 +5,7 @@ import { copySqliteToPostgres, CopyError, type CopyResult } from '../store/copy.
 import { StoreOpenError } from '../store/store.js';
 import { table } from './table.js';
 import { EXIT, EnvironmentError, UsageError } from './exit.js';
+import { printErr } from './output.js';
 
 interface CopyCommandDeps {
   env: Record<string, string | undefined>;
@@ -41,7 +42,7 @@ export function registerCopyCommand(program: Command, deps: CopyCommandDeps): vo
       if (!url) throw new UsageError('copy: set DATABASE_URL (the environment or .env) to the PostgreSQL database to copy into');
       let result: CopyResult;
       try {
-        result = await copySqliteToPostgres(o.from, url, (line) => console.error(line));
+        result = await copySqliteToPostgres(o.from, url, printErr);
       } catch (error) {
         if (error instanceof StoreOpenError || error instanceof CopyError) throw new EnvironmentError(error.message);
         throw error;

@@ -191,7 +191,7 @@ function routeEntry(input: GuideInput, rules: RedactionRules, row: UsageRow, sam
 }
 
 function ignoredAdvice(field: string): string {
-  if (field.startsWith('tag:')) return `The tag "${field.slice(4)}" has no legacy.tags rule: nothing came of it. Send the fact it stands for as an answer, or ask for a rule (docs/rules.md).`;
+  if (field.startsWith('tag:')) return 'This tag has no legacy.tags rule: nothing came of it. Send the fact it stands for as an answer, or ask for a rule (docs/rules.md).';
   if (['stage', 'status', 'group', 'assigned_to', 'board'].includes(field)) return 'Set by the integration settings (lead_defaults); drop it.';
   return 'Never read by the gateway: drop it, or send it as an answer if it is a fact about the person.';
 }
