@@ -8,6 +8,7 @@ import { replacementFor } from '../legacy/replacements.js';
 import { answersFromLegacy, translateLegacyLead } from '../legacy/translate.js';
 import type { LegacyLeadCreate } from '../legacy/schemas.js';
 import { keptName, redactionRules, renamed, TRUNCATED, type RedactedCall, type RedactionRules } from './redact.js';
+import { templateJson } from './json-template.js';
 
 /** The guide reads this many days of calls. */
 export const GUIDE_WINDOW_DAYS = 30;
@@ -89,7 +90,8 @@ export const PLACEHOLDER_MEANINGS: Record<string, string> = {
   '<email>': "the person's e-mail",
   '<text>': 'free text the person or the bot wrote',
   '<id>': "an id: in external_contact_id and event_id the person's own (e.g. their Telegram id)",
-  '<number>': 'a number: send it as a JSON number, without quotes',
+  '<number-id>': "the person's id, the one in external_contact_id, as a JSON number without quotes: the bot sent it as a number",
+  '<number>': 'a number: send it as a JSON number, without quotes, as the examples write it (the JSON form of the guide, being JSON, holds this placeholder as a string)',
   '<source>': 'the campaign or referral key the bot sent as source',
   '<value>': 'a value the sample does not show',
   '<n>': 'a counter of your own: a new one per new inquiry or change, the same one when you resend after a failure',
@@ -119,7 +121,7 @@ export function curlFor(path: string, body: Record<string, unknown>): string {
   return [
     `curl -X POST '<gateway>${path}'`,
     `  -H 'Authorization: Bearer <v1-key>' -H 'Content-Type: application/json'`,
-    `  -d ${shellQuoted(JSON.stringify(body))}`,
+    `  -d ${shellQuoted(templateJson(body))}`,
   ].join(' \\\n');
 }
 
@@ -140,7 +142,8 @@ function tagNames(input: GuideInput, ids: readonly string[]): string[] {
 function leadExample(input: GuideInput, body: Record<string, unknown>): Record<string, unknown> {
   const { integration } = input;
   const t = translateLegacyLead(integration, body as LegacyLeadCreate, tagNames(input, tagIdsOf(body)));
-  const person = t.externalContactId ?? personIdExample(integration.legacy.externalContactId);
+  // The rule's placeholders, not the sample's values: a person id sent as a number is `<number-id>` there.
+  const person = personIdExample(integration.legacy.externalContactId);
   const out: Record<string, unknown> = { event_id: `${person}:lead:<n>`, external_contact_id: person };
   for (const member of ['first_name', 'last_name', 'phone', 'email', 'notes'] as const) {
     if (body[member] !== undefined && body[member] !== null) out[member] = body[member];

@@ -2,6 +2,7 @@
 // `?format=markdown`, and what `lead-gateway porting-guide` prints.
 import type { PortingGuide } from './guide.js';
 import { escapeControls, terminalText } from '../printable-text.js';
+import { templateJson } from './json-template.js';
 
 /**
  * Text a bot chose (the names of members it sent and of tags it created), as literal text: its control
@@ -53,7 +54,7 @@ export function guideMarkdown(g: PortingGuide): string {
     out.push(`### ${r.route}`, '', r.advice, '');
     for (const note of r.notes) out.push(`- ${note}`);
     if (r.notes.length > 0) out.push('');
-    if (r.sample) out.push(`A recent call (${r.sample.captured_at}), redacted:`, '', fence('json', JSON.stringify({ method: r.sample.call.method, path: r.sample.call.path, body: r.sample.call.body }, null, 2)), '');
+    if (r.sample) out.push(`A recent call (${r.sample.captured_at}), redacted:`, '', fence('json', templateJson({ method: r.sample.call.method, path: r.sample.call.path, body: r.sample.call.body }, 2)), '');
     if (r.v1_example) out.push('The v1 request that replaces it:', '', fence('sh', r.v1_example.curl), '');
   }
 

@@ -15,7 +15,9 @@ export const SAMPLE_NAME_MAX_CHARS = 64;
 export const TRUNCATED = '<truncated>';
 
 /** The placeholders a redacted sample holds; the guide's v1 examples use the same. */
-export const PLACEHOLDERS = ['<name>', '<phone>', '<email>', '<text>', '<id>', '<number>', '<source>', '<value>'] as const;
+export const PLACEHOLDERS = ['<name>', '<phone>', '<email>', '<text>', '<id>', '<number-id>', '<number>', '<source>', '<value>'] as const;
+/** The placeholders that stand for a JSON number: the guide's examples write them without quotes. */
+export const NUMBER_PLACEHOLDERS: ReadonlySet<unknown> = new Set(['<number>', '<number-id>']);
 
 export interface LegacyCall {
   method: string;
@@ -75,7 +77,7 @@ export function placeholderOf(value: unknown): unknown {
 }
 
 export interface RedactionRules {
-  /** `extra_data` members the person id is made of (`legacy.external_contact_id`): always `<id>`. */
+  /** `extra_data` members the person id is made of (`legacy.external_contact_id`): always `<id>` (`<number-id>` for a number). */
   personIdMembers: ReadonlySet<string>;
   /** Member names the integration's rules use (`legacy.data` keys, person-id members, answer keys): configuration, kept. */
   names: ReadonlySet<string>;
@@ -172,7 +174,8 @@ function redactExtraData(data: Record<string, unknown>, rules: RedactionRules): 
   entries.slice(0, SAMPLE_MAX_MEMBERS).forEach(([name, v], i) => {
     // The members the rules name are configuration: kept by name whatever they look like (keptName).
     const key = keptName(name, i, rules);
-    if (rules.personIdMembers.has(name)) out[key] = '<id>';
+    // A person id sent as a number stays a number in the guide's examples: the v1 call sends what the legacy one did.
+    if (rules.personIdMembers.has(name)) out[key] = typeof v === 'number' ? '<number-id>' : '<id>';
     else if (typeof v === 'string' && rules.mappedValues.get(name)?.has(v.toLowerCase())) out[key] = v;
     else out[key] = redactAny(v, 2, rules);
   });

@@ -106,7 +106,8 @@ describe('redacting a legacy call', () => {
       tag_ids: [TAG],
       stage: '5d0f3e7c-4b7c-5a43-9b0e-2d8d4d3e1a11',
       extra_data: {
-        telegram_id: '<id>',
+        // A person id sent as a number: its placeholder says so, and the guide's examples write it without quotes.
+        telegram_id: '<number-id>',
         username: '<text>',
         course: 'Python',
         age: '<number>',
