@@ -36,6 +36,12 @@ export default tseslint.config(
     files: ['src/main.ts', 'src/cli/**/*.ts', 'test/**/*.ts', 'scripts/**/*.ts', 'bench/**/*.ts'],
     rules: { 'no-console': 'off' },
   },
+  {
+    // The CLI writes through src/cli/output.ts alone: no control character reaches the terminal (terminalText).
+    files: ['src/cli/**/*.ts'],
+    ignores: ['src/cli/output.ts'],
+    rules: { 'no-console': 'error' },
+  },
   // The interfaces, the processes and the request edge: any feature, never an engine.
   { files: ['src/**/*.ts', 'scripts/**/*.ts'], ignores: LAYERED, rules: restrict([ENGINES]) },
   { files: ['src/admin/**/*.ts', 'src/legacy/**/*.ts'], rules: restrict([ENGINES, [['**/console/**', '**/cli/**', '**/app.js', '**/main.js'], 'the console and the CLI build on the admin API and the services, not the other way round (docs/architecture.md)']]) },

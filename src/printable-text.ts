@@ -1,4 +1,4 @@
-// Free text that a person reads back (an audit reason, a note of an operator's action): no control characters.
+// Free text that a person reads back (an audit reason, a note of an operator's action): no control characters; and any text as a terminal may be given it.
 import { z } from 'zod';
 
 /**
@@ -36,4 +36,27 @@ export function escapeControls(text: string): string {
     else out += `\\u${code.toString(16).padStart(4, '0')}`;
   }
   return out;
+}
+
+/**
+ * What a terminal may be given of any text: every character that acts on a terminal or reorders what
+ * it shows written as its JSON escape (`\u001b`), line feeds kept. That is each C0 control but the line
+ * feed (the tab too), DEL, the C1 controls (U+0080-U+009F: a terminal takes U+009B as the start of a
+ * sequence, as ESC [), the bidirectional controls (U+061C, U+200E, U+200F, U+202A-U+202E,
+ * U+2066-U+2069) and the line and paragraph separators (U+2028, U+2029). The escape is JSON's own, so
+ * JSON text keeps its meaning through it.
+ */
+const terminalUnsafe = (code: number): boolean =>
+  (isControl(code) && code !== 0x0a) || code === 0x061c || code === 0x200e || code === 0x200f || (code >= 0x2028 && code <= 0x202e) || (code >= 0x2066 && code <= 0x2069);
+
+export function terminalText(text: string): string {
+  let out = '';
+  let from = 0;
+  for (let i = 0; i < text.length; i++) {
+    const code = text.charCodeAt(i);
+    if (!terminalUnsafe(code)) continue;
+    out += `${text.slice(from, i)}\\u${code.toString(16).padStart(4, '0')}`;
+    from = i + 1;
+  }
+  return from === 0 ? text : out + text.slice(from);
 }

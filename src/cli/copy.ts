@@ -6,6 +6,7 @@ import { StoreOpenError } from '../store/store.js';
 import { escapeControls } from '../printable-text.js';
 import { table } from './table.js';
 import { EXIT, EnvironmentError, RefusedError, UsageError } from './exit.js';
+import { printErr } from './output.js';
 
 interface CopyCommandDeps {
   env: Record<string, string | undefined>;
@@ -62,7 +63,7 @@ export function registerCopyCommand(program: Command, deps: CopyCommandDeps): vo
       if (!url) throw new UsageError('copy: set DATABASE_URL (the environment or .env) to the PostgreSQL database to copy into');
       let result: CopyResult;
       try {
-        result = await copySqliteToPostgres(o.from, url, (line) => console.error(line));
+        result = await copySqliteToPostgres(o.from, url, printErr);
       } catch (error) {
         if (error instanceof BrokenReferencesError) throw new RefusedError(brokenReport(error), EXIT.refused);
         if (error instanceof StoreOpenError || error instanceof CopyError) throw new EnvironmentError(error.message);

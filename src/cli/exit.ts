@@ -2,6 +2,7 @@
 import { CommanderError } from 'commander';
 import { AppError } from '../errors.js';
 import { RulesError } from '../rules/loader.js';
+import { printErr } from './output.js';
 
 /** Exit codes: 0 done, 1 refused (unknown integration, a state move not allowed), 2 usage, 3 environment. */
 export const EXIT = { refused: 1, usage: 2, environment: 3 } as const;
@@ -26,10 +27,10 @@ export class RefusedError extends Error {
 export function exitFor(error: unknown): number {
   if (error instanceof CommanderError) return error.exitCode === 0 ? 0 : EXIT.usage;
   if (error instanceof RulesError) {
-    console.error(error.message);
+    printErr(error.message);
     return EXIT.environment;
   }
-  console.error(`error: ${(error as Error).message}`);
+  printErr(`error: ${(error as Error).message}`);
   if (error instanceof UsageError) return EXIT.usage;
   if (error instanceof AppError) return EXIT.refused;
   if (error instanceof RefusedError) return error.exitCode;

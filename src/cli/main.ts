@@ -22,6 +22,7 @@ import { registerRulesCommands } from './rules.js';
 import type { CommandDeps } from './command-deps.js';
 import { VERSION } from '../version.js';
 import { registerPortingGuideCommand } from './porting-guide.js';
+import { printErr, printOut } from './output.js';
 
 interface GlobalOptions {
   database: string;
@@ -77,7 +78,7 @@ function createProgram(): Command {
     .exitOverride();
 
   const globals = () => program.opts<GlobalOptions>();
-  const print = (human: string, data: unknown) => console.log(globals().json ? JSON.stringify(data, null, 2) : human);
+  const print = (human: string, data: unknown) => printOut(globals().json ? JSON.stringify(data, null, 2) : human);
   const given = (option: string) => program.getOptionValueSource(option) === 'cli';
 
   /** The gateway's base URL when the commands go to its admin API, else null (the database). */
@@ -121,11 +122,11 @@ function createProgram(): Command {
     let backend: Backend;
     if (base === null) {
       const ctx = await database();
-      console.error(ctx.location);
+      printErr(ctx.location);
       backend = databaseBackend(ctx, CLI_ACTOR);
     } else {
       const timeoutMs = (globals().timeout ?? ADMIN_REQUEST_TIMEOUT_MS / 1000) * 1000;
-      backend = apiBackend(adminClient(base, adminTokenFrom(env), { timeoutMs, onAnswer: () => console.error(`gateway: ${base}`) }));
+      backend = apiBackend(adminClient(base, adminTokenFrom(env), { timeoutMs, onAnswer: () => printErr(`gateway: ${base}`) }));
     }
     try {
       await fn(backend);
@@ -139,14 +140,14 @@ function createProgram(): Command {
     const base = apiTarget();
     if (base === null) throw new UsageError(`${command} compares with a running gateway: give --url (or LEAD_GATEWAY_URL) and the admin token in LEAD_GATEWAY_ADMIN_TOKEN`);
     const timeoutMs = (globals().timeout ?? ADMIN_REQUEST_TIMEOUT_MS / 1000) * 1000;
-    return adminClient(base, adminTokenFrom(env), { timeoutMs, onAnswer: () => console.error(`gateway: ${base}`) });
+    return adminClient(base, adminTokenFrom(env), { timeoutMs, onAnswer: () => printErr(`gateway: ${base}`) });
   }
 
   /** A command without an admin API equivalent: refused in API mode, saying why. */
   async function onDatabase(command: string, why: string, fn: (ctx: Context) => Promise<void>): Promise<void> {
     if (apiTarget() !== null) throw new UsageError(`${command} works on the database only (--database or --database-url, not --url): ${why}`);
     const ctx = await database();
-    console.error(ctx.location);
+    printErr(ctx.location);
     try {
       await fn(ctx);
     } finally {

@@ -23,7 +23,8 @@ export function replacementFor(method: string, legacyPath: string): Replacement 
     return { method: null, path: null, advice: 'Not needed: tags come from the integration settings; send facts as answers.' };
   }
   if (method === 'GET' || method === 'HEAD') {
+    // Reading a lead's comments too: a read, whatever it reads.
     return { method: null, path: null, advice: 'Not needed: on the v1 interface the bot reads nothing.' };
   }
-  return { method: null, path: null, advice: 'Not available in the v1 interface (move, comments, payments and DELETE are done in the service).' };
+  return { method: null, path: null, advice: 'Not available in the v1 interface (moving a lead, adding a comment or a payment, and DELETE are done in the service).' };
 }

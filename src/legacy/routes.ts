@@ -48,7 +48,7 @@ const meta = legacyMeta;
 const idempotencyKey = (header: string | string[] | undefined) => (typeof header === 'string' && header !== '' ? header : undefined);
 
 /** Legacy requests without a v1 translation: served locally, or forwarded when an upstream is set. */
-const FORWARDED: [HTTPMethods, string][] = [
+export const FORWARDED: [HTTPMethods, string][] = [
   ['GET', '/api/bots/api/boards/'],
   ['GET', '/api/bots/api/statuses/'],
   ['GET', '/api/bots/api/groups/'],

@@ -4,6 +4,7 @@ import type { PageKey } from '../store/repos/lead-pages.js';
 import { ANSWERS_MAX } from '../answers/schemas.js';
 import { COMMENT_TEXT_MAX } from '../lead/comments.js';
 import { GroupDetailSchema, LeadObjectSchema, StatusDetailSchema } from '../lead/schemas.js';
+import { CONTROL_CHARACTER_MESSAGE, hasControlCharacter } from '../printable-text.js';
 
 export const legacyMeta = { tags: ['legacy (deprecated)'], deprecated: true, security: [{ legacyBotKey: [] }] };
 
@@ -76,8 +77,16 @@ export type LegacyLeadUpdate = z.infer<typeof LegacyLeadUpdateSchema>;
 
 export const LegacyLeadParamsSchema = z.object({ id: z.string().min(1) });
 
+/**
+ * A tag's name is shown wherever tags are listed (GET tags/, the porting guide, the CLI): printable text,
+ * as every name a person reads back (src/printable-text.ts). Trimmed first, so a name sent with a
+ * trailing line break, as unchanged bots may, is still the name.
+ */
 export const LegacyTagCreateSchema = z
-  .looseObject({ name: z.string().trim().min(1).max(100), color: z.string().max(32).nullish() })
+  .looseObject({
+    name: z.string().trim().min(1).max(100).refine((name) => !hasControlCharacter(name), { message: CONTROL_CHARACTER_MESSAGE }),
+    color: z.string().max(32).nullish(),
+  })
   .meta({ id: 'LegacyTagCreate' });
 
 export const LegacyTagSchema = z

@@ -7,7 +7,8 @@ import type { LegacySample, MigrationState, UsageRow } from '../store/repos/stat
 import { replacementFor } from '../legacy/replacements.js';
 import { answersFromLegacy, translateLegacyLead } from '../legacy/translate.js';
 import type { LegacyLeadCreate } from '../legacy/schemas.js';
-import { TRUNCATED } from './redact.js';
+import { keptName, redactionRules, renamed, TRUNCATED, type RedactedCall, type RedactionRules } from './redact.js';
+import { templateJson } from './json-template.js';
 
 /** The guide reads this many days of calls. */
 export const GUIDE_WINDOW_DAYS = 30;
@@ -89,7 +90,8 @@ export const PLACEHOLDER_MEANINGS: Record<string, string> = {
   '<email>': "the person's e-mail",
   '<text>': 'free text the person or the bot wrote',
   '<id>': "an id: in external_contact_id and event_id the person's own (e.g. their Telegram id)",
-  '<number>': 'a number: send it as a JSON number, without quotes',
+  '<number-id>': "the person's id, the one in external_contact_id, as a JSON number without quotes: the bot sent it as a number",
+  '<number>': 'a number: send it as a JSON number, without quotes, as the examples write it (the JSON form of the guide, being JSON, holds this placeholder as a string)',
   '<source>': 'the campaign or referral key the bot sent as source',
   '<value>': 'a value the sample does not show',
   '<n>': 'a counter of your own: a new one per new inquiry or change, the same one when you resend after a failure',
@@ -119,7 +121,7 @@ export function curlFor(path: string, body: Record<string, unknown>): string {
   return [
     `curl -X POST '<gateway>${path}'`,
     `  -H 'Authorization: Bearer <v1-key>' -H 'Content-Type: application/json'`,
-    `  -d ${shellQuoted(JSON.stringify(body))}`,
+    `  -d ${shellQuoted(templateJson(body))}`,
   ].join(' \\\n');
 }
 
@@ -140,7 +142,8 @@ function tagNames(input: GuideInput, ids: readonly string[]): string[] {
 function leadExample(input: GuideInput, body: Record<string, unknown>): Record<string, unknown> {
   const { integration } = input;
   const t = translateLegacyLead(integration, body as LegacyLeadCreate, tagNames(input, tagIdsOf(body)));
-  const person = t.externalContactId ?? personIdExample(integration.legacy.externalContactId);
+  // The rule's placeholders, not the sample's values: a person id sent as a number is `<number-id>` there.
+  const person = personIdExample(integration.legacy.externalContactId);
   const out: Record<string, unknown> = { event_id: `${person}:lead:<n>`, external_contact_id: person };
   for (const member of ['first_name', 'last_name', 'phone', 'email', 'notes'] as const) {
     if (body[member] !== undefined && body[member] !== null) out[member] = body[member];
@@ -158,13 +161,14 @@ function answersExample(input: GuideInput, body: Record<string, unknown>): Recor
   return { event_id: `${person}:answers:<n>`, external_contact_id: person, answers };
 }
 
-function routeEntry(input: GuideInput, row: UsageRow, sample: LegacySample | undefined): GuideRoute {
+function routeEntry(input: GuideInput, rules: RedactionRules, row: UsageRow, sample: LegacySample | undefined): GuideRoute {
   const [method = '', path = ''] = row.route.split(' ');
   const replacement = replacementFor(method, path);
   const kind = replacement.method !== null ? 'translated' : replacement.advice.startsWith('Not needed') ? 'not_needed' : 'not_available';
   const notes: string[] = [];
   let example: GuideRoute['v1_example'] = null;
-  const call = sample?.sample as z.infer<typeof RedactedCallSchema> | undefined;
+  // Names as today's rule shows them, whenever the sample was kept.
+  const call = sample ? renamed(sample.sample as unknown as RedactedCall, rules) : undefined;
   if (kind === 'translated' && replacement.path !== null) {
     const body = call && call.body !== null && typeof call.body === 'object' && !Array.isArray(call.body) ? (unmarked(call.body) as Record<string, unknown>) : null;
     if (body === null) notes.push('No answered call of this route is kept (samples are kept as long as the call counts), so there is no example.');
@@ -190,16 +194,23 @@ function routeEntry(input: GuideInput, row: UsageRow, sample: LegacySample | und
 }
 
 function ignoredAdvice(field: string): string {
-  if (field.startsWith('tag:')) return `The tag "${field.slice(4)}" has no legacy.tags rule: nothing came of it. Send the fact it stands for as an answer, or ask for a rule (docs/rules.md).`;
+  if (field.startsWith('tag:')) return 'This tag has no legacy.tags rule: nothing came of it. Send the fact it stands for as an answer, or ask for a rule (docs/rules.md).';
   if (['stage', 'status', 'group', 'assigned_to', 'board'].includes(field)) return 'Set by the integration settings (lead_defaults); drop it.';
   return 'Never read by the gateway: drop it, or send it as an answer if it is a fact about the person.';
 }
+
+/**
+ * An ignored member's name as the samples show member names (keptName), N its place in the list; a tag
+ * (`tag:<name>`) by its name, a label the workspace's bots list with GET tags/.
+ */
+const ignoredShown = (field: string, index: number, rules: RedactionRules): string => (field.startsWith('tag:') ? field : keptName(field, index, rules));
 
 export function buildGuide(input: GuideInput): PortingGuide {
   const { integration } = input;
   const samples = new Map(input.samples.map((s) => [s.route, s]));
   const rows = input.usage.filter((r) => r.interface === 'legacy' && r.calls > 0).sort((a, b) => a.route.localeCompare(b.route));
-  const routes = rows.map((r) => routeEntry(input, r, samples.get(r.route)));
+  const rules = redactionRules(integration);
+  const routes = rows.map((r) => routeEntry(input, rules, r, samples.get(r.route)));
   const listed = (kind: GuideRoute['kind']) => routes.filter((r) => r.kind === kind).map((r) => ({ route: r.route, calls_30d: r.calls_30d }));
   const person = personIdExample(integration.legacy.externalContactId);
   return {
@@ -220,7 +231,7 @@ export function buildGuide(input: GuideInput): PortingGuide {
     routes,
     not_needed: listed('not_needed'),
     not_available: listed('not_available'),
-    ignored_legacy_fields: input.ignored.map((f) => ({ field: f.field, calls: f.calls, last_seen: f.lastSeen, advice: ignoredAdvice(f.field) })),
+    ignored_legacy_fields: input.ignored.map((f, i) => ({ field: ignoredShown(f.field, i, rules), calls: f.calls, last_seen: f.lastSeen, advice: ignoredAdvice(f.field) })),
     placeholders: PLACEHOLDER_MEANINGS,
   };
 }

@@ -1,11 +1,32 @@
 // The porting guide as Markdown: what the admin API answers for `Accept: text/markdown` or
 // `?format=markdown`, and what `lead-gateway porting-guide` prints.
 import type { PortingGuide } from './guide.js';
+import { escapeControls, terminalText } from '../printable-text.js';
+import { templateJson } from './json-template.js';
 
-const code = (text: string) => `\`${text.replaceAll('`', "'")}\``;
-/** A table cell: one line, its pipes escaped. */
+/**
+ * Text a bot chose (the names of members it sent and of tags it created), as literal text: its control
+ * characters, bidirectional controls and line separators written as escapes (`\n`, `\u001b`,
+ * `\u202e`), then every ASCII punctuation character backslash-escaped, which CommonMark allows for each
+ * of them. No link, image, HTML, emphasis or table cell can start in it, whenever it was stored.
+ */
+const botText = (text: string) => terminalText(escapeControls(text)).replace(/[!-/:-@[-`{-~]/g, (c) => `\\${c}`);
+
+/** The longest run of backticks in `text`: a code span or fence around it is one longer. */
+const longestTicks = (text: string) => Math.max(0, ...[...text.matchAll(/`+/g)].map((m) => m[0].length));
+/** A code span of the text as it is, its delimiter longer than any backtick run inside. */
+const code = (text: string) => {
+  const ticks = '`'.repeat(longestTicks(text) + 1);
+  const pad = text.startsWith('`') || text.endsWith('`') ? ' ' : '';
+  return `${ticks}${pad}${escapeControls(text)}${pad}${ticks}`;
+};
+/** A table cell of the gateway's own text: one line, its pipes escaped. */
 const cell = (text: string) => text.replace(/\r?\n/g, ' ').replaceAll('|', '\\|');
-const fence = (lang: string, text: string) => ['```' + lang, text, '```'].join('\n');
+/** A fenced block, its fence longer than any backtick run inside (at least three). */
+const fence = (lang: string, text: string) => {
+  const ticks = '`'.repeat(Math.max(3, longestTicks(text) + 1));
+  return [ticks + lang, text, ticks].join('\n');
+};
 
 export function guideMarkdown(g: PortingGuide): string {
   const out: string[] = [];
@@ -17,7 +38,7 @@ export function guideMarkdown(g: PortingGuide): string {
   out.push(`- \`external_contact_id\`: ${code(g.person_id.v1)}${g.person_id.rule === null ? ' (no legacy person-id rule: use your own stable id of the person)' : ` (the legacy rule ${code(g.person_id.rule)})`}.`);
   out.push(`- \`event_id\`: ${code(g.event_id_scheme.lead)} for a lead, ${code(g.event_id_scheme.answers)} for answers. ${g.event_id_scheme.advice}`);
   out.push(`- \`source\`: ${g.source}`);
-  for (const r of g.data_rules) out.push(`- \`extra_data.${r.extra_data_key}\` becomes the answer ${code(r.answer)}.`);
+  for (const r of g.data_rules) out.push(`- ${code(`extra_data.${r.extra_data_key}`)} becomes the answer ${code(r.answer)}.`);
   for (const r of g.tag_rules) out.push(`- The tag ${code(r.tag)} becomes the answer ${code(r.answer)} = ${code(JSON.stringify(r.value))}.`);
   out.push('');
 
@@ -33,7 +54,7 @@ export function guideMarkdown(g: PortingGuide): string {
     out.push(`### ${r.route}`, '', r.advice, '');
     for (const note of r.notes) out.push(`- ${note}`);
     if (r.notes.length > 0) out.push('');
-    if (r.sample) out.push(`A recent call (${r.sample.captured_at}), redacted:`, '', fence('json', JSON.stringify({ method: r.sample.call.method, path: r.sample.call.path, body: r.sample.call.body }, null, 2)), '');
+    if (r.sample) out.push(`A recent call (${r.sample.captured_at}), redacted:`, '', fence('json', templateJson({ method: r.sample.call.method, path: r.sample.call.path, body: r.sample.call.body }, 2)), '');
     if (r.v1_example) out.push('The v1 request that replaces it:', '', fence('sh', r.v1_example.curl), '');
   }
 
@@ -42,12 +63,12 @@ export function guideMarkdown(g: PortingGuide): string {
     if (items.length === 0) out.push('None.', '');
     else out.push(why, '', ...items.map((i) => `- ${cell(i.route)}: ${i.calls_30d} call${i.calls_30d === 1 ? '' : 's'}`), '');
   };
-  list('Not needed on v1', g.not_needed, 'The bot stops making these calls: tags and stage come from the integration settings, and the v1 bot reads nothing.');
-  list('Not available on v1', g.not_available, 'Moving, commenting, payments and deleting are done in the service by people, not by the bot.');
+  list('Not needed on v1', g.not_needed, "The bot stops making these calls: tags and stage come from the integration settings, and the v1 bot reads nothing (boards, statuses, groups, tags, info, leads, a lead, a lead's comments).");
+  list('Not available on v1', g.not_available, 'Moving a lead, adding a comment or a payment, and deleting a lead are done in the service by people, not by the bot.');
 
   out.push('## Ignored legacy fields', '');
   if (g.ignored_legacy_fields.length === 0) out.push('None.', '');
-  else out.push('| Field | Calls | Last seen | What to do |', '|---|---:|---|---|', ...g.ignored_legacy_fields.map((f) => `| ${cell(f.field)} | ${f.calls} | ${f.last_seen} | ${cell(f.advice)} |`), '');
+  else out.push('| Field | Calls | Last seen | What to do |', '|---|---:|---|---|', ...g.ignored_legacy_fields.map((f) => `| ${botText(f.field)} | ${f.calls} | ${f.last_seen} | ${cell(f.advice)} |`), '');
 
   out.push('## Placeholders', '', ...Object.entries(g.placeholders).map(([p, meaning]) => `- ${code(p)}: ${meaning}`), '');
   return out.join('\n');

@@ -15,7 +15,9 @@ export const SAMPLE_NAME_MAX_CHARS = 64;
 export const TRUNCATED = '<truncated>';
 
 /** The placeholders a redacted sample holds; the guide's v1 examples use the same. */
-export const PLACEHOLDERS = ['<name>', '<phone>', '<email>', '<text>', '<id>', '<number>', '<source>', '<value>'] as const;
+export const PLACEHOLDERS = ['<name>', '<phone>', '<email>', '<text>', '<id>', '<number-id>', '<number>', '<source>', '<value>'] as const;
+/** The placeholders that stand for a JSON number: the guide's examples write them without quotes. */
+export const NUMBER_PLACEHOLDERS: ReadonlySet<unknown> = new Set(['<number>', '<number-id>']);
 
 export interface LegacyCall {
   method: string;
@@ -75,8 +77,10 @@ export function placeholderOf(value: unknown): unknown {
 }
 
 export interface RedactionRules {
-  /** `extra_data` members the person id is made of (`legacy.external_contact_id`): always `<id>`. */
+  /** `extra_data` members the person id is made of (`legacy.external_contact_id`): always `<id>` (`<number-id>` for a number). */
   personIdMembers: ReadonlySet<string>;
+  /** Member names the integration's rules use (`legacy.data` keys, person-id members, answer keys): configuration, kept. */
+  names: ReadonlySet<string>;
   /** Per `extra_data` member, the values the integration's answer mapping lists (lower case): configuration, kept. */
   mappedValues: ReadonlyMap<string, ReadonlySet<string>>;
 }
@@ -90,31 +94,76 @@ export function redactionRules(integration: Integration): RedactionRules {
     const mapping = integration.answers.get(answerKey);
     if (mapping && mapping.values.size > 0) mappedValues.set(dataKey, new Set(mapping.values.keys()));
   }
-  return { personIdMembers, mappedValues };
+  const names = new Set([...personIdMembers, ...integration.legacy.data.keys(), ...integration.answers.keys()]);
+  return { personIdMembers, names, mappedValues };
 }
 
 const cutName = (name: string) => (name.length > SAMPLE_NAME_MAX_CHARS ? `${name.slice(0, SAMPLE_NAME_MAX_CHARS - 1)}…` : name);
 
 /** What a member name may look like to be kept as it is: an identifier, as a field's name is. */
 const PLAIN_NAME = /^[A-Za-z_][A-Za-z0-9_.-]{0,63}$/;
+/** A member name's placeholder in a sample: a name the redaction made itself. */
+const MADE_NAME = /^<member-\d+>$/;
 
 /**
- * A member name as the sample keeps it: a plain identifier (`goal`, `utm_source`) as sent; anything
- * else (a phone, an e-mail, a name with spaces: a bot may key its data by the person) becomes
- * `<member-N>`, N its place among the object's members.
+ * The words of a field's name: the legacy API's own members (`first_name`, `tag_ids`, `extra_data`,
+ * `assigned_to`, `page_size`), the technical words of ids, channels and tracking (`chat_id`,
+ * `utm_source`), and what a bot's form asks (`course`, `age`, `favourite_colour`): words of fields, not
+ * names people are given. A member name made only of these words is a field's name; any other word
+ * may be a person's (`Aziza`, `aziza_rahimova`, `jasur_k`), and the name is shown as `<member-N>`
+ * (docs/operations.md, "The porting guide").
  */
-const keptName = (name: string, index: number): string => (PLAIN_NAME.test(name) && placeholderOf(name) === '<text>' ? cutName(name) : `<member-${index + 1}>`);
+const FIELD_WORDS = new Set(
+  `id ids uuid key keys type kind code status state stage step version lang language locale platform device app bot chat
+  user username nickname login account profile telegram tg whatsapp instagram facebook fb vk viber web site url link page
+  size count total limit offset cursor after before format search query filter sort order ref referrer referral utm source
+  medium campaign content term channel ad ads click gclid fbclid yclid created updated deleted at on by in of date time
+  timestamp start end from to first last middle full name phone mobile tel email mail address city region district country
+  zip postcode street home work office contact contacts note notes comment comments text message description title answer
+  answers question questions data extra meta metadata info details tag tags color colour group board assigned is has
+  active enabled subscribed consent agree agreed accepted confirmed verified amount price sum cost currency payment paid
+  discount promo coupon budget course courses class lesson level subject program programme grade school university study
+  mode schedule slot day week month year hour age gender birth birthday birthdate dob passport document goal goals
+  interest interests hobby hobbies favourite favorite quantity product item items list service category option choice
+  value score rating feedback result quiz branch location latitude longitude timezone experience job position company
+  salary income education skill skills reason purpose preferred preference method`.split(/\s+/),
+);
 
-function redactAny(value: unknown, depth: number): unknown {
+/**
+ * Whether a plain name is made only of FIELD_WORDS (snake_case, kebab-case, dotted or camelCase): a
+ * word may end in two digits, a single letter (`x`, `a`) is a word too (it names nobody), and one
+ * number of at most two digits may stand alone (`question_2`); digits alone never make a name.
+ */
+function isFieldName(name: string): boolean {
+  const words = name.split(/[_.-]+|(?<=[a-z0-9])(?=[A-Z])/).filter((w) => w !== '');
+  const numbers = words.filter((w) => /^\d{1,2}$/.test(w)).length;
+  const named = words.filter((w) => {
+    const m = /^([a-z]+)\d{0,2}$/.exec(w.toLowerCase());
+    return m !== null && (m[1]!.length === 1 || FIELD_WORDS.has(m[1]!));
+  }).length;
+  return named > 0 && numbers <= 1 && named + numbers === words.length;
+}
+
+/**
+ * A member name as the guide shows it: a name the integration's rules use, or a field's name
+ * (isFieldName), as sent; anything else (a phone, an e-mail, a person's name or handle: a bot may key
+ * its data by the person) becomes `<member-N>`, N its place among its object's members.
+ */
+export function keptName(name: string, index: number, rules: RedactionRules): string {
+  if (rules.names.has(name)) return cutName(name);
+  return PLAIN_NAME.test(name) && isFieldName(name) ? cutName(name) : `<member-${index + 1}>`;
+}
+
+function redactAny(value: unknown, depth: number, rules: RedactionRules): unknown {
   if (value === null || typeof value !== 'object') return placeholderOf(value);
   if (depth >= SAMPLE_MAX_DEPTH) return '<value>';
   if (Array.isArray(value)) {
-    const items = value.slice(0, SAMPLE_MAX_MEMBERS).map((v) => redactAny(v, depth + 1));
+    const items = value.slice(0, SAMPLE_MAX_MEMBERS).map((v) => redactAny(v, depth + 1, rules));
     return value.length > SAMPLE_MAX_MEMBERS ? [...items, TRUNCATED] : items;
   }
   const out: Record<string, unknown> = {};
   const entries = Object.entries(value);
-  entries.slice(0, SAMPLE_MAX_MEMBERS).forEach(([name, v], i) => (out[keptName(name, i)] = redactAny(v, depth + 1)));
+  entries.slice(0, SAMPLE_MAX_MEMBERS).forEach(([name, v], i) => (out[keptName(name, i, rules)] = redactAny(v, depth + 1, rules)));
   if (entries.length > SAMPLE_MAX_MEMBERS) out[TRUNCATED] = true;
   return out;
 }
@@ -123,12 +172,12 @@ function redactExtraData(data: Record<string, unknown>, rules: RedactionRules): 
   const out: Record<string, unknown> = {};
   const entries = Object.entries(data);
   entries.slice(0, SAMPLE_MAX_MEMBERS).forEach(([name, v], i) => {
-    // The members the rules name are configuration: kept by name whatever they look like.
-    const named = rules.personIdMembers.has(name) || rules.mappedValues.has(name);
-    const key = named ? cutName(name) : keptName(name, i);
-    if (rules.personIdMembers.has(name)) out[key] = '<id>';
+    // The members the rules name are configuration: kept by name whatever they look like (keptName).
+    const key = keptName(name, i, rules);
+    // A person id sent as a number stays a number in the guide's examples: the v1 call sends what the legacy one did.
+    if (rules.personIdMembers.has(name)) out[key] = typeof v === 'number' ? '<number-id>' : '<id>';
     else if (typeof v === 'string' && rules.mappedValues.get(name)?.has(v.toLowerCase())) out[key] = v;
-    else out[key] = redactAny(v, 2);
+    else out[key] = redactAny(v, 2, rules);
   });
   if (entries.length > SAMPLE_MAX_MEMBERS) out[TRUNCATED] = true;
   return out;
@@ -140,15 +189,15 @@ function redactBody(body: unknown, rules: RedactionRules): unknown {
   if (body === null || body === undefined) return null;
   // A body no parser read (a forwarded stream, raw bytes) shows nothing of itself.
   if (Buffer.isBuffer(body) || ArrayBuffer.isView(body) || typeof (body as { pipe?: unknown }).pipe === 'function') return '<value>';
-  if (typeof body !== 'object' || Array.isArray(body)) return redactAny(body, 0);
+  if (typeof body !== 'object' || Array.isArray(body)) return redactAny(body, 0, rules);
   const out: Record<string, unknown> = {};
   const entries = Object.entries(body as Record<string, unknown>);
   for (const [i, [name, v]] of entries.slice(0, SAMPLE_MAX_MEMBERS).entries()) {
-    const key = keptName(name, i);
+    const key = keptName(name, i, rules);
     if (name in BY_NAME) out[key] = v === null ? null : BY_NAME[name];
     else if (name === 'extra_data' && v !== null && typeof v === 'object' && !Array.isArray(v)) out[key] = redactExtraData(v as Record<string, unknown>, rules);
     else if (CATALOG_IDS.has(name)) out[key] = Array.isArray(v) ? v.slice(0, SAMPLE_MAX_MEMBERS).map(catalogId) : catalogId(v);
-    else out[key] = redactAny(v, 1);
+    else out[key] = redactAny(v, 1, rules);
   }
   if (entries.length > SAMPLE_MAX_MEMBERS) out[TRUNCATED] = true;
   return out;
@@ -171,7 +220,23 @@ function bounded(body: unknown): { body: unknown; truncated: boolean } {
 export function redactLegacyCall(call: LegacyCall, rules: RedactionRules): RedactedCall {
   const path = call.routeUrl.replace(/:[a-z_]+/gi, '<id>');
   const query: Record<string, string> = {};
-  Object.keys(call.query ?? {}).slice(0, SAMPLE_MAX_MEMBERS).forEach((name, i) => (query[keptName(name, i)] = '<value>'));
+  Object.keys(call.query ?? {}).slice(0, SAMPLE_MAX_MEMBERS).forEach((name, i) => (query[keptName(name, i, rules)] = '<value>'));
   const { body, truncated } = bounded(redactBody(call.body, rules));
   return { method: call.method, path, query, body, status: call.status, truncated };
+}
+
+/** Each member name passed through keptName again, those the redaction made kept: see renamed. */
+function renamedAny(value: unknown, rules: RedactionRules): unknown {
+  if (Array.isArray(value)) return value.map((v) => renamedAny(v, rules));
+  if (value === null || typeof value !== 'object') return value;
+  const entries = Object.entries(value).map(([name, v], i) => [name === TRUNCATED || MADE_NAME.test(name) ? name : keptName(name, i, rules), renamedAny(v, rules)]);
+  return Object.fromEntries(entries);
+}
+
+/**
+ * A stored sample's member names as the rule of today shows them: a sample kept under an older, laxer
+ * rule shows no name a new one would not. Its values are placeholders already.
+ */
+export function renamed(call: RedactedCall, rules: RedactionRules): RedactedCall {
+  return { ...call, query: renamedAny(call.query ?? {}, rules) as Record<string, string>, body: renamedAny(call.body, rules) };
 }

@@ -1,9 +1,12 @@
 // Retention of what grows with time (docs/operations.md, "Retention"): hourly call counts rolled up;
-// old unmapped and invalid answers, old answers 404s, old test-call matches and ended console sessions deleted; by a job on
-// one replica at a time.
+// old unmapped and invalid answers, old answers 404s, legacy samples, ignored member names and test-call
+// matches, and ended console sessions deleted; the keys of ended sessions no page showed revoked; by a
+// job on one replica at a time.
 import type { FastifyBaseLogger } from 'fastify';
 import type { Store } from '../store/store.js';
 import type { RetentionSettings } from '../config.js';
+import { revokeNeverShown } from '../migration/service.js';
+import { forgetHotReads } from '../store/hot-reads.js';
 
 export type { RetentionSettings };
 /** How often the job runs in each process; the first run is one interval after the start. */
@@ -32,19 +35,35 @@ export interface RetentionRun {
   samples_deleted: number;
   /** Rows of live persons found by test calls whose last call is older than RETENTION_USAGE_DAYS (docs/api.md, "Test mode"). */
   test_matches_deleted: number;
+  /** Ignored legacy member names (and tags) not sent for RETENTION_USAGE_DAYS. */
+  ignored_fields_deleted: number;
+  /** Keys the console issued whose session ended before a page showed them, revoked (docs/console.md). */
+  keys_never_shown_revoked: number;
 }
 
 const DAY_MS = 86_400_000;
+
+const NOTHING: RetentionRun = {
+  ran: false,
+  usage_hours_rolled_up: 0,
+  answers_deleted: 0,
+  sessions_deleted: 0,
+  not_found_deleted: 0,
+  samples_deleted: 0,
+  test_matches_deleted: 0,
+  ignored_fields_deleted: 0,
+  keys_never_shown_revoked: 0,
+};
 
 /**
  * One run, in one unit of work under the retention lock (on PostgreSQL an advisory lock taken without
  * waiting: a run that finds it held does nothing). Hourly counts and answers at most `batch` rows each;
  * sessions that are over all at once (the table holds at most 12 hours of sign-ins).
  */
-export function runRetention(store: Store, settings: RetentionSettings, sessions: SessionBounds, now: Date = new Date(), batch = RETENTION_BATCH): Promise<RetentionRun> {
+export async function runRetention(store: Store, settings: RetentionSettings, sessions: SessionBounds, now: Date = new Date(), batch = RETENTION_BATCH): Promise<RetentionRun> {
   const t = now.getTime();
-  return store.transact(async (tx) => {
-    if (!(await tx.locks.tryRetention())) return { ran: false, usage_hours_rolled_up: 0, answers_deleted: 0, sessions_deleted: 0, not_found_deleted: 0, samples_deleted: 0, test_matches_deleted: 0 };
+  const run = await store.transact(async (tx): Promise<RetentionRun> => {
+    if (!(await tx.locks.tryRetention())) return { ...NOTHING, ran: false };
     const usageBefore = new Date(t - settings.usageDays * DAY_MS).toISOString().slice(0, 13);
     const rolled = await tx.states.rollUpUsage(usageBefore, batch);
     // Usage data as the hourly counts are: a person not seen for as long is no longer worth acting on.
@@ -53,12 +72,30 @@ export function runRetention(store: Store, settings: RetentionSettings, sessions
     const samples = await tx.states.deleteSamplesBefore(new Date(t - settings.usageDays * DAY_MS).toISOString(), batch);
     // What test keys looked up is kept as long as the calls they are counted among.
     const testMatches = await tx.testMatches.deleteBefore(new Date(t - settings.usageDays * DAY_MS).toISOString(), batch);
+    // A member name a bot sent may be the person's (a bot may key its data by them): usage data, kept as long.
+    const ignored = await tx.states.deleteIgnoredBefore(new Date(t - settings.usageDays * DAY_MS).toISOString(), batch);
     const expired = await tx.answers.deleteExpired(new Date(t - settings.answersDays * DAY_MS).toISOString(), batch);
     await tx.answers.addKept(expired.perKey);
     // The session store's own bounds: a session idle or open longer than them signs nobody in again.
     const ended = await tx.consoleSessions.deleteExpired(new Date(t - sessions.idleMs).toISOString(), new Date(t - sessions.maxMs).toISOString());
-    return { ran: true, usage_hours_rolled_up: rolled, answers_deleted: expired.deleted, sessions_deleted: ended, not_found_deleted: notFound, samples_deleted: samples, test_matches_deleted: testMatches };
+    // A key the console issued for a session that ended before a page showed it is a live key nobody
+    // saw: revoked, audited as never shown (the sessions deleted above are among those ended).
+    const neverShown = await revokeNeverShown(tx, await tx.consoleSessions.takeUnshownOfEndedSessions(batch), now.toISOString());
+    return {
+      ran: true,
+      usage_hours_rolled_up: rolled,
+      answers_deleted: expired.deleted,
+      sessions_deleted: ended,
+      not_found_deleted: notFound,
+      samples_deleted: samples,
+      test_matches_deleted: testMatches,
+      ignored_fields_deleted: ignored,
+      keys_never_shown_revoked: neverShown,
+    };
   });
+  // A key revoked here stops at once in this process too (other processes hear it from the change feed).
+  if (run.keys_never_shown_revoked > 0) forgetHotReads(store);
+  return run;
 }
 
 /** Runs retention every `everyMs` in this process (unref'd: it never keeps the process alive) until stopped. */

@@ -1,7 +1,8 @@
 // The porting guide is correct, not just readable: a scripted legacy bot makes every kind of call for
-// one person; the guide's v1 examples, their placeholders filled for a second person and sent as they
-// are, answer with a test key as a live call would and store nothing, then with the live v1 key leave
-// that person's lead as the first one's (fields, stage, tags).
+// one person; the guide's v1 examples, their placeholders filled for a second person as the legend says
+// and sent as they are, answer with a test key as a live call would and store nothing, then with the
+// live v1 key leave that person's lead as the first one's (fields, stage, tags, and the JSON types of
+// what the bot sent).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { randomUUID } from 'node:crypto';
 import { startGateway, type Gateway } from '../helper.js';
@@ -27,27 +28,33 @@ async function bot(method: 'GET' | 'POST' | 'PATCH' | 'PUT' | 'DELETE', path: st
 /** The first person's own values: none of them may reach the guide. */
 const FIRST = { first_name: 'Madina', last_name: 'Rahimova', phone: '+998 90 555 12 34', email: 'madina.r@example.com', notes: 'Prefers evening classes', telegram_id: 4242 };
 
-/** What each placeholder becomes for the second person; `<number>` is the age the bot sent for the first. */
-const SECOND: Record<string, string | number> = {
+/**
+ * What each placeholder becomes for the second person, as the text written in its place: the legend
+ * says `<number>` and `<number-id>` are JSON numbers, written without quotes (the age the bot sent for
+ * the first, and the person's id); the others stand inside a JSON string.
+ */
+const SECOND: Record<string, string> = {
   '<name>': 'Bobur',
   '<phone>': '+998 91 222 33 44',
   '<email>': 'bobur@example.com',
   '<text>': 'Asked about the schedule',
   '<id>': '9191',
+  '<number-id>': '9191',
   '<source>': 'ref_jasur',
-  '<number>': 21,
+  '<number>': '21',
 };
 
-/** Every placeholder in a v1 example filled: whole values by their type (a `<number>` as a number), `<n>` by the request's own counter. */
-function filled(value: unknown, n: number): unknown {
-  if (typeof value === 'string') {
-    if (value in SECOND) return SECOND[value];
-    return value.replace(/<[a-z0-9-]+>/g, (p) => (p === '<n>' ? String(n) : p in SECOND ? String(SECOND[p]) : p));
-  }
-  if (Array.isArray(value)) return value.map((v) => filled(v, n));
-  if (value !== null && typeof value === 'object') return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, filled(v, n)]));
-  return value;
+/** The body of an example's curl command (`-d '…'`), its placeholders filled in the text as the legend says, `<n>` by the request's own counter. */
+function filled(curl: string, n: number): unknown {
+  const quoted = /-d '((?:[^']|'\\'')*)'$/.exec(curl);
+  if (!quoted) throw new Error(`no body in ${curl}`);
+  const text = quoted[1]!.replaceAll(`'\\''`, "'").replace(/<[a-z0-9-]+>/g, (p) => (p === '<n>' ? String(n) : (SECOND[p] ?? p)));
+  return JSON.parse(text);
 }
+
+/** The JSON type of every value, by member and item: what a typed client reads back. */
+const typesOf = (value: unknown): unknown =>
+  Array.isArray(value) ? value.map(typesOf) : value !== null && typeof value === 'object' ? Object.fromEntries(Object.entries(value).map(([k, v]) => [k, typesOf(v)])) : value === null ? 'null' : typeof value;
 
 type LeadView = Record<string, unknown> & { tag_ids: string[]; custom_field_values: Record<string, unknown>[] };
 
@@ -133,7 +140,7 @@ describe('the porting guide of a scripted legacy bot', () => {
 
   const examples = () => ['POST /api/bots/api/leads/', 'PATCH /api/bots/api/leads/:id/', 'PUT /api/bots/api/leads/:id/'].map((route) => guide.routes.find((r) => r.route === route)!.v1_example!);
   const send = (key: string, example: NonNullable<PortingGuide['routes'][number]['v1_example']>, n: number) =>
-    gw.app.inject({ method: example.method, url: example.path, headers: { authorization: `Bearer ${key}` }, payload: filled(example.body, n) as object });
+    gw.app.inject({ method: example.method, url: example.path, headers: { authorization: `Bearer ${key}` }, payload: filled(example.curl, n) as object });
   /** What the examples could store: leads, the ledger, persons, answers and field values. */
   const stored = async () => ({
     leads: await gw.inspect.leads.count(),
@@ -166,7 +173,7 @@ describe('the porting guide of a scripted legacy bot', () => {
     expect(await stored()).toEqual(before);
   });
 
-  it("the guide's v1 examples, filled for a second person, give that person's lead the first one's fields, stage and tags", async () => {
+  it("finding 8: the guide's v1 examples, filled for a second person as the legend says, give that person's lead the first one's fields, stage, tags and JSON types", async () => {
     const v1Key = await gw.issueKey(HANDLE);
     let secondLeadId = '';
     for (const [n, example] of examples().entries()) {
@@ -189,6 +196,11 @@ describe('the porting guide of a scripted legacy bot', () => {
     expect(decided(first).stage).toBe(stage);
     expect(decided(first).fields.length).toBeGreaterThanOrEqual(4);
     expect(decided(second)).toEqual(decided(first));
+    // The legacy call's numbers (its telegram_id among them) are numbers in the v1 lead too, and the
+    // age the PATCH sent as a number is a number in its answers call.
+    expect(first.extra_data).toMatchObject({ telegram_id: FIRST.telegram_id });
+    expect(typesOf(second.extra_data)).toEqual(typesOf(first.extra_data));
+    expect(filled(examples()[1]!.curl, 1)).toMatchObject({ answers: { age: 21 } });
 
     // Now that the person is known, the answers examples sent with the test key answer as the live ones did, and store nothing.
     const before = await stored();

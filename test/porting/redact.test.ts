@@ -5,6 +5,7 @@ import { createRulesHolder } from '../../src/rules/loader.js';
 import { EXAMPLE_RULES } from '../helper.js';
 import { placeholderOf, redactionRules, redactLegacyCall, SAMPLE_MAX_BYTES, TRUNCATED } from '../../src/porting/redact.js';
 import { buildGuide } from '../../src/porting/guide.js';
+import { LegacyCommentSchema, LegacyLeadCreateSchema, LegacyLeadUpdateSchema, LegacyMoveSchema, LegacyPaymentSchema, LegacyTagCreateSchema } from '../../src/legacy/schemas.js';
 import { guideMarkdown } from '../../src/porting/markdown.js';
 
 const integration = createRulesHolder(EXAMPLE_RULES).current().findIntegration('brightpath:telegram-bot')!;
@@ -52,6 +53,39 @@ describe('redacting a legacy call', () => {
     expect(sample.query).toEqual({ '<member-1>': '<value>', page: '<value>' });
   });
 
+  it("finding 3: a person's name or handle as a member name is <member-N>; a field's name, the legacy API's members and the rules' names are kept", () => {
+    const people = ['Aziza', 'aziza_rahimova', 'jasur_k', 'AzizaRahimova', 'jasur.k', 'Sanjar-92', 'madina_id'];
+    const fields = ['utm_source', 'chat_id', 'tgUserId', 'favourite_colour', 'question_2', 'page-size', 'x'];
+    const sample = call({ first_name: 'Ivan', stage: TAG, ...Object.fromEntries([...people, ...fields].map((n) => [n, 'v'])), extra_data: { course: 'python', age: 20, ...Object.fromEntries(people.map((n) => [n, 1])) } }, '/api/bots/api/leads/', Object.fromEntries(people.map((n) => [n, ''])));
+    const text = JSON.stringify(sample);
+    for (const name of ['Aziza', 'aziza', 'rahimova', 'Rahimova', 'jasur', 'Sanjar', 'madina']) expect(text).not.toContain(name);
+    const body = sample.body as Record<string, unknown>;
+    expect(Object.keys(body)).toEqual(['first_name', 'stage', ...people.map((_, i) => `<member-${i + 3}>`), ...fields, 'extra_data']);
+    expect(Object.keys(body.extra_data as object)).toEqual(['course', 'age', ...people.map((_, i) => `<member-${i + 3}>`)]);
+    expect(Object.keys(sample.query)).toEqual(people.map((_, i) => `<member-${i + 1}>`));
+    // Every member of the legacy API's own writes is a field's name.
+    for (const schema of [LegacyLeadCreateSchema, LegacyLeadUpdateSchema, LegacyTagCreateSchema, LegacyCommentSchema, LegacyPaymentSchema, LegacyMoveSchema]) {
+      const names = Object.keys(schema.shape);
+      expect(Object.keys(call(Object.fromEntries(names.map((n) => [n, null]))).body as object)).toEqual(names);
+    }
+  });
+
+  it('finding 3: a sample kept under the laxer rule of before shows its names in the guide as the rule of today does', () => {
+    const at = '2026-11-26T10:00:00.000Z';
+    const stored = { method: 'POST', path: '/api/bots/api/leads/', query: { jasur_k: '<value>' }, body: { first_name: '<name>', aziza_rahimova: '<text>', '<member-3>': '<text>', extra_data: { course: 'python', Aziza: '<number>' }, [TRUNCATED]: true }, status: 201, truncated: true };
+    const guide = buildGuide({
+      integration,
+      state: 'legacy',
+      now: new Date(at),
+      usage: [{ route: 'POST /api/bots/api/leads/', interface: 'legacy', calls: 1, lastSeen: at, okCalls: 1, lastOk: at }],
+      samples: [{ integrationId: integration.id, route: 'POST /api/bots/api/leads/', at, sample: stored }],
+      ignored: [],
+      createdTags: new Map(),
+    });
+    expect(guide.routes[0]!.sample!.call).toEqual({ ...stored, query: { '<member-1>': '<value>' }, body: { first_name: '<name>', '<member-2>': '<text>', '<member-3>': '<text>', extra_data: { course: 'python', '<member-2>': '<number>' }, [TRUNCATED]: true } });
+    expect(JSON.stringify(guide)).not.toMatch(/aziza|jasur/i);
+  });
+
   it('leaves no name, phone, e-mail, free text or id of the person, in any member or depth', () => {
     const text = JSON.stringify(call(personal, '/api/bots/api/leads/:id/', { search: 'Gulnora', page: '2' }));
     for (const value of ['Gulnora', 'tkirova', '765', '43-21', 'example', '18:00', 'Sanjar', 'sanjar', '998877', 'gulnora_o', 'AB1234567', '712345678', 'Gulya', '19']) {
@@ -72,7 +106,8 @@ describe('redacting a legacy call', () => {
       tag_ids: [TAG],
       stage: '5d0f3e7c-4b7c-5a43-9b0e-2d8d4d3e1a11',
       extra_data: {
-        telegram_id: '<id>',
+        // A person id sent as a number: its placeholder says so, and the guide's examples write it without quotes.
+        telegram_id: '<number-id>',
         username: '<text>',
         course: 'Python',
         age: '<number>',

@@ -1,6 +1,7 @@
 // Retention through the real gateway's store: hourly call counts past the retention rolled up with the
 // migration report, the readiness verdict and the console's chart unchanged; old unmapped and invalid
-// answers and ended console sessions deleted.
+// answers, ignored legacy member names not sent for as long as the counts are kept, and ended console
+// sessions deleted.
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { Writable } from 'node:stream';
 import pino from 'pino';
@@ -103,6 +104,26 @@ describe('unmapped and invalid answers past the retention', () => {
     expect(await gw.inspect.answers.count({ key: 'course' })).toBe(1);
     const kept = await gw.store.read((r) => r.answers.kept(id, ['old_key', '']));
     expect(kept.perKey.size).toBe(0);
+  });
+});
+
+describe('ignored legacy member names', () => {
+  it('finding 3: a name not sent for RETENTION_USAGE_DAYS is deleted, the oldest first, a batch a run; a name sent since stays', async () => {
+    const id = 'retention-ignored-integration';
+    await gw.store.transact(async (tx) => {
+      await tx.states.countIgnored(id, ['aziza_rahimova'], ago(50 * DAY), 1_000);
+      await tx.states.countIgnored(id, ['jasur_k'], ago(40 * DAY), 1_000);
+      await tx.states.countIgnored(id, ['+998901234567'], ago(35 * DAY), 1_000);
+      await tx.states.countIgnored(id, ['stage'], ago(45 * DAY), 1_000);
+      // Sent again within the retention: its last_seen moves, and it stays.
+      await tx.states.countIgnored(id, ['stage'], ago(2 * DAY), 1_000);
+    });
+    const names = () => gw.store.read(async (r) => (await r.states.ignoredFields(id)).map((f) => f.field));
+    const first = await runRetention(gw.store, settings, sessions, NOW, 2);
+    expect(first.ignored_fields_deleted).toBe(2);
+    expect(await names()).toEqual(['+998901234567', 'stage']);
+    expect((await runRetention(gw.store, settings, sessions, NOW, 2)).ignored_fields_deleted).toBe(1);
+    expect(await gw.store.read((r) => r.states.ignoredFields(id))).toEqual([{ field: 'stage', calls: 2, lastSeen: ago(2 * DAY) }]);
   });
 });
 

@@ -89,6 +89,8 @@ export interface StateRepo extends PortingRepo {
    */
   countIgnored(integrationId: string, fields: readonly string[], at: string, maxNames: number): Promise<void>;
   ignoredFields(integrationId: string): Promise<{ field: string; calls: number; lastSeen: string }[]>;
+  /** Deletes at most `limit` ignored names last seen before `before` (oldest first); returns how many. */
+  deleteIgnoredBefore(before: string, limit: number): Promise<number>;
   /** Keeps each sample as its (integration, route)'s, unless the one stored is newer. */
   putSamples(samples: readonly LegacySample[]): Promise<void>;
   /** The samples of one integration, by route. */

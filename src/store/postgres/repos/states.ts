@@ -69,6 +69,11 @@ const ignored = statement<{ field: string; calls: string; last_seen: string }>(
   'states.ignored',
   'SELECT field, calls, last_seen FROM ignored_fields WHERE integration_id = $1 ORDER BY field',
 );
+// No index on last_seen: the table holds at most 1,000 names per integration (IGNORED_NAMES_MAX_PER_INTEGRATION).
+const deleteIgnored = statement(
+  'states.deleteIgnored',
+  'DELETE FROM ignored_fields WHERE (integration_id, field) IN (SELECT integration_id, field FROM ignored_fields WHERE last_seen < $1 ORDER BY last_seen LIMIT $2)',
+);
 
 const putSample = statement(
   'states.putSample',
@@ -124,6 +129,7 @@ export function pgStateRepo(sql: Sql): StateRepo {
       }
     },
     ignoredFields: async (integrationId) => (await ignored.rows(sql, integrationId)).map((r) => ({ field: r.field, calls: Number(r.calls), lastSeen: r.last_seen })),
+    deleteIgnoredBefore: async (before, limit) => (await deleteIgnored.run(sql, before, limit)).rowCount ?? 0,
     putSamples: async (list) => {
       // In key order, as the counters: two replicas flushing the same rows never wait on each other in a cycle.
       const sorted = [...list].sort((a, b) => (a.integrationId + '\u0000' + a.route < b.integrationId + '\u0000' + b.route ? -1 : 1));

@@ -60,6 +60,10 @@ export function sqliteStateRepo(db: Db): StateRepo {
   const ignored = db.prepare<[string], { field: string; calls: number; last_seen: string }>(
     'SELECT field, calls, last_seen FROM ignored_fields WHERE integration_id = ? ORDER BY field',
   );
+  // No index on last_seen: the table holds at most 1,000 names per integration (IGNORED_NAMES_MAX_PER_INTEGRATION).
+  const deleteIgnored = db.prepare(
+    'DELETE FROM ignored_fields WHERE (integration_id, field) IN (SELECT integration_id, field FROM ignored_fields WHERE last_seen < ? ORDER BY last_seen LIMIT ?)',
+  );
   const putSample = db.prepare(
     `INSERT INTO legacy_samples (integration_id, route, at, sample) VALUES (?, ?, ?, ?)
      ON CONFLICT (integration_id, route) DO UPDATE SET at = excluded.at, sample = excluded.sample WHERE excluded.at >= legacy_samples.at`,
@@ -95,6 +99,7 @@ export function sqliteStateRepo(db: Db): StateRepo {
       }
     },
     ignoredFields: async (integrationId) => ignored.all(integrationId).map((r) => ({ field: r.field, calls: r.calls, lastSeen: r.last_seen })),
+    deleteIgnoredBefore: async (before, limit) => deleteIgnored.run(before, limit).changes,
     putSamples: async (list: readonly LegacySample[]) => {
       for (const s of list) putSample.run(s.integrationId, s.route, s.at, JSON.stringify(s.sample));
     },
