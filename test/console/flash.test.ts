@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startGateway, type Gateway } from '../helper.js';
 import { addUser, consoleClient, type ConsoleClient } from '../support/console.js';
 import { WAITING_KEYS_MAX } from '../../src/console/flash.js';
+import { runRetention } from '../../src/retention/retention.js';
 
 let gw: Gateway;
 let team: ConsoleClient;
@@ -97,5 +98,30 @@ describe('the one-time key of a console session', () => {
     const waited = [...all.matchAll(/value="(lgtest_[^"]+)"/g)].map((m) => m[1]!);
     for (const key of waited) gw.secrets.add(key);
     expect(waited).toHaveLength(WAITING_KEYS_MAX);
+  });
+
+  it('finding 7: revokes, audited as never shown, a key whose session ended before a page showed it, and leaves a shown key live', async () => {
+    const leaver = consoleClient(gw.app, { gw });
+    expect((await leaver.signIn('dilnoza')).statusCode).toBe(303);
+    // One key shown, one issued right before signing out: its redirect never followed.
+    expect((await leaver.post(`${PAGE}/keys/test`, {}, OVERVIEW)).statusCode).toBe(303);
+    const shownKey = /value="(lgtest_[^"]+)"/.exec((await leaver.get(PAGE)).body)![1]!;
+    gw.secrets.add(shownKey);
+    expect((await leaver.post(`${PAGE}/keys/test`, {}, OVERVIEW)).statusCode).toBe(303);
+    expect((await leaver.post('/console/sign-out', {}, OVERVIEW)).statusCode).toBe(303);
+
+    const listed = async () => (await gw.admin('GET', `/admin/v1/integrations/${HANDLE}/keys`)).json<{ items: { id: string; kind: string; prefix: string; revoked_at: string | null }[] }>().items;
+    const unseen = (await listed()).filter((k) => k.kind === 'test' && k.revoked_at === null && !shownKey.startsWith(k.prefix));
+    const run = await runRetention(gw.store, { usageDays: 90, answersDays: 90 }, { idleMs: 30 * 60_000, maxMs: 12 * 3_600_000 });
+    // Every key issued in a session that ended unseen, this one among them (earlier tests' sessions are live).
+    expect(run.keys_never_shown_revoked).toBeGreaterThanOrEqual(1);
+    const after = await listed();
+    const neverShown = unseen.filter((k) => after.find((a) => a.id === k.id)!.revoked_at !== null);
+    expect(neverShown.length).toBeGreaterThanOrEqual(1);
+    expect(after.find((k) => shownKey.startsWith(k.prefix) && k.kind === 'test')!.revoked_at).toBeNull();
+    const audit = (await gw.admin('GET', `/admin/v1/integrations/${HANDLE}/audit`)).json<{ items: { action: string; actor: string; reason: string | null; details: Record<string, unknown> | null }[] }>().items;
+    expect(audit).toContainEqual(expect.objectContaining({ action: 'key_revoked', actor: 'console', details: expect.objectContaining({ key_id: neverShown[0]!.id, never_shown: true }) }));
+    // A second run finds nothing more to revoke.
+    expect((await runRetention(gw.store, { usageDays: 90, answersDays: 90 }, { idleMs: 30 * 60_000, maxMs: 12 * 3_600_000 })).keys_never_shown_revoked).toBe(0);
   });
 });
