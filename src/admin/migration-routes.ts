@@ -205,7 +205,7 @@ export function migrationRoutes(deps: { store: Store; rules: RulesHolder; usage:
       {
         schema: {
           ...meta,
-          summary: 'Live persons that test calls found, per test key and person, the latest call first (docs/api.md, "Test mode")',
+          summary: 'Live persons that test calls found, per test key and person, the newest first (docs/api.md, "Test mode")',
           params,
           querystring: TestMatchQuerySchema,
           response: { 200: TestMatchPageSchema },

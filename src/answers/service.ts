@@ -25,8 +25,9 @@ export function submitAnswers(
   options: { inexact?: ReadonlySet<string>; testKeyId?: string | undefined } = {},
 ): Promise<AnswersResponse> {
   const now = deps.now ?? (() => new Date().toISOString());
-  // A test call (docs/api.md, "Test mode"): rehearsed, and the person it found recorded. That person
-  // is one this integration bound (the only ones this route reaches), so the answer is the live one.
+  // A test call (docs/api.md, "Test mode"): rehearsed, and the person it found recorded. The person is
+  // one this integration bound (the only ones this route reaches); a lead another integration or an
+  // operator made is answered as if it held no value, so no stored value is confirmed.
   const rehearsal = options.testKeyId === undefined ? undefined : { found: testMatchRecorder(deps.store, integration, options.testKeyId, 'answers', body.event_id, now) };
   return runOnce<AnswersResponse>(
     deps.store,
@@ -57,16 +58,21 @@ export function submitAnswers(
         }
         const at = now();
         const submissionId = newId();
+        const own = lead.integrationId === integration.id;
+        // Rehearsed on a lead this integration did not make: decided as on a lead without values.
+        const blind = rehearsal !== undefined && !own;
+        const target = blind ? { leadIsNew: true } : again ? {} : { values: held.values };
         const record: AnswersOutcomeRecord = {
-          lead_id: lead.id,
+          // Nor its id: made up for the call, as a test lead's is.
+          lead_id: blind ? newId() : lead.id,
           contact_id: contact.id,
           submission_id: submissionId,
-          answers: await applyAnswers(tx, integration, { leadId: lead.id, submissionId, at, kept, ...(again ? {} : { values: held.values }) }, body.answers, options.inexact),
+          answers: await applyAnswers(tx, integration, { leadId: lead.id, submissionId, at, kept, ...target }, body.answers, options.inexact),
         };
         return {
           reply: async () => ({ ...record, replayed: false, deleted: false }),
           record: { id: submissionId, contactId: contact.id, leadId: lead.id, outcome: record, createdAt: at },
-          found: { contactId: contact.id, leadId: lead.id, matchedBy: 'external_contact_id', own: true },
+          found: { contactId: contact.id, leadId: lead.id, matchedBy: 'external_contact_id', own },
         };
       },
     },

@@ -26,11 +26,11 @@ export function testMatchesText(page: TestMatchPage): string {
     e.last_at,
     `${e.endpoint} ${shown(e.last_event_id)}`,
   ]);
-  const capped = page.rows >= page.rows_max ? ' (the cap: a test call that finds another person is refused)' : '';
+
   return [
     table(['KEY', 'PERSON', 'LEAD', 'WHOSE', 'MATCHED BY', 'CALLS', 'FIRST', 'LAST', 'LAST CALL'], rows),
     '',
-    `${page.rows} row(s) of ${page.rows_max} at most${capped}`,
+    `${page.rows} row(s); at most ${page.rows_max_per_key} per test key`,
     ...(page.next === null ? [] : [`more: --after ${page.next}`]),
   ].join('\n');
 }
@@ -38,7 +38,7 @@ export function testMatchesText(page: TestMatchPage): string {
 export function registerTestMatchesCommand(program: Command, deps: { print(human: string, data: unknown): void; withBackend(fn: (backend: Backend) => Promise<void>): Promise<void> }): void {
   program
     .command('test-matches')
-    .description('live persons that test calls found, per test key and person, the latest call first (kept RETENTION_USAGE_DAYS)')
+    .description('live persons that test calls found, per test key and person, the newest first (kept RETENTION_USAGE_DAYS)')
     .argument('<integration>', 'id or workspace:integration handle')
     .option('--limit <n>', 'rows per page (default 50, at most 500)', limitArg)
     .option('--after <cursor>', 'the page after the one that printed this cursor')

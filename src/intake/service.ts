@@ -208,7 +208,8 @@ async function intake(
   const joined = rehearsal && !ownLead ? null : latest;
   const found: FoundPerson | null = held.found && by ? { contactId: held.found.contact.id, leadId: latest?.id ?? null, matchedBy: by, own } : null;
   const values = again || joined === null ? undefined : held.values;
-  const reason = rehearsal && !own ? null : reviewReason(matched, by, person);
+  // Rehearsed, the person's stored name and phone are compared only when the lead is this integration's.
+  const reason = rehearsal && !ownLead ? null : reviewReason(matched, by, person);
 
   let contact = rehearsal && !own ? null : matched;
   if (contact === null) {

@@ -9,12 +9,13 @@ import type { TestMatch, TestMatchCursor } from '../store/repos/test-matches.js'
 import type { MigrationDeps } from './service.js';
 
 /**
- * Rows (test key and person) kept per integration. A bot author tests against a handful of persons; a
- * test key that has found this many distinct ones within the retention is sweeping the workspace, and
- * its next call that finds a person not yet recorded is refused (409 limit-reached) before anything of
- * that person is answered. Calls that find a person already recorded go on being counted on its row.
+ * Rows (persons) kept per test key. A bot author tests against a handful of persons; a test key that
+ * has found this many distinct ones within the retention is sweeping the workspace, and its next call
+ * that finds a person not yet recorded is refused (409 limit-reached) before anything of that person
+ * is answered. Calls that find a person already recorded go on being counted on its row, and the
+ * integration's other test keys are not held back.
  */
-export const TEST_MATCHES_MAX_PER_INTEGRATION = 1_000;
+export const TEST_MATCHES_MAX_PER_KEY = 1_000;
 export const TEST_MATCHES_PAGE_DEFAULT = 50;
 export const TEST_MATCHES_PAGE_MAX = 500;
 
@@ -26,14 +27,14 @@ export const TEST_MATCHES_PAGE_MAX = 500;
 export async function recordTestMatch(store: Store, match: TestMatch): Promise<void> {
   const kept = await store.transact(async (tx) => {
     await tx.locks.integration(match.integrationId);
-    return tx.testMatches.record(match, TEST_MATCHES_MAX_PER_INTEGRATION);
+    return tx.testMatches.record(match, TEST_MATCHES_MAX_PER_KEY);
   });
   if (!kept) {
     throw new AppError(
       'limit-reached',
-      `Test calls of this integration have found ${TEST_MATCHES_MAX_PER_INTEGRATION} different persons within the retention period, ` +
-        'the most the gateway records: a test call that finds another one is refused. Test against persons found before, or ask the service team.',
-      { limit: TEST_MATCHES_MAX_PER_INTEGRATION },
+      `Test calls with this key have found ${TEST_MATCHES_MAX_PER_KEY} different persons within the retention period, ` +
+        'the most the gateway records for one key: a call that finds another one is refused. Test against persons found before, or ask the service team for another test key.',
+      { limit: TEST_MATCHES_MAX_PER_KEY },
     );
   }
 }
@@ -64,8 +65,8 @@ export const TestMatchPageSchema = z
   .object({
     items: z.array(TestMatchSchema),
     next: z.string().nullable().meta({ description: 'Give as `after` for the next page; null: the last page' }),
-    rows: z.number().int().meta({ description: 'Rows (test key and person) kept in all' }),
-    rows_max: z.number().int().meta({ description: 'At most this many rows are kept per integration; a test call that would add one more is refused' }),
+    rows: z.number().int().meta({ description: 'Rows (test key and person) kept in all for the integration' }),
+    rows_max_per_key: z.number().int().meta({ description: 'At most this many rows (persons) are kept per test key; a call with that key that would add one more is refused' }),
   })
   .meta({ id: 'TestMatchPage' });
 export type TestMatchPage = z.infer<typeof TestMatchPageSchema>;
@@ -75,14 +76,14 @@ export const TestMatchQuerySchema = z.object({
   after: z.string().max(2000).optional().meta({ description: 'The `next` of the page before' }),
 });
 
-const encodeCursor = (c: TestMatchCursor) => Buffer.from(JSON.stringify([c.lastAt, c.keyId, c.contactId])).toString('base64url');
+const encodeCursor = (c: TestMatchCursor) => Buffer.from(JSON.stringify([c.firstAt, c.keyId, c.contactId])).toString('base64url');
 
 function decodeCursor(text: string): TestMatchCursor {
   try {
     const parts = JSON.parse(Buffer.from(text, 'base64url').toString('utf8')) as unknown;
     if (Array.isArray(parts) && parts.length === 3 && parts.every((p) => typeof p === 'string')) {
-      const [lastAt, keyId, contactId] = parts as string[];
-      return { lastAt: lastAt!, keyId: keyId!, contactId: contactId! };
+      const [firstAt, keyId, contactId] = parts as string[];
+      return { firstAt: firstAt!, keyId: keyId!, contactId: contactId! };
     }
   } catch {
     // Told below, as every cursor that is not one.
@@ -90,19 +91,18 @@ function decodeCursor(text: string): TestMatchCursor {
   throw new AppError('bad-request', '`after` is not a cursor this list answered: give the `next` of the page before.');
 }
 
-/** One page of the persons the integration's test calls found, the latest call first. */
+/** One page of the persons the integration's test calls found, the newest rows first. */
 export async function testMatches(deps: Pick<MigrationDeps, 'store'>, integration: Pick<Integration, 'id'>, page: { limit: number; after?: string | undefined }): Promise<TestMatchPage> {
   const after = page.after === undefined ? null : decodeCursor(page.after);
   return deps.store.read(async (r) => {
     // One more than the page: whether there is a next one.
-    const [found, rows, keys] = await Promise.all([r.testMatches.page(integration.id, page.limit + 1, after), r.testMatches.count(integration.id), r.keys.listForIntegration(integration.id)]);
+    const [found, rows] = await Promise.all([r.testMatches.page(integration.id, page.limit + 1, after), r.testMatches.count(integration.id)]);
     const entries = found.slice(0, page.limit);
-    const prefixes = new Map(keys.map((k) => [k.id, k.prefix]));
     const last = entries.at(-1);
     return {
       items: entries.map((e) => ({
         key_id: e.keyId,
-        key_prefix: prefixes.get(e.keyId) ?? null,
+        key_prefix: e.keyPrefix,
         contact_id: e.contactId,
         lead_id: e.leadId,
         own: e.own,
@@ -113,9 +113,9 @@ export async function testMatches(deps: Pick<MigrationDeps, 'store'>, integratio
         first_at: e.firstAt,
         last_at: e.lastAt,
       })),
-      next: found.length > page.limit && last ? encodeCursor({ lastAt: last.lastAt, keyId: last.keyId, contactId: last.contactId }) : null,
+      next: found.length > page.limit && last ? encodeCursor({ firstAt: last.firstAt, keyId: last.keyId, contactId: last.contactId }) : null,
       rows,
-      rows_max: TEST_MATCHES_MAX_PER_INTEGRATION,
+      rows_max_per_key: TEST_MATCHES_MAX_PER_KEY,
     };
   });
 }

@@ -307,6 +307,7 @@ export function foldUnmappedKeys(rows: readonly UnmappedKeyRow[]): UnmappedSumma
 
 export interface TestMatchRow {
   key_id: string;
+  key_prefix: string | null;
   contact_id: string;
   lead_id: string | null;
   endpoint: string;
@@ -320,6 +321,7 @@ export interface TestMatchRow {
 
 export const rowToTestMatch = (r: TestMatchRow): TestMatchEntry => ({
   keyId: r.key_id,
+  keyPrefix: r.key_prefix,
   contactId: r.contact_id,
   leadId: r.lead_id,
   endpoint: r.endpoint as TestMatchEntry['endpoint'],

@@ -41,7 +41,7 @@ describe('lead-gateway test-matches', { timeout: 90_000 }, () => {
 
     const human = await cli('test-matches', HANDLE);
     expect(human.out).toMatch(new RegExp(`^${test.prefix}\\s+${created.contact_id}\\s+\\S+\\s+other\\s+phone\\s+1\\s`, 'm'));
-    expect(human.out).toContain('1 row(s) of 1000 at most');
+    expect(human.out).toContain('1 row(s); at most 1000 per test key');
     expect((await cli('test-matches', HANDLE, '--limit', '0')).code).toBe(2);
   });
 });

@@ -6,7 +6,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startGateway, type Gateway } from '../helper.js';
 import { addUser, consoleClient } from '../support/console.js';
-import { TEST_MATCHES_MAX_PER_INTEGRATION } from '../../src/migration/test-matches.js';
+import { TEST_MATCHES_MAX_PER_KEY } from '../../src/migration/test-matches.js';
 
 let gw: Gateway;
 let testKey: { id: string; key: string; prefix: string };
@@ -29,7 +29,7 @@ interface LeadReply {
 interface MatchPage {
   items: { key_id: string; key_prefix: string | null; contact_id: string; lead_id: string | null; own: boolean; endpoint: string; matched_by: string; calls: number; last_event_id: string }[];
   rows: number;
-  rows_max: number;
+  rows_max_per_key: number;
   next: string | null;
 }
 
@@ -119,7 +119,7 @@ describe('finding 1: every test call that found a live person is attributable', 
       first_at: expect.any(String),
       last_at: expect.any(String),
     });
-    expect(page.rows_max).toBe(TEST_MATCHES_MAX_PER_INTEGRATION);
+    expect(page.rows_max_per_key).toBe(TEST_MATCHES_MAX_PER_KEY);
 
     // The service team's console page lists it; a workspace owner is refused.
     await addUser(gw, 'dilnoza');
@@ -149,25 +149,71 @@ describe('finding 1: every test call that found a live person is attributable', 
     expect(row).toMatchObject({ own: true, endpoint: 'answers', matched_by: 'external_contact_id', lead_id: created.lead.id, calls: 1 });
   });
 
-  it('refuses, past its cap of rows, a test call that finds a person not recorded yet, and answers nothing of that person', async () => {
-    // The integration's rows filled up to the cap directly, as a sweep of the workspace would.
+  it('refuses, past its cap of rows, a call with that test key that finds a person not recorded yet, and answers nothing of that person', async () => {
+    // The key's rows filled up to the cap directly, as a sweep of the workspace would (every row so far is this key's).
     const { rows } = await matches();
     const at = new Date().toISOString();
     const integrationId = gw.rules.current().findIntegration(TELEGRAM)!.id;
     await gw.store.transact(async (tx) => {
-      for (let i = rows; i < TEST_MATCHES_MAX_PER_INTEGRATION; i++) {
-        await tx.testMatches.record({ integrationId, keyId: testKey.id, contactId: `filler-${i}`, leadId: null, endpoint: 'leads', eventId: `filler-${i}`, matchedBy: 'phone', own: false, at }, TEST_MATCHES_MAX_PER_INTEGRATION);
+      for (let i = rows; i < TEST_MATCHES_MAX_PER_KEY; i++) {
+        await tx.testMatches.record({ integrationId, keyId: testKey.id, contactId: `filler-${i}`, leadId: null, endpoint: 'leads', eventId: `filler-${i}`, matchedBy: 'phone', own: false, at }, TEST_MATCHES_MAX_PER_KEY);
       }
     });
-    expect((await matches()).rows).toBe(TEST_MATCHES_MAX_PER_INTEGRATION);
+    expect((await matches()).rows).toBe(TEST_MATCHES_MAX_PER_KEY);
     const found = await websitePerson();
     const refused = await gw.submit(testKey.key, { event_id: uniq('t'), first_name: 'Guess', phone: found.phone });
     expect(refused.statusCode).toBe(409);
     expect(refused.json()).toMatchObject({ code: 'limit-reached' });
     expect(refused.body).not.toContain(found.created.contact_id);
-    expect((await matches()).rows).toBe(TEST_MATCHES_MAX_PER_INTEGRATION);
-    // A test call that finds nobody, or a live call, is not held back by it.
+    expect((await matches()).rows).toBe(TEST_MATCHES_MAX_PER_KEY);
+    // A test call that finds nobody, another test key, or a live call, is not held back by it.
     expect((await gw.submit(testKey.key, { event_id: uniq('t'), first_name: 'Nobody', phone: phone() })).statusCode).toBe(201);
+    const other = (await gw.admin('POST', `/admin/v1/integrations/${TELEGRAM}/keys/test`)).json<{ key: string }>().key;
+    expect((await gw.submit(other, { event_id: uniq('t'), first_name: 'Guess', phone: found.phone })).statusCode).toBe(200);
+    expect((await matches()).rows).toBe(TEST_MATCHES_MAX_PER_KEY + 1);
     expect((await gw.submit(telegramLive, { event_id: uniq('l'), first_name: 'Guess', phone: found.phone })).statusCode).toBe(200);
+  });
+});
+
+describe("finding 1: a person the integration bound whose latest lead another integration made", () => {
+  // A key of its own: the one above has reached its cap.
+  let fresh: string;
+  beforeAll(async () => {
+    fresh = (await gw.admin('POST', `/admin/v1/integrations/${TELEGRAM}/keys/test`)).json<{ key: string }>().key;
+  });
+
+  /** A person the telegram bot bound, whose telegram lead was deleted, then a website lead with a goal. */
+  async function boundWithForeignLead() {
+    const externalId = uniq('telegram');
+    const own = (await gw.submit(telegramLive, { event_id: uniq('l'), external_contact_id: externalId, first_name: 'Kamola', phone: phone() })).json<LeadReply>();
+    expect((await gw.admin('DELETE', `/admin/v1/leads/${own.lead.id}`)).statusCode).toBe(204);
+    const website = await gw.submit(websiteLive, { event_id: uniq('w'), first_name: 'Kamola', phone: own.lead.phone as string, notes: 'PRIVATE website note', answers: { goal: 'Secret goal' } });
+    expect(website.json<LeadReply>().intake_outcome).toBe('created');
+    return { externalId, contactId: own.contact_id, websiteLeadId: website.json<LeadReply>().lead.id };
+  }
+
+  it('a test answers call confirms no value stored on that lead, nor its id', async () => {
+    const p = await boundWithForeignLead();
+    const answer = (key: string) =>
+      gw.app.inject({ method: 'POST', url: '/api/integrations/v1/leads/answers/', headers: { authorization: `Bearer ${key}` }, payload: { event_id: uniq('a'), external_contact_id: p.externalId, answers: { goal: 'Secret goal' } } });
+    const test = await answer(fresh);
+    expect(test.statusCode).toBe(200);
+    expect(test.json()).toMatchObject({ contact_id: p.contactId, answers: { written: ['goal'], unchanged: [], kept_existing: [] } });
+    expect(test.body).not.toContain(p.websiteLeadId);
+    const row = (await matches(500)).items.find((e) => e.contact_id === p.contactId && e.endpoint === 'answers');
+    expect(row).toMatchObject({ own: false, lead_id: p.websiteLeadId });
+    // The live key, by contrast, is told the same value is there.
+    expect((await answer(telegramLive)).json()).toMatchObject({ lead_id: p.websiteLeadId, answers: { unchanged: ['goal'] } });
+  });
+
+  it("a test lead shows the person's own id but a lead made of the call alone", async () => {
+    const p = await boundWithForeignLead();
+    const test = await gw.submit(fresh, { event_id: uniq('t'), external_contact_id: p.externalId, first_name: 'Kamola' });
+    expect(test.statusCode).toBe(200);
+    const body = test.json<LeadReply>();
+    expect(body).toMatchObject({ contact_id: p.contactId, intake_outcome: 'attached', matched_by: 'external_contact_id', needs_review: false, lead: { notes: null } });
+    expect(body.lead.id).not.toBe(p.websiteLeadId);
+    expect(test.body).not.toContain('PRIVATE');
+    expect(test.body).not.toContain('Secret goal');
   });
 });

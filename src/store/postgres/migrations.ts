@@ -142,7 +142,7 @@ export const migrations: Migration[] = [
         PRIMARY KEY (integration_id, key_id, contact_id)
       );
       CREATE INDEX test_matches_age ON test_matches (last_at);
-      CREATE INDEX test_matches_latest ON test_matches (integration_id, last_at, key_id, contact_id);
+      CREATE INDEX test_matches_newest ON test_matches (integration_id, first_at, key_id, contact_id);
     `,
   },
   // Keys the console issued and no page has shown yet; SQLite migration 22 makes the same.

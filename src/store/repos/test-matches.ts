@@ -21,25 +21,30 @@ export interface TestMatch {
 
 /** The row of one key and person: its first and last test call, and how many there were. */
 export interface TestMatchEntry extends Omit<TestMatch, 'at' | 'integrationId'> {
+  /** The key's readable prefix (null: the key is gone from the table). */
+  keyPrefix: string | null;
   firstAt: string;
   lastAt: string;
   calls: number;
 }
 
 export interface TestMatchCursor {
-  lastAt: string;
+  firstAt: string;
   keyId: string;
   contactId: string;
 }
 
 export interface TestMatchRepo {
   /**
-   * Adds the call to the row of its key and person, or makes that row while the integration has fewer
-   * than `maxRows`: false when it would be a new row past that cap (nothing is written). Inside a unit
-   * that holds the integration's lock, so that two replicas cannot both add the last row.
+   * Adds the call to the row of its key and person, or makes that row while the key has fewer than
+   * `maxRows`: false when it would be a new row past that cap (nothing is written). Inside a unit that
+   * holds the integration's lock, so that two replicas cannot both add the last row.
    */
   record(match: TestMatch, maxRows: number): Promise<boolean>;
-  /** The integration's rows, the latest call first, `limit` of them after the cursor. */
+  /**
+   * The integration's rows, the newest made first (a row's first call never moves, so a row never
+   * changes pages while someone reads them), `limit` of them after the cursor.
+   */
   page(integrationId: string, limit: number, after: TestMatchCursor | null): Promise<TestMatchEntry[]>;
   /** How many rows (key and person) the integration has. */
   count(integrationId: string): Promise<number>;

@@ -526,7 +526,7 @@ export const migrations: Migration[] = [
     version: 21,
     name: 'live persons found by test calls',
     // One row per test key and person a test call found (docs/api.md, "Test mode"), written after the
-    // call's rolled-back unit; capped per integration (src/migration/test-matches.ts) and deleted by
+    // call's rolled-back unit; capped per test key (src/migration/test-matches.ts) and deleted by
     // retention once its last call is older than RETENTION_USAGE_DAYS. PostgreSQL migration 19 makes the same.
     up: (db) =>
       db.exec(`
@@ -545,7 +545,7 @@ export const migrations: Migration[] = [
           PRIMARY KEY (integration_id, key_id, contact_id)
         ) WITHOUT ROWID;
         CREATE INDEX test_matches_age ON test_matches (last_at);
-        CREATE INDEX test_matches_latest ON test_matches (integration_id, last_at, key_id, contact_id);
+        CREATE INDEX test_matches_newest ON test_matches (integration_id, first_at, key_id, contact_id);
       `),
   },
   {

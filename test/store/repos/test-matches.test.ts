@@ -21,7 +21,7 @@ const match = (contactId: string, at: string, over: Partial<TestMatch> = {}): Te
 
 onEachEngine((_engine, open) => {
   describe('test matches', () => {
-    it('counts calls on the row of their key and person, refuses a new row past the cap, and pages the latest first', async (context) => {
+    it("counts calls on the row of their key and person, refuses a key's new row past its cap, and pages the newest rows first", async (context) => {
       const store = await open();
       if (!store) return context.skip();
       const record = (m: TestMatch, max = 3) => store.transact((tx) => tx.testMatches.record(m, max));
@@ -31,20 +31,27 @@ onEachEngine((_engine, open) => {
       expect(await record(match('c2', '2026-11-20T12:00:00.000Z', { keyId: 'key-2', own: true }))).toBe(true);
       // Another integration's rows are its own.
       expect(await record(match('c9', '2026-11-20T12:00:00.000Z', { integrationId: 'int-2' }))).toBe(true);
-      // The fourth row of int-1 is past its cap of 3; the rows there go on counting.
-      expect(await record(match('c3', '2026-11-22T10:00:00.000Z'))).toBe(false);
+      expect(await record(match('c3', '2026-11-20T13:00:00.000Z'))).toBe(true);
+      // key-1's fourth person is past its cap of 3; its rows go on counting, and key-2 is not held back.
+      expect(await record(match('c4', '2026-11-22T10:00:00.000Z'))).toBe(false);
       expect(await record(match('c1', '2026-11-22T10:00:00.000Z'))).toBe(true);
-      expect(await store.read((r) => r.testMatches.count('int-1'))).toBe(3);
+      expect(await record(match('c4', '2026-11-22T11:00:00.000Z', { keyId: 'key-2' }))).toBe(true);
+      expect(await store.read((r) => r.testMatches.count('int-1'))).toBe(5);
 
+      // The newest rows first: a row's first call never moves, whatever calls come later.
       const first = await store.read((r) => r.testMatches.page('int-1', 2, null));
-      expect(first.map((e) => [e.keyId, e.contactId, e.calls, e.matchedBy, e.own])).toEqual([
-        ['key-1', 'c1', 3, 'phone', false],
-        ['key-2', 'c2', 1, 'phone', true],
+      expect(first.map((e) => [e.keyId, e.contactId, e.calls, e.own])).toEqual([
+        ['key-2', 'c4', 1, false],
+        ['key-1', 'c3', 1, false],
       ]);
-      expect(first[0]).toMatchObject({ firstAt: '2026-11-20T10:00:00.000Z', lastAt: '2026-11-22T10:00:00.000Z', leadId: 'lead-of-c1' });
       const last = first.at(-1)!;
-      const second = await store.read((r) => r.testMatches.page('int-1', 2, { lastAt: last.lastAt, keyId: last.keyId, contactId: last.contactId }));
-      expect(second.map((e) => [e.keyId, e.contactId])).toEqual([['key-1', 'c2']]);
+      const second = await store.read((r) => r.testMatches.page('int-1', 5, { firstAt: last.firstAt, keyId: last.keyId, contactId: last.contactId }));
+      expect(second.map((e) => [e.keyId, e.contactId, e.calls, e.own])).toEqual([
+        ['key-2', 'c2', 1, true],
+        ['key-1', 'c2', 1, false],
+        ['key-1', 'c1', 3, false],
+      ]);
+      expect(second[2]).toMatchObject({ firstAt: '2026-11-20T10:00:00.000Z', lastAt: '2026-11-22T10:00:00.000Z', leadId: 'lead-of-c1', keyPrefix: null });
     });
 
     it('retention deletes the rows whose last call is older than RETENTION_USAGE_DAYS, a batch at a time', async (context) => {

@@ -14,14 +14,17 @@ const add = statement(
    VALUES ($1, $2, $3, $4, $5, $6, $7, $8, 1, $9, $9)`,
 );
 const count = statement<{ n: number }>('testMatches.count', 'SELECT count(*)::int AS n FROM test_matches WHERE integration_id = $1');
+const countOfKey = statement<{ n: number }>('testMatches.countOfKey', 'SELECT count(*)::int AS n FROM test_matches WHERE integration_id = $1 AND key_id = $2');
+// The key's prefix joined by its primary key, for the page's rows alone.
+const columns = 't.*, (SELECT k.prefix FROM api_keys k WHERE k.id = t.key_id) AS key_prefix';
 const first = statement<Row>(
   'testMatches.first',
-  'SELECT * FROM test_matches WHERE integration_id = $1 ORDER BY last_at DESC, key_id DESC, contact_id DESC LIMIT $2',
+  `SELECT ${columns} FROM test_matches t WHERE t.integration_id = $1 ORDER BY t.first_at DESC, t.key_id DESC, t.contact_id DESC LIMIT $2`,
 );
 const next = statement<Row>(
   'testMatches.next',
-  `SELECT * FROM test_matches WHERE integration_id = $1 AND (last_at, key_id, contact_id) < ($2, $3, $4)
-   ORDER BY last_at DESC, key_id DESC, contact_id DESC LIMIT $5`,
+  `SELECT ${columns} FROM test_matches t WHERE t.integration_id = $1 AND (t.first_at, t.key_id, t.contact_id) < ($2, $3, $4)
+   ORDER BY t.first_at DESC, t.key_id DESC, t.contact_id DESC LIMIT $5`,
 );
 // Walks the index test_matches_age from the oldest row.
 const expire = statement(
@@ -35,12 +38,12 @@ export function pgTestMatchRepo(sql: Sql): TestMatchRepo {
     record: async (m, maxRows) => {
       const values = [m.leadId, m.endpoint, m.eventId, m.matchedBy, m.own, m.at] as const;
       if ((await bump.run(sql, m.integrationId, m.keyId, m.contactId, ...values)).rowCount === 1) return true;
-      if ((await count.one(sql, m.integrationId))!.n >= maxRows) return false;
+      if ((await countOfKey.one(sql, m.integrationId, m.keyId))!.n >= maxRows) return false;
       await add.run(sql, m.integrationId, m.keyId, m.contactId, ...values);
       return true;
     },
     page: async (integrationId, limit, after) =>
-      (after === null ? await first.rows(sql, integrationId, limit) : await next.rows(sql, integrationId, after.lastAt, after.keyId, after.contactId, limit)).map(rowToTestMatch),
+      (after === null ? await first.rows(sql, integrationId, limit) : await next.rows(sql, integrationId, after.firstAt, after.keyId, after.contactId, limit)).map(rowToTestMatch),
     count: async (integrationId) => (await count.one(sql, integrationId))!.n,
     deleteBefore: async (before, limit) => (await expire.run(sql, before, limit)).rowCount ?? 0,
   };

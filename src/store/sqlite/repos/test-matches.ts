@@ -14,12 +14,15 @@ export function sqliteTestMatchRepo(db: Db): TestMatchRepo {
      VALUES (@integrationId, @keyId, @contactId, @leadId, @endpoint, @eventId, @matchedBy, @own, 1, @at, @at)`,
   );
   const count = db.prepare<[string], { n: number }>('SELECT count(*) AS n FROM test_matches WHERE integration_id = ?');
+  const countOfKey = db.prepare<[string, string], { n: number }>('SELECT count(*) AS n FROM test_matches WHERE integration_id = ? AND key_id = ?');
+  // The key's prefix joined by its primary key, for the page's rows alone.
+  const columns = 't.*, (SELECT k.prefix FROM api_keys k WHERE k.id = t.key_id) AS key_prefix';
   const first = db.prepare<[string, number], Row>(
-    'SELECT * FROM test_matches WHERE integration_id = ? ORDER BY last_at DESC, key_id DESC, contact_id DESC LIMIT ?',
+    `SELECT ${columns} FROM test_matches t WHERE t.integration_id = ? ORDER BY t.first_at DESC, t.key_id DESC, t.contact_id DESC LIMIT ?`,
   );
   const next = db.prepare<[string, string, string, string, number], Row>(
-    `SELECT * FROM test_matches WHERE integration_id = ? AND (last_at, key_id, contact_id) < (?, ?, ?)
-     ORDER BY last_at DESC, key_id DESC, contact_id DESC LIMIT ?`,
+    `SELECT ${columns} FROM test_matches t WHERE t.integration_id = ? AND (t.first_at, t.key_id, t.contact_id) < (?, ?, ?)
+     ORDER BY t.first_at DESC, t.key_id DESC, t.contact_id DESC LIMIT ?`,
   );
   // Walks the index test_matches_age from the oldest row.
   const expire = db.prepare(
@@ -30,12 +33,12 @@ export function sqliteTestMatchRepo(db: Db): TestMatchRepo {
     record: async (m, maxRows) => {
       const row = { ...m, own: m.own ? 1 : 0 };
       if (bump.run(row).changes > 0) return true;
-      if (count.get(m.integrationId)!.n >= maxRows) return false;
+      if (countOfKey.get(m.integrationId, m.keyId)!.n >= maxRows) return false;
       add.run(row);
       return true;
     },
     page: async (integrationId, limit, after) =>
-      (after === null ? first.all(integrationId, limit) : next.all(integrationId, after.lastAt, after.keyId, after.contactId, limit)).map(rowToTestMatch),
+      (after === null ? first.all(integrationId, limit) : next.all(integrationId, after.firstAt, after.keyId, after.contactId, limit)).map(rowToTestMatch),
     count: async (integrationId) => count.get(integrationId)!.n,
     deleteBefore: async (before, limit) => expire.run(before, limit).changes,
   };
