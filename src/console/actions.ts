@@ -145,14 +145,12 @@ export function consoleActions(app: FastifyInstance, deps: MigrationDeps & { rul
         destructive: false,
       }, fields);
     }
-    await h.flash.roomFor(request);
     await issueV1Key(deps, integration, { actor: viewer.name, reason: reasonOf(fields) }, { within: keepFor(request, 'The new v1 key') });
     return back(reply, integration);
   });
 
   act('keys/test', async ({ viewer, integration, fields, request, reply }) => {
     // A test key moves no state and keeps nothing its calls send: no confirmation, as the admin API asks none.
-    await h.flash.roomFor(request);
     await issueTestKey(deps, integration, { actor: viewer.name, reason: reasonOf(fields) }, keepFor(request, 'The new v1 test key (for the bot author; its calls keep nothing)'));
     return back(reply, integration);
   });
@@ -169,7 +167,6 @@ export function consoleActions(app: FastifyInstance, deps: MigrationDeps & { rul
         destructive: true,
       }, fields);
     }
-    await h.flash.roomFor(request);
     await renewKeys(deps, integration, { actor: viewer.name, reason: reasonOf(fields) }, keepFor(request, (issued) => `Keys renewed: ${issued.revoked ?? 0} key(s) revoked, this new v1 key issued`));
     return back(reply, integration);
   });

@@ -25,13 +25,21 @@ export type WaitingKey = z.infer<typeof WaitingKeySchema>;
 /**
  * Keys issued in one session that wait to be shown. Every key issued waits until a page shows it:
  * a second key issued in another tab before the first was shown waits beside it, never in its place.
- * Past this many a further issue is refused before any key is made (`roomFor`).
+ * Past this many a further issue is refused, and its key undone (`keep`).
  */
 export const WAITING_KEYS_MAX = 10;
 
-/** What a flash carries: the keys waiting, the oldest first. */
-export const FlashSchema = z.object({ keys: z.array(WaitingKeySchema) });
-export type Flash = z.infer<typeof FlashSchema>;
+/**
+ * What a flash carries: the keys waiting, the oldest first. A value sealed by the release before (one
+ * key, without its id) is read as one waiting key, so that a key issued across an upgrade is shown.
+ */
+export const FlashSchema = z.union([
+  z.object({ keys: z.array(WaitingKeySchema) }),
+  z
+    .object({ integration: z.string(), issued: z.object({ secret: z.string(), prefix: z.string(), heading: z.string() }).optional() })
+    .transform((old) => ({ keys: old.issued ? [{ integration: old.integration, keyId: '', ...old.issued }] : [] })),
+]);
+export type Flash = z.output<typeof FlashSchema>;
 
 const keyFor = (secret: string, sessionId: string): Buffer => createHmac('sha256', secret).update(`console-flash\u0000${sessionId}`).digest();
 
@@ -69,15 +77,6 @@ export function consoleFlash(store: Store, secret: string) {
     if (keys.length > 0) await tx.consoleSessions.setFlash(hash, seal(secret, request.session.sessionId, { keys }));
   };
   return {
-    /** Refuses an action that would issue a key while WAITING_KEYS_MAX keys of the session wait to be shown. */
-    async roomFor(request: FastifyRequest): Promise<void> {
-      if ((await waiting(request)).length >= WAITING_KEYS_MAX) {
-        throw new AppError(
-          'limit-reached',
-          `${WAITING_KEYS_MAX} keys issued in this session have not been shown yet: open their integrations' pages to see them, then issue another.`,
-        );
-      }
-    },
     /**
      * Keeps the key for the session's next page of its integration, beside any key waiting already, in
      * the unit that issues it (migration/service.ts, `WithIssued`): the key stands only if it waits.
@@ -85,7 +84,16 @@ export function consoleFlash(store: Store, secret: string) {
      * it, retention revokes it (`revokeNeverShown`).
      */
     async keep(tx: Repos, request: FastifyRequest, key: WaitingKey): Promise<void> {
-      await change(tx, request, (keys) => [...keys, key]);
+      await change(tx, request, (keys) => {
+        // Refused in the unit that issues the key: the key is undone with it.
+        if (keys.length >= WAITING_KEYS_MAX) {
+          throw new AppError(
+            'limit-reached',
+            `${WAITING_KEYS_MAX} keys issued in this session have not been shown yet: open their integrations' pages to see them, then issue another.`,
+          );
+        }
+        return [...keys, key];
+      });
       const at = new Date().toISOString();
       await tx.consoleSessions.holdUnshown({ keyId: key.keyId, integrationId: key.integration, prefix: key.prefix, idHash: idHash(request.session.sessionId), at });
     },
@@ -98,10 +106,11 @@ export function consoleFlash(store: Store, secret: string) {
      * meanwhile (an action in another tab) stays for its own page.
      */
     shown: (request: FastifyRequest, shownKeys: readonly WaitingKey[]) => {
-      const gone = new Set(shownKeys.map((k) => k.keyId));
+      const gone = new Set(shownKeys.map((k) => k.secret));
       return store.transact(async (tx) => {
-        await change(tx, request, (keys) => keys.filter((k) => !gone.has(k.keyId)));
-        await tx.consoleSessions.shownUnshown([...gone]);
+        await change(tx, request, (keys) => keys.filter((k) => !gone.has(k.secret)));
+        // A key sealed by the release before has no id here, and no note either.
+        await tx.consoleSessions.shownUnshown(shownKeys.map((k) => k.keyId).filter((id) => id !== ''));
       });
     },
   };

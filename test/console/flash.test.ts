@@ -4,7 +4,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startGateway, type Gateway } from '../helper.js';
 import { addUser, consoleClient, type ConsoleClient } from '../support/console.js';
-import { WAITING_KEYS_MAX } from '../../src/console/flash.js';
+import { seal, unseal, WAITING_KEYS_MAX, type Flash } from '../../src/console/flash.js';
 import { runRetention } from '../../src/retention/retention.js';
 
 let gw: Gateway;
@@ -123,5 +123,25 @@ describe('the one-time key of a console session', () => {
     expect(audit).toContainEqual(expect.objectContaining({ action: 'key_revoked', actor: 'console', details: expect.objectContaining({ key_id: neverShown[0]!.id, never_shown: true }) }));
     // A second run finds nothing more to revoke.
     expect((await runRetention(gw.store, { usageDays: 90, answersDays: 90 }, { idleMs: 30 * 60_000, maxMs: 12 * 3_600_000 })).keys_never_shown_revoked).toBe(0);
+  });
+
+  it('finding 7: keeps both keys of two issues sent at once in one session, for two integrations', async () => {
+    const other = 'brightpath:website-form';
+    const both = await Promise.all([team.post(`${PAGE}/keys/test`, {}, OVERVIEW), team.post(`/console/integrations/${other}/keys/test`, {}, OVERVIEW)]);
+    expect(both.map((r) => r.statusCode)).toEqual([303, 303]);
+    for (const page of [PAGE, `/console/integrations/${other}`]) {
+      const keys = [...(await team.get(page)).body.matchAll(/value="(lgtest_[^"]+)"/g)].map((m) => m[1]!);
+      for (const key of keys) gw.secrets.add(key);
+      expect(keys.length).toBeGreaterThanOrEqual(1);
+    }
+  });
+});
+
+describe('a one-time value sealed by the release before', () => {
+  it('is read as one waiting key, so a key issued across an upgrade is still shown', () => {
+    const old = { integration: 'int-1', issued: { secret: 'lgv1_old', prefix: 'lgv1_old', heading: 'The new v1 key' } };
+    const sealed = seal('s'.repeat(32), 'session-1', old as unknown as Flash);
+    expect(unseal('s'.repeat(32), 'session-1', sealed)).toEqual({ keys: [{ integration: 'int-1', keyId: '', secret: 'lgv1_old', prefix: 'lgv1_old', heading: 'The new v1 key' }] });
+    expect(unseal('s'.repeat(32), 'session-2', sealed)).toBeNull();
   });
 });

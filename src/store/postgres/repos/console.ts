@@ -28,10 +28,11 @@ const insertSession = statement('consoleSessions.insert', 'INSERT INTO console_s
 const touchSession = statement('consoleSessions.touch', 'UPDATE console_sessions SET last_seen_at = $1 WHERE id_hash = $2');
 const deleteSession = statement('consoleSessions.delete', 'DELETE FROM console_sessions WHERE id_hash = $1');
 const setFlash = statement('consoleSessions.setFlash', 'UPDATE console_sessions SET flash = $1 WHERE id_hash = $2');
-// One statement reads and clears: the row's lock makes a second take (another replica's) wait, then find NULL.
+// One statement reads and clears, under the row's lock whether or not a value waits: a second change of
+// the session's value (another tab's, another replica's) waits, then reads what the first left.
 const takeFlash = statement<{ flash: string }>(
   'consoleSessions.takeFlash',
-  'UPDATE console_sessions s SET flash = NULL FROM (SELECT id_hash, flash FROM console_sessions WHERE id_hash = $1 AND flash IS NOT NULL FOR UPDATE) old WHERE s.id_hash = old.id_hash RETURNING old.flash',
+  'UPDATE console_sessions s SET flash = NULL FROM (SELECT id_hash, flash FROM console_sessions WHERE id_hash = $1 FOR UPDATE) old WHERE s.id_hash = old.id_hash RETURNING old.flash',
 );
 const peekFlash = statement<{ flash: string | null }>('consoleSessions.peekFlash', 'SELECT flash FROM console_sessions WHERE id_hash = $1');
 const deleteForUser = statement('consoleSessions.deleteForUser', 'DELETE FROM console_sessions WHERE user_name = $1');
