@@ -19,6 +19,13 @@ export const SHARED_LIMITS_TABLE = 'rate_limits';
 export const SHARED_LIMITS_POOL_SIZE = 4;
 /** Longest a count may wait for a connection, and run on the server, before this process counts alone. */
 export const SHARED_LIMITS_TIMEOUT_MS = 500;
+/**
+ * Counts of failed authentications sent to the database at once, at most, from one process: a flood of
+ * bad keys (a statement each, possibly waiting on a locked row) never holds more than this many of the
+ * pool's connections, so the quota's statements always find one. A failure past it is counted alone, on
+ * top of the count last got back, as while the database does not answer; no fallback is started.
+ */
+export const AUTH_FAILURES_IN_FLIGHT = 1;
 /** While the database does not answer, one request tries it again this often; the others count locally. */
 export const SHARED_LIMITS_RETRY_MS = 5_000;
 
@@ -115,8 +122,19 @@ function unitsCountedAlone() {
   };
 }
 
-function sharedLimiter(shared: RateLimiterPostgres, local: RateLimiterMemory, fallback: Fallback, peekFrom: PeekFrom, carryAlone: boolean): RateLimiter {
+function sharedLimiter(shared: RateLimiterPostgres, local: RateLimiterMemory, fallback: Fallback, peekFrom: PeekFrom, carryAlone: boolean, inFlightMax = Infinity): RateLimiter {
   const seen = lastSeenCounts();
+  let inFlight = 0;
+  /** A hit sent to the database, while fewer than `inFlightMax` are; else counted alone. */
+  const hitShared = async (key: string): Promise<WindowUsage> => {
+    if (inFlight >= inFlightMax) return { ...usageOf(await local.penalty(key, 1)), localOnly: true, replicas: fallback.replicasSeen() };
+    inFlight++;
+    try {
+      return await either(fallback, () => shared.penalty(key, 1), () => local.penalty(key, 1));
+    } finally {
+      inFlight--;
+    }
+  };
   /** The shared count this process last got back for each key: a count made alone starts from it. */
   const settled = lastSeenCounts();
   const alone = unitsCountedAlone();
@@ -154,7 +172,7 @@ function sharedLimiter(shared: RateLimiterPostgres, local: RateLimiterMemory, fa
   if (carryAlone) fallback.onRecovered(carry);
   return {
     async hit(key) {
-      const counted = await either(fallback, () => shared.penalty(key, 1), () => local.penalty(key, 1));
+      const counted = await hitShared(key);
       if (carryAlone && counted.localOnly) alone.add(key, windowEnd(key, counted), 1);
       // A request counted alone that ended after the recovery's carry left its unit behind: the next
       // count the database answers carries it.
@@ -267,7 +285,7 @@ export async function openSharedLimiters(url: string, log: LimiterLog, options: 
     return {
       quota: settled ?? sharedLimiter(quota, local('quota'), fallback, 'shared', true),
       freeOutcomes: createMemoryLimiter('free-outcomes'),
-      authFailures: sharedLimiter(authFailures, local('auth-failures'), authFallback, 'last-seen', false),
+      authFailures: sharedLimiter(authFailures, local('auth-failures'), authFallback, 'last-seen', false, AUTH_FAILURES_IN_FLIGHT),
       close: async () => {
         replicas.stop();
         // The counts not yet settled go to the shared rows before the pool closes.

@@ -6,7 +6,8 @@
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { clusterOrSkip, freshDatabase, type TestPostgres } from '../support/postgres.js';
-import { SHARED_LIMITS_RETRY_MS, SHARED_LIMITS_TABLE, openSharedLimiters, type LimiterLog } from '../../src/rate-limit/shared-limiter.js';
+import { AUTH_FAILURES_IN_FLIGHT, SHARED_LIMITS_POOL_SIZE, SHARED_LIMITS_RETRY_MS, SHARED_LIMITS_TABLE, openSharedLimiters, type LimiterLog } from '../../src/rate-limit/shared-limiter.js';
+import { whileAuthFailuresLocked } from '../support/quota-replicas.js';
 import { createMemoryLimiters } from '../../src/rate-limit/memory-limiter.js';
 import type { RateLimiter, RateLimiters } from '../../src/rate-limit/limiter.js';
 import { buildApp } from '../../src/app.js';
@@ -222,4 +223,26 @@ describe('the shared counters', () => {
       await refused.app.close();
     }
   }, 240_000);
+});
+
+describe('finding 5: a flood of failed authentications', () => {
+  it('holds at most AUTH_FAILURES_IN_FLIGHT of the pool while each count waits on a locked row: the quota still counts on the shared total', async ({ skip }) => {
+    if (!cluster) return skip();
+    const url = await migratedDatabase(cluster.url);
+    const log = recordingLog();
+    const limiters = await open(url, log);
+    // The address's row made, then locked, as a burst of bad keys holds it.
+    expect((await limiters.authFailures.hit('203.0.113.9')).localOnly).toBeFalsy();
+    const quota = await whileAuthFailuresLocked(url, async () => {
+      // More failures at once than the pool has connections, all started before the quota's count.
+      const flood = Promise.all(Array.from({ length: SHARED_LIMITS_POOL_SIZE * 2 }, () => limiters.authFailures.hit('203.0.113.9')));
+      const counted = await limiters.quota.hit('integration-9');
+      await flood;
+      return counted;
+    });
+    expect(quota.localOnly).toBeFalsy();
+    expect(quota.used).toBe(1);
+    expect(log.lines.map((l) => l.message).filter((m) => /quota/.test(m))).toEqual([]);
+    expect(AUTH_FAILURES_IN_FLIGHT).toBeLessThan(SHARED_LIMITS_POOL_SIZE);
+  }, 30_000);
 });
