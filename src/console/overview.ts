@@ -125,7 +125,7 @@ export function summariseFleet(rows: OverviewRow[]): FleetSummary {
 export async function integrationsOverview(deps: MigrationDeps & { rules: Rules }, viewer: Viewer, query: OverviewQuery): Promise<{ rows: OverviewRow[]; fleet: FleetSummary }> {
   const all: OverviewRow[] = [];
   // A row says how many legacy leads are unlinked (its reasons), never which: none is listed.
-  for (const integration of visibleIntegrations(deps.rules, viewer)) all.push(toRow(integration, await migrationReport(deps, integration, undefined, 0)));
+  for (const integration of visibleIntegrations(deps.rules, viewer)) all.push(toRow(integration, await migrationReport(deps, integration, undefined, { unlinked: 0, notFound: 0 })));
   const needle = query.q?.toLowerCase();
   const rows = all.filter(
     (r) =>

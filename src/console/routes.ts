@@ -3,7 +3,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { AppError } from '../errors.js';
 import { clientBucket } from '../rate-limit/auth-failures.js';
-import { migrationReport } from '../migration/report.js';
+import { FULL_REPORT, migrationReport } from '../migration/report.js';
 import { relinkLegacyLeads } from '../migration/service.js';
 import type { ConsoleDeps } from './plugin.js';
 import type { consoleSessionStore } from './session-store.js';
@@ -146,7 +146,7 @@ export function consoleRoutes(app: FastifyInstance, deps: RouteDeps): void {
   /** What an integration's page shows: every read it makes. */
   async function integrationPage(integration: Integration, extra: IntegrationExtras = {}, asked?: ChartRange) {
     // The leads it lists and a count: what the page reads is bounded by what it shows.
-    const report = await migrationReport(migration, integration, undefined, UNLINKED_LEADS_SHOWN);
+    const report = await migrationReport(migration, integration, undefined, { ...FULL_REPORT, unlinked: UNLINKED_LEADS_SHOWN });
     const now = new Date();
     const keys = await listKeys(deps.store, integration);
     const audit = await listAudit(deps.store, integration, AUDIT_ENTRIES_SHOWN);

@@ -89,15 +89,23 @@ async function unlinkedLeads(r: Repos, integration: Integration, listed: number)
   return { leads: count === 0 || listed === 0 ? [] : await r.leads.listLegacy(integration.id, true, listed), count };
 }
 
-/**
- * The report: the admin API's and the CLI's name the first REPORT_UNLINKED_ITEMS unlinked legacy
- * leads, the console's the `listed` it shows; what it reads is bounded by what it names.
- */
+/** How much of each list a report names: what it reads is bounded by what it names. */
+export interface ReportLists {
+  /** Unlinked legacy leads named (`unlinked_legacy_leads`); all are counted. */
+  unlinked: number;
+  /** Answers 404s named (`answers_not_found.items`), with the unlinked legacy leads of each; all are counted. */
+  notFound: number;
+}
+
+/** The admin API's and the CLI's report; the console's pages name fewer (the overview none). */
+export const FULL_REPORT: ReportLists = { unlinked: REPORT_UNLINKED_ITEMS, notFound: REPORT_NOT_FOUND_ITEMS };
+
+/** The report of an integration, naming `lists` of its lists. */
 export async function migrationReport(
   deps: MigrationDeps,
   integration: Integration,
   quietPeriodHours = DEFAULT_QUIET_PERIOD_HOURS,
-  listed = REPORT_UNLINKED_ITEMS,
+  lists: ReportLists = FULL_REPORT,
 ): Promise<MigrationReport> {
   await deps.usage.flush();
   const now = deps.now?.() ?? new Date();
@@ -109,10 +117,10 @@ export async function migrationReport(
     day: await r.states.usageSince(integration.id, hourOf(new Date(now.getTime() - 24 * 3_600_000))),
     week: await r.states.usageSince(integration.id, hourOf(new Date(now.getTime() - 7 * 24 * 3_600_000))),
     ignored: await r.states.ignoredFields(integration.id),
-    unlinked: await unlinkedLeads(r, integration, listed),
+    unlinked: await unlinkedLeads(r, integration, lists.unlinked),
     keys: (await r.keys.listForIntegration(integration.id)).filter((k) => k.revokedAt === null),
     ported: await r.states.ported(integration.id),
-    notFound: await notFoundPage(r, integration, REPORT_NOT_FOUND_ITEMS, null, deps.usage.caps.notFoundIdsPerIntegration),
+    notFound: await notFoundPage(r, integration, lists.notFound, null, deps.usage.caps.notFoundIdsPerIntegration),
   }));
   const legacy = summarise('legacy', data.day, data.week);
   const v1 = summarise('v1', data.day, data.week);

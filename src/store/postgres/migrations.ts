@@ -160,6 +160,8 @@ export const migrations: Migration[] = [
       CREATE INDEX console_unshown_keys_session ON console_unshown_keys (id_hash);
     `,
   },
+  // Ignored legacy names by age, for their retention; SQLite migration 23 makes the same.
+  { version: 21, name: 'ignored legacy names by age, for their retention', sql: 'CREATE INDEX ignored_fields_age ON ignored_fields (last_seen)' },
 ];
 
 /**
