@@ -1,30 +1,20 @@
 // `lead-gateway ported` and `not-found` as child processes: on the database a gateway serves from, and
 // over that gateway's admin API (--url), the same objects printed either way.
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ADMIN_TOKEN, EXAMPLE_RULES, startGateway, type Gateway } from '../helper.js';
-import { runOwned } from '../support/owned.js';
-import { builtCli } from '../support/child-gateway.js';
+import { startGateway, type Gateway } from '../helper.js';
+import { cliOn } from '../support/cli.js';
 
 let gw: Gateway;
 let base: string;
-const ROOT = join(import.meta.dirname, '..', '..');
+let cli: ReturnType<typeof cliOn>;
 const HANDLE = 'brightpath:telegram-bot';
 
 beforeAll(async () => {
   gw = await startGateway();
   base = await gw.app.listen({ port: 0, host: '127.0.0.1' });
+  cli = cliOn(gw);
 });
 afterAll(() => gw.close());
-
-/** Asynchronous: with --url the CLI asks the gateway this very process serves. */
-function cli(...args: string[]): Promise<{ code: number; out: string; err: string }> {
-  return runOwned(process.execPath, [builtCli(), ...args], { cwd: ROOT, env: { ...process.env, DATABASE_PATH: join(gw.dir, 'gateway.db'), RULES_DIR: EXAMPLE_RULES, LEAD_GATEWAY_ADMIN_TOKEN: ADMIN_TOKEN }, timeoutMs: 30_000 }).then((run) => ({
-    code: run.code ?? -1,
-    out: run.stdout,
-    err: run.stderr,
-  }));
-}
 
 describe('lead-gateway ported and not-found', { timeout: 90_000 }, () => {
   it('marks, refuses a second mark, prints the flag in the report, and clears it over the admin API', async () => {

@@ -1,29 +1,20 @@
 // `lead-gateway test-matches` as a child process (finding 1 of the test-mode review): the live persons a
 // test key's calls found, on the database a gateway serves from and over its admin API, the same rows.
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ADMIN_TOKEN, EXAMPLE_RULES, startGateway, type Gateway } from '../helper.js';
-import { runOwned } from '../support/owned.js';
-import { builtCli } from '../support/child-gateway.js';
+import { startGateway, type Gateway } from '../helper.js';
+import { cliOn } from '../support/cli.js';
 
 let gw: Gateway;
 let base: string;
-const ROOT = join(import.meta.dirname, '..', '..');
+let cli: ReturnType<typeof cliOn>;
 const HANDLE = 'brightpath:telegram-bot';
 
 beforeAll(async () => {
   gw = await startGateway();
   base = await gw.app.listen({ port: 0, host: '127.0.0.1' });
+  cli = cliOn(gw);
 });
 afterAll(() => gw.close());
-
-function cli(...args: string[]): Promise<{ code: number; out: string; err: string }> {
-  return runOwned(process.execPath, [builtCli(), ...args], { cwd: ROOT, env: { ...process.env, DATABASE_PATH: join(gw.dir, 'gateway.db'), RULES_DIR: EXAMPLE_RULES, LEAD_GATEWAY_ADMIN_TOKEN: ADMIN_TOKEN }, timeoutMs: 30_000 }).then((run) => ({
-    code: run.code ?? -1,
-    out: run.stdout,
-    err: run.stderr,
-  }));
-}
 
 describe('lead-gateway test-matches', { timeout: 90_000 }, () => {
   it('prints which test key found which person and when, the same on the database and over the admin API', async () => {
