@@ -17,7 +17,7 @@ const STORE_ENGINES_AND_FACTORY = ['src/store/sqlite/**', 'src/store/postgres/**
 const FEATURE_FILES = ['src/intake/**', 'src/answers/**', 'src/migration/**', 'src/retention/**', 'src/idempotency/**', 'src/rate-limit/**'];
 // The request edge: src/http/ (body parsing, limits, problems, health, metrics, documents) and the
 // shared pieces at the top of src/ that the features use too.
-const EDGE_FILES = ['src/http/**', ...['errors', 'openapi', 'openapi-components', 'outage', 'printable-text', 'canonical-json'].map((f) => `src/${f}.ts`)];
+const EDGE_FILES = ['src/http/**', ...['errors', 'openapi', 'openapi-components', 'outage', 'printable-text', 'canonical-json', 'test-mode'].map((f) => `src/${f}.ts`)];
 const LAYERED = [...FEATURE_FILES, ...EDGE_FILES, 'src/lead/**', 'src/rules/**', 'src/store/**'];
 
 export default tseslint.config(

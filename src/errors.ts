@@ -2,6 +2,7 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { hasZodFastifySchemaValidationErrors } from 'fastify-type-provider-zod';
 import { z } from 'zod';
+import { TEST_MODE_HEADER } from './test-mode.js';
 import { BrokenReferenceError, StoreUnavailableError } from './store/store.js';
 import type { StoreOutage } from './outage.js';
 
@@ -221,7 +222,12 @@ export function registerErrorHandling(app: FastifyInstance, outage: StoreOutage)
       // lost): nothing of the request stands, so the client may resend it safely with the same event_id.
       // An outage: its start and each distinct cause are logged once, the rest counted (outage.ts).
       outage.refused(error, request.log);
-      return sendProblem(reply, 'service-unavailable', 'The store could not confirm that this request was saved. Resend it with the same event_id: if it was saved, the resend is answered as a replay; if not, it is saved then.', {}, { 'retry-after': '1' });
+      // A test call keeps nothing and is never a replay (docs/api.md, "Test mode"): its answer says so.
+      const detail =
+        reply.getHeader(TEST_MODE_HEADER) === 'true'
+          ? 'The store could not run or record this test call. Nothing was kept; resend it.'
+          : 'The store could not confirm that this request was saved. Resend it with the same event_id: if it was saved, the resend is answered as a replay; if not, it is saved then.';
+      return sendProblem(reply, 'service-unavailable', detail, {}, { 'retry-after': '1' });
     }
     if (error instanceof BrokenReferenceError) {
       // Not the request's fault, nor one a resend gets past: an operator repairs the row. Named, so that

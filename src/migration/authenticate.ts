@@ -2,6 +2,7 @@
 // wrong key against the client's failed-authentication budget; and the Bearer parsing the admin API shares.
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { AppError } from '../errors.js';
+import { TEST_MODE_HEADER } from '../test-mode.js';
 import type { Store } from '../store/store.js';
 import type { Integration } from '../rules/catalog.js';
 import type { RulesHolder } from '../rules/loader.js';
@@ -17,8 +18,6 @@ declare module 'fastify' {
   }
 }
 
-/** Marks every answer to a call made with a test key, problems included; a live call's answers never carry it. */
-export const TEST_MODE_HEADER = 'lead-gateway-test-mode';
 
 /** The header as the OpenAPI document declares it on every v1 response. */
 export const TEST_MODE_RESPONSE_HEADERS = {

@@ -217,3 +217,20 @@ describe("finding 1: a person the integration bound whose latest lead another in
     expect(test.body).not.toContain('Secret goal');
   });
 });
+
+describe('a test call the store cannot run or record', () => {
+  it('answers 503 saying nothing was kept, with no word of a replay, and shows no person', async () => {
+    const fresh = (await gw.admin('POST', `/admin/v1/integrations/${TELEGRAM}/keys/test`)).json<{ key: string }>().key;
+    const found = await websitePerson();
+    await gw.inspect.refuseWrites(true);
+    try {
+      const res = await gw.submit(fresh, { event_id: uniq('t'), first_name: 'Guess', phone: found.phone });
+      expect(res.statusCode).toBe(503);
+      expect(res.headers['lead-gateway-test-mode']).toBe('true');
+      expect(res.json<{ detail: string }>().detail).toBe('The store could not run or record this test call. Nothing was kept; resend it.');
+      expect(res.body).not.toContain(found.created.contact_id);
+    } finally {
+      await gw.inspect.refuseWrites(false);
+    }
+  });
+});
