@@ -22,8 +22,8 @@ export const SHARED_LIMITS_TIMEOUT_MS = 500;
 /**
  * Counts of failed authentications sent to the database at once, at most, from one process: a flood of
  * bad keys (a statement each, possibly waiting on a locked row) never holds more than this many of the
- * pool's connections, so the quota's statements always find one. A failure past it is counted alone, on
- * top of the count last got back, as while the database does not answer; no fallback is started.
+ * pool's connections, so the quota's statements always find one. The others wait their turn, in order,
+ * and are counted exactly; should the database not answer, the fallback then counts them alone at once.
  */
 export const AUTH_FAILURES_IN_FLIGHT = 1;
 /** While the database does not answer, one request tries it again this often; the others count locally. */
@@ -124,15 +124,29 @@ function unitsCountedAlone() {
 
 function sharedLimiter(shared: RateLimiterPostgres, local: RateLimiterMemory, fallback: Fallback, peekFrom: PeekFrom, carryAlone: boolean, inFlightMax = Infinity): RateLimiter {
   const seen = lastSeenCounts();
+  // Hits sent to the database at once, at most `inFlightMax`; the others wait in order for a turn.
   let inFlight = 0;
-  /** A hit sent to the database, while fewer than `inFlightMax` are; else counted alone. */
+  const turns: (() => void)[] = [];
+  const takeTurn = (): Promise<void> | void => {
+    if (inFlight < inFlightMax) {
+      inFlight++;
+      return;
+    }
+    return new Promise<void>((resolve) => turns.push(resolve));
+  };
+  // A finished hit hands its turn to the next one waiting, or gives it back.
+  const endTurn = () => {
+    const next = turns.shift();
+    if (next) next();
+    else inFlight--;
+  };
   const hitShared = async (key: string): Promise<WindowUsage> => {
-    if (inFlight >= inFlightMax) return { ...usageOf(await local.penalty(key, 1)), localOnly: true, replicas: fallback.replicasSeen() };
-    inFlight++;
+    if (inFlightMax === Infinity || fallback.skipShared()) return either(fallback, () => shared.penalty(key, 1), () => local.penalty(key, 1));
+    await takeTurn();
     try {
       return await either(fallback, () => shared.penalty(key, 1), () => local.penalty(key, 1));
     } finally {
-      inFlight--;
+      endTurn();
     }
   };
   /** The shared count this process last got back for each key: a count made alone starts from it. */
