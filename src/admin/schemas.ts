@@ -2,6 +2,7 @@
 import { z } from 'zod';
 import { printableText } from '../printable-text.js';
 import { PortedFlagSchema } from '../migration/porting.js';
+import { LINK_REPORT_UNLINKED_ITEMS } from '../migration/service.js';
 
 export const IntegrationParamsSchema = z.object({
   integration: z.string().min(1).meta({ description: 'Integration id, or its handle workspace:integration' }),
@@ -79,8 +80,19 @@ export const UnlinkedLeadSchema = z
   })
   .meta({ id: 'UnlinkedLead', description: 'A legacy-created lead whose person could not be bound to the integration' });
 
+const unlinkedCounts = {
+  unlinked_leads_total: z.number().int().meta({ description: 'How many legacy-created leads the run left unlinked, in all' }),
+  unlinked_by_code: z
+    .object({ no_rule: z.number().int(), missing_member: z.number().int(), bound_to_another_person: z.number().int() })
+    .meta({ description: 'The leads left unlinked, counted by code' }),
+};
+
 export const LinkReportSchema = z
-  .object({ linked_leads: z.number().int().meta({ description: 'Leads linked by this run' }), unlinked_leads: z.array(UnlinkedLeadSchema) })
+  .object({
+    linked_leads: z.number().int().meta({ description: 'Leads linked by this run' }),
+    unlinked_leads: z.array(UnlinkedLeadSchema).meta({ description: `The first ${LINK_REPORT_UNLINKED_ITEMS} leads left unlinked; all are counted below` }),
+    ...unlinkedCounts,
+  })
   .meta({ id: 'LinkReport' });
 
 export const KeyParamsSchema = z.object({ integration: z.string(), key: z.uuid() });
@@ -95,7 +107,9 @@ export const IssuedKeySchema = z
     created_at: z.iso.datetime(),
     state: z.enum(['legacy', 'migrating', 'switched_off']),
     linked_leads: z.number().int().optional().meta({ description: 'Legacy-created leads linked to the integration' }),
-    unlinked_leads: z.array(UnlinkedLeadSchema).optional(),
+    unlinked_leads: z.array(UnlinkedLeadSchema).optional().meta({ description: `The first ${LINK_REPORT_UNLINKED_ITEMS} leads left unlinked` }),
+    unlinked_leads_total: unlinkedCounts.unlinked_leads_total.optional(),
+    unlinked_by_code: unlinkedCounts.unlinked_by_code.optional(),
     revoked_keys: z.number().int().optional().meta({ description: 'Keys revoked by a renewal' }),
   })
   .meta({ id: 'IssuedKey' });

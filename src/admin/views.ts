@@ -44,7 +44,12 @@ export const keyView = (k: ApiKey): z.infer<typeof KeySummarySchema> => ({
 
 export const listedKeyView = (k: ListedKey): z.infer<typeof ListedKeySchema> => ({ ...keyView(k), last_used_at: k.lastUsedAt });
 
-export const linkView = (links: LinkReport): z.infer<typeof LinkReportSchema> => ({ linked_leads: links.linked, unlinked_leads: links.unlinked });
+export const linkView = (links: LinkReport): z.infer<typeof LinkReportSchema> => ({
+  linked_leads: links.linked,
+  unlinked_leads: links.unlinked,
+  unlinked_leads_total: links.unlinkedTotal,
+  unlinked_by_code: links.unlinkedByCode,
+});
 
 /** A key just issued: the secret is in it, shown this once. */
 export const issuedKeyView = ({ key, secret }: IssuedKey, state: MigrationState, extra: Partial<z.infer<typeof IssuedKeySchema>> = {}): z.infer<typeof IssuedKeySchema> => ({

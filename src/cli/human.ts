@@ -22,22 +22,23 @@ Targets:
 Exit codes: 0 done, 1 refused, 2 usage, 3 environment (database, rules, gateway or token unusable).
 `;
 
-/** How many unlinked lead ids a summary names; `--json` lists them all. */
+/** How many unlinked lead ids a summary names per code; `--json` lists the first LINK_REPORT_UNLINKED_ITEMS. */
 const FIRST_UNLINKED = 5;
 
 /** Linked and unlinked legacy leads in a few lines: counts by reason and the first ids, never one line a lead. */
 export function linkSummary(links: LinkReportView): string[] {
-  const lines = [`legacy leads linked: ${links.linked_leads}; not linked: ${links.unlinked_leads.length}`];
-  const byCode = new Map<string, { count: number; reason: string; ids: string[] }>();
+  const lines = [`legacy leads linked: ${links.linked_leads}; not linked: ${links.unlinked_leads_total}`];
+  const byCode = new Map<string, { reason: string; ids: string[] }>();
   for (const u of links.unlinked_leads) {
-    const entry = byCode.get(u.code) ?? { count: 0, reason: u.reason, ids: [] };
-    entry.count++;
+    const entry = byCode.get(u.code) ?? { reason: u.reason, ids: [] };
     if (entry.ids.length < FIRST_UNLINKED) entry.ids.push(u.lead_id);
     byCode.set(u.code, entry);
   }
   for (const [code, e] of byCode) {
-    const more = e.count > e.ids.length ? `, and ${e.count - e.ids.length} more (--json lists all)` : '';
-    lines.push(`  ${e.count} ${shown(code)}${e.count === 1 ? `: ${shown(e.reason)}` : ` (e.g. ${shown(e.reason)})`}`, `    ${e.ids.join(', ')}${more}`);
+    const count = links.unlinked_by_code[code as keyof LinkReportView['unlinked_by_code']];
+    const listed = links.unlinked_leads_total > links.unlinked_leads.length ? `--json lists the first ${links.unlinked_leads.length} of all codes` : '--json lists all';
+    const more = count > e.ids.length ? `, and ${count - e.ids.length} more (${listed})` : '';
+    lines.push(`  ${count} ${shown(code)}${count === 1 ? `: ${shown(e.reason)}` : ` (e.g. ${shown(e.reason)})`}`, `    ${e.ids.join(', ')}${more}`);
   }
   return lines;
 }
@@ -63,7 +64,7 @@ export function reportText(r: MigrationReport): string {
     '',
     // Field names a bot sent: anything a bot wrote is shown escaped.
     `ignored legacy fields: ${r.ignored_legacy_fields.map((f) => `${shown(f.field)} (${f.calls})`).join(', ') || 'none'}`,
-    `unlinked legacy leads: ${r.unlinked_legacy_leads_total}`,
+    `unlinked legacy leads: ${r.unlinked_legacy_leads_total_capped ? 'more than ' : ''}${r.unlinked_legacy_leads_total}`,
     `live keys: ${r.keys.v1} v1, ${r.keys.legacy} legacy`,
     `ported: ${r.ported === null ? 'not marked' : `marked by ${shown(r.ported.ported_by)} at ${r.ported.ported_at}${r.ported.note === null ? '' : `: ${shown(r.ported.note)}`}`}`,
     // Ids a bot sent: shown escaped.

@@ -80,7 +80,12 @@ export function registerMigrationCommands(program: Command, deps: CommandDeps): 
     .action((ref: string, o: { reason?: string }) =>
       deps.withBackend(async (b) => {
         const r = await b.issueKey(ref, o.reason);
-        const links = { linked_leads: r.linked_leads ?? 0, unlinked_leads: r.unlinked_leads ?? [] };
+        const links = {
+          linked_leads: r.linked_leads ?? 0,
+          unlinked_leads: r.unlinked_leads ?? [],
+          unlinked_leads_total: r.unlinked_leads_total ?? 0,
+          unlinked_by_code: r.unlinked_by_code ?? { no_rule: 0, missing_member: 0, bound_to_another_person: 0 },
+        };
         // The key comes last, set apart, so it is not lost above a long report.
         deps.print([`state: ${r.state}`, ...linkSummary(links), '', `v1 key for ${ref} (shown once, store it now):`, '', `  ${r.key}`, ''].join('\n'), r);
       }),

@@ -117,15 +117,23 @@ export async function notFoundAnswers(
 }
 
 /**
+ * How many unlinked legacy leads a report counts and a 404 page looks through, the oldest first: what
+ * either costs stays bounded however many there are. Past it the report says "more than" and a 404 page
+ * may miss a later lead; linking (which binds them all) brings the number down.
+ */
+export const UNLINKED_LEGACY_EXAMINED = 10_000;
+
+/**
  * The unlinked legacy leads whose person id is one of `ids`, per id: only those leads are read (the
- * store makes each lead's id in its statement), and each is checked against the id made here.
+ * store makes each lead's id in its statement, over the oldest UNLINKED_LEGACY_EXAMINED), and each is
+ * checked against the id made here.
  */
 async function unlinkedLegacyLeadsOf(r: Repos, integration: Integration, ids: string[]): Promise<Map<string, Lead[]>> {
   const byId = new Map<string, Lead[]>();
   const rule = integration.legacy.externalContactId;
   const template = rule === null ? null : personIdTemplate(rule);
   if (rule === null || template === null || ids.length === 0) return byId;
-  for (const lead of await r.leads.unlinkedLegacyOf(integration.id, template, ids)) {
+  for (const lead of await r.leads.unlinkedLegacyOf(integration.id, template, ids, UNLINKED_LEGACY_EXAMINED)) {
     const id = renderExternalId(rule, lead);
     if (id === null) continue;
     const leads = byId.get(id);

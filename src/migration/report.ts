@@ -5,14 +5,14 @@ import { DEFAULT_QUIET_PERIOD_HOURS, type MigrationDeps } from './service.js';
 import type { Interface, UsageRow } from '../store/repos/states.js';
 import type { Lead } from '../store/repos/leads.js';
 import type { Repos } from '../store/store.js';
-import { NotFoundPageSchema, notFoundPage, PortedFlagSchema, portedView } from './porting.js';
+import { NotFoundPageSchema, notFoundPage, PortedFlagSchema, portedView, UNLINKED_LEGACY_EXAMINED } from './porting.js';
 
 /** The answers 404s the report lists, the latest first; the rest page by page (GET .../not-found). */
 export const REPORT_NOT_FOUND_ITEMS = 20;
 /**
  * The unlinked legacy leads the report names, the first in the store's order; how many there are in
- * all is `unlinked_legacy_leads_total`. A report reads no more leads than it names, whatever the
- * number of legacy leads (docs/operations.md, "Bounds on each request").
+ * all is `unlinked_legacy_leads_total` (counted up to UNLINKED_LEGACY_EXAMINED). A report reads no more
+ * leads than it names and counts no more than that, whatever the number of legacy leads (docs/operations.md, "Bounds on each request").
  */
 export const REPORT_UNLINKED_ITEMS = 100;
 
@@ -43,7 +43,13 @@ export const MigrationReportSchema = z
     unlinked_legacy_leads: z
       .array(z.object({ lead_id: z.uuid(), first_name: z.string(), created_at: z.iso.datetime() }))
       .meta({ description: `Legacy-created leads not linked to the integration: the first ${REPORT_UNLINKED_ITEMS} (re-run linking to bind them)` }),
-    unlinked_legacy_leads_total: z.number().int().meta({ description: 'How many unlinked legacy leads there are in all' }),
+    unlinked_legacy_leads_total: z
+      .number()
+      .int()
+      .meta({ description: `How many unlinked legacy leads there are in all, counted up to ${UNLINKED_LEGACY_EXAMINED} (see \`unlinked_legacy_leads_total_capped\`)` }),
+    unlinked_legacy_leads_total_capped: z
+      .boolean()
+      .meta({ description: `True: there are more than ${UNLINKED_LEGACY_EXAMINED} unlinked legacy leads, and \`unlinked_legacy_leads_total\` stopped counting there` }),
     keys: z.object({ v1: z.number().int(), legacy: z.number().int(), test: z.number().int() }).meta({ description: 'Live (not revoked) keys' }),
     ported: PortedFlagSchema.nullable(),
     answers_not_found: NotFoundPageSchema.meta({ description: `Answers calls answered 404, per external_contact_id: the latest ${REPORT_NOT_FOUND_ITEMS}; \`next\` pages on at GET .../not-found` }),
@@ -83,10 +89,11 @@ function withTold(reasons: string[], told: { at: number; text: string }[]): stri
   return out;
 }
 
-/** The first `listed` unlinked legacy leads, and a count of them all made by the database. */
-async function unlinkedLeads(r: Repos, integration: Integration, listed: number): Promise<{ leads: Lead[]; count: number }> {
-  const count = await r.leads.countUnlinkedLegacy(integration.id);
-  return { leads: count === 0 || listed === 0 ? [] : await r.leads.listLegacy(integration.id, true, listed), count };
+/** The first `listed` unlinked legacy leads, and a count of them made by the database up to UNLINKED_LEGACY_EXAMINED. */
+async function unlinkedLeads(r: Repos, integration: Integration, listed: number): Promise<{ leads: Lead[]; count: number; capped: boolean }> {
+  const counted = await r.leads.countUnlinkedLegacy(integration.id, UNLINKED_LEGACY_EXAMINED + 1);
+  const count = Math.min(counted, UNLINKED_LEGACY_EXAMINED);
+  return { leads: count === 0 || listed === 0 ? [] : await r.leads.listLegacy(integration.id, true, listed), count, capped: counted > count };
 }
 
 /** How much of each list a report names: what it reads is bounded by what it names. */
@@ -146,7 +153,7 @@ export async function migrationReport(
   if (data.state !== 'switched_off' && v1.last_success === null) {
     reasons.push(v1.last_seen === null ? 'the v1 interface has not been called yet' : 'no v1 call has succeeded yet (every one was refused)');
   }
-  if (data.unlinked.count > 0) reasons.push(`${data.unlinked.count} legacy lead(s) are not linked: their answers would get 404`);
+  if (data.unlinked.count > 0) reasons.push(`${data.unlinked.capped ? 'more than ' : ''}${data.unlinked.count} legacy lead(s) are not linked: their answers would get 404`);
 
   const report: MigrationReport = {
     integration: { id: integration.id, handle: integration.handle, name: integration.name },
@@ -158,6 +165,7 @@ export async function migrationReport(
     ignored_legacy_fields: data.ignored.map((f) => ({ field: f.field, calls: f.calls, last_seen: f.lastSeen })),
     unlinked_legacy_leads: data.unlinked.leads.map((l) => ({ lead_id: l.id, first_name: l.firstName, created_at: l.createdAt })),
     unlinked_legacy_leads_total: data.unlinked.count,
+    unlinked_legacy_leads_total_capped: data.unlinked.capped,
     keys: {
       v1: data.keys.filter((k) => k.kind === 'v1').length,
       legacy: data.keys.filter((k) => k.kind === 'legacy').length,

@@ -79,9 +79,24 @@ export async function recordAction(tx: Repos, integration: Pick<Integration, 'id
 /** Why a legacy lead could not be linked, as a code to count by and words to act on. */
 export type UnlinkedCode = 'no_rule' | 'missing_member' | 'bound_to_another_person';
 
+/**
+ * The unlinked leads a link run names, the first in the store's order; the others are counted, in all
+ * and by code: what a run answers does not grow with the legacy leads.
+ */
+export const LINK_REPORT_UNLINKED_ITEMS = 100;
+
 export interface LinkReport {
   linked: number;
+  /** The first LINK_REPORT_UNLINKED_ITEMS of the leads left unlinked. */
   unlinked: { lead_id: string; code: UnlinkedCode; reason: string }[];
+  unlinkedTotal: number;
+  unlinkedByCode: Record<UnlinkedCode, number>;
+}
+
+function leaveUnlinked(report: LinkReport, item: LinkReport['unlinked'][number]): void {
+  report.unlinkedTotal++;
+  report.unlinkedByCode[item.code]++;
+  if (report.unlinked.length < LINK_REPORT_UNLINKED_ITEMS) report.unlinked.push(item);
 }
 
 /**
@@ -96,7 +111,7 @@ async function unlinkedLegacyLeads(r: Pick<Repos, 'leads'>, integration: Integra
 
 /** Binds each legacy-created lead's person to the integration through its legacy rule. */
 async function linkLegacyLeads(tx: Repos, integration: Integration, at: string): Promise<LinkReport> {
-  const report: LinkReport = { linked: 0, unlinked: [] };
+  const report: LinkReport = { linked: 0, unlinked: [], unlinkedTotal: 0, unlinkedByCode: { no_rule: 0, missing_member: 0, bound_to_another_person: 0 } };
   const template = integration.legacy.externalContactId;
   const leads = await unlinkedLegacyLeads(tx, integration);
   // The bindings are made under their person locks, all taken at once: a lead submitted meanwhile with
@@ -105,7 +120,8 @@ async function linkLegacyLeads(tx: Repos, integration: Integration, at: string):
   await tx.locks.persons(integration.workspace.id, keys);
   for (const { lead, externalId } of leads) {
     if (externalId === null) {
-      report.unlinked.push(
+      leaveUnlinked(
+        report,
         template === null
           ? { lead_id: lead.id, code: 'no_rule', reason: 'the integration has no legacy.external_contact_id rule' }
           : { lead_id: lead.id, code: 'missing_member', reason: `the lead lacks a member of ${template}` },
@@ -114,7 +130,7 @@ async function linkLegacyLeads(tx: Repos, integration: Integration, at: string):
     }
     const bound = await tx.contacts.findByBinding(integration.id, externalId);
     if (bound && bound.id !== lead.contactId) {
-      report.unlinked.push({ lead_id: lead.id, code: 'bound_to_another_person', reason: `${externalId} is already bound to another person` });
+      leaveUnlinked(report, { lead_id: lead.id, code: 'bound_to_another_person', reason: `${externalId} is already bound to another person` });
       continue;
     }
     // Not bound now though the look-up found no binding: someone bound it without its person lock.
@@ -179,7 +195,7 @@ export async function issueV1Key(deps: MigrationDeps, integration: Integration, 
       key_id: issued.key.id,
       prefix: issued.key.prefix,
       linked_leads: links.linked,
-      unlinked_leads: links.unlinked.length,
+      unlinked_leads: links.unlinkedTotal,
     });
     return { ...issued, state, links };
   });
@@ -254,7 +270,7 @@ export async function relinkLegacyLeads(deps: MigrationDeps, integration: Integr
   const at = (deps.now?.() ?? new Date()).toISOString();
   return commitChange(deps.store, integration.id, async (tx) => {
     const links = await linkLegacyLeads(tx, integration, at);
-    await move(tx, integration, 'legacy_leads_linked', null, who, at, { linked_leads: links.linked, unlinked_leads: links.unlinked.length });
+    await move(tx, integration, 'legacy_leads_linked', null, who, at, { linked_leads: links.linked, unlinked_leads: links.unlinkedTotal });
     return links;
   });
 }

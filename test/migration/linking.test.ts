@@ -4,6 +4,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { EXAMPLE_RULES, startGateway, type Gateway } from '../helper.js';
+import { LINK_REPORT_UNLINKED_ITEMS } from '../../src/migration/service.js';
+import { UNLINKED_LEGACY_EXAMINED } from '../../src/migration/porting.js';
+import { aContact, aLead } from '../support/records.js';
 
 let gw: Gateway;
 let rulesFile: string;
@@ -46,5 +49,52 @@ describe('linking legacy leads', () => {
     });
     expect(answers.statusCode).toBe(200);
     expect(answers.json()).toMatchObject({ lead_id: withId.id, answers: { written: ['laptop'] } });
+  });
+
+  it('names the first LINK_REPORT_UNLINKED_ITEMS leads a run leaves unlinked and counts them all, by code', async () => {
+    const integration = [...gw.rules.current().integrations.values()].find((i) => i.handle === 'brightpath:telegram-bot')!;
+    const anonymous = LINK_REPORT_UNLINKED_ITEMS + 20;
+    const ids: string[] = [];
+    // Older than the lead of the test before: these come first.
+    const OLDER = '2020-01-01T00:00:00.000Z';
+    await gw.store.transact(async (tx) => {
+      for (let i = 0; i < anonymous; i++) {
+        const id = `00000000-0000-4000-8000-${String(i).padStart(12, '0')}`;
+        await tx.contacts.insert(aContact(`anon-${i}`, { workspaceId: integration.workspace.id }));
+        await tx.leads.insert(aLead(id, { contactId: `anon-${i}`, workspaceId: integration.workspace.id, integrationId: integration.id, origin: 'legacy', extraData: {}, createdAt: OLDER, updatedAt: OLDER }));
+        ids.push(id);
+      }
+    });
+    const linked = await gw.admin('POST', '/admin/v1/integrations/brightpath:telegram-bot/link', { reason: 'many anonymous leads' });
+    expect(linked.statusCode).toBe(200);
+    const body = linked.json();
+
+    // These and the missing_member lead of the test before, the oldest first.
+    expect(body.unlinked_leads_total).toBe(anonymous + 1);
+    expect(body.unlinked_by_code).toEqual({ no_rule: 0, missing_member: anonymous + 1, bound_to_another_person: 0 });
+    expect(body.unlinked_leads).toHaveLength(LINK_REPORT_UNLINKED_ITEMS);
+    expect(body.unlinked_leads.map((u: { lead_id: string }) => u.lead_id)).toEqual(ids.slice(0, LINK_REPORT_UNLINKED_ITEMS));
+    const report = (await gw.admin('GET', '/admin/v1/integrations/brightpath:telegram-bot/report')).json();
+    expect(report.unlinked_legacy_leads_total).toBe(anonymous + 1);
+    expect(report.unlinked_legacy_leads_total_capped).toBe(false);
+    expect(report.readiness.reasons).toContain(`${anonymous + 1} legacy lead(s) are not linked: their answers would get 404`);
+  });
+
+  it('counts the unlinked legacy leads up to UNLINKED_LEGACY_EXAMINED and says "more than" past it', async () => {
+    const integration = [...gw.rules.current().integrations.values()].find((i) => i.handle === 'brightpath:telegram-bot')!;
+    const before = (await gw.admin('GET', '/admin/v1/integrations/brightpath:telegram-bot/report')).json().unlinked_legacy_leads_total;
+    const OLDER = '2021-01-01T00:00:00.000Z';
+    await gw.store.transact(async (tx) => {
+      for (let i = before; i <= UNLINKED_LEGACY_EXAMINED; i++) {
+        await tx.contacts.insert(aContact(`many-${i}`, { workspaceId: integration.workspace.id }));
+        const id = `00000000-0000-4000-9000-${String(i).padStart(12, '0')}`;
+        await tx.leads.insert(aLead(id, { contactId: `many-${i}`, workspaceId: integration.workspace.id, integrationId: integration.id, origin: 'legacy', extraData: {}, createdAt: OLDER, updatedAt: OLDER }));
+      }
+    });
+    const report = (await gw.admin('GET', '/admin/v1/integrations/brightpath:telegram-bot/report')).json();
+    expect(report.unlinked_legacy_leads_total).toBe(UNLINKED_LEGACY_EXAMINED);
+    expect(report.unlinked_legacy_leads_total_capped).toBe(true);
+    expect(report.unlinked_legacy_leads).toHaveLength(100);
+    expect(report.readiness.reasons).toContain(`more than ${UNLINKED_LEGACY_EXAMINED} legacy lead(s) are not linked: their answers would get 404`);
   });
 });

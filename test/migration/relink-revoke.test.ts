@@ -61,7 +61,12 @@ describe('re-running the linking of legacy leads', () => {
     const keysBefore = (await gw.admin('GET', `/admin/v1/integrations/${handle}/keys`)).json().items.length;
     const linked = await gw.admin('POST', `/admin/v1/integrations/${handle}/link`, { reason: 'legacy rule fixed' });
     expect(linked.statusCode).toBe(200);
-    expect(linked.json()).toEqual({ linked_leads: 7, unlinked_leads: [{ lead_id: anonymous, code: 'missing_member', reason: expect.stringContaining('lacks a member') }] });
+    expect(linked.json()).toEqual({
+      linked_leads: 7,
+      unlinked_leads: [{ lead_id: anonymous, code: 'missing_member', reason: expect.stringContaining('lacks a member') }],
+      unlinked_leads_total: 1,
+      unlinked_by_code: { no_rule: 0, missing_member: 1, bound_to_another_person: 0 },
+    });
     expect((await gw.admin('GET', `/admin/v1/integrations/${handle}/keys`)).json().items).toHaveLength(keysBefore);
     const report = (await gw.admin('GET', `/admin/v1/integrations/${handle}/report`)).json();
     expect(report.unlinked_legacy_leads.map((l: { lead_id: string }) => l.lead_id)).toEqual([anonymous]);
@@ -71,7 +76,7 @@ describe('re-running the linking of legacy leads', () => {
     // Again from the CLI: nothing left to link but the anonymous lead; --json lists it.
     const again = cli('--json', 'link', handle);
     expect(again.code).toBe(0);
-    expect(JSON.parse(again.out)).toEqual({ linked_leads: 0, unlinked_leads: [expect.objectContaining({ lead_id: anonymous, code: 'missing_member' })] });
+    expect(JSON.parse(again.out)).toMatchObject({ linked_leads: 0, unlinked_leads: [expect.objectContaining({ lead_id: anonymous, code: 'missing_member' })], unlinked_leads_total: 1 });
     expect(withIds).toHaveLength(7);
   });
 });

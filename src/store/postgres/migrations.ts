@@ -162,6 +162,35 @@ export const migrations: Migration[] = [
   },
   // Ignored legacy names by age, for their retention; SQLite migration 23 makes the same.
   { version: 21, name: 'ignored legacy names by age, for their retention', sql: 'CREATE INDEX ignored_fields_age ON ignored_fields (last_seen)' },
+  // Unlinked legacy leads marked, kept so by triggers; SQLite migration 24 makes the same (and says why).
+  {
+    version: 22,
+    name: 'unlinked legacy leads marked, kept so by triggers',
+    sql: `
+      ALTER TABLE leads ADD COLUMN unlinked_legacy boolean NOT NULL DEFAULT false;
+      UPDATE leads l SET unlinked_legacy = true WHERE origin = 'legacy' AND integration_id IS NOT NULL
+        AND NOT EXISTS (SELECT 1 FROM contact_bindings b WHERE b.integration_id = l.integration_id AND b.contact_id = l.contact_id);
+      CREATE INDEX leads_unlinked_legacy ON leads (integration_id, created_at, id) WHERE unlinked_legacy AND deleted_at IS NULL;
+      CREATE FUNCTION mark_unlinked_legacy_lead() RETURNS trigger LANGUAGE plpgsql AS $$
+      BEGIN
+        NEW.unlinked_legacy := NOT EXISTS (SELECT 1 FROM contact_bindings b WHERE b.integration_id = NEW.integration_id AND b.contact_id = NEW.contact_id);
+        RETURN NEW;
+      END $$;
+      CREATE TRIGGER unlinked_legacy_lead BEFORE INSERT ON leads
+        FOR EACH ROW WHEN (NEW.origin = 'legacy' AND NEW.integration_id IS NOT NULL) EXECUTE FUNCTION mark_unlinked_legacy_lead();
+      CREATE FUNCTION mark_unlinked_legacy_binding() RETURNS trigger LANGUAGE plpgsql AS $$
+      BEGIN
+        IF TG_OP = 'INSERT' THEN
+          UPDATE leads SET unlinked_legacy = false WHERE contact_id = NEW.contact_id AND deleted_at IS NULL AND integration_id = NEW.integration_id AND unlinked_legacy;
+        ELSE
+          UPDATE leads SET unlinked_legacy = true WHERE contact_id = OLD.contact_id AND deleted_at IS NULL AND integration_id = OLD.integration_id AND origin = 'legacy'
+            AND NOT EXISTS (SELECT 1 FROM contact_bindings b WHERE b.integration_id = OLD.integration_id AND b.contact_id = OLD.contact_id);
+        END IF;
+        RETURN NULL;
+      END $$;
+      CREATE TRIGGER unlinked_legacy_binding AFTER INSERT OR DELETE ON contact_bindings FOR EACH ROW EXECUTE FUNCTION mark_unlinked_legacy_binding();
+    `,
+  },
 ];
 
 /**

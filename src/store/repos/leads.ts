@@ -113,16 +113,18 @@ export interface LeadRepo {
   countByGroup(groupId: string): Promise<number>;
   /**
    * Legacy-created, not deleted leads of the integration, the oldest first; `unlinkedOnly`: whose person
-   * has no binding to it; `limit`: the first so many only.
+   * has no binding to it (a mark the store's triggers keep, read by its own index); `limit`: the first
+   * so many only.
    */
   listLegacy(integrationId: string, unlinkedOnly: boolean, limit?: number): Promise<Lead[]>;
-  /** How many leads `listLegacy(integrationId, true)` answers, counted by the database. */
-  countUnlinkedLegacy(integrationId: string): Promise<number>;
+  /** How many leads `listLegacy(integrationId, true)` answers, counted by the database up to `max`. */
+  countUnlinkedLegacy(integrationId: string, max: number): Promise<number>;
   /**
-   * The leads of `listLegacy(integrationId, true)`, in its order, whose person id by `template` is one
-   * of `externalIds`: the id made in the statement, so that only those leads are read.
+   * The leads among the first `examined` of `listLegacy(integrationId, true)`, in its order, whose
+   * person id by `template` is one of `externalIds`: the id made in the statement, so that only those
+   * leads are read into the process, and no more than `examined` are looked at.
    */
-  unlinkedLegacyOf(integrationId: string, template: PersonIdTemplate, externalIds: readonly string[]): Promise<Lead[]>;
+  unlinkedLegacyOf(integrationId: string, template: PersonIdTemplate, externalIds: readonly string[], examined: number): Promise<Lead[]>;
   /** Leads of a workspace that are not deleted, newest first, filtered (operators "filter by them"). */
   list(filter: LeadFilter): Promise<Lead[]>;
   /** The lead's comments, oldest first; with `page`, only those from `offset` on, at most `limit`. */

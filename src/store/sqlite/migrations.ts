@@ -574,6 +574,33 @@ export const migrations: Migration[] = [
     // a scan of every integration's names. PostgreSQL migration 21 makes the same.
     up: (db) => db.exec('CREATE INDEX ignored_fields_age ON ignored_fields (last_seen)'),
   },
+  {
+    version: 24,
+    name: 'unlinked legacy leads marked, kept so by triggers',
+    // Whether a legacy lead's person has a binding of its integration is a join; the report, the 404
+    // page and the link run read the unlinked ones by this mark and its index instead, so what they read
+    // is bounded by what they name, not by the integration's legacy leads (most of them linked). The
+    // triggers keep the mark true whichever unit makes or removes a binding. PostgreSQL migration 22
+    // makes the same.
+    up: (db) =>
+      db.exec(`
+        ALTER TABLE leads ADD COLUMN unlinked_legacy INTEGER NOT NULL DEFAULT 0;
+        UPDATE leads SET unlinked_legacy = 1 WHERE origin = 'legacy' AND integration_id IS NOT NULL
+          AND NOT EXISTS (SELECT 1 FROM contact_bindings b WHERE b.integration_id = leads.integration_id AND b.contact_id = leads.contact_id);
+        CREATE INDEX leads_unlinked_legacy ON leads (integration_id, created_at, id) WHERE unlinked_legacy = 1 AND deleted_at IS NULL;
+        CREATE TRIGGER unlinked_legacy_lead AFTER INSERT ON leads WHEN NEW.origin = 'legacy' AND NEW.integration_id IS NOT NULL BEGIN
+          UPDATE leads SET unlinked_legacy = 1 WHERE id = NEW.id
+            AND NOT EXISTS (SELECT 1 FROM contact_bindings b WHERE b.integration_id = NEW.integration_id AND b.contact_id = NEW.contact_id);
+        END;
+        CREATE TRIGGER unlinked_legacy_bound AFTER INSERT ON contact_bindings BEGIN
+          UPDATE leads SET unlinked_legacy = 0 WHERE contact_id = NEW.contact_id AND deleted_at IS NULL AND integration_id = NEW.integration_id AND unlinked_legacy = 1;
+        END;
+        CREATE TRIGGER unlinked_legacy_unbound AFTER DELETE ON contact_bindings BEGIN
+          UPDATE leads SET unlinked_legacy = 1 WHERE contact_id = OLD.contact_id AND deleted_at IS NULL AND integration_id = OLD.integration_id AND origin = 'legacy'
+            AND NOT EXISTS (SELECT 1 FROM contact_bindings b WHERE b.integration_id = OLD.integration_id AND b.contact_id = OLD.contact_id);
+        END;
+      `),
+  },
 ];
 
 export class MigrationError extends Error {

@@ -39,7 +39,7 @@ describe('PostgreSQL migrations', () => {
     const pool = poolOn(await freshDatabase(cluster.url));
     await migrate(pool);
     const indexes = (await pool.query<{ name: string }>("SELECT indexname AS name FROM pg_indexes WHERE tablename = 'leads' ORDER BY indexname")).rows.map((r) => r.name);
-    expect(indexes).toEqual(['leads_contact', 'leads_integration_page', 'leads_legacy', 'leads_pkey']);
+    expect(indexes).toEqual(['leads_contact', 'leads_integration_page', 'leads_legacy', 'leads_pkey', 'leads_unlinked_legacy']);
   });
 
   it('indexes answers only for what reads them: not by submission, an entry every answer wrote and no statement read (migration 11)', async (context) => {
@@ -89,6 +89,32 @@ describe('PostgreSQL migrations', () => {
       { integration_id: 'i1', answer_key: 'colour', answers: 2, bytes: 6 + 5 + 6 + 6 },
       { integration_id: 'i2', answer_key: 'colour', answers: 1, bytes: 6 + 4 },
     ]);
+  });
+
+  it('marks the legacy leads whose person has no binding of their integration, from the backfill on (as SQLite migration 24)', async (context) => {
+    if (!cluster) return context.skip();
+    const pool = poolOn(await freshDatabase(cluster.url));
+    const version = migrations.find((m) => m.name === 'unlinked legacy leads marked, kept so by triggers')!.version;
+    await migrate(pool, migrations.filter((m) => m.version < version));
+    const lead = (id: string, contact: string, integration: string, origin: string) =>
+      pool.query("INSERT INTO leads (id, workspace_id, contact_id, integration_id, origin, first_name, created_at, updated_at) VALUES ($1, 'w', $2, $3, $4, 'x', 't', 't')", [id, contact, integration, origin]);
+    const bind = (external: string, contact: string) =>
+      pool.query("INSERT INTO contact_bindings (integration_id, external_contact_id, contact_id, created_at) VALUES ('i1', $1, $2, 't')", [external, contact]);
+    for (const c of ['bound', 'free']) await pool.query("INSERT INTO contacts (id, workspace_id, first_name, created_at, updated_at) VALUES ($1, 'w', 'x', 't', 't')", [c]);
+    await bind('tg:1', 'bound');
+    await lead('bound-legacy', 'bound', 'i1', 'legacy');
+    await lead('unbound-legacy', 'free', 'i1', 'legacy');
+    await lead('bound-elsewhere', 'bound', 'i2', 'legacy');
+    await lead('unbound-v1', 'free', 'i1', 'v1');
+    await migrate(pool);
+    const marked = async () => (await pool.query('SELECT id FROM leads WHERE unlinked_legacy ORDER BY id')).rows;
+    expect(await marked()).toEqual([{ id: 'bound-elsewhere' }, { id: 'unbound-legacy' }]);
+    // From then on the triggers keep it: a binding made, a lead of a bound person, a binding removed.
+    await bind('tg:2', 'free');
+    await lead('later-legacy', 'bound', 'i1', 'legacy');
+    expect(await marked()).toEqual([{ id: 'bound-elsewhere' }]);
+    await pool.query("DELETE FROM contact_bindings WHERE external_contact_id = 'tg:1'");
+    expect(await marked()).toEqual([{ id: 'bound-elsewhere' }, { id: 'bound-legacy' }, { id: 'later-legacy' }]);
   });
 
   it('admits test keys and their calls counted apart, keeping the rows before, and still refuses an unknown kind (as SQLite migration 19)', async (context) => {

@@ -93,6 +93,28 @@ describe('migrate', () => {
     ]);
   });
 
+  it('marks the legacy leads whose person has no binding of their integration, from the backfill on (migration 24)', () => {
+    const db = new Database(':memory:');
+    db.pragma('foreign_keys = OFF'); // leads and bindings only: their persons do not matter here
+    const version = migrations.find((m) => m.name === 'unlinked legacy leads marked, kept so by triggers')!.version;
+    migrate(db, migrations.filter((m) => m.version < version));
+    const lead = db.prepare("INSERT INTO leads (id, workspace_id, contact_id, integration_id, origin, first_name, created_at, updated_at) VALUES (?, 'w', ?, ?, ?, 'x', 't', 't')");
+    db.prepare("INSERT INTO contact_bindings (integration_id, external_contact_id, contact_id, created_at) VALUES ('i1', 'tg:1', 'bound', 't')").run();
+    lead.run('bound-legacy', 'bound', 'i1', 'legacy');
+    lead.run('unbound-legacy', 'free', 'i1', 'legacy');
+    lead.run('bound-elsewhere', 'bound', 'i2', 'legacy');
+    lead.run('unbound-v1', 'free', 'i1', 'v1');
+    migrate(db);
+    const marked = () => db.prepare('SELECT id FROM leads WHERE unlinked_legacy = 1 ORDER BY id').all();
+    expect(marked()).toEqual([{ id: 'bound-elsewhere' }, { id: 'unbound-legacy' }]);
+    // From then on the triggers keep it: a binding made, a lead of a bound person, a binding removed.
+    db.prepare("INSERT INTO contact_bindings (integration_id, external_contact_id, contact_id, created_at) VALUES ('i1', 'tg:2', 'free', 't')").run();
+    lead.run('later-legacy', 'bound', 'i1', 'legacy');
+    expect(marked()).toEqual([{ id: 'bound-elsewhere' }]);
+    db.prepare("DELETE FROM contact_bindings WHERE external_contact_id = 'tg:1'").run();
+    expect(marked()).toEqual([{ id: 'bound-elsewhere' }, { id: 'bound-legacy' }, { id: 'later-legacy' }]);
+  });
+
   it('keeps every key and usage count across the rebuild that admits test keys and their calls, and still refuses an unknown kind (migration 19)', () => {
     const db = new Database(':memory:');
     const version = migrations.find((m) => m.name === 'test keys and their calls counted apart')!.version;
@@ -119,7 +141,7 @@ describe('migrate', () => {
     const db = new Database(':memory:');
     migrate(db);
     const indexes = (db.prepare("SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'leads' AND sql IS NOT NULL ORDER BY name").all() as { name: string }[]).map((r) => r.name);
-    expect(indexes).toEqual(['leads_contact', 'leads_integration_page', 'leads_legacy']);
+    expect(indexes).toEqual(['leads_contact', 'leads_integration_page', 'leads_legacy', 'leads_unlinked_legacy']);
   });
 
   it('clears the clear-text prefixes of imported legacy keys, in the key list and the audit log (migration 7)', () => {

@@ -3,7 +3,7 @@ import { createHash } from 'node:crypto';
 import type { Comment, LeadFilter, LeadPatch, LeadRepo } from '../../repos/leads.js';
 import { patchColumns, rowToLead, type LeadRow } from '../../sql-rows.js';
 import { rowName, statement, writeLater, type Sql } from '../sql.js';
-import { unlinkedLegacyOfQuery } from './person-id.js';
+import { UNLINKED_LEGACY, unlinkedLegacyOfQuery } from './person-id.js';
 
 const toColumnValue = (key: keyof LeadPatch, value: unknown): unknown => (key === 'extraData' ? (value === null ? null : JSON.stringify(value)) : value);
 
@@ -46,10 +46,8 @@ const commentTotals = statement<{ n: number; bytes: number }>(
 const counted = statement<{ n: string }>('leads.counted', 'SELECT sum(n) AS n FROM lead_counts WHERE kind = $1 AND item_id = $2');
 // LIMIT NULL: no limit.
 const legacy = statement<LeadRow>('leads.legacy', "SELECT * FROM leads WHERE integration_id = $1 AND origin = 'legacy' AND deleted_at IS NULL ORDER BY created_at, id LIMIT $2");
-const unlinked = `FROM leads l WHERE l.integration_id = $1 AND l.origin = 'legacy' AND l.deleted_at IS NULL
-     AND NOT EXISTS (SELECT 1 FROM contact_bindings b WHERE b.integration_id = l.integration_id AND b.contact_id = l.contact_id)`;
-const legacyUnlinked = statement<LeadRow>('leads.legacyUnlinked', `SELECT l.* ${unlinked} ORDER BY l.created_at, l.id LIMIT $2`);
-const unlinkedCount = statement<{ n: number }>('leads.unlinkedCount', `SELECT count(*)::int AS n ${unlinked}`);
+const legacyUnlinked = statement<LeadRow>('leads.legacyUnlinked', UNLINKED_LEGACY.list);
+const unlinkedCount = statement<{ n: number }>('leads.unlinkedCount', UNLINKED_LEGACY.count);
 const commentsPage = statement<{ id: string; lead_id: string; body: string; author_kind: Comment['authorKind']; author_ref: string | null; created_at: string }>(
   'leads.commentsPage',
   'SELECT * FROM lead_comments WHERE lead_id = $1 ORDER BY created_at, id LIMIT $2 OFFSET $3',
@@ -117,11 +115,11 @@ export function pgLeadRepo(sql: Sql): LeadRepo {
     countByStatus: async (statusId) => Number((await counted.one(sql, 'status', statusId))?.n ?? 0),
     countByGroup: async (groupId) => Number((await counted.one(sql, 'group', groupId))?.n ?? 0),
     listLegacy: async (integrationId, unlinkedOnly, limit) => (await (unlinkedOnly ? legacyUnlinked : legacy).rows(sql, integrationId, limit ?? null)).map(rowToLead),
-    countUnlinkedLegacy: async (integrationId) => (await unlinkedCount.one(sql, integrationId))!.n,
-    unlinkedLegacyOf: async (integrationId, template, externalIds) => {
+    countUnlinkedLegacy: async (integrationId, max) => (await unlinkedCount.one(sql, integrationId, max))!.n,
+    unlinkedLegacyOf: async (integrationId, template, externalIds, examined) => {
       if (externalIds.length === 0) return [];
       const { text, values } = unlinkedLegacyOfQuery(template);
-      return (await sql.query<LeadRow>({ name: nameOf('leads.unlinkedOf', text), text, values: [integrationId, externalIds, ...values] })).rows.map(rowToLead);
+      return (await sql.query<LeadRow>({ name: nameOf('leads.unlinkedOf', text), text, values: [integrationId, externalIds, examined, ...values] })).rows.map(rowToLead);
     },
     list: async (f) => {
       const { text, values } = listQuery(f);

@@ -25,13 +25,23 @@ function memberSql(member: PersonIdMember, param: (value: unknown) => string, tr
   return `CASE WHEN jsonb_typeof(${parent}) = 'array' THEN jsonb_array_length(${parent})::text ELSE ${text} END`;
 }
 
+// Marked and kept so by triggers (migration 22): read by their own index, past the linked ones.
+const UNLINKED = 'FROM leads WHERE integration_id = $1 AND unlinked_legacy AND deleted_at IS NULL';
+
+/** The unlinked legacy leads of an integration, the oldest first, so many; and their count up to a maximum. */
+export const UNLINKED_LEGACY = {
+  list: `SELECT * ${UNLINKED} ORDER BY created_at, id LIMIT $2`,
+  count: `SELECT count(*)::int AS n FROM (SELECT 1 ${UNLINKED} LIMIT $2) u`,
+};
+
 /**
- * The SELECT of the unlinked legacy leads of $1 whose id is one of $2 (a text array), with its values
- * from $3 on. Its text depends on the template's shape alone, its text and paths being parameters.
+ * The SELECT of the unlinked legacy leads of $1 whose id is one of $2 (a text array), among the oldest $3
+ * of them, with its values from $4 on. Its text depends on the template's shape alone, its text and
+ * paths being parameters.
  */
 export function unlinkedLegacyOfQuery(template: PersonIdTemplate): { text: string; values: unknown[] } {
   const values: unknown[] = [];
-  const param = (value: unknown) => `$${values.push(value) + 2}`;
+  const param = (value: unknown) => `$${values.push(value) + 3}`;
   // A parameter is sent only if the text names it: PostgreSQL types each from where it is used.
   let trimmed: string | null = null;
   const parts = template.literals.map((literal, i) => {
@@ -39,9 +49,9 @@ export function unlinkedLegacyOfQuery(template: PersonIdTemplate): { text: strin
     const text = `${param(literal)}::text`;
     return member === undefined ? text : `${text} || ${memberSql(member, param, (trimmed ??= `${param(TRIMMED_CHARACTERS)}::text`))}`;
   });
-  const text = `SELECT l.* FROM leads l WHERE l.integration_id = $1 AND l.origin = 'legacy' AND l.deleted_at IS NULL
-       AND (${parts.join(' || ')}) COLLATE "C" = ANY($2::text[])
-       AND NOT EXISTS (SELECT 1 FROM contact_bindings b WHERE b.integration_id = l.integration_id AND b.contact_id = l.contact_id)
+  const text = `SELECT l.* FROM (SELECT * FROM leads WHERE integration_id = $1 AND unlinked_legacy AND deleted_at IS NULL
+       ORDER BY created_at, id LIMIT $3) l
+     WHERE (${parts.join(' || ')}) COLLATE "C" = ANY($2::text[])
      ORDER BY l.created_at, l.id`;
   return { text, values };
 }

@@ -2,7 +2,7 @@
 import type { Db } from '../connection.js';
 import type { Comment, LeadFilter, LeadPatch, LeadRepo } from '../../repos/leads.js';
 import { patchColumns, rowToLead as decodedRowToLead, type LeadRow as DecodedLeadRow } from '../../sql-rows.js';
-import { unlinkedLegacyOfQuery } from './person-id.js';
+import { UNLINKED_LEGACY, unlinkedLegacyOfQuery } from './person-id.js';
 
 /** The row as SQLite holds it: the extra data as JSON text. */
 export type LeadRow = Omit<DecodedLeadRow, 'extra_data'> & { extra_data: string | null };
@@ -50,10 +50,8 @@ export function sqliteLeadRepo(db: Db): LeadRepo {
   const legacy = db.prepare<[string, number], LeadRow>(
     "SELECT * FROM leads WHERE integration_id = ? AND origin = 'legacy' AND deleted_at IS NULL ORDER BY created_at, rowid LIMIT ?",
   );
-  const unlinked = `FROM leads l WHERE l.integration_id = ? AND l.origin = 'legacy' AND l.deleted_at IS NULL
-       AND NOT EXISTS (SELECT 1 FROM contact_bindings b WHERE b.integration_id = l.integration_id AND b.contact_id = l.contact_id)`;
-  const legacyUnlinked = db.prepare<[string, number], LeadRow>(`SELECT l.* ${unlinked} ORDER BY l.created_at, l.rowid LIMIT ?`);
-  const unlinkedCount = db.prepare<[string], { n: number }>(`SELECT count(*) AS n ${unlinked}`);
+  const legacyUnlinked = db.prepare<[string, number], LeadRow>(UNLINKED_LEGACY.list);
+  const unlinkedCount = db.prepare<[string, number], { n: number }>(UNLINKED_LEGACY.count);
   // One prepared SELECT per shape of person-id template, prepared the first time that shape is used.
   const unlinkedOf = new Map<string, ReturnType<Db['prepare']>>();
   const byGroup = db.prepare<[string], { n: number }>("SELECT n FROM lead_counts WHERE kind = 'group' AND item_id = ?");
@@ -164,13 +162,13 @@ export function sqliteLeadRepo(db: Db): LeadRepo {
     countByStatus: async (statusId) => byStatus.get(statusId)?.n ?? 0,
     countByGroup: async (groupId) => byGroup.get(groupId)?.n ?? 0,
     listLegacy: async (integrationId, unlinkedOnly, limit) => (unlinkedOnly ? legacyUnlinked : legacy).all(integrationId, limit ?? -1).map(rowToLead),
-    countUnlinkedLegacy: async (integrationId) => unlinkedCount.get(integrationId)!.n,
-    unlinkedLegacyOf: async (integrationId, template, externalIds) => {
+    countUnlinkedLegacy: async (integrationId, max) => unlinkedCount.get(integrationId, max)!.n,
+    unlinkedLegacyOf: async (integrationId, template, externalIds, examined) => {
       if (externalIds.length === 0) return [];
       const { text, params } = unlinkedLegacyOfQuery(template);
       let statement = unlinkedOf.get(text);
       if (!statement) unlinkedOf.set(text, (statement = db.prepare(text)));
-      return (statement.all({ ...params, integrationId, ids: JSON.stringify(externalIds) }) as LeadRow[]).map(rowToLead);
+      return (statement.all({ ...params, integrationId, examined, ids: JSON.stringify(externalIds) }) as LeadRow[]).map(rowToLead);
     },
   };
 }
