@@ -115,7 +115,7 @@ function unmarked(value: unknown): unknown {
   return Object.fromEntries(Object.entries(value).filter(([k]) => k !== TRUNCATED).map(([k, v]) => [k, unmarked(v)]));
 }
 
-const shellQuoted = (text: string) => `'${text.replaceAll("'", `'\\''`)}'`;
+const shellQuoted = (text: string) => `'${text.replaceAll("'", "'\\''")}'`;
 
 export function curlFor(path: string, body: Record<string, unknown>): string {
   return [
