@@ -4,9 +4,9 @@
 import { z } from 'zod';
 import type { Integration } from '../rules/catalog.js';
 import type { LegacySample, MigrationState, UsageRow } from '../store/repos/states.js';
-import { replacementFor } from '../legacy/replacements.js';
-import { answersFromLegacy, translateLegacyLead } from '../legacy/translate.js';
-import type { LegacyLeadCreate } from '../legacy/schemas.js';
+import { replacementFor } from './replacements.js';
+import { answersFromLegacy, translateLegacyLead } from './translate.js';
+import type { LegacyLeadCreate } from './legacy-lead.js';
 import { keptName, redactionRules, renamed, TRUNCATED, type RedactedCall, type RedactionRules } from './redact.js';
 import { templateJson } from './json-template.js';
 
