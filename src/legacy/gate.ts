@@ -8,7 +8,7 @@ import { legacyAuthenticator } from '../migration/authenticate.js';
 import { hotRead } from '../store/hot-reads.js';
 import { MIGRATION_GUIDE } from '../http/docs-routes.js';
 import type { UsageRecorder } from '../migration/usage.js';
-import { replacementFor } from './replacements.js';
+import { replacementFor } from '../porting/replacements.js';
 import type { AuthFailureGuard } from '../rate-limit/auth-failures.js';
 
 

@@ -15,7 +15,7 @@ import { renderLead } from '../lead/view.js';
 import { runOnce } from '../idempotency/replay.js';
 import { applyAnswers } from '../answers/engine.js';
 import type { LegacyTag } from '../store/repos/legacy-tags.js';
-import { answersFromLegacy, translateLegacyLead } from './translate.js';
+import { answersFromLegacy, translateLegacyLead } from '../porting/translate.js';
 import { newId } from '../store/ids.js';
 
 export interface LegacyDeps {

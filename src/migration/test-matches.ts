@@ -7,6 +7,7 @@ import type { Integration } from '../rules/catalog.js';
 import type { Store } from '../store/store.js';
 import type { TestMatch, TestMatchCursor } from '../store/repos/test-matches.js';
 import type { MigrationDeps } from './service.js';
+import { decodeCursor, encodeCursor } from '../http/cursor.js';
 
 /**
  * Rows (persons) kept per test key. A bot author tests against a handful of persons; a test key that
@@ -76,24 +77,12 @@ export const TestMatchQuerySchema = z.object({
   after: z.string().max(2000).optional().meta({ description: 'The `next` of the page before' }),
 });
 
-const encodeCursor = (c: TestMatchCursor) => Buffer.from(JSON.stringify([c.firstAt, c.keyId, c.contactId])).toString('base64url');
-
-function decodeCursor(text: string): TestMatchCursor {
-  try {
-    const parts = JSON.parse(Buffer.from(text, 'base64url').toString('utf8')) as unknown;
-    if (Array.isArray(parts) && parts.length === 3 && parts.every((p) => typeof p === 'string')) {
-      const [firstAt, keyId, contactId] = parts as string[];
-      return { firstAt: firstAt!, keyId: keyId!, contactId: contactId! };
-    }
-  } catch {
-    // Told below, as every cursor that is not one.
-  }
-  throw new AppError('bad-request', '`after` is not a cursor this list answered: give the `next` of the page before.');
-}
+/** The members a page ends on, in the list's order: newest first, then by key and person. */
+const CURSOR = ['firstAt', 'keyId', 'contactId'] as const satisfies readonly (keyof TestMatchCursor)[];
 
 /** One page of the persons the integration's test calls found, the newest rows first. */
 export async function testMatches(deps: Pick<MigrationDeps, 'store'>, integration: Pick<Integration, 'id'>, page: { limit: number; after?: string | undefined }): Promise<TestMatchPage> {
-  const after = page.after === undefined ? null : decodeCursor(page.after);
+  const after: TestMatchCursor | null = page.after === undefined ? null : decodeCursor(CURSOR, page.after);
   return deps.store.read(async (r) => {
     // One more than the page: whether there is a next one.
     const [found, rows] = await Promise.all([r.testMatches.page(integration.id, page.limit + 1, after), r.testMatches.count(integration.id)]);
@@ -113,7 +102,7 @@ export async function testMatches(deps: Pick<MigrationDeps, 'store'>, integratio
         first_at: e.firstAt,
         last_at: e.lastAt,
       })),
-      next: found.length > page.limit && last ? encodeCursor({ firstAt: last.firstAt, keyId: last.keyId, contactId: last.contactId }) : null,
+      next: found.length > page.limit && last ? encodeCursor(CURSOR, last) : null,
       rows,
       rows_max_per_key: TEST_MATCHES_MAX_PER_KEY,
     };

@@ -4,9 +4,9 @@
 import { z } from 'zod';
 import type { Integration } from '../rules/catalog.js';
 import type { LegacySample, MigrationState, UsageRow } from '../store/repos/states.js';
-import { replacementFor } from '../legacy/replacements.js';
-import { answersFromLegacy, translateLegacyLead } from '../legacy/translate.js';
-import type { LegacyLeadCreate } from '../legacy/schemas.js';
+import { replacementFor } from './replacements.js';
+import { answersFromLegacy, translateLegacyLead } from './translate.js';
+import type { LegacyLeadCreate } from './legacy-lead.js';
 import { keptName, redactionRules, renamed, TRUNCATED, type RedactedCall, type RedactionRules } from './redact.js';
 import { templateJson } from './json-template.js';
 
@@ -115,7 +115,7 @@ function unmarked(value: unknown): unknown {
   return Object.fromEntries(Object.entries(value).filter(([k]) => k !== TRUNCATED).map(([k, v]) => [k, unmarked(v)]));
 }
 
-const shellQuoted = (text: string) => `'${text.replaceAll("'", `'\\''`)}'`;
+const shellQuoted = (text: string) => `'${text.replaceAll("'", "'\\''")}'`;
 
 export function curlFor(path: string, body: Record<string, unknown>): string {
   return [

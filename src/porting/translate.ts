@@ -1,6 +1,6 @@
 // Translating a legacy lead into a v1 submission: person id, tags and data into answers, ignored members.
 import type { Integration } from '../rules/catalog.js';
-import type { LegacyLeadCreate } from './schemas.js';
+import type { LegacyLeadCreate } from './legacy-lead.js';
 import { AppError } from '../errors.js';
 import { renderTemplate } from '../lead/external-id.js';
 
