@@ -2,6 +2,7 @@
 // service team (docs/runbook.md, "Marking an integration ported" and "The answers 404 list").
 import { z } from 'zod';
 import { AppError } from '../errors.js';
+import { decodeCursor, encodeCursor } from '../http/cursor.js';
 import type { Integration } from '../rules/catalog.js';
 import type { Repos } from '../store/store.js';
 import type { NotFoundCursor, PortedFlag } from '../store/repos/states.js';
@@ -88,17 +89,8 @@ export const NotFoundQuerySchema = z.object({
   after: z.string().max(2000).optional().meta({ description: 'The `next` of the page before' }),
 });
 
-const encodeCursor = (c: NotFoundCursor) => Buffer.from(JSON.stringify([c.lastAt, c.externalContactId])).toString('base64url');
-
-function decodeCursor(text: string): NotFoundCursor {
-  try {
-    const [lastAt, externalContactId] = JSON.parse(Buffer.from(text, 'base64url').toString('utf8')) as unknown[];
-    if (typeof lastAt === 'string' && typeof externalContactId === 'string') return { lastAt, externalContactId };
-  } catch {
-    // Told below, as every cursor that is not one.
-  }
-  throw new AppError('bad-request', '`after` is not a cursor this list answered: give the `next` of the page before.');
-}
+/** The sort key of the 404 list's cursor (src/http/cursor.ts). */
+const CURSOR = ['lastAt', 'externalContactId'] as const;
 
 /**
  * One page of the answers 404s, the latest first, each with the unlinked legacy leads of that person:
@@ -111,7 +103,7 @@ export async function notFoundAnswers(
   integration: Integration,
   page: { limit: number; after?: string | undefined },
 ): Promise<NotFoundPage> {
-  const after = page.after === undefined ? null : decodeCursor(page.after);
+  const after = page.after === undefined ? null : decodeCursor(CURSOR, page.after);
   await deps.usage.flush();
   return deps.store.read((r) => notFoundPage(r, integration, page.limit, after, deps.usage.caps.notFoundIdsPerIntegration));
 }
@@ -164,7 +156,7 @@ export async function notFoundPage(r: Repos, integration: Integration, limit: nu
   const last = entries.at(-1);
   return {
     items,
-    next: rows.length > limit && last ? encodeCursor({ lastAt: last.lastAt, externalContactId: last.externalContactId }) : null,
+    next: rows.length > limit && last ? encodeCursor(CURSOR, last) : null,
     ids: totals.ids,
     calls: totals.calls,
     ids_max: idsMax,
