@@ -1,12 +1,12 @@
 // Every command of the README and docs/*.md runs against a real gateway, or is listed here with the
 // reason it cannot run in a test: a new command in the docs that is neither fails this test.
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it, type ExpectStatic } from 'vitest';
 import { builtCli, spawnGateway, type ChildGateway } from '../support/child-gateway.js';
-import { ROOT, commandsOf, differences, type DocCommand } from './doc-commands.js';
+import { DOC_FILES, ROOT, commandsOf, differences, type DocCommand } from './doc-commands.js';
 import { execOwned } from '../support/owned.js';
 
 const run = execOwned;
@@ -58,7 +58,7 @@ const NOT_RUN: Record<string, string> = {
 };
 
 /** Files in reading order; the runbook shows each step both ways, so each way runs on its own gateway. */
-const READING_ORDER = ['README.md', 'docs/api.md', 'docs/migration.md', 'docs/console.md', 'docs/legacy-api.md', 'docs/rules.md', 'docs/operations.md', 'docs/performance.md', 'docs/scaling.md', 'docs/reliability.md', 'docs/architecture.md', 'docs/testing.md'];
+const READING_ORDER = ['README.md', 'docs/contributing.md', 'docs/api.md', 'docs/migration.md', 'docs/console.md', 'docs/legacy-api.md', 'docs/rules.md', 'docs/operations.md', 'docs/performance.md', 'docs/scaling.md', 'docs/reliability.md', 'docs/architecture.md', 'docs/testing.md'];
 const RUNBOOK = 'docs/runbook.md';
 const DEMO_HOST = 'http://127.0.0.1:3000';
 
@@ -161,13 +161,12 @@ const section = (file: string, heading: string) => {
   return rest.slice(0, rest.search(/^#{1,6} /m) >>> 0);
 };
 
-const docFiles = ['README.md', ...readdirSync(join(ROOT, 'docs')).filter((f) => f.endsWith('.md')).map((f) => `docs/${f}`)];
-const all = docFiles.flatMap(commandsOf);
+const all = DOC_FILES.flatMap(commandsOf);
 const runnable = (c: DocCommand) => c.kind !== 'other';
 
 describe('the commands in the docs', () => {
   it('are each run below, or listed with the reason they cannot run in a test', () => {
-    expect([...READING_ORDER, RUNBOOK].sort()).toEqual([...docFiles].sort());
+    expect([...READING_ORDER, RUNBOOK].sort()).toEqual([...DOC_FILES].sort());
     const unlisted = all.filter((c) => !runnable(c) && !(c.text in NOT_RUN)).map(where);
     expect(unlisted, 'run it in this test, or list it in NOT_RUN with the reason').toEqual([]);
     const stale = Object.keys(NOT_RUN).filter((text) => !all.some((c) => c.text === text));
