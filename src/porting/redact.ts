@@ -111,7 +111,7 @@ const MADE_NAME = /^<member-\d+>$/;
  * `utm_source`), and what a bot's form asks (`course`, `age`, `favourite_colour`): words of fields, not
  * names people are given. A member name made only of these words is a field's name; any other word
  * may be a person's (`Aziza`, `aziza_rahimova`, `jasur_k`), and the name is shown as `<member-N>`
- * (docs/operations.md, "The porting guide").
+ * (docs/operations/porting-guide.md).
  */
 const FIELD_WORDS = new Set(
   `id ids uuid key keys type kind code status state stage step version lang language locale platform device app bot chat

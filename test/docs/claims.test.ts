@@ -134,9 +134,9 @@ describe('docs/contributing.md, and the README where it says the same', () => {
   });
 });
 
-describe('docs/operations.md', () => {
+describe('docs/operations/upgrades.md', () => {
   it('shows migrate\'s output with the schema versions of this release, on each engine', () => {
-    const ops = read('docs/operations.md');
+    const ops = read('docs/operations/upgrades.md');
     const newest = (list: { version: number }[]) => Math.max(...list.map((m) => m.version));
     const postgres = newest(postgresMigrations);
     const sqlite = newest(sqliteMigrations);

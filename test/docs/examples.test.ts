@@ -54,11 +54,13 @@ const NOT_RUN: Record<string, string> = {
   'DATABASE_URL=postgres://gateway@db.internal:5432/gateway npm run cli -- copy --from /var/lib/lead-gateway/gateway.db':
     'needs a PostgreSQL server and a stopped gateway; test/cli/copy.test.ts runs copy on a throwaway cluster and starts a gateway on the result',
   'pg_basebackup -h db.internal -U replicator -D /backups/base/2026-11-22 -Fp -Xs -c fast':
-    'needs a server with WAL archiving and a replication role, then a server restart to recover; run by hand on a throwaway cluster (docs/operations.md says what it showed)',
+    'needs a server with WAL archiving and a replication role, then a server restart to recover; run by hand on a throwaway cluster (docs/operations/backup.md says what it showed)',
 };
 
+/** The operations pages in the order docs/operations.md lists them. */
+const OPERATIONS = ['deployment', 'configuration', 'upgrades', 'postgresql', 'backup', 'monitoring', 'retention', 'rate-limits', 'limits', 'admin-access', 'porting-guide'].map((page) => `docs/operations/${page}.md`);
 /** Files in reading order; the runbook shows each step both ways, so each way runs on its own gateway. */
-const READING_ORDER = ['README.md', 'docs/contributing.md', 'docs/api.md', 'docs/migration.md', 'docs/console.md', 'docs/legacy-api.md', 'docs/rules.md', 'docs/operations.md', 'docs/performance.md', 'docs/scaling.md', 'docs/reliability.md', 'docs/architecture.md', 'docs/testing.md'];
+const READING_ORDER = ['README.md', 'docs/contributing.md', 'docs/api.md', 'docs/migration.md', 'docs/console.md', 'docs/legacy-api.md', 'docs/rules.md', 'docs/operations.md', ...OPERATIONS, 'docs/performance.md', 'docs/scaling.md', 'docs/reliability.md', 'docs/architecture.md', 'docs/testing.md'];
 const RUNBOOK = 'docs/runbook.md';
 const DEMO_HOST = 'http://127.0.0.1:3000';
 
