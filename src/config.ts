@@ -147,7 +147,6 @@ export const ConfigSchema = z
     // FULL is the only setting under which a 2xx survives a power loss (docs/operations/backup.md).
     SQLITE_SYNCHRONOUS: z.preprocess(upperCase, z.enum(['FULL', 'NORMAL', 'OFF'], { error: 'must be FULL, NORMAL or OFF' })).default('FULL'),
     READY_MIN_FREE_MB: wholeNumber(0, 1_048_576, 64, 'MiB').meta({ description: '/readyz reports not ready when the database disk has less free space than this' }),
-    // on: every response body is checked against its schema (tests and development; costs ~20% under load).
     CONSOLE_SECRET: z
       .string()
       .min(ADMIN_TOKEN_MIN_LENGTH, `must be at least ${ADMIN_TOKEN_MIN_LENGTH} characters (${GENERATE_TOKEN})`)
@@ -157,6 +156,8 @@ export const ConfigSchema = z
     CONSOLE_SECURE_COOKIES: booleanFromEnv.default(true).meta({
       description: 'false only for a console on plain http during development: cookies without Secure and without the __Host- prefix',
     }),
+    // on: every response body is checked against its schema (tests and development; its cost per
+    // response is why production leaves it off: docs/operations/configuration.md, "Response checks").
     RESPONSE_CHECKS: z.preprocess(lowerCase, z.enum(['on', 'off'], { error: 'must be on or off' })).default('off'),
     // The client's side of a connection: how long it may take to send a request, how long an idle
     // keep-alive connection is kept, how many connections are held at once (docs/operations/limits.md).
