@@ -14,8 +14,6 @@ export const SAMPLE_NAME_MAX_CHARS = 64;
 /** The marker member of a cut object, and the last item of a cut array. */
 export const TRUNCATED = '<truncated>';
 
-/** The placeholders a redacted sample holds; the guide's v1 examples use the same. */
-export const PLACEHOLDERS = ['<name>', '<phone>', '<email>', '<text>', '<id>', '<number-id>', '<number>', '<source>', '<value>'] as const;
 /** The placeholders that stand for a JSON number: the guide's examples write them without quotes. */
 export const NUMBER_PLACEHOLDERS: ReadonlySet<unknown> = new Set(['<number>', '<number-id>']);
 
