@@ -1,6 +1,6 @@
 # lead-gateway: built with the same `npm ci && npm run build` as CI, run as a non-root user with only the
-# production dependencies. test/artefacts.test.ts checks this file (docs/operations.md, "The container image").
-# The base image is pinned to a Node.js release; move it with the upgrade notes in docs/operations.md.
+# production dependencies. test/artefacts.test.ts checks this file (docs/operations/deployment.md, "The container image").
+# The base image is pinned to a Node.js release; move it with the upgrade notes in docs/operations/upgrades.md.
 FROM node:22.21.1-bookworm-slim AS toolchain
 WORKDIR /app
 # better-sqlite3 compiles SQLite from source where no prebuilt binary can be downloaded.
@@ -20,7 +20,7 @@ FROM node:22.21.1-bookworm-slim
 # No DATABASE_PATH here: the default data/lead-gateway.db is /data through the link below, and an
 # image that set it would refuse a DATABASE_URL given beside it (two databases are never a guess).
 # No secret either: ADMIN_TOKEN, CONSOLE_SECRET and DATABASE_URL come at run time, best as files
-# (ADMIN_TOKEN_FILE=/run/secrets/admin_token, docs/operations.md "Secrets from files").
+# (ADMIN_TOKEN_FILE=/run/secrets/admin_token, docs/operations/configuration.md "Secrets from files").
 ENV NODE_ENV=production HOST=0.0.0.0 PORT=3000 RULES_DIR=/app/rules
 WORKDIR /app
 COPY --from=production-dependencies /app/node_modules ./node_modules

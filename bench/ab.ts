@@ -7,10 +7,10 @@
 // leads/). Each build runs on its own fresh SQLite file at FULL; wrk at 32 connections on each in turn,
 // ROUNDS times, alternating order, and the medians of CPU us per request sent are printed.
 //
-// One process of a build can run 10-15% slower than another process of the same build for its whole
-// life (measured: two processes of one build, 170 vs 196.5 us per replay over 10 rounds, and the
-// order reversed in the next run). A comparison of one process per build measures that, not the
-// build, so each SESSION starts both builds afresh, and the medians pool every session's rounds.
+// One process of a build can run slower than another process of the same build for its whole life,
+// and which one is slower changes with new processes (docs/performance.md, "How to run it"). A
+// comparison of one process per build measures that, not the build, so each SESSION starts both
+// builds afresh, and the medians pool every session's rounds.
 //   SESSIONS=2             sessions, each with new processes and files
 //   ROUNDS=5 SECONDS=5     rounds per session and seconds per measured run
 //   STORED=1000            leads each build stores first (the replay and answers scenarios use them)

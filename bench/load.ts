@@ -44,9 +44,9 @@ const WRK_THREADS = 2;
 /**
  * How long each wrk connection waits before its first request. Node accepts one new connection per
  * turn of its event loop (libuv 1.45, Node 20), so 32 connections opened at once against a gateway
- * already busy with the first ones' requests are accepted one per busy turn: measured, the last one
- * 0.6-0.8 s after the first, its first request waiting in the kernel all that while, and the p99 of
- * an 8 s run reported this ramp rather than the steady load (docs/performance.md). Waiting this long first, every connection is
+ * already busy with the first ones' requests are accepted one per busy turn: the last one's first
+ * request waits in the kernel all that while, and a short run's p99 reports this ramp rather than the
+ * steady load (bench/results/LOG.md, "The p99 of a run"). Waiting this long first, every connection is
  * accepted by an idle server before any load starts; the run's rate is counted from then on.
  */
 export const PRIME_MS = 100;

@@ -351,7 +351,7 @@ async function main(): Promise<void> {
 
     // 6. New leads with those leads already stored: new persons too, numbered past the stored ones so
     // that no phone matches a stored person. One restarted process per round, as for the empty figure
-    // (one process's figure can stay 10-15% off another's of the same build: docs/performance.md).
+    // (one process's figure can stay off another's of the same build for its life: docs/performance.md).
     const filledRounds: Record<string, Figures>[] = [];
     for (let round = 0; round < ROUNDS; round++) {
       const filled = await startGateway({ path: longDb, synchronous: 'FULL' });

@@ -2,7 +2,7 @@
 // called in one process on a fresh SQLite file at synchronous=FULL, without HTTP, routing, request
 // validation, logging or the reply's JSON. A reference of bench/run.ts, measured in each round beside
 // the echo, so that a path's CPU can be read against its write unit on the same machine in the same
-// minutes (the new lead's target of 260 µs was set as 1.1 × (a write unit of ~190 µs + an echo of ~46)).
+// minutes (the new lead's target was set as 1.1 × (a write unit + an echo), docs/performance.md).
 //
 //   node --import tsx bench/store-unit.ts <database-file> [--units 10000] [--warmup 1000] [--replayed 1000]
 //                                         [--run unit] [--from 0] [--source]

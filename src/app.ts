@@ -33,6 +33,7 @@ import { DEMO_KEY_HASHES } from './demo.js';
 import { consolePlugin } from './console/plugin.js';
 import { SESSION_IDLE_MS, SESSION_MAX_MS } from './console/session-store.js';
 import { startRetention } from './retention/retention.js';
+import { VERSION } from './version.js';
 
 export interface AppDeps {
   store: Store;
@@ -59,9 +60,6 @@ const DEFAULT_RATE_LIMIT_PER_MINUTE = 600;
 
 /** Failed authentications a minute per client address when the config does not say. */
 const DEFAULT_AUTH_FAILURES_PER_MINUTE = 30;
-
-/** The package version, for the OpenAPI document. */
-const VERSION = '0.1.0';
 
 /** Seconds a client told "shutting down" should wait before it retries (another replica, or this one restarted). */
 const SHUTDOWN_RETRY_AFTER_S = 5;

@@ -85,7 +85,7 @@ export const RETENTION_USAGE_MIN_DAYS = 30;
 export const RETENTION_USAGE_DEFAULT_DAYS = 90;
 export const RETENTION_ANSWERS_DEFAULT_DAYS = 90;
 
-/** How long what grows with time is kept (src/retention/, docs/operations.md "Retention"). */
+/** How long what grows with time is kept (src/retention/, docs/operations/retention.md). */
 export interface RetentionSettings {
   /** Hourly call counts older than this many days are rolled up into one row per route. */
   usageDays: number;
@@ -141,13 +141,12 @@ export const ConfigSchema = z
     UPSTREAM_TIMEOUT_MS: wholeNumber(1, 300_000, 15_000, 'milliseconds'),
     RATE_LIMIT_PER_MINUTE: wholeNumber(1, 1_000_000, 600),
     // On PostgreSQL: how often each replica settles its quota counts; 0 counts every request in the
-    // database (docs/operations.md#rate-limits).
+    // database (docs/operations/rate-limits.md).
     RATE_LIMIT_SYNC_MS: wholeNumber(0, 1_000, 100, 'milliseconds'),
     AUTH_FAILURES_PER_MINUTE: wholeNumber(1, 1_000_000, 30),
-    // FULL is the only setting under which a 2xx survives a power loss (docs/operations.md).
+    // FULL is the only setting under which a 2xx survives a power loss (docs/operations/backup.md).
     SQLITE_SYNCHRONOUS: z.preprocess(upperCase, z.enum(['FULL', 'NORMAL', 'OFF'], { error: 'must be FULL, NORMAL or OFF' })).default('FULL'),
     READY_MIN_FREE_MB: wholeNumber(0, 1_048_576, 64, 'MiB').meta({ description: '/readyz reports not ready when the database disk has less free space than this' }),
-    // on: every response body is checked against its schema (tests and development; costs ~20% under load).
     CONSOLE_SECRET: z
       .string()
       .min(ADMIN_TOKEN_MIN_LENGTH, `must be at least ${ADMIN_TOKEN_MIN_LENGTH} characters (${GENERATE_TOKEN})`)
@@ -157,14 +156,16 @@ export const ConfigSchema = z
     CONSOLE_SECURE_COOKIES: booleanFromEnv.default(true).meta({
       description: 'false only for a console on plain http during development: cookies without Secure and without the __Host- prefix',
     }),
+    // on: every response body is checked against its schema (tests and development; its cost per
+    // response is why production leaves it off: docs/operations/configuration.md, "Response checks").
     RESPONSE_CHECKS: z.preprocess(lowerCase, z.enum(['on', 'off'], { error: 'must be on or off' })).default('off'),
     // The client's side of a connection: how long it may take to send a request, how long an idle
-    // keep-alive connection is kept, how many connections are held at once (docs/operations.md).
+    // keep-alive connection is kept, how many connections are held at once (docs/operations/limits.md).
     HEADERS_TIMEOUT_MS: milliseconds(CONNECTION_DEFAULTS.headersTimeoutMs),
     REQUEST_TIMEOUT_MS: milliseconds(CONNECTION_DEFAULTS.requestTimeoutMs),
     KEEP_ALIVE_TIMEOUT_MS: milliseconds(CONNECTION_DEFAULTS.keepAliveTimeoutMs),
     MAX_CONNECTIONS: wholeNumber(1, 1_000_000, CONNECTION_DEFAULTS.maxConnections),
-    // What grows with time (docs/operations.md, "Retention"): the console's chart and the migration
+    // What grows with time (docs/operations/retention.md): the console's chart and the migration
     // report read 30 days of hourly counts, so fewer are refused.
     RETENTION_USAGE_DAYS: wholeNumber(RETENTION_USAGE_MIN_DAYS, 36_500, RETENTION_USAGE_DEFAULT_DAYS, 'days').meta({
       description: 'Hourly call counts older than this are rolled up into one row per route (totals and last call kept)',

@@ -81,12 +81,12 @@ async function main(): Promise<void> {
     if (revoked > 0) logger.warn({ revoked }, 'revoked the demo keys found in the database: they never work outside demo mode');
   }
   // Names the audit log gives to two people at once (made before the rule, or written around it): said at
-  // every start until an operator settles them (docs/operations.md#admin-credentials).
+  // every start until an operator settles them (docs/operations/admin-access.md#admin-credentials).
   const collisions = await nameCollisions(store, config.adminTokenName);
   if (collisions.length > 0) {
     logger.warn({ names: collisions.map((c) => `${c.name} (${c.holders.join(', ')})`) }, 'names shared by more than one person in the audit log: run lead-gateway users check-names');
   }
-  // On PostgreSQL the replicas count requests and failed authentications together (docs/operations.md#rate-limits).
+  // On PostgreSQL the replicas count requests and failed authentications together (docs/operations/rate-limits.md).
   const limiters = config.databaseUrl
     ? await openSharedLimiters(config.databaseUrl, logger, { replicas: store.replicas, syncMs: config.rateLimitSyncMs }).catch(async (error: unknown) => {
         await store.close();

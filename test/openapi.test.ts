@@ -31,6 +31,10 @@ describe('the OpenAPI document', () => {
     expect(new Set(ids).size).toBe(ids.length);
   });
 
+  it('carries the release of package.json as its version, as --version and build_info do', () => {
+    expect(doc.info.version).toBe((JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { version: string }).version);
+  });
+
   it('declares each status an operation answers, errors as application/problem+json, never as a range', () => {
     const ops = Object.values(doc.paths).flatMap((p) => Object.values(p as Record<string, { responses: Record<string, any> }>)); // eslint-disable-line @typescript-eslint/no-explicit-any
     for (const op of ops) {

@@ -1,5 +1,6 @@
 // What is kept of the answers no mapping takes (unmapped) or no field accepts (invalid): bounded per
-// integration, so that a bot sending random keys cannot fill the database (docs/api.md, "Answers").
+// integration, so that a bot sending random keys cannot fill the database (docs/api.md, "Unmapped and
+// invalid answers kept").
 import type { Repos } from '../store/store.js';
 import { answerBytes, type KeptAnswers, type KeptIncrement } from '../store/repos/answers.js';
 

@@ -4,8 +4,8 @@ import { randomBytes, scrypt, timingSafeEqual, type ScryptOptions } from 'node:c
 /**
  * scrypt at N=2^15, r=8, p=3: one of OWASP's listed equivalents of N=2^17, r=8, p=1 (the Password
  * Storage Cheat Sheet), at a quarter of the memory: 32 MiB per hash instead of 128, so a burst of
- * sign-ins cannot exhaust a small replica's memory. About 240 ms of CPU per hash on the CI machine
- * (docs/console.md); it runs on libuv's thread pool, never on the event loop.
+ * sign-ins cannot exhaust a small replica's memory. Each hash costs a deliberate amount of CPU
+ * (docs/console.md gives a measured figure); it runs on libuv's thread pool, never on the event loop.
  */
 export const SCRYPT_PARAMS = { N: 2 ** 15, r: 8, p: 3 } as const;
 const KEY_BYTES = 32;

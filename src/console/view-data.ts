@@ -47,4 +47,3 @@ export const sunset = (date: string | null): string => date ?? 'not set';
 
 /** The helpers every view gets as `it.fmt` (pages.ts render). */
 export const viewHelpers = { when, timesIn, valueWithTime, auditAction, sunset } as const;
-export type ViewHelpers = typeof viewHelpers;

@@ -23,7 +23,7 @@ export interface Metrics {
 export function createMetrics(): Metrics {
   const registry = new Registry();
   // The process's own series under their standard names (process_*, nodejs_*), which stock dashboards
-  // and alerts expect; the gateway's series keep the lead_gateway_ prefix (docs/operations.md#metrics-and-alerts).
+  // and alerts expect; the gateway's series keep the lead_gateway_ prefix (docs/operations/monitoring.md#metrics-and-alerts).
   collectDefaultMetrics({ register: registry });
   new Gauge({
     name: 'lead_gateway_build_info',

@@ -6,7 +6,7 @@
 // behind the same URL, a restore) goes the way of an unknown one, and an unknown one (recorded by
 // another replica, or before a restart) is looked for inside its unit, in the unit's first round trip
 // (replay.ts). Bounded in count and in age: the oldest entry goes first past the cap, and an entry
-// older than the age is forgotten when next asked for (docs/performance.md, "One unit, two round trips").
+// older than the age is forgotten when next asked for (bench/results/LOG.md, "One unit, two round trips").
 import type { Store } from '../store/store.js';
 
 /** Events remembered per store at most (200 to 520 bytes each, by the event id's length: 2 to 5 MB at the cap). */

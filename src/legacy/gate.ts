@@ -15,7 +15,7 @@ import type { AuthFailureGuard } from '../rate-limit/auth-failures.js';
 /** RFC 9745: the interface is deprecated as of this moment (a structured-field date). */
 const DEPRECATED_SINCE = Date.UTC(2026, 0, 1) / 1000;
 
-/** The Sunset header of each sunset date, formatted once: a Date per legacy request cost ~1 us. */
+/** The Sunset header of each sunset date, formatted once rather than a Date built per legacy request. */
 const sunsetHeaders = new Map<string, string>();
 const httpDate = (isoDate: string) => {
   let header = sunsetHeaders.get(isoDate);

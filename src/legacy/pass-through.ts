@@ -1,7 +1,7 @@
 // Forwarding legacy reads and actions unchanged to the old API (docs/legacy-api.md, "Pass-through to the old API"), with bounded waits.
 //
-// On undici's own dispatch interface rather than @fastify/reply-from: that layer cost ~18 us of CPU
-// per forward here (docs/performance.md, "Legacy pass-through"). The answer still goes out through
+// On undici's own dispatch interface rather than @fastify/reply-from: that layer added CPU to every
+// forward (bench/results/LOG.md, "Legacy pass-through"). The answer still goes out through
 // Fastify's reply, so the hooks every legacy response runs (rate-limit headers, draining, logging,
 // usage counting, metrics) run for it too.
 import { Readable } from 'node:stream';

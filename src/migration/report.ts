@@ -12,7 +12,8 @@ export const REPORT_NOT_FOUND_ITEMS = 20;
 /**
  * The unlinked legacy leads the report names, the first in the store's order; how many there are in
  * all is `unlinked_legacy_leads_total` (counted up to UNLINKED_LEGACY_EXAMINED). A report reads no more
- * leads than it names and counts no more than that, whatever the number of legacy leads (docs/operations.md, "Bounds on each request").
+ * leads than it names and counts no more than that, whatever the number of legacy leads
+ * (docs/operations/limits.md, "Bounds on each request").
  */
 export const REPORT_UNLINKED_ITEMS = 100;
 

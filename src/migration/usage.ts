@@ -10,7 +10,7 @@ export const IGNORED_NAMES_MAX_PER_INTEGRATION = 1_000;
 /** Longer names are counted cut to this length (the report names members, it does not store bodies). */
 export const IGNORED_NAME_MAX_CHARS = 64;
 
-/** Distinct external_contact_ids whose answers 404s an integration keeps; a further id is not listed (docs/operations.md). */
+/** Distinct external_contact_ids whose answers 404s an integration keeps; a further id is not listed (docs/operations/limits.md). */
 export const NOT_FOUND_IDS_PER_INTEGRATION = 1_000;
 /**
  * Distinct ids (all integrations) counted in memory between two flushes: a further new id waits for

@@ -1,4 +1,4 @@
-// The porting guide of one integration (docs/migration.md, "The porting guide"): from the legacy routes
+// The porting guide of one integration (docs/migration.md, "Your bot's own porting guide"): from the legacy routes
 // it called in the last 30 days, their redacted samples, its rules and its state, what each call
 // becomes on v1, with a v1 request made from the sample. Pure: the reads are in service.ts.
 import { z } from 'zod';

@@ -14,8 +14,6 @@ export const SAMPLE_NAME_MAX_CHARS = 64;
 /** The marker member of a cut object, and the last item of a cut array. */
 export const TRUNCATED = '<truncated>';
 
-/** The placeholders a redacted sample holds; the guide's v1 examples use the same. */
-export const PLACEHOLDERS = ['<name>', '<phone>', '<email>', '<text>', '<id>', '<number-id>', '<number>', '<source>', '<value>'] as const;
 /** The placeholders that stand for a JSON number: the guide's examples write them without quotes. */
 export const NUMBER_PLACEHOLDERS: ReadonlySet<unknown> = new Set(['<number>', '<number-id>']);
 
@@ -111,7 +109,7 @@ const MADE_NAME = /^<member-\d+>$/;
  * `utm_source`), and what a bot's form asks (`course`, `age`, `favourite_colour`): words of fields, not
  * names people are given. A member name made only of these words is a field's name; any other word
  * may be a person's (`Aziza`, `aziza_rahimova`, `jasur_k`), and the name is shown as `<member-N>`
- * (docs/operations.md, "The porting guide").
+ * (docs/operations/porting-guide.md).
  */
 const FIELD_WORDS = new Set(
   `id ids uuid key keys type kind code status state stage step version lang language locale platform device app bot chat

@@ -35,10 +35,10 @@ const FREE_STATUSES = new Set([409, 500, 503]);
  * Free outcomes still cost the gateway work (a 409 parses, fingerprints and compares a body of up to
  * its route's limit, 160 KiB for a lead), so they have a ceiling of their own: this many times the quota a minute. Past it, the
  * integration's requests are refused until the window ends; a bot resending its backlog after an
- * outage stays far below it. Five, not more: the largest bodies replayed at this ceiling cost about
- * 2.5 ms each, so one integration at its whole allowance (10 charged and 50 free a second at the
- * default quota) stays near 15% of a core (docs/performance.md, the worst-case allowance); at ten
- * times the quota it passed a quarter. They are counted by each replica alone (`freeOutcomes`, in memory even
+ * outage stays far below it. Five, not more: one integration sending the largest bodies at its whole
+ * allowance (10 charged and 50 free a second at the default quota) must keep to a small share of a
+ * core, which ten times the quota did not (bench/results/LOG.md, "One tenant at its whole allowance of
+ * worst-case bodies"). They are counted by each replica alone (`freeOutcomes`, in memory even
  * when the quota is shared): the ceiling bounds a replica's own work, and a shared quota counted per
  * request then costs one statement, not two (docs/reliability.md#shared-rate-limits).
  */

@@ -3,7 +3,7 @@
 import type pg from 'pg';
 import { WINDOW_MS, type RateLimiter, type WindowUsage } from './limiter.js';
 
-/** How often a replica settles its counts, unless RATE_LIMIT_SYNC_MS says otherwise (docs/operations.md#rate-limits). */
+/** How often a replica settles its counts, unless RATE_LIMIT_SYNC_MS says otherwise (docs/operations/rate-limits.md). */
 export const DEFAULT_SYNC_MS = 100;
 
 /**
@@ -11,7 +11,7 @@ export const DEFAULT_SYNC_MS = 100;
  * total a replica accepts at most `unseenBudget` units the others cannot see; with R replicas the
  * others' unseen units are at most (R - 1) × that, so an integration gets at most its limit plus
  * max(10% of it, R - 1) in a window while every replica counts R; a replica that counts fewer (just
- * after another started, or its reading of them failed) takes a larger budget (docs/operations.md).
+ * after another started, or its reading of them failed) takes a larger budget (docs/operations/rate-limits.md).
  */
 export const TOLERANCE_SHARE = 0.1;
 

@@ -1,4 +1,4 @@
-// Retention of what grows with time (docs/operations.md, "Retention"): hourly call counts rolled up;
+// Retention of what grows with time (docs/operations/retention.md): hourly call counts rolled up;
 // old unmapped and invalid answers, old answers 404s, legacy samples, ignored member names and test-call
 // matches, and ended console sessions deleted; the keys of ended sessions no page showed revoked; by a
 // job on one replica at a time.

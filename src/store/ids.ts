@@ -6,8 +6,8 @@
 import { randomFillSync } from 'node:crypto';
 import { v7 } from 'uuid';
 
-// One getRandomValues call per id cost ~14 µs on Node 20 (the WebCrypto checks); a pool refilled
-// 256 ids at a time costs a fraction of that. The bytes are used once and never handed out twice.
+// One getRandomValues call per id pays WebCrypto's checks every time; a pool refilled 256 ids at a
+// time pays them once per 256. The bytes are used once and never handed out twice.
 const POOL_IDS = 256;
 const pool = new Uint8Array(16 * POOL_IDS);
 let next = POOL_IDS;

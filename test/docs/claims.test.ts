@@ -1,15 +1,19 @@
 // What the README and docs say about the project itself, held against the project: the documents
 // they cite exist, and the install, Node and CI facts match package.json, the lockfile and .ci/run.
-import { existsSync, readFileSync, readdirSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ROOT } from '../support/child-gateway.js';
+import { DOC_FILES } from './doc-commands.js';
 import { migrations as sqliteMigrations } from '../../src/store/sqlite/migrations.js';
 import { migrations as postgresMigrations } from '../../src/store/postgres/migrations.js';
 
 const read = (file: string) => readFileSync(join(ROOT, file), 'utf8');
-const docFiles = ['README.md', ...readdirSync(join(ROOT, 'docs')).filter((f) => f.endsWith('.md')).map((f) => `docs/${f}`)];
+/** The docs, and the performance log beside the bench's results, which docs/performance.md cites. */
+const docFiles = [...DOC_FILES, 'bench/results/LOG.md'];
 const readme = read('README.md');
+/** Where a contributor reads what the machine needs, what npm prints and what CI runs. */
+const contributing = read('docs/contributing.md');
 const pkg = JSON.parse(read('package.json')) as { engines: { node: string }; scripts: Record<string, string> };
 
 /** The text of a Markdown file outside its fenced blocks. */
@@ -79,33 +83,33 @@ describe('the docs cite', () => {
   });
 });
 
-describe('the README', () => {
+describe('docs/contributing.md, and the README where it says the same', () => {
   it('states the Node version of package.json, and names every runtime dependency that declares a later one', () => {
     const minimum = /^>=(\d+\.\d+)$/.exec(pkg.engines.node)?.[1];
     expect(minimum).toBeDefined();
-    expect(readme).toContain(`${minimum} or newer`);
+    for (const text of [contributing, readme]) expect(text).toContain(`${minimum} or newer`);
     const lock = JSON.parse(read('package-lock.json')) as { packages: Record<string, { dev?: boolean; optional?: boolean; engines?: { node?: string } }> };
     const laterNode = Object.entries(lock.packages)
       .filter(([path, p]) => path !== '' && !p.dev && !p.optional && p.engines?.node && !admits(p.engines.node, `${minimum}.0`))
       .map(([path]) => path.split('node_modules/').pop()!);
     expect(laterNode.length).toBeGreaterThan(0);
-    expect(readme).toContain('EBADENGINE');
-    for (const name of laterNode) expect(readme, `the README says why ${name}'s EBADENGINE warning is harmless`).toContain(`\`${name}\``);
+    expect(contributing).toContain('EBADENGINE');
+    for (const name of laterNode) expect(contributing, `docs/contributing.md says why ${name}'s EBADENGINE warning is harmless`).toContain(`\`${name}\``);
   });
 
   it('says which Node the container image runs', () => {
     const major = /^FROM node:(\d+)[.-]/m.exec(read('Dockerfile'))?.[1];
-    expect(readme).toContain(`the container image runs Node ${major}`);
+    expect(contributing).toContain(`the container image runs Node ${major}`);
   });
 
   it('says what npm test runs and lists the steps of CI in the order .ci/run takes them', () => {
     expect(pkg.scripts.test).toBe('vitest run --project sqlite');
     expect(pkg.scripts['test:all']).toBe('npm test && npm run test:postgres && npm run test:resilience');
     expect(read('vitest.config.ts')).toMatch(/name: 'sqlite',\s+include: \['test\/\*\*\/\*\.test\.ts'\],/);
-    expect(readme).toMatch(/`npm test` runs every test under `test\/` \(vitest\) on SQLite, the resilience suites among them at a\s+small size/);
+    expect(contributing).toMatch(/`npm test` runs every test under `test\/` \(vitest\) on SQLite, the resilience suites among them at a\s+small size/);
     const short = (step: string) => step.replace(/^npm (run )?/, '').split(' ')[0];
     const ci = [...read('.ci/run').matchAll(/^npm (?:ci|test|run \S+)/gm)].map((m) => short(m[0]));
-    const paragraph = /CI \(`bash \.ci\/run`\) runs[\s\S]*?\n\n/.exec(readme)?.[0] ?? '';
+    const paragraph = /CI \(`bash \.ci\/run`\) runs[\s\S]*?\n\n/.exec(contributing)?.[0] ?? '';
     const said = [...paragraph.matchAll(/`([^`]+)`/g)].map((m) => m[1]!).filter((s) => s !== 'bash .ci/run').map(short);
     expect(said).toEqual(ci);
   });
@@ -118,22 +122,22 @@ describe('the README', () => {
     expect(scripted.length).toBeGreaterThan(0);
     expect(pkg).not.toHaveProperty('allowScripts');
     const count = scripted.length === 1 ? '1 package has' : `${scripted.length} packages have`;
-    expect(readme).toContain(`npm warn install-scripts ${count} install scripts not yet covered by allowScripts:`);
+    expect(contributing).toContain(`npm warn install-scripts ${count} install scripts not yet covered by allowScripts:`);
     for (const { name, version } of scripted) {
       const own = (JSON.parse(read(`node_modules/${name}/package.json`)) as { scripts: Record<string, string> }).scripts;
       const events = ['preinstall', 'install', 'postinstall'].filter((e) => own[e]).map((e) => `${e}: ${own[e]}`).join('; ');
-      expect(readme).toContain(`npm warn install-scripts   ${name}@${version} (${events})`);
+      expect(contributing).toContain(`npm warn install-scripts   ${name}@${version} (${events})`);
     }
   });
 
   it('names the toolchain better-sqlite3 compiles with when no prebuilt binary can be had', () => {
-    expect(readme).toMatch(/`better-sqlite3`[\s\S]{0,400}`python3`, `make` and `g\+\+`/);
+    expect(contributing).toMatch(/`better-sqlite3`[\s\S]{0,400}`python3`, `make` and `g\+\+`/);
   });
 });
 
-describe('docs/operations.md', () => {
+describe('docs/operations/upgrades.md', () => {
   it('shows migrate\'s output with the schema versions of this release, on each engine', () => {
-    const ops = read('docs/operations.md');
+    const ops = read('docs/operations/upgrades.md');
     const newest = (list: { version: number }[]) => Math.max(...list.map((m) => m.version));
     const postgres = newest(postgresMigrations);
     const sqlite = newest(sqliteMigrations);

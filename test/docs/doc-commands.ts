@@ -1,9 +1,19 @@
 // The shell commands of the docs' fenced `sh`/`bash` blocks, split as bash splits them, with what the
 // doc says each one answers: a `# answers 201` comment on the command, or a JSON block right after.
-import { readFileSync } from 'node:fs';
+import { readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 
 export const ROOT = join(import.meta.dirname, '..', '..');
+
+/** The Markdown files under a folder of the repository, its subfolders included, sorted. */
+function markdownUnder(folder: string): string[] {
+  return readdirSync(join(ROOT, folder), { withFileTypes: true })
+    .flatMap((entry) => (entry.isDirectory() ? markdownUnder(`${folder}/${entry.name}`) : entry.name.endsWith('.md') ? [`${folder}/${entry.name}`] : []))
+    .sort();
+}
+
+/** The README and every Markdown file under docs/ (docs/operations/ too), relative to the root. */
+export const DOC_FILES: readonly string[] = ['README.md', ...markdownUnder('docs')];
 
 export interface DocCommand {
   file: string;

@@ -1,12 +1,12 @@
 // Every command of the README and docs/*.md runs against a real gateway, or is listed here with the
 // reason it cannot run in a test: a new command in the docs that is neither fails this test.
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it, type ExpectStatic } from 'vitest';
 import { builtCli, spawnGateway, type ChildGateway } from '../support/child-gateway.js';
-import { ROOT, commandsOf, differences, type DocCommand } from './doc-commands.js';
+import { DOC_FILES, ROOT, commandsOf, differences, type DocCommand } from './doc-commands.js';
 import { execOwned } from '../support/owned.js';
 
 const run = execOwned;
@@ -54,11 +54,13 @@ const NOT_RUN: Record<string, string> = {
   'DATABASE_URL=postgres://gateway@db.internal:5432/gateway npm run cli -- copy --from /var/lib/lead-gateway/gateway.db':
     'needs a PostgreSQL server and a stopped gateway; test/cli/copy.test.ts runs copy on a throwaway cluster and starts a gateway on the result',
   'pg_basebackup -h db.internal -U replicator -D /backups/base/2026-11-22 -Fp -Xs -c fast':
-    'needs a server with WAL archiving and a replication role, then a server restart to recover; run by hand on a throwaway cluster (docs/operations.md says what it showed)',
+    'needs a server with WAL archiving and a replication role, then a server restart to recover; run by hand on a throwaway cluster (docs/operations/backup.md says what it showed)',
 };
 
+/** The operations pages in the order docs/operations.md lists them. */
+const OPERATIONS = ['deployment', 'configuration', 'upgrades', 'postgresql', 'backup', 'monitoring', 'retention', 'rate-limits', 'limits', 'admin-access', 'porting-guide'].map((page) => `docs/operations/${page}.md`);
 /** Files in reading order; the runbook shows each step both ways, so each way runs on its own gateway. */
-const READING_ORDER = ['README.md', 'docs/api.md', 'docs/migration.md', 'docs/console.md', 'docs/legacy-api.md', 'docs/rules.md', 'docs/operations.md', 'docs/performance.md', 'docs/scaling.md', 'docs/reliability.md', 'docs/architecture.md', 'docs/testing.md'];
+const READING_ORDER = ['README.md', 'docs/contributing.md', 'docs/api.md', 'docs/migration.md', 'docs/console.md', 'docs/legacy-api.md', 'docs/rules.md', 'docs/operations.md', ...OPERATIONS, 'docs/performance.md', 'docs/scaling.md', 'docs/reliability.md', 'docs/architecture.md', 'docs/testing.md'];
 const RUNBOOK = 'docs/runbook.md';
 const DEMO_HOST = 'http://127.0.0.1:3000';
 
@@ -161,13 +163,12 @@ const section = (file: string, heading: string) => {
   return rest.slice(0, rest.search(/^#{1,6} /m) >>> 0);
 };
 
-const docFiles = ['README.md', ...readdirSync(join(ROOT, 'docs')).filter((f) => f.endsWith('.md')).map((f) => `docs/${f}`)];
-const all = docFiles.flatMap(commandsOf);
+const all = DOC_FILES.flatMap(commandsOf);
 const runnable = (c: DocCommand) => c.kind !== 'other';
 
 describe('the commands in the docs', () => {
   it('are each run below, or listed with the reason they cannot run in a test', () => {
-    expect([...READING_ORDER, RUNBOOK].sort()).toEqual([...docFiles].sort());
+    expect([...READING_ORDER, RUNBOOK].sort()).toEqual([...DOC_FILES].sort());
     const unlisted = all.filter((c) => !runnable(c) && !(c.text in NOT_RUN)).map(where);
     expect(unlisted, 'run it in this test, or list it in NOT_RUN with the reason').toEqual([]);
     const stale = Object.keys(NOT_RUN).filter((text) => !all.some((c) => c.text === text));

@@ -1,6 +1,6 @@
 // `npm start` runs the gateway as npm's own child (exec: no shell between), so the `pid` of its log
 // lines is the process to signal: SIGHUP there reloads the rules while it keeps serving (npm itself
-// dies of SIGHUP, docs/operations.md), and SIGTERM to npm is passed on and stops it.
+// dies of SIGHUP, docs/operations/deployment.md), and SIGTERM to npm is passed on and stops it.
 import { cpSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';

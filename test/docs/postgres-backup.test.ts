@@ -1,4 +1,4 @@
-// The logical backup docs/operations.md shows, run as written on a throwaway cluster: pg_dump while a
+// The logical backup docs/operations/backup.md shows, run as written on a throwaway cluster: pg_dump while a
 // gateway takes leads, createdb and pg_restore into a new database owned by the gateway's role, and a
 // gateway started on the result answers every lead acknowledged before the dump as a replay.
 import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
@@ -24,7 +24,7 @@ afterAll(async () => {
 
 /** The one documented command that starts with `program`. */
 function documented(program: string): string {
-  const found = commandsOf('docs/operations.md').filter((c) => c.text.startsWith(`${program} `));
+  const found = commandsOf('docs/operations/backup.md').filter((c) => c.text.startsWith(`${program} `));
   expect(found.map((c) => c.text), program).toHaveLength(1);
   return found[0]!.text;
 }

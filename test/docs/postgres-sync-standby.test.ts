@@ -1,4 +1,4 @@
-// What docs/operations.md says a lost synchronous standby does to the gateway, on a throwaway cluster
+// What docs/operations/backup.md says a lost synchronous standby does to the gateway, on a throwaway cluster
 // whose synchronous standby never connects: the write answers 503 with Retry-After, /readyz says
 // unavailable, the commit waits on the server, and once the standby requirement is lifted the commit
 // stands and the resend is a replay.

@@ -50,7 +50,7 @@ export const migrations: Migration[] = [
   // As SQLite migration 16 ("kept unmapped and invalid answers counted per key, ...").
   { version: 10, name: 'answer caps and retention', sql: answerKeepSchema },
   // Every answer of every lead added an entry to it, and no statement reads answers by their
-  // submission (docs/performance.md, "PostgreSQL's own work per new lead"). SQLite keeps its twin.
+  // submission (bench/results/LOG.md, "PostgreSQL's own work per new lead"). SQLite keeps its twin.
   { version: 11, name: 'no index of answers by submission', sql: 'DROP INDEX IF EXISTS answers_submission' },
   // As SQLite migration 17: the v1 key an action issued, sealed (src/console/flash.ts), until shown once.
   { version: 12, name: 'a one-time value for the next page of a console session', sql: 'ALTER TABLE console_sessions ADD COLUMN flash text COLLATE "C"' },
@@ -98,7 +98,7 @@ export const migrations: Migration[] = [
     `,
   },
   // Every field value entered the index of its id, which no statement reads: (lead_id, field_id),
-  // the key every read and the upsert use, becomes the primary key (docs/performance.md, "PostgreSQL's
+  // the key every read and the upsert use, becomes the primary key (bench/results/LOG.md, "PostgreSQL's
   // own work, cut"). The id column stays, with its values. SQLite keeps its id as the key.
   {
     version: 17,
@@ -113,7 +113,8 @@ export const migrations: Migration[] = [
   // With the id in the index the order is the index's own, and a plan made on an empty table (a
   // fresh deployment: the held reads' plan is made once per connection, their person named by a
   // setting, not a parameter) still scans this index by the person instead of filtering every live
-  // lead through leads_integration_page: 4.6 ms against 0.05 ms over 20,000 leads (docs/performance.md).
+  // lead through leads_integration_page, which grows with the integration's leads (bench/results/LOG.md,
+  // "One unit, two round trips").
   {
     version: 18,
     name: 'the latest lead of a person in the order of its index',

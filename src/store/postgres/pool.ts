@@ -1,5 +1,6 @@
-// The connection pool of the PostgreSQL engine: node-postgres (docs/performance.md says why), with an
-// `error` listener wherever the driver can emit one and timeouts on every statement.
+// The connection pool of the PostgreSQL engine: node-postgres (chosen by measurement: bench/results/LOG.md,
+// "The PostgreSQL driver: measured before choosing"), with an `error` listener wherever the driver can
+// emit one and timeouts on every statement.
 import pg from 'pg';
 
 export interface PoolOptions {
@@ -84,7 +85,7 @@ export function createPool(options: PoolOptions): pg.Pool {
  * Execute and Sync; BEGIN and COMMIT a `write` of their own): a unit's first round trip (BEGIN, the
  * event's look-up, the person locks, the match and the held reads) was 6 system calls, each one also
  * running the server's side of the loopback TCP, the most of the gateway's CPU per new lead on
- * PostgreSQL (docs/performance.md, "The gateway's CPU on PostgreSQL"). The socket is corked at the
+ * PostgreSQL (bench/results/LOG.md, "The gateway's CPU on PostgreSQL"). The socket is corked at the
  * turn's first statement and uncorked once the turn's callbacks and promise reactions have run
  * (`setImmediate`), before the loop waits for any answer: nothing waits longer on the wire.
  */

@@ -1,8 +1,9 @@
 // Migration 3 of the PostgreSQL engine: the lead counts spread over stripes. Every new lead of a
 // status added one to the same row, and the unit held that row's lock until its COMMIT (and its
-// flush): new leads of one workspace committed one at a time (docs/performance.md measured 83% of
-// connections waiting on it). A lead now counts in the stripe its id hashes to, one of LEAD_COUNT_STRIPES,
-// for its whole life; a count is the sum of its stripes, at most that many rows of one index range.
+// flush): new leads of one workspace committed one at a time, most connections waiting on that row
+// (bench/results/LOG.md, "PostgreSQL beside SQLite"). A lead now counts in the stripe its id hashes
+// to, one of LEAD_COUNT_STRIPES, for its whole life; a count is the sum of its stripes, at most that
+// many rows of one index range.
 export const LEAD_COUNT_STRIPES = 16;
 
 export const stripedCountsSchema = `

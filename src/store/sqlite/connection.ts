@@ -72,15 +72,15 @@ export function openDatabase(path: string, options: OpenOptions): Db {
   db.pragma(`synchronous = ${options.synchronous}`);
   db.pragma('foreign_keys = ON');
   // Reads through a 64 MB memory map and a 32 MB page cache: the reader connection re-reads pages
-  // after every commit, and large tables' indexes should stay cached. A 256 MB map cost more than it
-  // saved: resident map pages count in the process's RSS (284 MB at peak over 100,000 stored leads,
-  // 247-249 MB with 64 MB) and new leads measured no faster (docs/performance.md).
+  // after every commit, and large tables' indexes should stay cached. A larger map cost more than it
+  // saved: resident map pages count in the process's RSS, which the memory target bounds, and new
+  // leads were no faster with it (bench/results/LOG.md, "The memory map").
   db.pragma('mmap_size = 67108864');
   db.pragma('cache_size = -32768');
   // Statement and savepoint journals in memory: every unit of work runs in a SAVEPOINT and every
   // trigger-firing statement opens a statement journal, and on a file each first change to a page
-  // cost a write() (15-20% of the store's time per submission). A journal lives only until its
-  // savepoint is released.
+  // costs a write() (bench/results/LOG.md, "Earlier changes to the write path"). A journal lives
+  // only until its savepoint is released.
   db.pragma('temp_store = MEMORY');
   assertSynchronous(db, options.synchronous);
   return db;

@@ -13,7 +13,7 @@ import { openPostgresStore, type PostgresStore } from '../../../src/store/postgr
 import { clusterOrSkip, freshDatabase, type TestPostgres } from '../../support/postgres.js';
 
 /**
- * Round trips (docs/performance.md, "One unit, two round trips"): the unit's first statements (BEGIN,
+ * Round trips (bench/results/LOG.md, "One unit, two round trips"): the unit's first statements (BEGIN,
  * the ledger's look-up, the person locks, the match, pipelined), then its writes, the lead object and
  * COMMIT (pipelined).
  */

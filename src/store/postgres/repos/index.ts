@@ -18,9 +18,9 @@ import { pgConsoleSessionRepo, pgConsoleUserRepo } from './console.js';
 import { pgTestMatchRepo } from './test-matches.js';
 
 /**
- * Each repository built when the unit first uses it: a unit is opened per request and uses three or
- * four of the fifteen, and building them all (their closures, the state repo's spread of porting's)
- * was a measurable part of a new lead's CPU (docs/performance.md, "The gateway's CPU on PostgreSQL").
+ * Each repository built when the unit first uses it: a unit is opened per request and uses a few of
+ * them, and building them all (their closures, the state repo's spread of porting's) was a measurable
+ * part of a new lead's CPU (bench/results/LOG.md, "The gateway's CPU on PostgreSQL").
  */
 class UnitRepos implements Repos {
   #contacts?: Repos['contacts'];
