@@ -1,6 +1,6 @@
-// The events this process recorded or replayed lately, remembered per pipelined store (PostgreSQL; SQLite
-// looks every event up before its unit and keeps none): a resend of one of them is
-// looked for alone, in the ledger's one-statement replay, before any unit of work is opened.
+// The events this process recorded or replayed lately, remembered per store where the ledger is looked
+// up inside the unit (PostgreSQL, ledger.ts; SQLite looks every event up before its unit and keeps
+// none): a resend of one of them is looked for alone, before any unit of work is opened.
 //
 // A hint, never a verdict: the ledger decides. An event remembered but not found (another database
 // behind the same URL, a restore) goes the way of an unknown one, and an unknown one (recorded by

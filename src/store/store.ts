@@ -55,13 +55,6 @@ export interface Store {
   readonly engine: StoreEngine;
   readonly schema: SchemaState;
   /**
-   * Whether a unit's statements go out together, a read among them costing no round trip of its own
-   * (PostgreSQL's pipelined units): an event's ledger look-up is then made inside its unit. Where it is
-   * false (SQLite: a read costs no round trip, and a unit waits for the one writer) the look-up is made
-   * before the unit, so that a resend never enters the write queue (src/idempotency/replay.ts).
-   */
-  readonly pipelined: boolean;
-  /**
    * Runs a unit of work in a write transaction and resolves only after its commit is durable.
    * If `fn` throws, its writes are undone and nothing else is affected. A unit must not wait on
    * anything but its `tx` (no network calls inside a unit).

@@ -146,7 +146,6 @@ export function postgresStore(pool: pg.Pool, schema: SchemaState, feed: ChangeFe
   return {
     engine: 'postgres',
     schema,
-    pipelined: true,
     pool,
     // Without a feed nobody hears this process: it is alone, as far as it can tell.
     replicas: feed ? postgresReplicaSet(pool, feed) : aloneReplicaSet(),

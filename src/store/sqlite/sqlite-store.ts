@@ -235,7 +235,6 @@ export function openSqliteStore(options: SqliteStoreOptions): SqliteStore {
     db: writer,
     engine: 'sqlite',
     schema,
-    pipelined: false,
     transact: <W, T>(fn: (tx: Repos) => Promise<W>, answer?: (tx: Repos, work: W) => Promise<T>) =>
       enqueue<unknown>(answer ? async (tx) => answerAfter(tx, await fn(tx), answer) : fn).catch(rethrowAsStoreError) as Promise<T>,
     // Its own savepoint in the group, rolled back: the units around it commit as ever.
