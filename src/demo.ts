@@ -24,11 +24,11 @@ export interface DemoCredentials {
   legacy: DemoKeyStatus;
 }
 
-const findByHash = (store: Store, secret: string) => store.peek((r) => r.keys.findByHash(hashKey(secret)));
+const findByHash = (store: Store, secret: string) => store.readOne((r) => r.keys.findByHash(hashKey(secret)));
 
 async function statusOf(store: Store, integration: Integration, key: ApiKey, secret: string): Promise<DemoKeyStatus> {
   if (key.revokedAt === null) return { live: true, secret };
-  const keys = await store.peek((r) => r.keys.listForIntegration(integration.id));
+  const keys = await store.readOne((r) => r.keys.listForIntegration(integration.id));
   const liveKeys = keys.filter((k) => k.revokedAt === null && k.kind === key.kind).map((k) => `${k.prefix || k.id}…`);
   return { live: false, revokedAt: key.revokedAt, liveKeys };
 }
@@ -48,7 +48,7 @@ export async function ensureDemoKeys(store: Store, usage: UsageRecorder, rules: 
   v1 ??= (await issueV1Key(deps, integration, DEMO_ACTOR, { secret: DEMO_V1_KEY })).key;
   return {
     integration: integration.handle,
-    state: await store.peek((r) => r.states.get(integration.id)),
+    state: await store.readOne((r) => r.states.get(integration.id)),
     v1: await statusOf(store, integration, v1, DEMO_V1_KEY),
     legacy: await statusOf(store, integration, legacy, DEMO_LEGACY_KEY),
   };

@@ -54,7 +54,7 @@ export interface NameCollision {
 
 /** Every name the audit log gives to more than one principal, sorted by name: what `lead-gateway users check-names` reports. */
 export async function nameCollisions(store: Store, sharedTokenName = DEFAULT_SHARED_TOKEN_NAME): Promise<NameCollision[]> {
-  const { users, credentials } = await store.read(async (r) => ({ users: await r.consoleUsers.list(), credentials: await r.adminCredentials.list() }));
+  const { users, credentials } = await store.snapshot(async (r) => ({ users: await r.consoleUsers.list(), credentials: await r.adminCredentials.list() }));
   const holders = new Map<string, Set<string>>();
   const add = (name: string, holder: string) => holders.set(name, (holders.get(name) ?? new Set()).add(holder));
   for (const name of new Set([DEFAULT_SHARED_TOKEN_NAME, sharedTokenName])) add(name, 'shared ADMIN_TOKEN');
@@ -96,7 +96,7 @@ export async function revokeAdminCredentials(store: Store, name: string): Promis
 export async function adminIdentity(store: Store, token: string, shared: { token: string; name: string }): Promise<string | null> {
   if (secretsEqual(token, shared.token)) return shared.name;
   const hash = hashKey(token);
-  const found = await store.peek((r) => r.adminCredentials.findByHash(hash));
+  const found = await store.readOne((r) => r.adminCredentials.findByHash(hash));
   if (!found || found.revokedAt !== null) return null;
   return timingSafeEqual(Buffer.from(found.hash, 'hex'), Buffer.from(hash, 'hex')) ? found.name : null;
 }

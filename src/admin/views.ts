@@ -26,7 +26,7 @@ export const integrationView = (i: Integration, state: MigrationState, ported: P
 
 /** Every integration with its state and ported flag, in one read. */
 export async function integrationViews(store: Store, list: Integration[]): Promise<{ items: z.infer<typeof IntegrationSummarySchema>[] }> {
-  const { states, flags } = await store.read(async (r) => ({ states: await Promise.all(list.map((i) => r.states.get(i.id))), flags: await r.states.allPorted() }));
+  const { states, flags } = await store.snapshot(async (r) => ({ states: await Promise.all(list.map((i) => r.states.get(i.id))), flags: await r.states.allPorted() }));
   const byId = new Map(flags.map((f) => [f.integrationId, f]));
   return listOf(list.map((i, n) => integrationView(i, states[n]!, byId.get(i.id) ?? null)));
 }

@@ -99,7 +99,7 @@ export function mappingSnippet(integration: Integration, answerKey: string, exam
  */
 export async function unmappedAnswerKeys(store: Store, integration: Integration): Promise<{ keys: UnmappedKeyView[]; totalKeys: number; capped: boolean; notKept: number }> {
   const limits = { keys: UNMAPPED_KEYS_SHOWN, examples: UNMAPPED_EXAMPLES_PER_KEY, scan: UNMAPPED_ANSWERS_SCANNED };
-  const { summary, notKept } = await store.read(async (r) => ({ summary: await r.answers.summarizePendingUnmapped(integration.id, limits), notKept: await r.answers.notKept(integration.id) }));
+  const { summary, notKept } = await store.snapshot(async (r) => ({ summary: await r.answers.summarizePendingUnmapped(integration.id, limits), notKept: await r.answers.notKept(integration.id) }));
   return {
     notKept,
     totalKeys: summary.totalKeys,

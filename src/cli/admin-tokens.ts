@@ -25,7 +25,7 @@ export function registerAdminTokenCommands(program: Command, deps: CommandDeps):
     .description('list admin credentials by name and prefix (tokens are never stored)')
     .action(() =>
       deps.onDatabase('admin-token', tokensWhy, async ({ store }) => {
-        const list = await store.read((r) => r.adminCredentials.list());
+        const list = await store.snapshot((r) => r.adminCredentials.list());
         const items = list.map((c) => ({ id: c.id, name: c.name, prefix: c.prefix, created_at: c.createdAt, created_by: c.createdBy, revoked_at: c.revokedAt }));
         deps.print(table(['NAME', 'PREFIX', 'CREATED', 'BY', 'REVOKED'], items.map((c) => [c.name, c.prefix, c.created_at, c.created_by, c.revoked_at])), listOf(items));
       }),

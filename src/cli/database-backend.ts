@@ -68,7 +68,7 @@ export function databaseBackend(ctx: Context, actor: string): Backend {
     },
     async keys(ref) {
       const integration = find(ref);
-      return listOf((await store.read((r) => r.keys.listForIntegration(integration.id))).map(listedKeyView));
+      return listOf((await store.snapshot((r) => r.keys.listForIntegration(integration.id))).map(listedKeyView));
     },
     async importKey(ref, input) {
       return keyView(await importLegacyKey(deps, find(ref), { key: input.key, hash: input.hash, ...who(input.reason) }));
@@ -113,7 +113,7 @@ export function databaseBackend(ctx: Context, actor: string): Backend {
     portingGuide: (ref) => portingGuide(deps, find(ref)),
     async audit(ref, limit) {
       const id = ref === undefined ? null : find(ref).id;
-      const entries = await store.read((r) => r.states.listAudit(id, limit));
+      const entries = await store.snapshot((r) => r.states.listAudit(id, limit));
       const handles = new Map([...rules.current().integrations.values()].map((i) => [i.id, i.handle]));
       return { list: listOf(entries.map(auditView)), handles };
     },

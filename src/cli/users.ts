@@ -42,7 +42,7 @@ export function registerUserCommands(program: Command, deps: UserCommandDeps): v
     .description('list console users (passwords are stored only as scrypt hashes)')
     .action(() =>
       deps.onDatabase('users', why, async ({ store }) => {
-        const items = (await store.read((r) => r.consoleUsers.list())).map((u) => ({
+        const items = (await store.snapshot((r) => r.consoleUsers.list())).map((u) => ({
           id: u.id,
           name: u.name,
           workspace: u.workspace,

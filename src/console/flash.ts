@@ -68,7 +68,7 @@ export function consoleFlash(store: Store, secret: string) {
   /** The keys waiting in the session's row, if any; reads the database only when the row said one waits. */
   const waiting = async (request: FastifyRequest): Promise<WaitingKey[]> => {
     if (request.session.hasFlash !== true) return [];
-    return opened(request, await store.peek((r) => r.consoleSessions.peekFlash(idHash(request.session.sessionId))))?.keys ?? [];
+    return opened(request, await store.readOne((r) => r.consoleSessions.peekFlash(idHash(request.session.sessionId))))?.keys ?? [];
   };
   /** Changes the keys waiting, in the caller's unit: read, changed, written back (or cleared when none is left). */
   const change = async (tx: Repos, request: FastifyRequest, fn: (keys: WaitingKey[]) => WaitingKey[]) => {

@@ -119,7 +119,7 @@ export function leadRoutes(app: FastifyInstance, deps: { store: Store; rules: Ru
     if (viewer === null) return reply;
     const id = request.params.id;
     const rules = deps.rules.current();
-    const found = await deps.store.read(async (r) => {
+    const found = await deps.store.snapshot(async (r) => {
       const lead = await r.leads.get(id);
       const ws = lead ? rules.workspaces.get(lead.workspaceId) : undefined;
       // Another workspace's lead is as absent as a lead that never was: its id tells nothing.

@@ -151,7 +151,7 @@ export function consoleRoutes(app: FastifyInstance, deps: RouteDeps): void {
     const keys = await listKeys(deps.store, integration);
     const audit = await listAudit(deps.store, integration, AUDIT_ENTRIES_SHOWN);
     // No range asked for: the widest is read, and the shortest range that covers its calls is drawn.
-    const usage = await deps.store.read((r) => r.states.usagePerHour(integration.id, rangeStartHour(asked ?? WIDEST_RANGE, now)));
+    const usage = await deps.store.snapshot((r) => r.states.usagePerHour(integration.id, rangeStartHour(asked ?? WIDEST_RANGE, now)));
     const range = asked ?? defaultRange(usage, now);
     const chart = chartModel(bucketUsage(usage, range, now), range);
     return { title: integration.name, integration, report, keys, audit, chart, unlinkedShown: UNLINKED_LEADS_SHOWN, issued: [], notice: null, refusal: null, ...extra };

@@ -31,8 +31,8 @@ export function consoleSessionStore(store: Store, now: () => number = Date.now) 
 
   async function get(sessionId: string): Promise<ConsoleSessionData | null> {
     const hash = idHash(sessionId);
-    // Two statements: a view (a peek must be one statement: on SQLite it may run on the writer).
-    const found = await store.view(async (r) => {
+    // Two statements: a readCommitted (a readOne must be one statement: on SQLite it may run on the writer).
+    const found = await store.readCommitted(async (r) => {
       const session = await r.consoleSessions.find(hash);
       if (session === null) return null;
       // Who the session belongs to, as of now: a disabled user or a revoked token signs nobody in.

@@ -66,7 +66,7 @@ export async function disableConsoleUser(store: Store, name: string): Promise<{ 
  * as a known one, so the time of an answer does not tell which names exist.
  */
 export async function checkSignIn(store: Store, name: string, password: string): Promise<ConsoleUser | null> {
-  const user = password.length > MAX_PASSWORD_LENGTH ? null : await store.peek((r) => r.consoleUsers.findByName(name));
+  const user = password.length > MAX_PASSWORD_LENGTH ? null : await store.readOne((r) => r.consoleUsers.findByName(name));
   const matches = await verifyPassword(password.slice(0, MAX_PASSWORD_LENGTH), user?.passwordHash ?? DECOY_HASH);
   return user !== null && user.disabledAt === null && matches ? user : null;
 }
@@ -78,6 +78,6 @@ export async function checkSignIn(store: Store, name: string, password: string):
  */
 export async function checkTokenSignIn(store: Store, token: string): Promise<AdminCredential | null> {
   if (!token.startsWith('lgadm_') || token.length > 200) return null;
-  const found = await store.peek((r) => r.adminCredentials.findByHash(hashKey(token)));
+  const found = await store.readOne((r) => r.adminCredentials.findByHash(hashKey(token)));
   return found !== null && found.revokedAt === null ? found : null;
 }

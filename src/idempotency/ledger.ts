@@ -2,7 +2,7 @@
 // (docs/architecture.md, "The unit of work"). The ledger decides; the place is only a cost.
 //
 // - SQLite: before the unit, each look-up a statement of its own on the writer between units (a
-//   `peek`): a resend is answered without entering the one writer's queue. Inside the unit only for an
+//   `readOne`): a resend is answered without entering the one writer's queue. Inside the unit only for an
 //   earlier event (no index stops a second record of it) or after a lost race.
 // - PostgreSQL: a read costs a round trip there, and a unit's first statements share one: an event this
 //   process recorded or replayed lately (known-events.ts) is looked for alone before the unit, every
@@ -34,7 +34,7 @@ export interface LedgerPlace {
 }
 
 const beforeTheUnit: LedgerPlace = {
-  before: async (store, l) => (l.earlier ? await store.peek(l.earlier) : null) ?? store.peek(l.own),
+  before: async (store, l) => (l.earlier ? await store.readOne(l.earlier) : null) ?? store.readOne(l.own),
   inside: (attempt, hasEarlier) => attempt > 1 || hasEarlier,
   held: () => {},
 };
@@ -44,10 +44,10 @@ const insideTheUnit: LedgerPlace = {
     // The earlier event first, as it wins while it holds; the request's own stands only with the
     // earlier one looked for beside it.
     if (l.earlier && l.earlierId !== null && remembersEvent(store, l.keyOf(l.earlierId))) {
-      const known = await store.peek(l.earlier);
+      const known = await store.readOne(l.earlier);
       if (known) return known;
     }
-    return remembersEvent(store, l.keyOf(l.eventId)) ? store.view(l.both) : null;
+    return remembersEvent(store, l.keyOf(l.eventId)) ? store.readCommitted(l.both) : null;
   },
   inside: () => true,
   held: (store, key) => rememberEvent(store, key),

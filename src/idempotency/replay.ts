@@ -99,7 +99,7 @@ export async function runOnce<T>(
   };
 
   const before = await ledger.before(store, lookUps);
-  if (before) return store.view((r) => seen(r, before));
+  if (before) return store.readCommitted((r) => seen(r, before));
   for (let attempt = 1; ; attempt++) {
     try {
       const reply = await store.transact(
@@ -123,15 +123,15 @@ export async function runOnce<T>(
       ledger.held(store, lookUps.keyOf(request.eventId));
       return reply;
     } catch (error) {
-      if (error instanceof KnownEvent) return store.view((r) => seen(r, error.known));
+      if (error instanceof KnownEvent) return store.readCommitted((r) => seen(r, error.known));
       if (error instanceof DuplicateEventError && attempt < MAX_FRESH_ATTEMPTS) continue;
       // A refusal (404, 422) of an event another writer recorded meanwhile is answered as that event's
       // replay (or 409), as it would have been had the event been found first; so is a unit the store
       // could not run (it takes no writes now) for an event it can still read; not after the server
       // was lost, when a read would only wait out its own timeout before the 503.
       const again = error instanceof AppError || (error instanceof StoreUnavailableError && error.mayRead);
-      const meanwhile = again ? await store.view(lookUps.both).catch(() => null) : null;
-      if (meanwhile) return store.view((r) => seen(r, meanwhile));
+      const meanwhile = again ? await store.readCommitted(lookUps.both).catch(() => null) : null;
+      if (meanwhile) return store.readCommitted((r) => seen(r, meanwhile));
       throw error;
     }
   }

@@ -66,7 +66,7 @@ export async function actOnLead(
 
 export async function getLead(deps: { store: Store; rules: () => Rules }, leadId: string): Promise<LeadObject> {
   const rules = deps.rules();
-  return deps.store.read(async (r) => {
+  return deps.store.snapshot(async (r) => {
     const lead = await r.leads.get(leadId);
     const ws = lead ? rules.workspaces.get(lead.workspaceId) : undefined;
     if (!lead || !ws || lead.deletedAt !== null) throw new AppError('not-found', `No lead ${leadId}.`);
@@ -112,7 +112,7 @@ export async function listLeads(deps: { store: Store; rules: () => Rules }, quer
   });
   const integrationId = query.integration === undefined ? undefined : rules.findIntegration(query.integration)?.id;
   if (query.integration !== undefined && integrationId === undefined) throw new AppError('not-found', `No integration "${query.integration}".`);
-  return deps.store.read(async (r) => {
+  return deps.store.snapshot(async (r) => {
     const leads = await r.leads.list({ workspaceId: ws.id, stageId: query.stage, integrationId, fields: conditions, before: query.before, limit: query.limit });
     return {
       items: await Promise.all(leads.map((lead) => renderLead(r, ws, lead))),

@@ -35,7 +35,7 @@ export function legacyGate(deps: { store: Store; rules: RulesHolder; usage: Usag
     const integration = await authenticate(request);
     if (integration.legacy.sunset !== null) reply.header('sunset', httpDate(integration.legacy.sunset));
 
-    const state = await hotRead(deps.store, `state:${integration.id}`, () => deps.store.peek((r) => r.states.get(integration.id)));
+    const state = await hotRead(deps.store, `state:${integration.id}`, () => deps.store.readOne((r) => r.states.get(integration.id)));
     if (state === 'switched_off') {
       const replacement = replacementFor(request.method, request.url.split('?')[0] ?? '');
       throw new AppError(

@@ -52,7 +52,7 @@ export function localRoutes(d: LegacyDeps & { rules: () => Rules }) {
     );
     r.get('/api/bots/api/info/', readMeta('The bot\'s integration and workspace', LegacyInfoSchema), async (request) => {
       const i = request.integration!;
-      const state = await d.store.read((rd) => rd.states.get(i.id));
+      const state = await d.store.snapshot((rd) => rd.states.get(i.id));
       return { integration: { id: i.id, name: i.name }, workspace: { id: i.workspace.id, name: i.workspace.name }, deprecated: true, state, sunset: i.legacy.sunset };
     });
     r.get('/api/bots/api/leads/', { schema: { ...meta, summary: 'This bot\'s leads, a page at a time', querystring: LegacyPageQuerySchema, response: { 200: LegacyLeadPageSchema } } }, async (request) =>

@@ -58,7 +58,7 @@ async function tagNames(store: Store, integration: Integration, ids: readonly st
   const ws = integration.workspace;
   // Most bots send no tag_ids, or only catalog tags: no read (a read transaction is two statements more).
   if (ids.every((id) => ws.tags.has(id))) return ids.map((id) => ws.tags.get(id)!.name);
-  return store.read(async (r) => {
+  return store.snapshot(async (r) => {
     const names: string[] = [];
     for (const id of ids) {
       const name = ws.tags.get(id)?.name ?? (await r.legacyTags.get(ws.id, id))?.name;
@@ -191,8 +191,8 @@ export async function updateLegacyLead(
   idempotencyKey: string | undefined,
   inexactData?: ReadonlySet<string>,
 ): Promise<{ lead: LeadObject; replayed: boolean }> {
-  const lead = await deps.store.read((r) => ownLead(r, integration, leadId));
-  const current = new Set(await deps.store.read((r) => r.leads.tagIds(lead.id)));
+  const lead = await deps.store.snapshot((r) => ownLead(r, integration, leadId));
+  const current = new Set(await deps.store.snapshot((r) => r.leads.tagIds(lead.id)));
   const added = (body.tag_ids ?? []).filter((id) => !current.has(id));
   const { answers, inexactAnswers, ignored } = answersFromLegacy(integration, await tagNames(deps.store, integration, added), body.extra_data ?? {}, inexactData);
   let replayed = false;
@@ -217,5 +217,5 @@ export async function updateLegacyLead(
   }
   // Counted only now: a refused request (409) leaves the migration report as it was.
   deps.usage.recordIgnored(integration.id, [...Object.keys(body).filter((k) => k !== 'tag_ids' && k !== 'extra_data'), ...ignored]);
-  return { lead: await deps.store.read(async (r) => renderLead(r, integration.workspace, (await r.leads.get(lead.id))!)), replayed };
+  return { lead: await deps.store.snapshot(async (r) => renderLead(r, integration.workspace, (await r.leads.get(lead.id))!)), replayed };
 }

@@ -24,7 +24,7 @@ export function listBoards(ws: Workspace) {
 }
 
 export async function listStatuses(deps: Deps, ws: Workspace) {
-  return deps.store.read((r) =>
+  return deps.store.snapshot((r) =>
     Promise.all(
       [...ws.statuses.values()].map(async (s) => ({ id: s.id, name: s.name, color: s.color, is_default: s.isDefault, leads_count: await r.leads.countByStatus(s.id), order: s.order, created_at: null })),
     ),
@@ -32,7 +32,7 @@ export async function listStatuses(deps: Deps, ws: Workspace) {
 }
 
 export async function listGroups(deps: Deps, ws: Workspace) {
-  return deps.store.read((r) =>
+  return deps.store.snapshot((r) =>
     Promise.all([...ws.groups.values()].map(async (g) => ({ id: g.id, name: g.name, color: g.color, leads_count: await r.leads.countByGroup(g.id), order: g.order, created_at: null }))),
   );
 }
@@ -65,7 +65,7 @@ function pageOf<T>(path: string, asked: { page: number; size: number; offset: nu
  * the whole plain array, or one page of it when the bot asks.
  */
 export async function listTags(deps: Deps, ws: Workspace, query: LegacyListPageQuery = {}, path = '/api/bots/api/tags/') {
-  const created = await deps.store.read((r) => r.legacyTags.list(ws.id));
+  const created = await deps.store.snapshot((r) => r.legacyTags.list(ws.id));
   const all = [...[...ws.tags.values()].map((t) => ({ id: t.id, name: t.name, color: t.color })), ...created.filter((t) => !ws.tags.has(t.id))].map((t) => ({
     id: t.id,
     name: t.name,
@@ -87,7 +87,7 @@ export async function listOwnLeads(deps: Deps, integration: Integration, query: 
   const ws = integration.workspace;
   const { page, page_size: size } = query;
   const position: PagePosition = query.after ? { after: query.after } : query.before ? { before: query.before } : { offset: (page - 1) * size };
-  return deps.store.read(async (r) => {
+  return deps.store.snapshot(async (r) => {
     const count = await r.leadPages.countOfIntegration(integration.id);
     const rows = await r.leadPages.pageOfIntegration(integration.id, position, size + 1);
     // One row past the page says whether there is more in the direction read.
@@ -108,7 +108,7 @@ export async function listOwnLeads(deps: Deps, integration: Integration, query: 
 }
 
 export async function getOwnLead(deps: Deps, integration: Integration, leadId: string): Promise<LeadObject> {
-  return deps.store.read(async (r) => renderLead(r, integration.workspace, await ownLead(r, integration, leadId)));
+  return deps.store.snapshot(async (r) => renderLead(r, integration.workspace, await ownLead(r, integration, leadId)));
 }
 
 // The bot's writes check its reach in the unit that writes, on the lead locked (legacy/service.ts).
@@ -138,7 +138,7 @@ export async function addComment(deps: Deps, integration: Integration, leadId: s
 export async function listComments(deps: Deps, integration: Integration, leadId: string, query: LegacyListPageQuery = {}) {
   const asked = pageAsked(query);
   const shape = (c: { id: string; leadId: string; body: string; createdAt: string }) => ({ id: c.id, lead: c.leadId, text: c.body, created_at: c.createdAt });
-  return deps.store.read(async (r) => {
+  return deps.store.snapshot(async (r) => {
     const lead = await ownLead(r, integration, leadId);
     // A lead that held more before the caps existed answers its oldest COMMENTS_PER_LEAD_MAX here; page= reaches the rest.
     if (!asked) return (await r.leads.listComments(lead.id, { offset: 0, limit: COMMENTS_PER_LEAD_MAX })).map(shape);

@@ -71,7 +71,7 @@ export async function findLiveKey(store: Store, secret: string, kind: KeyKind | 
   // Published keys (demo mode's) never open a door outside demo mode, whatever the database holds.
   if (refusedHashes?.has(hash)) return null;
   // Only keys that exist are remembered, so guessing fills nothing (store/hot-reads.ts).
-  const key = await hotRead(store, `key:${hash}`, () => store.peek((r) => r.keys.findByHash(hash)), (k) => k !== null);
+  const key = await hotRead(store, `key:${hash}`, () => store.readOne((r) => r.keys.findByHash(hash)), (k) => k !== null);
   if (!key || !(typeof kind === 'string' ? key.kind === kind : kind.includes(key.kind)) || key.revokedAt !== null) return null;
   return timingSafeEqual(Buffer.from(key.hash, 'hex'), Buffer.from(hash, 'hex')) ? key : null;
 }

@@ -95,8 +95,8 @@ const CURSOR = ['lastAt', 'externalContactId'] as const;
 /**
  * One page of the answers 404s, the latest first, each with the unlinked legacy leads of that person:
  * the linking's own rule (legacy.external_contact_id) applied read only. Written with the usage counts,
- * so flushed first. Read with `read`: one snapshot, and on SQLite the reader connection, so that a page
- * never waits for the one writer nor holds it (`peek` would run on the writer; `view` is `read` there).
+ * so flushed first. Read with `snapshot`: one snapshot, and on SQLite the reader connection, so that a page
+ * never waits for the one writer nor holds it (`readOne` would run on the writer; `readCommitted` is `snapshot` there).
  */
 export async function notFoundAnswers(
   deps: MigrationDeps,
@@ -105,7 +105,7 @@ export async function notFoundAnswers(
 ): Promise<NotFoundPage> {
   const after = page.after === undefined ? null : decodeCursor(CURSOR, page.after);
   await deps.usage.flush();
-  return deps.store.read((r) => notFoundPage(r, integration, page.limit, after, deps.usage.caps.notFoundIdsPerIntegration));
+  return deps.store.snapshot((r) => notFoundPage(r, integration, page.limit, after, deps.usage.caps.notFoundIdsPerIntegration));
 }
 
 /**

@@ -8,7 +8,7 @@ import type { AuditEntry } from '../store/repos/states.js';
 import type { Submission } from '../store/repos/submissions.js';
 
 /** Every key of the integration, live and revoked, never its value. */
-export const listKeys = (store: Store, integration: Integration): Promise<ListedKey[]> => store.read((r) => r.keys.listForIntegration(integration.id));
+export const listKeys = (store: Store, integration: Integration): Promise<ListedKey[]> => store.snapshot((r) => r.keys.listForIntegration(integration.id));
 
 /** The live keys of one kind (a second live v1 key is what the console asks to confirm). */
 export const liveKeys = async (store: Store, integration: Integration, kind: ListedKey['kind']): Promise<ListedKey[]> =>
@@ -16,8 +16,8 @@ export const liveKeys = async (store: Store, integration: Integration, kind: Lis
 
 /** The newest `limit` audit entries of one integration, or of every integration (null). */
 export const listAudit = (store: Store, integration: Integration | null, limit: number): Promise<AuditEntry[]> =>
-  store.read((r) => r.states.listAudit(integration?.id ?? null, limit));
+  store.snapshot((r) => r.states.listAudit(integration?.id ?? null, limit));
 
 /** The newest `limit` submissions of the integration flagged for a person to review. */
 export const listReview = (store: Store, integration: Integration, limit: number): Promise<Submission[]> =>
-  store.read((r) => r.submissions.listNeedingReview(integration.id, limit));
+  store.snapshot((r) => r.submissions.listNeedingReview(integration.id, limit));

@@ -117,9 +117,9 @@ export async function migrationReport(
 ): Promise<MigrationReport> {
   await deps.usage.flush();
   const now = deps.now?.() ?? new Date();
-  // `read`: one snapshot, and on SQLite the reader connection: a report never waits for the one writer
-  // nor holds it, so other integrations' units go on (`peek` would run on the writer).
-  const data = await deps.store.read(async (r) => ({
+  // `snapshot`: one snapshot, and on SQLite the reader connection: a report never waits for the one writer
+  // nor holds it, so other integrations' units go on (`readOne` would run on the writer).
+  const data = await deps.store.snapshot(async (r) => ({
     state: await r.states.get(integration.id),
     // Counted per hour: "24 h" is the current hour and the 24 before it.
     day: await r.states.usageSince(integration.id, hourOf(new Date(now.getTime() - 24 * 3_600_000))),

@@ -83,7 +83,7 @@ const CURSOR = ['firstAt', 'keyId', 'contactId'] as const satisfies readonly (ke
 /** One page of the persons the integration's test calls found, the newest rows first. */
 export async function testMatches(deps: Pick<MigrationDeps, 'store'>, integration: Pick<Integration, 'id'>, page: { limit: number; after?: string | undefined }): Promise<TestMatchPage> {
   const after: TestMatchCursor | null = page.after === undefined ? null : decodeCursor(CURSOR, page.after);
-  return deps.store.read(async (r) => {
+  return deps.store.snapshot(async (r) => {
     // One more than the page: whether there is a next one.
     const [found, rows] = await Promise.all([r.testMatches.page(integration.id, page.limit + 1, after), r.testMatches.count(integration.id)]);
     const entries = found.slice(0, page.limit);

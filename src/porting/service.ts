@@ -9,7 +9,7 @@ export async function portingGuide(deps: MigrationDeps, integration: Integration
   await deps.usage.flush();
   const now = deps.now?.() ?? new Date();
   const since = new Date(now.getTime() - GUIDE_WINDOW_DAYS * 86_400_000).toISOString().slice(0, 13);
-  const data = await deps.store.read(async (r) => {
+  const data = await deps.store.snapshot(async (r) => {
     const samples = await r.states.samples(integration.id);
     const createdTags = new Map<string, string>();
     for (const s of samples) {

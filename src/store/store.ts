@@ -95,22 +95,22 @@ export interface Store {
   /** As `transact` with an answer read last, then undone. */
   rehearse<W, T>(fn: (tx: Repos) => Promise<W>, answer: (tx: Repos, work: W) => Promise<T>): Promise<T>;
   /** Runs reads against committed data only, all of them in one snapshot. */
-  read<T>(fn: (r: Repos) => Promise<T>): Promise<T>;
+  snapshot<T>(fn: (r: Repos) => Promise<T>): Promise<T>;
   /**
    * Runs a single statement against committed data without opening a read transaction: one statement
    * is its own snapshot. For the look-ups every request makes (key, ledger row, state). `fn` must make
-   * exactly one statement, before its first await: on SQLite a peek runs on the writer between units,
-   * and a second statement could meet the next unit's open transaction. Several reads go to `view`.
+   * exactly one statement, before its first await: on SQLite a readOne runs on the writer between units,
+   * and a second statement could meet the next unit's open transaction. Several reads go to `readCommitted`.
    */
-  peek<T>(fn: (r: Repos) => Promise<T>): Promise<T>;
+  readOne<T>(fn: (r: Repos) => Promise<T>): Promise<T>;
   /**
-   * Runs the reads of one answer (a replay: the event's lead with its parts) at the engine's lowest
-   * cost. On SQLite, where a lead's parts are several statements, they share one read transaction, as
-   * in `read`. On PostgreSQL this is `peek`: a replay's reads are one statement each there, so each
-   * is its own snapshot; a view of several statements (the console's session look-up) reads each
-   * on its own, as it did as a peek.
+   * Runs reads against committed data, each statement promised only that: no snapshot is shared
+   * between them. For the reads of one answer at the engine's lowest cost (a replay: the event's lead
+   * with its parts). On SQLite, where a lead's parts are several statements, they share one read
+   * transaction (a `snapshot`); on PostgreSQL, where a replay's reads are one statement each, each is
+   * a `readOne` of its own.
    */
-  view<T>(fn: (r: Repos) => Promise<T>): Promise<T>;
+  readCommitted<T>(fn: (r: Repos) => Promise<T>): Promise<T>;
   /**
    * Round trips to the database server so far, from this process (PostgreSQL; absent on an engine in
    * the process): a statement sent while none of its connection's statements awaited an answer.

@@ -22,7 +22,7 @@ const answer = (eventId: string, answers: Record<string, unknown>) =>
 /** Counts as if the integration had kept that many answers of a key: the caps read these counts. */
 const pretendKept = (answerKey: string, answers: number, bytes: number) => gw.store.transact((tx) => tx.answers.addKept([{ integrationId, key: answerKey, answers, bytes }]));
 const stored = (answerKey: string) => gw.inspect.answers.count({ key: answerKey });
-const notKept = () => gw.store.read((r) => r.answers.notKept(integrationId));
+const notKept = () => gw.store.snapshot((r) => r.answers.notKept(integrationId));
 
 describe('unmapped and invalid answers under the caps', () => {
   it('are stored, and the answer has no not_kept member', async () => {
@@ -60,7 +60,7 @@ describe(`past ${KEPT_ANSWERS_PER_KEY} answers of one key`, () => {
 
 describe(`past ${KEPT_BYTES_PER_INTEGRATION} bytes`, () => {
   it('an answer that would pass the bytes is not kept; the replay answers the same', async () => {
-    const { bytes } = await gw.store.read((r) => r.answers.kept(integrationId, []));
+    const { bytes } = await gw.store.snapshot((r) => r.answers.kept(integrationId, []));
     // Room for "small" ("small" + '"s"': 8 bytes), not for "big".
     await pretendKept('filler', 1, KEPT_BYTES_PER_INTEGRATION - bytes - 8);
     const res = await answer('bytes-1', { big: 'a'.repeat(100), small: 's' });
@@ -75,7 +75,7 @@ describe(`past ${KEPT_BYTES_PER_INTEGRATION} bytes`, () => {
 
 describe(`past ${KEPT_KEYS_PER_INTEGRATION} distinct keys`, () => {
   it('an answer of a new key is not kept, one of a key kept already still is', async () => {
-    const { keys } = await gw.store.read((r) => r.answers.kept(integrationId, []));
+    const { keys } = await gw.store.snapshot((r) => r.answers.kept(integrationId, []));
     await gw.store.transact((tx) =>
       tx.answers.addKept(Array.from({ length: KEPT_KEYS_PER_INTEGRATION - keys }, (_, i) => ({ integrationId, key: `many_${i}`, answers: 1, bytes: 1 }))),
     );

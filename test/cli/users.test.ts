@@ -38,7 +38,7 @@ describe('lead-gateway users', { timeout: 90_000 }, () => {
     expect(added.out).toContain('Console user aziza added (service team)');
     const browser = consoleClient(gw.app, { gw });
     expect((await browser.signIn('aziza', PASSWORD)).statusCode).toBe(303);
-    const stored = await gw.store.read((r) => r.consoleUsers.findByName('aziza'));
+    const stored = await gw.store.snapshot((r) => r.consoleUsers.findByName('aziza'));
     expect(stored!.passwordHash).toMatch(/^scrypt\$32768\$8\$3\$[\w-]{22}\$[\w-]{43}$/);
   });
 

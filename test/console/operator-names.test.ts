@@ -32,7 +32,7 @@ describe('one namespace for console users and admin tokens', () => {
     expect(await refusal(issue('nodira'))).toEqual({ code: 'conflict', detail: expect.stringContaining('"nodira" already names a console user') });
     await disableConsoleUser(gw.store, 'nodira');
     expect(await refusal(issue('nodira'))).toMatchObject({ code: 'conflict' });
-    expect(await gw.store.read((r) => r.adminCredentials.list())).not.toContainEqual(expect.objectContaining({ name: 'nodira' }));
+    expect(await gw.store.snapshot((r) => r.adminCredentials.list())).not.toContainEqual(expect.objectContaining({ name: 'nodira' }));
   });
 
   it('refuses a console user named as an admin token, a revoked one too; a second token of the same operator is fine', async () => {
@@ -41,7 +41,7 @@ describe('one namespace for console users and admin tokens', () => {
     expect(await refusal(addUser(gw, 'farrukh'))).toEqual({ code: 'conflict', detail: expect.stringContaining('"farrukh" already names an admin token (live or revoked)') });
     await revokeAdminCredentials(gw.store, 'farrukh');
     expect(await refusal(addUser(gw, 'farrukh'))).toMatchObject({ code: 'conflict' });
-    expect(await gw.store.read((r) => r.consoleUsers.findByName('farrukh'))).toBeNull();
+    expect(await gw.store.snapshot((r) => r.consoleUsers.findByName('farrukh'))).toBeNull();
   });
 
   it("refuses the shared ADMIN_TOKEN's name to both", async () => {
@@ -54,8 +54,8 @@ describe('one namespace for console users and admin tokens', () => {
     for (let round = 0; round < 2; round++) {
       const name = `racer-${round}`;
       const results = await Promise.allSettled([addUser(gw, name), issue(name), addUser(gw, name), issue(name)]);
-      const users = (await gw.store.read((r) => r.consoleUsers.findByName(name))) === null ? 0 : 1;
-      const tokens = (await gw.store.read((r) => r.adminCredentials.list())).filter((c) => c.name === name).length;
+      const users = (await gw.store.snapshot((r) => r.consoleUsers.findByName(name))) === null ? 0 : 1;
+      const tokens = (await gw.store.snapshot((r) => r.adminCredentials.list())).filter((c) => c.name === name).length;
       // Either one user (and every token refused) or the tokens (and every user refused).
       expect(users === 1 ? tokens : users).toBe(0);
       expect(results.filter((r) => r.status === 'rejected').every((r) => (r as PromiseRejectedResult).reason instanceof AppError)).toBe(true);

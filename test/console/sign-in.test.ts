@@ -53,8 +53,8 @@ describe('console sign-in', () => {
     const browser = https();
     await browser.signIn('temur');
     const id = browser.cookies.get('__Host-lg_console')!.split('.')[0]!;
-    expect(await gw.store.read((r) => r.consoleSessions.find(id))).toBeNull();
-    const hashed = await gw.store.read((r) => r.consoleSessions.find(createHash('sha256').update(id).digest('hex')));
+    expect(await gw.store.snapshot((r) => r.consoleSessions.find(id))).toBeNull();
+    const hashed = await gw.store.snapshot((r) => r.consoleSessions.find(createHash('sha256').update(id).digest('hex')));
     expect(hashed).toMatchObject({ userName: 'temur' });
     // close() also searches the database and the log for the raw id (consoleClient adds it to the secrets).
   });

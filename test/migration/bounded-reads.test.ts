@@ -54,14 +54,14 @@ function observe(store: Store) {
         });
       },
     });
-  const methods = store as unknown as Record<'read' | 'peek' | 'transact', (fn: (r: Repos) => Promise<unknown>, ...rest: unknown[]) => Promise<unknown>>;
-  // Not `view`: SQLite's is its `read`, counted there (PostgreSQL's, a peek, reads no lead of these pages).
-  for (const name of ['peek', 'transact'] as const) {
+  const methods = store as unknown as Record<'snapshot' | 'readOne' | 'transact', (fn: (r: Repos) => Promise<unknown>, ...rest: unknown[]) => Promise<unknown>>;
+  // Not `readCommitted`: SQLite's is its `snapshot`, counted there (PostgreSQL's, a readOne, reads no lead of these pages).
+  for (const name of ['readOne', 'transact'] as const) {
     const original = methods[name];
     methods[name] = (fn, ...rest) => original((r) => fn(counted(r)), ...rest);
   }
-  const read = methods.read;
-  methods.read = (fn) =>
+  const read = methods.snapshot;
+  methods.snapshot = (fn) =>
     read(async (r) => {
       const answer = await fn(counted(r));
       // Held once: the first read to end after `hold` is set (the page's), not the reads after it.

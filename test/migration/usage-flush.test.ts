@@ -15,7 +15,7 @@ describe('flushing the call counters', () => {
     const first = usage.flush(); // takes the count from memory; its commit is still queued
     await usage.flush(); // finds memory empty: must wait for the first
     const since = new Date(Date.now() - 3_600_000).toISOString().slice(0, 13);
-    const rows = await gw.store.read((r) => r.states.usageSince(integration.id, since));
+    const rows = await gw.store.snapshot((r) => r.states.usageSince(integration.id, since));
     expect(rows).toEqual([expect.objectContaining({ route: 'GET /api/bots/api/boards/', calls: 1, okCalls: 1 })]);
     await first;
     await usage.close();

@@ -52,8 +52,8 @@ describe('hourly call counts past the retention', () => {
     );
     const usage = createUsageRecorder(gw.store);
     const deps = { store: gw.store, usage, now: () => NOW };
-    const chart = () => gw.store.read((r) => r.states.usagePerHour(id, ago(RETENTION_USAGE_MIN_DAYS * DAY).slice(0, 13)));
-    const lastLegacy = () => gw.store.read((r) => r.states.lastSeen(id, 'legacy'));
+    const chart = () => gw.store.snapshot((r) => r.states.usagePerHour(id, ago(RETENTION_USAGE_MIN_DAYS * DAY).slice(0, 13)));
+    const lastLegacy = () => gw.store.snapshot((r) => r.states.lastSeen(id, 'legacy'));
     const before = { report: JSON.stringify(await migrationReport(deps, integration)), chart: await chart(), lastLegacy: await lastLegacy() };
     const rowsBefore = (await gw.inspect.dump('api_usage')).length;
 
@@ -80,9 +80,9 @@ describe('hourly call counts past the retention', () => {
     await gw.store.transact((tx) => tx.states.addUsage([1, 2, 3].map((d) => calls(id, 'v1', 'POST /x', ago((100 + d) * DAY), 1, 1))));
     const first = await runRetention(gw.store, settings, sessions, NOW, 2);
     expect(first.usage_hours_rolled_up).toBe(2);
-    expect(await gw.store.read((r) => r.states.lastSeen(id, 'v1'))).toBe(ago(101 * DAY));
+    expect(await gw.store.snapshot((r) => r.states.lastSeen(id, 'v1'))).toBe(ago(101 * DAY));
     expect((await runRetention(gw.store, settings, sessions, NOW, 2)).usage_hours_rolled_up).toBe(1);
-    expect(await gw.store.read((r) => r.states.usageSince(id, '0000'))).toEqual([{ route: 'POST /x', interface: 'v1', calls: 3, lastSeen: ago(101 * DAY), okCalls: 3, lastOk: ago(101 * DAY) }]);
+    expect(await gw.store.snapshot((r) => r.states.usageSince(id, '0000'))).toEqual([{ route: 'POST /x', interface: 'v1', calls: 3, lastSeen: ago(101 * DAY), okCalls: 3, lastOk: ago(101 * DAY) }]);
   });
 });
 
@@ -102,7 +102,7 @@ describe('unmapped and invalid answers past the retention', () => {
     expect(run.answers_deleted).toBeGreaterThanOrEqual(2);
     expect(await gw.inspect.answers.count({ key: { in: ['old_key', ''] } })).toBe(0);
     expect(await gw.inspect.answers.count({ key: 'course' })).toBe(1);
-    const kept = await gw.store.read((r) => r.answers.kept(id, ['old_key', '']));
+    const kept = await gw.store.snapshot((r) => r.answers.kept(id, ['old_key', '']));
     expect(kept.perKey.size).toBe(0);
   });
 });
@@ -118,12 +118,12 @@ describe('ignored legacy member names', () => {
       // Sent again within the retention: its last_seen moves, and it stays.
       await tx.states.countIgnored(id, ['stage'], ago(2 * DAY), 1_000);
     });
-    const names = () => gw.store.read(async (r) => (await r.states.ignoredFields(id)).map((f) => f.field));
+    const names = () => gw.store.snapshot(async (r) => (await r.states.ignoredFields(id)).map((f) => f.field));
     const first = await runRetention(gw.store, settings, sessions, NOW, 2);
     expect(first.ignored_fields_deleted).toBe(2);
     expect(await names()).toEqual(['+998901234567', 'stage']);
     expect((await runRetention(gw.store, settings, sessions, NOW, 2)).ignored_fields_deleted).toBe(1);
-    expect(await gw.store.read((r) => r.states.ignoredFields(id))).toEqual([{ field: 'stage', calls: 2, lastSeen: ago(2 * DAY) }]);
+    expect(await gw.store.snapshot((r) => r.states.ignoredFields(id))).toEqual([{ field: 'stage', calls: 2, lastSeen: ago(2 * DAY) }]);
   });
 });
 
@@ -138,7 +138,7 @@ describe('console sessions', () => {
     });
     const run = await runRetention(gw.store, settings, sessions, new Date(now));
     expect(run.sessions_deleted).toBe(2);
-    const found = await gw.store.read(async (r) => [await r.consoleSessions.find('idle'), await r.consoleSessions.find('too-long'), await r.consoleSessions.find('live')]);
+    const found = await gw.store.snapshot(async (r) => [await r.consoleSessions.find('idle'), await r.consoleSessions.find('too-long'), await r.consoleSessions.find('live')]);
     expect(found.map((s) => s?.idHash ?? null)).toEqual([null, null, 'live']);
   });
 });
@@ -152,7 +152,7 @@ describe('the job', () => {
       tx.consoleSessions.insert({ idHash: 'job-idle', userName: 'ops', credentialId: null, createdAt: new Date(now - 3_600_000).toISOString(), lastSeenAt: new Date(now - SESSION_IDLE_MS - 60_000).toISOString() }),
     );
     const job = startRetention(gw.store, settings, sessions, log, 20);
-    await vi.waitFor(async () => expect(await gw.store.read((r) => r.consoleSessions.find('job-idle'))).toBeNull(), { timeout: 5_000 });
+    await vi.waitFor(async () => expect(await gw.store.snapshot((r) => r.consoleSessions.find('job-idle'))).toBeNull(), { timeout: 5_000 });
     await job.stop();
     expect(lines[0]).toMatchObject({ level: 30, msg: 'retention ran', retention: { ran: true, sessions_deleted: 1 } });
   });

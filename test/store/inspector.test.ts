@@ -55,7 +55,7 @@ onEachEngine((_engine, open) => {
     const db = inspect(store);
     await db.refuseWrites(true);
     await expect(store.transact((tx) => tx.legacyTags.ensure({ workspaceId: 'w', id: '1', name: 'n', color: null, createdAt: 't' }))).rejects.toBeInstanceOf(StoreUnavailableError);
-    expect(await store.peek((r) => r.leads.get('l1'))).toMatchObject({ id: 'l1' });
+    expect(await store.readOne((r) => r.leads.get('l1'))).toMatchObject({ id: 'l1' });
     await db.refuseWrites(false);
     await store.transact((tx) => tx.legacyTags.ensure({ workspaceId: 'w', id: '1', name: 'n', color: null, createdAt: 't' }));
     await db.dropTables('lead_comments');

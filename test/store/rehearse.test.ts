@@ -14,7 +14,7 @@ onEachEngine((_engine, open) => {
         return (await tx.keys.findByHash('hash-k-rehearsed'))?.id ?? null;
       });
       expect(seen).toBe('k-rehearsed');
-      expect(await store.peek((r) => r.keys.findByHash('hash-k-rehearsed'))).toBeNull();
+      expect(await store.readOne((r) => r.keys.findByHash('hash-k-rehearsed'))).toBeNull();
     });
 
     it('undoes only itself: units committed beside it stand', async (ctx) => {
@@ -26,7 +26,7 @@ onEachEngine((_engine, open) => {
         store.rehearse((tx) => tx.keys.insert(aKey('k-rehearsed'))),
         store.transact((tx) => tx.keys.insert(aKey('k-after'))),
       ]);
-      const found = await store.read(async (r) => (await r.keys.listForIntegration('int-1')).map((k) => k.id).sort());
+      const found = await store.snapshot(async (r) => (await r.keys.listForIntegration('int-1')).map((k) => k.id).sort());
       expect(found).toEqual(['k-after', 'k-before']);
     });
 
@@ -51,7 +51,7 @@ onEachEngine((_engine, open) => {
           throw new Error('refused inside the unit');
         }),
       ).rejects.toThrow('refused inside the unit');
-      expect(await store.peek((r) => r.keys.findByHash('hash-k-failed'))).toBeNull();
+      expect(await store.readOne((r) => r.keys.findByHash('hash-k-failed'))).toBeNull();
     });
   });
 });

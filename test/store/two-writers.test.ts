@@ -74,7 +74,7 @@ onEachEngineTwice((_engine, twins) => {
         expect(await t.inspect.contacts.count({ firstName: variant(0).body.first_name })).toBe(1);
       }
       // Every binding made, none lost: each points at the one person.
-      await t.stores[1].read(async (r) => {
+      await t.stores[1].snapshot(async (r) => {
         expect((await r.contacts.findByBinding(telegramId, `tg:${tag}`))?.firstName).toBe(`Bind${tag}`);
         const bound = (await r.contacts.findByBinding(telegramId, `ext:${tag}:0`))!;
         const phoneContact = (await r.contacts.match(bound.workspaceId, telegramId, { externalId: null, phone: phoneOf(tag), email: null }))?.contact;
@@ -250,7 +250,7 @@ onEachEngineTwice((_engine, twins) => {
       });
       const replies = await race(RACERS, (i) => bot(i, `leads/${leadId}/comments/`, { text: `raced ${i}` }));
       expect(replies.map((r) => r.statusCode).sort(), replies.map((r) => r.body).join('\n')).toEqual(expected);
-      expect(await t.stores[1].read((r) => r.leads.commentsCount(leadId))).toBe(COMMENTS_PER_LEAD_MAX);
+      expect(await t.stores[1].snapshot((r) => r.leads.commentsCount(leadId))).toBe(COMMENTS_PER_LEAD_MAX);
     }
     // Tags: one workspace, so one race, three short of the cap.
     const workspaceId = (await t.send(0, 'GET', '/api/bots/api/info/', { 'x-bot-api-key': botKey })).json<{ workspace: { id: string } }>().workspace.id;
@@ -259,6 +259,6 @@ onEachEngineTwice((_engine, twins) => {
     });
     const replies = await race(RACERS, (i) => bot(i, 'tags/create/', { name: `raced tag ${i}` }));
     expect(replies.map((r) => r.statusCode).sort(), replies.map((r) => r.body).join('\n')).toEqual(expected);
-    expect(await t.stores[1].read((r) => r.legacyTags.count(workspaceId))).toBe(LEGACY_TAGS_PER_WORKSPACE_MAX);
+    expect(await t.stores[1].snapshot((r) => r.legacyTags.count(workspaceId))).toBe(LEGACY_TAGS_PER_WORKSPACE_MAX);
   }, 60_000);
 });

@@ -49,7 +49,7 @@ onEachEngine((_engine, open) => {
       await expect(failed).rejects.toThrow();
       expect(await next).toEqual(key('k4'));
       // A statement of the failed unit run after its ROLLBACK would have been committed on its own.
-      expect((await store.peek((r) => r.keys.listForIntegration('int-1'))).map((k) => k.id).sort()).toEqual(['k1', 'k4']);
+      expect((await store.readOne((r) => r.keys.listForIntegration('int-1'))).map((k) => k.id).sort()).toEqual(['k1', 'k4']);
       await connectionIsIdle(store);
     });
 
@@ -88,7 +88,7 @@ onEachEngine((_engine, open) => {
         })
         .catch((error: unknown) => error);
       expect(duplicate).toBeInstanceOf(DuplicateEventError);
-      expect(await store.peek((r) => r.keys.findByHash('hash-k1'))).toBeNull();
+      expect(await store.readOne((r) => r.keys.findByHash('hash-k1'))).toBeNull();
       await connectionIsIdle(store);
     });
   });

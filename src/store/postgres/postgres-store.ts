@@ -141,7 +141,7 @@ export function postgresStore(pool: pg.Pool, schema: SchemaState, feed: ChangeFe
     }
   };
 
-  const peek: Store['peek'] = (fn) => fn(poolRepos).catch((error: unknown) => Promise.reject(toStoreError(error)));
+  const readOne: Store['readOne'] = (fn) => fn(poolRepos).catch((error: unknown) => Promise.reject(toStoreError(error)));
 
   return {
     engine: 'postgres',
@@ -152,11 +152,11 @@ export function postgresStore(pool: pg.Pool, schema: SchemaState, feed: ChangeFe
     replicaId: () => feed?.replicaId ?? null,
     transact: transact as Store['transact'],
     rehearse: (<W, T>(fn: (tx: Repos) => Promise<W>, answer?: (tx: Repos, work: W) => Promise<T>) => transact(fn, answer, 'ROLLBACK')) as Store['rehearse'],
-    read: <T>(fn: (r: Repos) => Promise<T>) => inTransaction<T, T>('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY', fn).catch((error: unknown) => Promise.reject(toStoreError(error))),
+    snapshot: <T>(fn: (r: Repos) => Promise<T>) => inTransaction<T, T>('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY', fn).catch((error: unknown) => Promise.reject(toStoreError(error))),
     // One statement on whichever connection is free: its own snapshot.
-    peek,
-    // A replay's reads are one statement each here (repos/lead-views.ts): a peek.
-    view: peek,
+    readOne,
+    // A replay's reads are one statement each here (repos/lead-views.ts): a readOne.
+    readCommitted: readOne,
     ...(roundTrips ? { roundTrips } : {}),
     changeGeneration: () => (feed ? feed.generation() : ++unfed),
     awaitChangeSeen: () => (feed ? feed.awaitSeen() : Promise.resolve([])),

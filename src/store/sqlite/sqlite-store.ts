@@ -240,17 +240,17 @@ export function openSqliteStore(options: SqliteStoreOptions): SqliteStore {
     // Its own savepoint in the group, rolled back: the units around it commit as ever.
     rehearse: <W, T>(fn: (tx: Repos) => Promise<W>, answer?: (tx: Repos, work: W) => Promise<T>) =>
       enqueue<unknown>(answer ? async (tx) => answerAfter(tx, await fn(tx), answer) : fn, true).catch(rethrowAsStoreError) as Promise<T>,
-    read: (fn) => readInSnapshot(fn).catch(rethrowAsStoreError),
+    snapshot: (fn) => readInSnapshot(fn).catch(rethrowAsStoreError),
     // Several statements (a lead and its parts): one read transaction costs less than a snapshot each.
-    view: (fn) => store.read(fn),
-    async peek(fn) {
+    readCommitted: (fn) => store.snapshot(fn),
+    async readOne(fn) {
       // Inside a shared read transaction it simply joins that snapshot. Otherwise it runs on the writer
       // when no unit is open there: every commit empties the reader's page cache, while the writer's
       // survives its own commits, so the look-ups every request makes find their pages in memory. The
-      // writer is chosen only while no unit is open, and a peek's one statement runs at this call,
+      // writer is chosen only while no unit is open, and a readOne's one statement runs at this call,
       // synchronously: it reads committed data only. (A second statement after an await could meet
       // the next group's BEGIN, which the drain may start in the same turn: hence one statement, and
-      // several reads go to `view`.) A peek made inside a unit reads on the reader.
+      // several reads go to `readCommitted`.) A readOne made inside a unit reads on the reader.
       return fn(activeReads > 0 || writer.inTransaction ? readRepos : writeRepos).catch(rethrowAsStoreError);
     },
     changeGeneration() {

@@ -30,7 +30,7 @@ async function twoReplicas(): Promise<[PostgresStore, PostgresStore, string]> {
 
 const key = aKey('k1', { hash: 'h1' });
 /** What a request does: the key by hash, remembered for a second. */
-const lookUp = (store: PostgresStore) => hotRead(store, 'key:h1', () => store.peek((r) => r.keys.findByHash('h1')), (k) => k !== null);
+const lookUp = (store: PostgresStore) => hotRead(store, 'key:h1', () => store.readOne((r) => r.keys.findByHash('h1')), (k) => k !== null);
 const until = async (check: () => Promise<boolean> | boolean, ms = 5_000) => {
   const end = Date.now() + ms;
   while (!(await check())) {

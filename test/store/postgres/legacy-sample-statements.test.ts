@@ -47,7 +47,7 @@ describe('legacy samples on the hot path', () => {
     sent.length = 0;
     await usage.flush();
     expect(sent).toContain('states.putSample');
-    const kept = await store.read((r) => r.states.samples(rules.current().findIntegration('brightpath:telegram-bot')!.id));
+    const kept = await store.snapshot((r) => r.states.samples(rules.current().findIntegration('brightpath:telegram-bot')!.id));
     expect(kept.map((s) => s.route)).toContain('POST /api/bots/api/leads/');
     expect(JSON.stringify(kept)).not.toMatch(/Person|7001|5550001/);
     await app.close(); // closes the store too

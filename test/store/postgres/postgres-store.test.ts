@@ -36,8 +36,8 @@ describe('the PostgreSQL store', () => {
         throw new Error('the unit changed its mind');
       }),
     ).rejects.toThrow('the unit changed its mind');
-    expect((await store.peek((r) => r.keys.listForIntegration('int-1'))).map((k) => k.id)).toEqual(['k1']);
-    expect(await store.read((r) => r.keys.findByHash('hash-k1'))).toEqual(key('k1'));
+    expect((await store.readOne((r) => r.keys.listForIntegration('int-1'))).map((k) => k.id)).toEqual(['k1']);
+    expect(await store.snapshot((r) => r.keys.findByHash('hash-k1'))).toEqual(key('k1'));
   });
 
   it('refuses to commit a unit one of whose statements failed, even when the unit caught the failure', async (context) => {
@@ -50,21 +50,21 @@ describe('the PostgreSQL store', () => {
         await tx.keys.insert(key('k1', 'hash-k3')).catch(() => {}); // the id is taken (a taken hash is no failure: insert answers false)
       }),
     ).rejects.toBeInstanceOf(UnitAbortedError);
-    expect((await store.peek((r) => r.keys.listForIntegration('int-1'))).map((k) => k.id)).toEqual(['k1']);
+    expect((await store.readOne((r) => r.keys.listForIntegration('int-1'))).map((k) => k.id)).toEqual(['k1']);
   });
 
   it('reads in one snapshot: a commit during a read is not seen by it', async (context) => {
     if (!cluster) return context.skip();
     const store = await open();
     await store.transact(async (tx) => tx.keys.insert(key('k1')));
-    const seen = await store.read(async (r) => {
+    const seen = await store.snapshot(async (r) => {
       const before = await r.keys.listForIntegration('int-1');
       await store.transact(async (tx) => tx.keys.insert(key('k2')));
       const after = await r.keys.listForIntegration('int-1');
       return [before.length, after.length];
     });
     expect(seen).toEqual([1, 1]);
-    expect(await store.peek((r) => r.keys.listForIntegration('int-1'))).toHaveLength(2);
+    expect(await store.readOne((r) => r.keys.listForIntegration('int-1'))).toHaveLength(2);
   });
 
   it('runs a unit again when the server picked it as a deadlock victim', async (context) => {
@@ -99,7 +99,7 @@ describe('the PostgreSQL store', () => {
     expect(Math.max(...runs)).toBeGreaterThan(1);
     expect(Math.max(...runs)).toBeLessThanOrEqual(MAX_UNIT_ATTEMPTS);
     expect(results).toEqual([0, 1]);
-    const names = await store.read(async (r) => [(await r.contacts.get('c1'))?.lastName, (await r.contacts.get('c2'))?.lastName]);
+    const names = await store.snapshot(async (r) => [(await r.contacts.get('c1'))?.lastName, (await r.contacts.get('c2'))?.lastName]);
     expect(names).toEqual(['by 0', 'by 1']);
   });
 
@@ -132,12 +132,12 @@ describe('the PostgreSQL store', () => {
     // Every connection of the store is ended by the server, as a restart ends them.
     const admin = new pg.Client({ connectionString: url });
     await admin.connect();
-    await store.peek((r) => r.keys.findByHash('x'));
+    await store.readOne((r) => r.keys.findByHash('x'));
     await admin.query("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = 'lead-gateway' AND datname = current_database() AND pid <> pg_backend_pid()");
     await admin.end();
     // The pool drops the dead connections (their `error` events are listened to) and opens new ones.
     await new Promise((resolve) => setTimeout(resolve, 50));
-    expect(await store.peek((r) => r.keys.findByHash('x'))).toBeNull();
+    expect(await store.readOne((r) => r.keys.findByHash('x'))).toBeNull();
 
     const unreachable = new URL(url);
     unreachable.port = '1';
@@ -146,7 +146,7 @@ describe('the PostgreSQL store', () => {
     expect((closed as StoreOpenError).location).toBe(unreachable.toString());
     const gone = postgresStore(createPool({ url: unreachable.toString(), connectTimeoutMs: 500 }), { version: 1, applied: [] });
     stores.push(gone);
-    for (const attempt of [() => gone.transact((tx) => tx.keys.insert(key('k1'))), () => gone.read((r) => r.keys.findByHash('x')), () => gone.peek((r) => r.keys.findByHash('x'))]) {
+    for (const attempt of [() => gone.transact((tx) => tx.keys.insert(key('k1'))), () => gone.snapshot((r) => r.keys.findByHash('x')), () => gone.readOne((r) => r.keys.findByHash('x'))]) {
       const failure = await attempt().catch((error: unknown) => error);
       expect(failure).toBeInstanceOf(StoreUnavailableError);
       expect((failure as StoreUnavailableError).engineCode).toBe('ECONNREFUSED');

@@ -17,7 +17,7 @@ const value = (leadId: string, fieldId: string, text: string): FieldValue => aFi
 
 const keys = (over: { externalId?: string; phone?: string; email?: string }) => ({ externalId: null, phone: null, email: null, ...over });
 const matchedIn = (store: Store, over: Parameters<typeof keys>[0]) =>
-  store.peek(async (r: Repos) => {
+  store.readOne(async (r: Repos) => {
     const found = await r.contacts.match('ws-1', 'int-1', keys(over));
     return found && [found.by, found.contact.id];
   });
@@ -56,9 +56,9 @@ onEachEngine((engine, open) => {
         await tx.leads.addComment({ id: 'm1', leadId: 'l1', body: 'x', authorKind: 'integration', authorRef: null, createdAt: 't1' });
         await tx.leads.addPayment({ id: 'p1', leadId: 'l1', amountMinor: (2n ** 63n - 1n), note: null, createdAt: 't2' });
       });
-      expect(await store.peek((r) => r.fieldValues.getMany('l1', ['f1', 'f3', 'f1']))).toEqual([value('l1', 'f1', 'one')]);
-      expect(await store.peek((r) => r.fieldValues.getMany('l1', []))).toEqual([]);
-      expect(await store.peek((r) => r.leadViews.parts('l1', 's1', 'g1'))).toEqual({
+      expect(await store.readOne((r) => r.fieldValues.getMany('l1', ['f1', 'f3', 'f1']))).toEqual([value('l1', 'f1', 'one')]);
+      expect(await store.readOne((r) => r.fieldValues.getMany('l1', []))).toEqual([]);
+      expect(await store.readOne((r) => r.leadViews.parts('l1', 's1', 'g1'))).toEqual({
         fieldValues: [value('l1', 'f1', 'one'), value('l1', 'f2', 'two')],
         payments: { totalMinor: (2n ** 63n - 1n), lastAt: 't2' },
         tagIds: ['a', 'b'],
@@ -66,16 +66,16 @@ onEachEngine((engine, open) => {
         statusCount: 2,
         groupCount: 1,
       });
-      expect(await store.peek((r) => r.leadViews.parts('l2', 's-none', null))).toEqual(empty);
+      expect(await store.readOne((r) => r.leadViews.parts('l2', 's-none', null))).toEqual(empty);
       // With the lead itself, counted under its own status and group.
-      expect(await store.peek((r) => r.leadViews.withLead('l1'))).toEqual({
+      expect(await store.readOne((r) => r.leadViews.withLead('l1'))).toEqual({
         lead: lead('l1', { statusId: 's1', groupId: 'g1' }),
-        parts: await store.peek((r) => r.leadViews.parts('l1', 's1', 'g1')),
+        parts: await store.readOne((r) => r.leadViews.parts('l1', 's1', 'g1')),
       });
-      expect(await store.peek((r) => r.leadViews.withLead('l2'))).toEqual({ lead: lead('l2', { statusId: 's1' }), parts: { ...empty, statusCount: 2 } });
-      expect(await store.peek((r) => r.leadViews.withLead('nope'))).toBeNull();
+      expect(await store.readOne((r) => r.leadViews.withLead('l2'))).toEqual({ lead: lead('l2', { statusId: 's1' }), parts: { ...empty, statusCount: 2 } });
+      expect(await store.readOne((r) => r.leadViews.withLead('nope'))).toBeNull();
       // A new lead's reply reads only the counts (its other parts are what its unit wrote).
-      const counts = (status: string | null, group: string | null) => store.peek((r) => r.leadViews.counts(status, group));
+      const counts = (status: string | null, group: string | null) => store.readOne((r) => r.leadViews.counts(status, group));
       expect(await counts('s1', 'g1')).toEqual({ statusCount: 2, groupCount: 1 });
       expect(await counts('s1', null)).toEqual({ statusCount: 2, groupCount: 0 });
       expect(await counts(null, 'g1')).toEqual({ statusCount: 0, groupCount: 1 });
@@ -103,7 +103,7 @@ onEachEngine((engine, open) => {
       expect(read.values).toEqual([value('l1', 'f1', 'second')]);
       expect(read.contact).toMatchObject({ phone: '+1', updatedAt: 't2' });
       // The trigger-kept counts, fired at the end of the statement that sent the writes.
-      expect(await store.peek((r) => Promise.all([r.leads.countByStatus('s1'), r.leads.countByStatus('s2')]))).toEqual([0, 1]);
+      expect(await store.readOne((r) => Promise.all([r.leads.countByStatus('s1'), r.leads.countByStatus('s2')]))).toEqual([0, 1]);
 
       const thrown = await store
         .transact(async (tx) => {
@@ -112,7 +112,7 @@ onEachEngine((engine, open) => {
         })
         .catch((error: Error) => error.message);
       expect(thrown).toBe('changed its mind');
-      expect(await store.peek((r) => r.leads.get('l2'))).toBeNull();
+      expect(await store.readOne((r) => r.leads.get('l2'))).toBeNull();
     });
 
     it('fails the whole unit when a held-back write fails: a recorded event, a taken binding', async (context) => {
@@ -139,8 +139,8 @@ onEachEngine((engine, open) => {
         .catch((error: Error) => error.message);
       // A unique violation of the binding (its person lock not taken): a fault, not a domain answer.
       expect(taken).toMatch(engine === 'sqlite' ? /tg:1 was bound by a unit that did not lock it/ : /contact_bindings/);
-      expect(await store.peek((r) => Promise.all([r.contacts.get('c2'), r.contacts.get('c3')]))).toEqual([null, null]);
-      expect((await store.peek((r) => r.contacts.findByBinding('int-1', 'tg:1')))?.id).toBe('c1');
+      expect(await store.readOne((r) => Promise.all([r.contacts.get('c2'), r.contacts.get('c3')]))).toEqual([null, null]);
+      expect((await store.readOne((r) => r.contacts.findByBinding('int-1', 'tg:1')))?.id).toBe('c1');
     });
   });
 });

@@ -58,7 +58,7 @@ onEachEngine((engine, open) => {
     expect(await store.transact((tx) => tx.holds.binding('int-1', 'tg:2', ['f1']))).toEqual({ contact: null, latest: null, values: [] });
     // Outside a unit PostgreSQL's statements would each run in a transaction of their own, on any
     // connection, and find nothing: refused rather than wrong.
-    const outside = store.peek((r) => r.holds.binding('int-1', 'tg:1', ['f1']));
+    const outside = store.readOne((r) => r.holds.binding('int-1', 'tg:1', ['f1']));
     if (engine === 'postgres') await expect(outside).rejects.toThrow(/inside a unit of work/);
     else expect((await outside).latest?.id).toBe('l1');
   });

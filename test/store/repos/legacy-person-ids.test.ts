@@ -68,35 +68,35 @@ onEachEngine((_engine, open) => {
       const store = await open();
       if (!store) return context.skip();
       await withLegacyLeads(store);
-      const all = await store.read((r) => r.leads.listLegacy('int-1', true));
+      const all = await store.snapshot((r) => r.leads.listLegacy('int-1', true));
       expect(all).toHaveLength(VALUES.length);
-      expect(await store.read((r) => r.leads.countUnlinkedLegacy('int-1', 1_000))).toBe(VALUES.length);
+      expect(await store.snapshot((r) => r.leads.countUnlinkedLegacy('int-1', 1_000))).toBe(VALUES.length);
       // Counted up to the maximum asked, no further.
-      expect(await store.read((r) => r.leads.countUnlinkedLegacy('int-1', 5))).toBe(5);
-      expect(await store.read((r) => r.leads.listLegacy('int-1', true, 3))).toEqual(all.slice(0, 3));
-      expect((await store.read((r) => r.leads.listLegacy('int-1', false, 2))).map((l) => l.id)).toEqual(['l00', 'l01']);
-      expect(await store.read((r) => r.leads.countUnlinkedLegacy('int-3', 1_000))).toBe(0);
+      expect(await store.snapshot((r) => r.leads.countUnlinkedLegacy('int-1', 5))).toBe(5);
+      expect(await store.snapshot((r) => r.leads.listLegacy('int-1', true, 3))).toEqual(all.slice(0, 3));
+      expect((await store.snapshot((r) => r.leads.listLegacy('int-1', false, 2))).map((l) => l.id)).toEqual(['l00', 'l01']);
+      expect(await store.snapshot((r) => r.leads.countUnlinkedLegacy('int-3', 1_000))).toBe(0);
     });
 
     it('of a page of person ids are those whose id JavaScript makes by the template is among them, for every member value', async (context) => {
       const store = await open();
       if (!store) return context.skip();
       await withLegacyLeads(store);
-      const unlinked = await store.read((r) => r.leads.listLegacy('int-1', true));
+      const unlinked = await store.snapshot((r) => r.leads.listLegacy('int-1', true));
       for (const rule of TEMPLATES) {
         const template = personIdTemplate(rule)!;
         const made = unlinked.map((l) => renderExternalId(rule, l));
         const ids = [...new Set(made.filter((id) => id !== null))];
         // Every id some lead has, and ids no lead has: the leads found are those JavaScript finds.
         const page = [...ids, 'telegram:nobody', '778 ', 'x'];
-        const found = await store.read((r) => r.leads.unlinkedLegacyOf('int-1', template, page, 1_000));
+        const found = await store.snapshot((r) => r.leads.unlinkedLegacyOf('int-1', template, page, 1_000));
         expect(found.map((l) => [l.id, renderExternalId(rule, l)]), rule).toEqual(unlinked.filter((_, i) => made[i] !== null).map((l) => [l.id, renderExternalId(rule, l)]));
         // Half the ids: only their leads.
         const half = ids.filter((_, i) => i % 2 === 0);
-        const halfFound = await store.read((r) => r.leads.unlinkedLegacyOf('int-1', template, half, 1_000));
+        const halfFound = await store.snapshot((r) => r.leads.unlinkedLegacyOf('int-1', template, half, 1_000));
         expect(halfFound.map((l) => l.id), rule).toEqual(unlinked.filter((l) => half.includes(renderExternalId(rule, l)!)).map((l) => l.id));
       }
-      expect(await store.read((r) => r.leads.unlinkedLegacyOf('int-1', personIdTemplate('telegram:{extra_data.telegram_id}')!, [], 1_000))).toEqual([]);
+      expect(await store.snapshot((r) => r.leads.unlinkedLegacyOf('int-1', personIdTemplate('telegram:{extra_data.telegram_id}')!, [], 1_000))).toEqual([]);
     });
 
     it('are looked through from the oldest, no further than the number examined', async (context) => {
@@ -105,7 +105,7 @@ onEachEngine((_engine, open) => {
       await withLegacyLeads(store);
       const rule = 'telegram:{extra_data.telegram_id}';
       // l00, l01 and l02 all have the id telegram:778; the oldest 2 examined find the first two only.
-      const found = await store.read((r) => r.leads.unlinkedLegacyOf('int-1', personIdTemplate(rule)!, ['telegram:778'], 2));
+      const found = await store.snapshot((r) => r.leads.unlinkedLegacyOf('int-1', personIdTemplate(rule)!, ['telegram:778'], 2));
       expect(found.map((l) => l.id)).toEqual(['l00', 'l01']);
     });
 
@@ -113,16 +113,16 @@ onEachEngine((_engine, open) => {
       const store = await open();
       if (!store) return context.skip();
       await withLegacyLeads(store);
-      const before = (await store.read((r) => r.leads.listLegacy('int-1', true))).map((l) => l.id);
+      const before = (await store.snapshot((r) => r.leads.listLegacy('int-1', true))).map((l) => l.id);
       await store.transact((tx) => tx.contacts.bind('int-1', 'telegram:c3', 'c3', 't'));
       // Bound to another integration: still unlinked here.
       await store.transact((tx) => tx.contacts.bind('int-2', 'telegram:c4', 'c4', 't'));
       await store.transact((tx) => tx.leads.insert({ ...leadOf(94, 1, 't94'), contactId: 'c3' }));
       await store.transact((tx) => tx.leads.insert({ ...leadOf(95, 1, 't95'), contactId: 'c4' }));
-      const after = (await store.read((r) => r.leads.listLegacy('int-1', true))).map((l) => l.id);
+      const after = (await store.snapshot((r) => r.leads.listLegacy('int-1', true))).map((l) => l.id);
       expect(after).toEqual([...before.filter((id) => id !== 'l03'), 'l95']);
-      expect(await store.read((r) => r.leads.countUnlinkedLegacy('int-1', 1_000))).toBe(after.length);
-      const found = await store.read((r) => r.leads.unlinkedLegacyOf('int-1', personIdTemplate('{id}')!, ['l03', 'l94', 'l95'], 1_000));
+      expect(await store.snapshot((r) => r.leads.countUnlinkedLegacy('int-1', 1_000))).toBe(after.length);
+      const found = await store.snapshot((r) => r.leads.unlinkedLegacyOf('int-1', personIdTemplate('{id}')!, ['l03', 'l94', 'l95'], 1_000));
       expect(found.map((l) => l.id)).toEqual(['l95']);
     });
 

@@ -17,7 +17,7 @@ onEachEngine((_engine, open) => {
       await store.transact((tx) => tx.states.putSamples([sample('POST /leads/', '2026-11-21T10:00:00.000Z')]));
       // A replica flushing an older sample later does not replace the newer one.
       await store.transact((tx) => tx.states.putSamples([sample('POST /leads/', '2026-11-19T10:00:00.000Z')]));
-      const kept = await store.read((r) => r.states.samples('int-1'));
+      const kept = await store.snapshot((r) => r.states.samples('int-1'));
       expect(kept.map((s) => [s.route, s.at])).toEqual([
         ['GET /boards/', '2026-11-20T10:00:00.000Z'],
         ['POST /leads/', '2026-11-21T10:00:00.000Z'],
@@ -39,9 +39,9 @@ onEachEngine((_engine, open) => {
       );
       const first = await runRetention(store, { usageDays: 90, answersDays: 90 }, SESSIONS, now, 2);
       expect(first.samples_deleted).toBe(2);
-      expect((await store.read((r) => r.states.samples('int-1'))).map((s) => s.route)).toEqual(['POST /c/', 'POST /d/']);
+      expect((await store.snapshot((r) => r.states.samples('int-1'))).map((s) => s.route)).toEqual(['POST /c/', 'POST /d/']);
       expect((await runRetention(store, { usageDays: 90, answersDays: 90 }, SESSIONS, now, 2)).samples_deleted).toBe(1);
-      expect((await store.read((r) => r.states.samples('int-1'))).map((s) => s.route)).toEqual(['POST /d/']);
+      expect((await store.snapshot((r) => r.states.samples('int-1'))).map((s) => s.route)).toEqual(['POST /d/']);
     });
   });
 });

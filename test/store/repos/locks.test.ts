@@ -161,7 +161,7 @@ onEachEngine((engine, open) => {
       return run;
     });
     const [, run] = await Promise.all([a, b]);
-    const hours = await store.read((r) => r.states.usagePerHour('int-1', '2020'));
+    const hours = await store.snapshot((r) => r.states.usagePerHour('int-1', '2020'));
     if (engine === 'postgres') {
       expect(events).toEqual(['A locked', 'B did nothing', 'A ends']);
       expect(run.usage_hours_rolled_up).toBe(0);

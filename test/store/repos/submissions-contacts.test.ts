@@ -33,11 +33,11 @@ onEachEngine((_engine, open) => {
       await store.transact((tx) => tx.submissions.insert(submission('s1', 'e1')));
       const { body, ...recorded } = submission('s1', 'e1');
       // A replay compares fingerprints: the body is not read with the event, only for a 409's paths.
-      expect(await store.peek((r) => r.submissions.find('int-1', 'leads', 'e1'))).toStrictEqual(recorded);
-      expect(await store.peek((r) => r.submissions.firstBody('s1'))).toStrictEqual(body);
-      expect(await store.peek((r) => r.submissions.firstBody('no-such-event'))).toBeNull();
-      expect(await store.peek((r) => r.submissions.find('int-1', 'answers', 'e1'))).toBeNull();
-      expect(await store.peek((r) => r.submissions.find('int-2', 'leads', 'e1'))).toBeNull();
+      expect(await store.readOne((r) => r.submissions.find('int-1', 'leads', 'e1'))).toStrictEqual(recorded);
+      expect(await store.readOne((r) => r.submissions.firstBody('s1'))).toStrictEqual(body);
+      expect(await store.readOne((r) => r.submissions.firstBody('no-such-event'))).toBeNull();
+      expect(await store.readOne((r) => r.submissions.find('int-1', 'answers', 'e1'))).toBeNull();
+      expect(await store.readOne((r) => r.submissions.find('int-2', 'leads', 'e1'))).toBeNull();
     });
 
     it('refuses a second record of the event with DuplicateEventError, and the unit stands undone', async (context) => {
@@ -49,7 +49,7 @@ onEachEngine((_engine, open) => {
         await tx.submissions.insert(submission('s2', 'e1'));
       });
       await expect(second).rejects.toBeInstanceOf(DuplicateEventError);
-      expect(await store.peek((r) => r.keys.findByHash('h'))).toBeNull();
+      expect(await store.readOne((r) => r.keys.findByHash('h'))).toBeNull();
       // The same event_id on the other endpoint is another event.
       await store.transact((tx) => tx.submissions.insert(submission('s3', 'e1', { endpoint: 'answers' })));
     });
@@ -70,13 +70,13 @@ onEachEngine((_engine, open) => {
         await tx.submissions.insert(submission('s2', 'e2', { needsReview: true, reviewReason: 'ambiguous', createdAt: 't2', leadId: 'l2' }));
         await tx.submissions.insert(submission('s3', 'e3', { createdAt: 't3', leadId: 'l3', endpoint: 'answers' }));
       });
-      expect((await store.read((r) => r.submissions.listNeedingReview('int-1', 10))).map((s) => [s.id, s.needsReview, s.reviewReason])).toEqual([
+      expect((await store.snapshot((r) => r.submissions.listNeedingReview('int-1', 10))).map((s) => [s.id, s.needsReview, s.reviewReason])).toEqual([
         ['s2', true, 'ambiguous'],
         ['s1', true, 'ambiguous'],
       ]);
-      expect(await store.peek((r) => r.submissions.submittedTo('int-1', 'l2'))).toBe(true);
-      expect(await store.peek((r) => r.submissions.submittedTo('int-2', 'l2'))).toBe(false);
-      expect(await store.peek((r) => r.submissions.submittedTo('int-1', 'l3'))).toBe(false); // an answers submission
+      expect(await store.readOne((r) => r.submissions.submittedTo('int-1', 'l2'))).toBe(true);
+      expect(await store.readOne((r) => r.submissions.submittedTo('int-2', 'l2'))).toBe(false);
+      expect(await store.readOne((r) => r.submissions.submittedTo('int-1', 'l3'))).toBe(false); // an answers submission
     });
   });
 
@@ -92,15 +92,15 @@ onEachEngine((_engine, open) => {
         // A binding, once made, stays; the second is told so, never silently dropped.
         expect(await tx.contacts.bind('int-1', 'ext-1', 'c2', 't2')).toBe(false);
       });
-      expect((await store.peek((r) => r.contacts.findByBinding('int-1', 'ext-1')))?.id).toBe('c1');
-      expect(await store.peek((r) => r.contacts.findByBinding('int-2', 'ext-1'))).toBeNull();
+      expect((await store.readOne((r) => r.contacts.findByBinding('int-1', 'ext-1')))?.id).toBe('c1');
+      expect(await store.readOne((r) => r.contacts.findByBinding('int-2', 'ext-1'))).toBeNull();
       // The phone alone, the e-mail alone (case-insensitive), each within its workspace, as a submission matches.
       const by = (workspaceId: string, keys: Partial<PersonKeys>) =>
-        store.peek((r) => r.contacts.match(workspaceId, 'int-9', { externalId: null, phone: null, email: null, ...keys })).then((m) => m && { id: m.contact.id, by: m.by });
+        store.readOne((r) => r.contacts.match(workspaceId, 'int-9', { externalId: null, phone: null, email: null, ...keys })).then((m) => m && { id: m.contact.id, by: m.by });
       expect(await by('ws-1', { phone: '+491' })).toEqual({ id: 'c2', by: 'phone' });
       expect(await by('ws-1', { email: 'ANN@example.COM' })).toEqual({ id: 'c1', by: 'email' });
       expect(await by('ws-2', { email: 'Ann@Example.com' })).toEqual({ id: 'c3', by: 'email' });
-      expect(await store.peek((r) => r.contacts.get('c1'))).toEqual(contact('c1', { phone: '+491', email: 'Ann@Example.com', updatedAt: 't1' }));
+      expect(await store.readOne((r) => r.contacts.get('c1'))).toEqual(contact('c1', { phone: '+491', email: 'Ann@Example.com', updatedAt: 't1' }));
       expect(await store.transact((tx) => tx.contacts.lock('c1'))).toEqual(contact('c1', { phone: '+491', email: 'Ann@Example.com', updatedAt: 't1' }));
       expect(await store.transact((tx) => tx.contacts.lock('nobody'))).toBeNull();
     });
@@ -110,8 +110,8 @@ onEachEngine((_engine, open) => {
       if (!store) return context.skip();
       await store.transact((tx) => tx.contacts.insert(contact('c1', { phone: '+491' })));
       await store.transact((tx) => tx.contacts.fillEmpty('c1', { phone: '+492', lastName: 'Lee', email: 'Lee@X.org' }, 't5'));
-      expect(await store.peek((r) => r.contacts.get('c1'))).toEqual(contact('c1', { phone: '+491', lastName: 'Lee', email: 'Lee@X.org', updatedAt: 't5' }));
-      const byEmail = await store.peek((r) => r.contacts.match('ws-1', 'int-9', { externalId: null, phone: null, email: 'lee@x.org' }));
+      expect(await store.readOne((r) => r.contacts.get('c1'))).toEqual(contact('c1', { phone: '+491', lastName: 'Lee', email: 'Lee@X.org', updatedAt: 't5' }));
+      const byEmail = await store.readOne((r) => r.contacts.match('ws-1', 'int-9', { externalId: null, phone: null, email: 'lee@x.org' }));
       expect(byEmail?.contact.id).toBe('c1');
     });
   });

@@ -36,16 +36,16 @@ onEachEngine((_engine, open) => {
       expect(await record(match('c4', '2026-11-22T10:00:00.000Z'))).toBe(false);
       expect(await record(match('c1', '2026-11-22T10:00:00.000Z'))).toBe(true);
       expect(await record(match('c4', '2026-11-22T11:00:00.000Z', { keyId: 'key-2' }))).toBe(true);
-      expect(await store.read((r) => r.testMatches.count('int-1'))).toBe(5);
+      expect(await store.snapshot((r) => r.testMatches.count('int-1'))).toBe(5);
 
       // The newest rows first: a row's first call never moves, whatever calls come later.
-      const first = await store.read((r) => r.testMatches.page('int-1', 2, null));
+      const first = await store.snapshot((r) => r.testMatches.page('int-1', 2, null));
       expect(first.map((e) => [e.keyId, e.contactId, e.calls, e.own])).toEqual([
         ['key-2', 'c4', 1, false],
         ['key-1', 'c3', 1, false],
       ]);
       const last = first.at(-1)!;
-      const second = await store.read((r) => r.testMatches.page('int-1', 5, { firstAt: last.firstAt, keyId: last.keyId, contactId: last.contactId }));
+      const second = await store.snapshot((r) => r.testMatches.page('int-1', 5, { firstAt: last.firstAt, keyId: last.keyId, contactId: last.contactId }));
       expect(second.map((e) => [e.keyId, e.contactId, e.calls, e.own])).toEqual([
         ['key-2', 'c2', 1, true],
         ['key-1', 'c2', 1, false],
@@ -69,9 +69,9 @@ onEachEngine((_engine, open) => {
       });
       const first = await runRetention(store, { usageDays: 90, answersDays: 90 }, SESSIONS, now, 2);
       expect(first.test_matches_deleted).toBe(2);
-      expect((await store.read((r) => r.testMatches.page('int-1', 10, null))).map((e) => e.contactId)).toEqual(['d', 'c']);
+      expect((await store.snapshot((r) => r.testMatches.page('int-1', 10, null))).map((e) => e.contactId)).toEqual(['d', 'c']);
       expect((await runRetention(store, { usageDays: 90, answersDays: 90 }, SESSIONS, now, 2)).test_matches_deleted).toBe(1);
-      expect((await store.read((r) => r.testMatches.page('int-1', 10, null))).map((e) => e.contactId)).toEqual(['d']);
+      expect((await store.snapshot((r) => r.testMatches.page('int-1', 10, null))).map((e) => e.contactId)).toEqual(['d']);
     });
   });
 });

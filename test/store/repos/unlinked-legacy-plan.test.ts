@@ -45,7 +45,7 @@ describe('on sqlite', () => {
     cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
     const store = await openStore({ engine: 'sqlite', path: join(dir, 'g.db'), synchronous: 'FULL' });
     await fill(store);
-    expect(await store.read((r) => r.leads.countUnlinkedLegacy('int-1', 100))).toBe(3);
+    expect(await store.snapshot((r) => r.leads.countUnlinkedLegacy('int-1', 100))).toBe(3);
     await store.close();
     const db = new Database(join(dir, 'g.db'));
     cleanups.push(() => void db.close());
@@ -73,7 +73,7 @@ describe('on postgres', () => {
     const store = await openPostgresStore({ url, poolSize: 2 });
     cleanups.push(() => store.close());
     await fill(store);
-    expect(await store.read((r) => r.leads.countUnlinkedLegacy('int-1', 100))).toBe(3);
+    expect(await store.snapshot((r) => r.leads.countUnlinkedLegacy('int-1', 100))).toBe(3);
     const client = new pg.Client({ connectionString: url });
     await client.connect();
     cleanups.push(() => client.end());

@@ -68,36 +68,36 @@ describe('units of work', () => {
     let peekedInside: unknown = 'unset';
     await store.transact(async (tx) => {
       await tx.contacts.insert(contact('pending'));
-      seenInside = await store.read((r) => r.contacts.get('pending'));
-      peekedInside = await store.peek((r) => r.contacts.get('pending'));
+      seenInside = await store.snapshot((r) => r.contacts.get('pending'));
+      peekedInside = await store.readOne((r) => r.contacts.get('pending'));
     });
     expect(seenInside).toBeNull();
     expect(peekedInside).toBeNull();
-    expect(await store.read((r) => r.contacts.get('pending'))).toMatchObject({ id: 'pending' });
-    expect(await store.peek((r) => r.contacts.get('pending'))).toMatchObject({ id: 'pending' });
+    expect(await store.snapshot((r) => r.contacts.get('pending'))).toMatchObject({ id: 'pending' });
+    expect(await store.readOne((r) => r.contacts.get('pending'))).toMatchObject({ id: 'pending' });
   });
 
   it('a view (a replay: the lead and its parts, several statements here) reads one snapshot, as a peek would not', async () => {
-    const across = (run: typeof store.view, id: string) =>
+    const across = (run: typeof store.readCommitted, id: string) =>
       run(async (r) => {
         const before = await r.contacts.get(id);
         // A commit between two statements of the same answer.
         await store.transact((tx) => tx.contacts.insert(contact(id)));
         return [before, await r.contacts.get(id)].map((c) => c?.id ?? null);
       });
-    expect(await across(store.view, 'in-view')).toEqual([null, null]);
+    expect(await across(store.readCommitted, 'in-view')).toEqual([null, null]);
     // The same reads as single-statement peeks see the commit in between: why a replay is a view.
-    expect(await across(store.peek, 'in-peeks')).toEqual([null, 'in-peeks']);
+    expect(await across(store.readOne, 'in-peeks')).toEqual([null, 'in-peeks']);
   });
 
   it('a peek inside a read joins its snapshot; outside one it sees every commit', async () => {
-    const seen = await store.read(async (r) => {
+    const seen = await store.snapshot(async (r) => {
       await r.contacts.get('any'); // the snapshot begins with the read's first statement
       await store.transact((tx) => tx.contacts.insert(contact('after-read-began')));
-      return store.peek((p) => p.contacts.get('after-read-began'));
+      return store.readOne((p) => p.contacts.get('after-read-began'));
     });
     expect(seen).toBeNull();
-    expect(await store.peek((r) => r.contacts.get('after-read-began'))).toMatchObject({ id: 'after-read-began' });
+    expect(await store.readOne((r) => r.contacts.get('after-read-began'))).toMatchObject({ id: 'after-read-began' });
   });
 
   it('a unit the database refuses fails alone, and the store keeps serving', async () => {
@@ -108,6 +108,6 @@ describe('units of work', () => {
     ]);
     expect(results.map((r) => r.status)).toEqual(['fulfilled', 'rejected']);
     await store.transact((tx) => tx.contacts.insert(contact('after')));
-    expect(await store.read((r) => r.contacts.get('after'))).not.toBeNull();
+    expect(await store.snapshot((r) => r.contacts.get('after'))).not.toBeNull();
   });
 });

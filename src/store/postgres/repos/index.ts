@@ -1,4 +1,4 @@
-// The PostgreSQL repositories on one connection (a unit's client) or on the pool (peek).
+// The PostgreSQL repositories on one connection (a unit's client) or on the pool (readOne).
 import type { Repos } from '../../store.js';
 import type { Sql } from '../sql.js';
 import { pgContactRepo } from './contacts.js';
