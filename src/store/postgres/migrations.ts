@@ -192,6 +192,75 @@ export const migrations: Migration[] = [
       CREATE TRIGGER unlinked_legacy_binding AFTER INSERT OR DELETE ON contact_bindings FOR EACH ROW EXECUTE FUNCTION mark_unlinked_legacy_binding();
     `,
   },
+  // A unit's person and what it decides on, held by one statement (repos/holds.ts): the match as a
+  // function of its own (repos/contacts.ts), and the holds as one PL/pgSQL function, whose every query
+  // takes a snapshot of its own once the lock before it is held. No SQLite counterpart: SQLite makes the
+  // same reads one after the other (holdsInOrder).
+  {
+    version: 23,
+    name: 'a unit holds its person in one statement',
+    sql: `
+      CREATE FUNCTION lead_gateway_match(p_workspace text, p_integration text, p_external text, p_phone text, p_email text)
+      RETURNS TABLE (matched_by text, bound_contact_id text, id text, workspace_id text, first_name text, last_name text,
+                     phone text, email text, created_at text, updated_at text)
+      LANGUAGE sql STABLE AS $$
+        SELECT found.matched_by, found.bound_contact_id, found.id, found.workspace_id, found.first_name, found.last_name,
+               found.phone, found.email, found.created_at, found.updated_at
+        FROM (
+          (SELECT 1 AS priority, 'binding' AS matched_by, b.contact_id AS bound_contact_id, c.id, c.workspace_id, c.first_name,
+                  c.last_name, c.phone, c.email, c.created_at, c.updated_at
+           FROM contact_bindings b LEFT JOIN contacts c ON c.id = b.contact_id
+           WHERE b.integration_id = p_integration AND b.external_contact_id = p_external)
+          UNION ALL
+          (SELECT 2, 'phone', NULL, c.id, c.workspace_id, c.first_name, c.last_name, c.phone, c.email, c.created_at, c.updated_at
+           FROM contacts c WHERE c.workspace_id = p_workspace AND c.phone = p_phone ORDER BY c.updated_at DESC, c.id DESC LIMIT 1)
+          UNION ALL
+          (SELECT 3, 'email', NULL, c.id, c.workspace_id, c.first_name, c.last_name, c.phone, c.email, c.created_at, c.updated_at
+           FROM contacts c WHERE c.workspace_id = p_workspace AND c.email_norm = p_email ORDER BY c.updated_at DESC, c.id DESC LIMIT 1)
+        ) AS found ORDER BY found.priority LIMIT 1
+      $$;
+
+      CREATE FUNCTION lead_gateway_hold(p_person boolean, p_workspace text, p_integration text, p_external text, p_phone text,
+                                        p_email text, p_field_ids text[])
+      RETURNS jsonb LANGUAGE plpgsql VOLATILE AS $$
+      DECLARE
+        f record;
+        locked jsonb;
+        latest leads%ROWTYPE;
+        vals jsonb := '[]';
+      BEGIN
+        -- Each query below reads as of its own start (READ COMMITTED, a volatile function): after the
+        -- lock the query before it waited for, so it sees what that lock's holder committed.
+        IF p_person THEN
+          SELECT * INTO f FROM lead_gateway_match(p_workspace, p_integration, p_external, p_phone, p_email);
+        ELSE
+          SELECT 'binding'::text AS matched_by, b.contact_id AS bound_contact_id, c.id, c.workspace_id, c.first_name, c.last_name,
+                 c.phone, c.email, c.created_at, c.updated_at
+          INTO f FROM contact_bindings b LEFT JOIN contacts c ON c.id = b.contact_id
+          WHERE b.integration_id = p_integration AND b.external_contact_id = p_external;
+        END IF;
+        IF NOT FOUND THEN
+          RETURN jsonb_build_object('found', NULL);
+        END IF;
+        -- A binding whose person is not there comes back with its id alone (a broken reference).
+        IF f.id IS NULL THEN
+          RETURN jsonb_build_object('found', to_jsonb(f));
+        END IF;
+        IF p_person THEN
+          SELECT to_jsonb(c) INTO locked FROM (
+            SELECT id, workspace_id, first_name, last_name, phone, email, created_at, updated_at FROM contacts WHERE id = f.id FOR NO KEY UPDATE) c;
+        END IF;
+        -- A row a waited-for unit changed is answered in its committed version, deleted or not (the caller looks again).
+        SELECT * INTO latest FROM leads WHERE id = (
+          SELECT l.id FROM leads l WHERE l.contact_id = f.id AND l.deleted_at IS NULL ORDER BY l.created_at DESC, l.id DESC LIMIT 1)
+        FOR NO KEY UPDATE;
+        IF FOUND AND cardinality(p_field_ids) > 0 THEN
+          SELECT coalesce(jsonb_agg(to_jsonb(v)), '[]') INTO vals FROM custom_field_values v WHERE v.lead_id = latest.id AND v.field_id = ANY(p_field_ids);
+        END IF;
+        RETURN jsonb_build_object('found', to_jsonb(f), 'locked', locked, 'latest', CASE WHEN latest.id IS NULL THEN NULL ELSE to_jsonb(latest) END, 'values', vals);
+      END $$;
+    `,
+  },
 ];
 
 /**

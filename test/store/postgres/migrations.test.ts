@@ -187,15 +187,10 @@ describe('PostgreSQL migrations', () => {
     const client = await pool.connect();
     try {
       await client.query('BEGIN');
-      await client.query("SELECT set_config('lead_gateway.held_contact', 'c1', true)");
-      // The held reads' latest-lead query (repos/holds.ts), planned while leads is empty.
-      const plan = (
-        await client.query<{ 'QUERY PLAN': string }>(
-          "EXPLAIN SELECT id FROM leads WHERE contact_id = nullif(current_setting('lead_gateway.held_contact', true), '') AND deleted_at IS NULL ORDER BY created_at DESC, id DESC LIMIT 1",
-        )
-      ).rows
-        .map((r) => r['QUERY PLAN'])
-        .join('\n');
+      // The holds' latest-lead query (lead_gateway_hold, migration 23), as a generic plan of its parameter, planned while leads is empty.
+      await client.query("SET plan_cache_mode = 'force_generic_plan'");
+      await client.query('PREPARE latest(text) AS SELECT id FROM leads WHERE contact_id = $1 AND deleted_at IS NULL ORDER BY created_at DESC, id DESC LIMIT 1');
+      const plan = (await client.query<{ 'QUERY PLAN': string }>("EXPLAIN EXECUTE latest('c1')")).rows.map((r) => r['QUERY PLAN']).join('\n');
       expect(plan).toMatch(/Index (Only )?Scan Backward using leads_contact/);
       expect(plan).toMatch(/Index Cond: \(contact_id = /);
       expect(plan).not.toMatch(/Sort/);

@@ -25,8 +25,8 @@ const REPLAY = 1;
  * between): the unit's first trip finds it beside the lock and the match, then its ROLLBACK.
  */
 const UNKNOWN_REPLAY = 2;
-const UNKNOWN_REPLAY_STATEMENTS = 7;
-/** BEGIN, the look-up, the binding, the latest lead locked and the fields' values (repos/holds.ts); the writes and COMMIT. */
+const UNKNOWN_REPLAY_STATEMENTS = 5;
+/** BEGIN, the look-up, the binding with the latest lead locked and the fields' values (one statement: repos/holds.ts); the writes and COMMIT. */
 const ANSWERS = 2;
 /** A known person's inquiry: as a new lead; the person's row lock, its latest lead's and the fields' values go out with the match. */
 const ATTACHED = 2;
@@ -34,10 +34,14 @@ const ATTACHED = 2;
 const REACTIVATED = 2;
 /** As a new lead: the previous day's event (src/legacy/service.ts, legacyEvent) is looked for beside the request's own, in the unit's first trip. */
 const LEGACY_POST = 2;
-/** Statements, at most: a guard, not the target (a pipelined statement costs the server a message, not a wait). */
-const NEW_LEAD_STATEMENTS = 9;
-const ANSWERS_STATEMENTS = 7;
-const ATTACHED_STATEMENTS = 9;
+/**
+ * Statements, at most (a pipelined statement costs the server a message and a plan, not a wait): BEGIN,
+ * the ledger's look-up, the person locks, the holds (one statement: repos/holds.ts), the writes, the lead
+ * object, COMMIT; answers have no person lock and no lead object.
+ */
+const NEW_LEAD_STATEMENTS = 7;
+const ANSWERS_STATEMENTS = 5;
+const ATTACHED_STATEMENTS = 7;
 
 /**
  * Not the request's own: its key and its integration's state are remembered a second per store
@@ -101,7 +105,7 @@ describe('round trips per request on PostgreSQL', () => {
     within(created, NEW_LEAD, NEW_LEAD_STATEMENTS);
     // The person's keys are locked before the person is looked for (docs/architecture.md, Concurrency).
     expect(created.statements.indexOf('locks.all')).toBeGreaterThanOrEqual(0);
-    expect(created.statements.indexOf('locks.all')).toBeLessThan(created.statements.indexOf('holds.matchLocked'));
+    expect(created.statements.indexOf('locks.all')).toBeLessThan(created.statements.indexOf('holds.hold'));
 
     // The counter /metrics shows moved by the request's round trips (and by the scrape's own reads: the
     // rules the replicas run, read on the database).
@@ -123,17 +127,17 @@ describe('round trips per request on PostgreSQL', () => {
     const answers = await post('leads/answers/', { event_id: 'a1', external_contact_id: 'telegram:1', answers: { laptop: 'ha', goal: 'job' } });
     expect(answers).toMatchObject({ status: 200, body: { replayed: false } });
     within(answers, ANSWERS, ANSWERS_STATEMENTS);
-    expect(answers.statements).toEqual(expect.arrayContaining(['holds.bound', 'holds.latestLocked', 'holds.values']));
+    expect(answers.statements).toEqual(expect.arrayContaining(['holds.hold']));
     // Answers no field takes (an unknown key, a number that is not one): their kept counts ride the first trip too.
     const unkept = await post('leads/answers/', { event_id: 'a2', external_contact_id: 'telegram:1', answers: { favourite_colour: 'blue', age: 'thirty', goal: 'job' } });
     expect(unkept).toMatchObject({ status: 200, body: { replayed: false, answers: { unmapped: ['favourite_colour'], invalid: [{ key: 'age' }] } } });
     within(unkept, ANSWERS, ANSWERS_STATEMENTS + 1);
-    expect(unkept.statements.indexOf('answers.kept')).toBeLessThan(unkept.statements.indexOf('holds.values'));
+    expect(unkept.statements.indexOf('answers.kept')).toBeLessThan(unkept.statements.indexOf('holds.hold'));
 
     const attached = await post('leads/', { event_id: 'e2', first_name: 'Aziza', phone: '+998901234567', notes: 'again', answers: { age: 31 } });
     expect(attached).toMatchObject({ status: 200, body: { replayed: false, intake_outcome: 'attached' } });
     within(attached, ATTACHED, ATTACHED_STATEMENTS);
-    expect(attached.statements.slice(0, 6)).toEqual(['BEGIN', 'submissions.findWithLead', 'locks.all', 'holds.matchLocked', 'holds.latestLocked', 'holds.values']);
+    expect(attached.statements.slice(0, 4)).toEqual(['BEGIN', 'submissions.findWithLead', 'locks.all', 'holds.hold']);
 
     const closed = await admin('POST', `/admin/v1/leads/${created.body.lead.id}/close`, { outcome: 'lost', reason: 'No answer', closed_by: 'jasur' });
     expect(closed.statusCode).toBe(200);

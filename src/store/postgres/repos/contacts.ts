@@ -27,24 +27,12 @@ export function checkBound<R extends { id: string | null; bound_contact_id?: str
   if (row && row.id === null && row.bound_contact_id != null && externalId !== null) throw brokenBinding(integrationId, externalId, row.bound_contact_id);
   return row;
 }
-// Several persons may share a phone or e-mail; the most recently active one is the match (ties: the
-// newest row, as ids are time-ordered).
-// The three look-ups above as one statement: each branch keeps its own order and limit, a key not
-// given ($n IS NULL) finds nothing, and the first branch that finds a person wins.
-/**
- * The person the keys find, with the key that found it (`$1` workspace, `$2` integration, `$3` external
- * id, `$4` phone, `$5` e-mail's matching form). A binding whose person is not there wins as a binding
- * with its id alone (`checkBound`).
- */
-export const MATCH_SQL = `SELECT * FROM (
-     (SELECT 1 AS priority, 'binding' AS matched_by, b.contact_id AS bound_contact_id, ${columns} FROM contact_bindings b LEFT JOIN contacts c ON c.id = b.contact_id
-        WHERE b.integration_id = $2 AND b.external_contact_id = $3)
-     UNION ALL
-     (SELECT 2, 'phone', NULL, ${columns} FROM contacts c WHERE c.workspace_id = $1 AND c.phone = $4 ORDER BY c.updated_at DESC, c.id DESC LIMIT 1)
-     UNION ALL
-     (SELECT 3, 'email', NULL, ${columns} FROM contacts c WHERE c.workspace_id = $1 AND c.email_norm = $5 ORDER BY c.updated_at DESC, c.id DESC LIMIT 1)
-   ) AS found ORDER BY priority LIMIT 1`;
-const match = statement<BoundRow & { matched_by: MatchedKey }>('contacts.match', MATCH_SQL);
+// The person the keys find, with the key that found it: the binding, else the phone, else the e-mail's
+// matching form; several persons may share a phone or e-mail, and the most recently active one is the
+// match (ties: the newest row, as ids are time-ordered). A binding whose person is not there wins as a
+// binding with its id alone (`checkBound`). Written once, as the database's function of migration 23,
+// for this look-up and for the unit's holds (holds.ts).
+const match = statement<BoundRow & { matched_by: MatchedKey }>('contacts.match', 'SELECT * FROM lead_gateway_match($1, $2, $3, $4, $5)');
 const insert = statement(
   'contacts.insert',
   `INSERT INTO contacts (id, workspace_id, first_name, last_name, phone, email, email_norm, created_at, updated_at)
