@@ -3,6 +3,7 @@
 import { createHash } from 'node:crypto';
 import type pg from 'pg';
 import { UnitEndedError } from '../store.js';
+import type { SharedSql } from '../statements/shared.js';
 
 /**
  * A write whose result the unit does not read at once: the unit's connection may hold it back and send
@@ -206,3 +207,6 @@ export function statement<R extends pg.QueryResultRow = pg.QueryResultRow>(name:
     },
   };
 }
+
+/** A statement both engines share (src/store/statements/): its text as written, under its own name. */
+export const sharedStatement = <R extends pg.QueryResultRow = pg.QueryResultRow>(shared: SharedSql) => statement<R>(shared.name, shared.text);

@@ -1,13 +1,14 @@
-// Admin credentials in PostgreSQL.
+// Admin credentials in PostgreSQL: every statement shared (src/store/statements/admin-credentials.ts).
 import type { AdminCredentialRepo } from '../../repos/admin-credentials.js';
 import { rowToCredential, type AdminCredentialRow as Row } from '../../sql-rows.js';
-import { statement, type Sql } from '../sql.js';
+import { adminCredentialStatements as shared } from '../../statements/admin-credentials.js';
+import { sharedStatement, type Sql } from '../sql.js';
 
-const byHash = statement<Row>('adminCredentials.byHash', 'SELECT * FROM admin_credentials WHERE hash = $1');
-const byId = statement<Row>('adminCredentials.byId', 'SELECT * FROM admin_credentials WHERE id = $1');
-const insert = statement('adminCredentials.insert', 'INSERT INTO admin_credentials (id, name, prefix, hash, created_at, created_by) VALUES ($1, $2, $3, $4, $5, $6)');
-const list = statement<Row>('adminCredentials.list', 'SELECT * FROM admin_credentials ORDER BY name, created_at');
-const revoke = statement('adminCredentials.revoke', 'UPDATE admin_credentials SET revoked_at = $1 WHERE name = $2 AND revoked_at IS NULL');
+const byHash = sharedStatement<Row>(shared.byHash);
+const byId = sharedStatement<Row>(shared.byId);
+const insert = sharedStatement(shared.insert);
+const list = sharedStatement<Row>(shared.list);
+const revoke = sharedStatement(shared.revoke);
 
 export function pgAdminCredentialRepo(sql: Sql): AdminCredentialRepo {
   return {

@@ -1,15 +1,14 @@
-// Console users and sessions in PostgreSQL.
+// Console users and sessions in PostgreSQL: the shared statements (src/store/statements/console.ts)
+// and PostgreSQL's own ways of taking a one-time value and the keys of ended sessions, in one statement each.
 import type { ConsoleSessionRepo, ConsoleUserRepo } from '../../repos/console.js';
 import { rowToConsoleSession, rowToConsoleUser, type ConsoleSessionRow, type ConsoleUserRow } from '../../console-rows.js';
-import { statement, type Sql } from '../sql.js';
+import { consoleSessionStatements as sessions, consoleUserStatements as users } from '../../statements/console.js';
+import { sharedStatement, statement, type Sql } from '../sql.js';
 
-const userByName = statement<ConsoleUserRow>('consoleUsers.byName', 'SELECT * FROM console_users WHERE name = $1');
-const insertUser = statement(
-  'consoleUsers.insert',
-  'INSERT INTO console_users (id, name, password_hash, workspace_slug, created_at, created_by) VALUES ($1, $2, $3, $4, $5, $6)',
-);
-const listUsers = statement<ConsoleUserRow>('consoleUsers.list', 'SELECT * FROM console_users ORDER BY name');
-const disableUser = statement('consoleUsers.disable', 'UPDATE console_users SET disabled_at = $1 WHERE name = $2 AND disabled_at IS NULL');
+const userByName = sharedStatement<ConsoleUserRow>(users.byName);
+const insertUser = sharedStatement(users.insert);
+const listUsers = sharedStatement<ConsoleUserRow>(users.list);
+const disableUser = sharedStatement(users.disable);
 
 export function pgConsoleUserRepo(sql: Sql): ConsoleUserRepo {
   return {
@@ -23,25 +22,22 @@ export function pgConsoleUserRepo(sql: Sql): ConsoleUserRepo {
   };
 }
 
-const findSession = statement<ConsoleSessionRow>('consoleSessions.find', 'SELECT * FROM console_sessions WHERE id_hash = $1');
-const insertSession = statement('consoleSessions.insert', 'INSERT INTO console_sessions (id_hash, user_name, credential_id, created_at, last_seen_at) VALUES ($1, $2, $3, $4, $5)');
-const touchSession = statement('consoleSessions.touch', 'UPDATE console_sessions SET last_seen_at = $1 WHERE id_hash = $2');
-const deleteSession = statement('consoleSessions.delete', 'DELETE FROM console_sessions WHERE id_hash = $1');
-const setFlash = statement('consoleSessions.setFlash', 'UPDATE console_sessions SET flash = $1 WHERE id_hash = $2');
+const findSession = sharedStatement<ConsoleSessionRow>(sessions.find);
+const insertSession = sharedStatement(sessions.insert);
+const touchSession = sharedStatement(sessions.touch);
+const deleteSession = sharedStatement(sessions.delete);
+const setFlash = sharedStatement(sessions.setFlash);
 // One statement reads and clears, under the row's lock whether or not a value waits: a second change of
 // the session's value (another tab's, another replica's) waits, then reads what the first left.
 const takeFlash = statement<{ flash: string }>(
   'consoleSessions.takeFlash',
   'UPDATE console_sessions s SET flash = NULL FROM (SELECT id_hash, flash FROM console_sessions WHERE id_hash = $1 FOR UPDATE) old WHERE s.id_hash = old.id_hash RETURNING old.flash',
 );
-const peekFlash = statement<{ flash: string | null }>('consoleSessions.peekFlash', 'SELECT flash FROM console_sessions WHERE id_hash = $1');
-const deleteForUser = statement('consoleSessions.deleteForUser', 'DELETE FROM console_sessions WHERE user_name = $1');
-const deleteExpired = statement('consoleSessions.deleteExpired', 'DELETE FROM console_sessions WHERE last_seen_at < $1 OR created_at < $2');
+const peekFlash = sharedStatement<{ flash: string | null }>(sessions.peekFlash);
+const deleteForUser = sharedStatement(sessions.deleteForUser);
+const deleteExpired = sharedStatement(sessions.deleteExpired);
 
-const holdUnshown = statement(
-  'consoleSessions.holdUnshown',
-  'INSERT INTO console_unshown_keys (key_id, integration_id, prefix, id_hash, issued_at) VALUES ($1, $2, $3, $4, $5)',
-);
+const holdUnshown = sharedStatement(sessions.holdUnshown);
 const shownUnshown = statement('consoleSessions.shownUnshown', 'DELETE FROM console_unshown_keys WHERE key_id = ANY($1::text[])');
 const takeEnded = statement<{ key_id: string; integration_id: string; prefix: string }>(
   'consoleSessions.takeUnshownOfEnded',

@@ -1,18 +1,14 @@
-// Pages of one integration's leads in PostgreSQL.
+// Pages of one integration's leads in PostgreSQL: the shared statements (src/store/statements/lead-pages.ts)
+// and the count, summed over the integration's stripes.
 import type { LeadPageRepo } from '../../repos/lead-pages.js';
-import { statement, type Sql } from '../sql.js';
 import { rowToLead, type LeadRow } from '../../sql-rows.js';
+import { leadPageStatements as shared } from '../../statements/lead-pages.js';
+import { sharedStatement, statement, type Sql } from '../sql.js';
 
-const live = 'integration_id = $1 AND deleted_at IS NULL';
 const count = statement<{ n: string }>('leadPages.count', 'SELECT sum(n) AS n FROM integration_lead_counts WHERE integration_id = $1');
-const after = statement<LeadRow>('leadPages.after', `SELECT * FROM leads WHERE ${live} AND (created_at, id) < ($2, $3) ORDER BY created_at DESC, id DESC LIMIT $4`);
-const before = statement<LeadRow>('leadPages.before', `SELECT * FROM leads WHERE ${live} AND (created_at, id) > ($2, $3) ORDER BY created_at, id LIMIT $4`);
-// The skipped leads are stepped over in the index only; the offset itself is bounded by the caller.
-const offset = statement<LeadRow>(
-  'leadPages.offset',
-  `SELECT * FROM leads WHERE id IN (SELECT id FROM leads WHERE ${live} ORDER BY created_at DESC, id DESC LIMIT $2 OFFSET $3)
-   ORDER BY created_at DESC, id DESC`,
-);
+const after = sharedStatement<LeadRow>(shared.after);
+const before = sharedStatement<LeadRow>(shared.before);
+const offset = sharedStatement<LeadRow>(shared.offset);
 
 export function pgLeadPageRepo(sql: Sql): LeadPageRepo {
   return {

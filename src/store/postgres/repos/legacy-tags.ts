@@ -1,14 +1,12 @@
-// Legacy tags in PostgreSQL.
+// Legacy tags in PostgreSQL: the shared statements (src/store/statements/legacy-tags.ts) and the count.
 import type { LegacyTagRepo } from '../../repos/legacy-tags.js';
 import { rowToTag, type LegacyTagRow as Row } from '../../sql-rows.js';
-import { statement, type Sql } from '../sql.js';
+import { legacyTagStatements as shared } from '../../statements/legacy-tags.js';
+import { sharedStatement, statement, type Sql } from '../sql.js';
 
-const get = statement<Row>('legacyTags.get', 'SELECT * FROM legacy_tags WHERE workspace_id = $1 AND id = $2');
-const insert = statement(
-  'legacyTags.insert',
-  'INSERT INTO legacy_tags (workspace_id, id, name, color, created_at) VALUES ($1, $2, $3, $4, $5) ON CONFLICT (workspace_id, id) DO NOTHING',
-);
-const list = statement<Row>('legacyTags.list', 'SELECT * FROM legacy_tags WHERE workspace_id = $1 ORDER BY name');
+const get = sharedStatement<Row>(shared.get);
+const insert = sharedStatement(shared.insert);
+const list = sharedStatement<Row>(shared.list);
 const count = statement<{ n: number }>('legacyTags.count', 'SELECT count(*)::int AS n FROM legacy_tags WHERE workspace_id = $1');
 
 export function pgLegacyTagRepo(sql: Sql): LegacyTagRepo {

@@ -1,6 +1,8 @@
-// The ported flag and the answers 404s counted per person, in PostgreSQL (migration 13).
+// The ported flag and the answers 404s counted per person, in PostgreSQL (migration 13): the shared
+// statements (src/store/statements/porting.ts), the counting upserts and the expiry.
 import type { NotFoundEntry, NotFoundIncrement, PortedFlag, PortingRepo } from '../../repos/states.js';
-import { statement, type Sql } from '../sql.js';
+import { portingStatements as shared } from '../../statements/porting.js';
+import { sharedStatement, statement, type Sql } from '../sql.js';
 
 interface PortedRow {
   integration_id: string;
@@ -18,14 +20,10 @@ interface NotFoundRow {
 const rowToFlag = (r: PortedRow): PortedFlag => ({ integrationId: r.integration_id, at: r.ported_at, by: r.ported_by, note: r.ported_note });
 const rowToEntry = (r: NotFoundRow): NotFoundEntry => ({ externalContactId: r.external_contact_id, calls: Number(r.calls), firstAt: r.first_at, lastAt: r.last_at });
 
-const ported = statement<PortedRow>('porting.ported', 'SELECT * FROM integration_ported WHERE integration_id = $1');
-const allPorted = statement<PortedRow>('porting.allPorted', 'SELECT * FROM integration_ported ORDER BY integration_id');
-const setPorted = statement(
-  'porting.setPorted',
-  `INSERT INTO integration_ported (integration_id, ported_at, ported_by, ported_note) VALUES ($1, $2, $3, $4)
-   ON CONFLICT (integration_id) DO NOTHING`,
-);
-const clearPorted = statement('porting.clearPorted', 'DELETE FROM integration_ported WHERE integration_id = $1');
+const ported = sharedStatement<PortedRow>(shared.ported);
+const allPorted = sharedStatement<PortedRow>(shared.allPorted);
+const setPorted = sharedStatement(shared.setPorted);
+const clearPorted = sharedStatement(shared.clearPorted);
 const bump = statement(
   'porting.bumpNotFound',
   `UPDATE answers_not_found SET calls = calls + $3, first_at = least(first_at, $4), last_at = greatest(last_at, $5)
@@ -39,16 +37,9 @@ const add = statement(
    ON CONFLICT (integration_id, external_contact_id) DO UPDATE SET
      calls = n.calls + excluded.calls, first_at = least(n.first_at, excluded.first_at), last_at = greatest(n.last_at, excluded.last_at)`,
 );
-const first = statement<NotFoundRow>(
-  'porting.notFound',
-  'SELECT * FROM answers_not_found WHERE integration_id = $1 ORDER BY last_at DESC, external_contact_id DESC LIMIT $2',
-);
-const next = statement<NotFoundRow>(
-  'porting.notFoundAfter',
-  `SELECT * FROM answers_not_found WHERE integration_id = $1 AND (last_at, external_contact_id) < ($2, $3)
-   ORDER BY last_at DESC, external_contact_id DESC LIMIT $4`,
-);
-const totals = statement<{ ids: string; calls: string | null }>('porting.notFoundTotals', 'SELECT count(*) AS ids, sum(calls) AS calls FROM answers_not_found WHERE integration_id = $1');
+const first = sharedStatement<NotFoundRow>(shared.notFound);
+const next = sharedStatement<NotFoundRow>(shared.notFoundAfter);
+const totals = sharedStatement<{ ids: string; calls: string | null }>(shared.notFoundTotals);
 // Walks the index answers_not_found_age from the oldest entry.
 const expire = statement(
   'porting.expireNotFound',

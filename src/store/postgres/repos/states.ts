@@ -1,20 +1,14 @@
-// Migration states, the audit log and usage counters in PostgreSQL.
+// Migration states, the audit log and usage counters in PostgreSQL: the shared statements
+// (src/store/statements/states.ts) and PostgreSQL's own.
 import { USAGE_ROLLUP_HOUR, type HourlyUsage, type Interface, type MigrationState, type StateRepo, type UsageIncrement } from '../../repos/states.js';
 import { rowToAudit, type AuditRow } from '../../sql-rows.js';
-import { statement, type Sql } from '../sql.js';
+import { stateStatements as shared } from '../../statements/states.js';
+import { sharedStatement, statement, type Sql } from '../sql.js';
 import { pgPortingRepo } from './porting.js';
 
-const get = statement<{ state: MigrationState }>('states.get', 'SELECT state FROM integration_states WHERE integration_id = $1');
-const set = statement(
-  'states.set',
-  `INSERT INTO integration_states (integration_id, state, updated_at) VALUES ($1, $2, $3)
-   ON CONFLICT (integration_id) DO UPDATE SET state = excluded.state, updated_at = excluded.updated_at`,
-);
-const addAudit = statement(
-  'states.addAudit',
-  `INSERT INTO audit_log (id, integration_id, action, from_state, to_state, actor, reason, details, at)
-   VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
-);
+const get = sharedStatement<{ state: MigrationState }>(shared.get);
+const set = sharedStatement(shared.set);
+const addAudit = sharedStatement(shared.addAudit);
 // Ties of `at` in insertion order: ids are time-ordered (src/store/ids.ts), as SQLite's rowid is.
 const auditFor = statement<AuditRow>('states.auditFor', 'SELECT * FROM audit_log WHERE integration_id = $1 ORDER BY at DESC, id DESC LIMIT $2');
 const auditAll = statement<AuditRow>('states.auditAll', 'SELECT * FROM audit_log ORDER BY at DESC, id DESC LIMIT $1');
@@ -27,20 +21,10 @@ const addUsage = statement(
      calls = u.calls + excluded.calls, last_seen = greatest(u.last_seen, excluded.last_seen),
      ok_calls = u.ok_calls + excluded.ok_calls, last_ok = greatest(u.last_ok, excluded.last_ok)`,
 );
-const usage = statement<{ route: string; interface: Interface; calls: string; last_seen: string; ok_calls: string; last_ok: string | null }>(
-  'states.usage',
-  `SELECT route, interface, sum(CASE WHEN hour >= $1 THEN calls ELSE 0 END) AS calls, max(last_seen) AS last_seen,
-          sum(CASE WHEN hour >= $1 THEN ok_calls ELSE 0 END) AS ok_calls, max(last_ok) AS last_ok
-   FROM api_usage WHERE integration_id = $2 GROUP BY interface, route ORDER BY interface, route`,
-);
-const perHour = statement<{ hour: string; interface: HourlyUsage['interface']; calls: string }>(
-  'states.perHour',
-  `SELECT hour, interface, sum(calls) AS calls FROM api_usage WHERE integration_id = $1 AND hour >= $2 AND interface <> 'v1-test'
-   GROUP BY hour, interface ORDER BY hour, interface`,
-);
-const lastSeen = statement<{ last: string | null }>('states.lastSeen', 'SELECT max(last_seen) AS last FROM api_usage WHERE integration_id = $1 AND interface = $2');
-// Walks the index api_usage_hour from the oldest hour: the last hour a run reaches, at most `limit` rows in.
-const rollUpCut = statement<{ hour: string }>('states.rollUpCut', 'SELECT hour FROM api_usage WHERE hour > $1 AND hour < $2 ORDER BY hour LIMIT 1 OFFSET $3');
+const usage = sharedStatement<{ route: string; interface: Interface; calls: string; last_seen: string; ok_calls: string; last_ok: string | null }>(shared.usage);
+const perHour = sharedStatement<{ hour: string; interface: HourlyUsage['interface']; calls: string }>(shared.perHour);
+const lastSeen = sharedStatement<{ last: string | null }>(shared.lastSeen);
+const rollUpCut = sharedStatement<{ hour: string }>(shared.rollUpCut);
 // Summed and deleted in one statement: the rows deleted are exactly the rows summed.
 const rollUp = statement(
   'states.rollUp',
@@ -57,7 +41,7 @@ const rollUp = statement(
    )
    SELECT count(*)::int AS rolled FROM gone`,
 );
-const bumpIgnored = statement('states.bumpIgnored', 'UPDATE ignored_fields SET calls = calls + 1, last_seen = $1 WHERE integration_id = $2 AND field = $3');
+const bumpIgnored = sharedStatement(shared.bumpIgnored);
 // Another writer may add the same name between the bump and this insert: then it is counted on that row.
 const addIgnored = statement(
   'states.addIgnored',
@@ -65,29 +49,16 @@ const addIgnored = statement(
    SELECT $1, $2, 1, $3 WHERE (SELECT count(*) FROM ignored_fields WHERE integration_id = $1) < $4
    ON CONFLICT (integration_id, field) DO UPDATE SET calls = f.calls + 1, last_seen = excluded.last_seen`,
 );
-const ignored = statement<{ field: string; calls: string; last_seen: string }>(
-  'states.ignored',
-  'SELECT field, calls, last_seen FROM ignored_fields WHERE integration_id = $1 ORDER BY field',
-);
-// No index on last_seen: the table holds at most 1,000 names per integration (IGNORED_NAMES_MAX_PER_INTEGRATION).
-const deleteIgnored = statement(
-  'states.deleteIgnored',
-  'DELETE FROM ignored_fields WHERE (integration_id, field) IN (SELECT integration_id, field FROM ignored_fields WHERE last_seen < $1 ORDER BY last_seen LIMIT $2)',
-);
+const ignored = sharedStatement<{ field: string; calls: string; last_seen: string }>(shared.ignored);
+const deleteIgnored = sharedStatement(shared.deleteIgnored);
 
 const putSample = statement(
   'states.putSample',
   `INSERT INTO legacy_samples AS s (integration_id, route, at, sample) VALUES ($1, $2, $3, $4)
    ON CONFLICT (integration_id, route) DO UPDATE SET at = excluded.at, sample = excluded.sample WHERE excluded.at >= s.at`,
 );
-const samples = statement<{ route: string; at: string; sample: string }>(
-  'states.samples',
-  'SELECT route, at, sample FROM legacy_samples WHERE integration_id = $1 ORDER BY route',
-);
-const deleteSamples = statement(
-  'states.deleteSamples',
-  'DELETE FROM legacy_samples WHERE (integration_id, route) IN (SELECT integration_id, route FROM legacy_samples WHERE at < $1 ORDER BY at LIMIT $2)',
-);
+const samples = sharedStatement<{ route: string; at: string; sample: string }>(shared.samples);
+const deleteSamples = sharedStatement(shared.deleteSamples);
 
 /** Increments in the order of their keys: two writers flushing the same rows lock them in one order, never in a deadlock. */
 const byKey = (a: UsageIncrement, b: UsageIncrement): number => {

@@ -1,37 +1,38 @@
-// Console users and sessions in SQLite.
+// Console users and sessions in SQLite: the shared statements (src/store/statements/console.ts) and
+// SQLite's own ways of taking a one-time value and the keys of ended sessions.
 import type { Db } from '../connection.js';
+import { prepareShared } from '../shared.js';
 import type { ConsoleSessionRepo, ConsoleUserRepo } from '../../repos/console.js';
 import { rowToConsoleSession, rowToConsoleUser, type ConsoleSessionRow, type ConsoleUserRow } from '../../console-rows.js';
+import { consoleSessionStatements as sessions, consoleUserStatements as users } from '../../statements/console.js';
 
 export function sqliteConsoleUserRepo(db: Db): ConsoleUserRepo {
-  const byName = db.prepare<[string], ConsoleUserRow>('SELECT * FROM console_users WHERE name = ?');
-  const insert = db.prepare(
-    'INSERT INTO console_users (id, name, password_hash, workspace_slug, created_at, created_by) VALUES (@id, @name, @passwordHash, @workspace, @createdAt, @createdBy)',
-  );
-  const list = db.prepare<[], ConsoleUserRow>('SELECT * FROM console_users ORDER BY name');
-  const disable = db.prepare('UPDATE console_users SET disabled_at = ? WHERE name = ? AND disabled_at IS NULL');
+  const byName = prepareShared<ConsoleUserRow>(db, users.byName);
+  const insert = prepareShared(db, users.insert);
+  const list = prepareShared<ConsoleUserRow>(db, users.list);
+  const disable = prepareShared(db, users.disable);
   return {
     findByName: async (name) => {
       const row = byName.get(name);
       return row ? rowToConsoleUser(row) : null;
     },
-    insert: async (u) => void insert.run({ id: u.id, name: u.name, passwordHash: u.passwordHash, workspace: u.workspace, createdAt: u.createdAt, createdBy: u.createdBy }),
+    insert: async (u) => void insert.run(u.id, u.name, u.passwordHash, u.workspace, u.createdAt, u.createdBy),
     list: async () => list.all().map(rowToConsoleUser),
     disable: async (name, at) => disable.run(at, name).changes,
   };
 }
 
 export function sqliteConsoleSessionRepo(db: Db): ConsoleSessionRepo {
-  const find = db.prepare<[string], ConsoleSessionRow>('SELECT * FROM console_sessions WHERE id_hash = ?');
-  const insert = db.prepare('INSERT INTO console_sessions (id_hash, user_name, credential_id, created_at, last_seen_at) VALUES (@idHash, @userName, @credentialId, @createdAt, @lastSeenAt)');
-  const touch = db.prepare('UPDATE console_sessions SET last_seen_at = ? WHERE id_hash = ?');
-  const remove = db.prepare('DELETE FROM console_sessions WHERE id_hash = ?');
-  const setFlash = db.prepare('UPDATE console_sessions SET flash = ? WHERE id_hash = ?');
-  const findFlash = db.prepare<[string], { flash: string | null }>('SELECT flash FROM console_sessions WHERE id_hash = ?');
+  const find = prepareShared<ConsoleSessionRow>(db, sessions.find);
+  const insert = prepareShared(db, sessions.insert);
+  const touch = prepareShared(db, sessions.touch);
+  const remove = prepareShared(db, sessions.delete);
+  const setFlash = prepareShared(db, sessions.setFlash);
+  const findFlash = prepareShared<{ flash: string | null }>(db, sessions.peekFlash);
   const clearFlash = db.prepare('UPDATE console_sessions SET flash = NULL WHERE id_hash = ? AND flash IS NOT NULL');
-  const removeForUser = db.prepare('DELETE FROM console_sessions WHERE user_name = ?');
-  const removeExpired = db.prepare('DELETE FROM console_sessions WHERE last_seen_at < ? OR created_at < ?');
-  const hold = db.prepare('INSERT INTO console_unshown_keys (key_id, integration_id, prefix, id_hash, issued_at) VALUES (@keyId, @integrationId, @prefix, @idHash, @at)');
+  const removeForUser = prepareShared(db, sessions.deleteForUser);
+  const removeExpired = prepareShared(db, sessions.deleteExpired);
+  const hold = prepareShared(db, sessions.holdUnshown);
   const shown = db.prepare('DELETE FROM console_unshown_keys WHERE key_id = ?');
   const ended = db.prepare<[number], { key_id: string; integration_id: string; prefix: string }>(
     `SELECT key_id, integration_id, prefix FROM console_unshown_keys u
@@ -42,7 +43,7 @@ export function sqliteConsoleSessionRepo(db: Db): ConsoleSessionRepo {
       const row = find.get(idHash);
       return row ? rowToConsoleSession(row) : null;
     },
-    insert: async (s) => void insert.run(s),
+    insert: async (s) => void insert.run(s.idHash, s.userName, s.credentialId, s.createdAt, s.lastSeenAt),
     touch: async (idHash, at) => void touch.run(at, idHash),
     delete: async (idHash) => void remove.run(idHash),
     setFlash: async (idHash, sealed) => void setFlash.run(sealed, idHash),
@@ -53,7 +54,7 @@ export function sqliteConsoleSessionRepo(db: Db): ConsoleSessionRepo {
       if (flash !== null) clearFlash.run(idHash);
       return flash;
     },
-    holdUnshown: async (key) => void hold.run(key),
+    holdUnshown: async (k) => void hold.run(k.keyId, k.integrationId, k.prefix, k.idHash, k.at),
     shownUnshown: async (keyIds) => {
       for (const id of keyIds) shown.run(id);
     },

@@ -1,15 +1,14 @@
-// Legacy tags in SQLite.
+// Legacy tags in SQLite: the shared statements (src/store/statements/legacy-tags.ts) and the count.
 import type { Db } from '../connection.js';
+import { prepareShared } from '../shared.js';
 import type { LegacyTagRepo } from '../../repos/legacy-tags.js';
 import { rowToTag, type LegacyTagRow as Row } from '../../sql-rows.js';
+import { legacyTagStatements as shared } from '../../statements/legacy-tags.js';
 
 export function sqliteLegacyTagRepo(db: Db): LegacyTagRepo {
-  const get = db.prepare<[string, string], Row>('SELECT * FROM legacy_tags WHERE workspace_id = ? AND id = ?');
-  const insert = db.prepare(
-    `INSERT INTO legacy_tags (workspace_id, id, name, color, created_at) VALUES (@workspaceId, @id, @name, @color, @createdAt)
-     ON CONFLICT (workspace_id, id) DO NOTHING`,
-  );
-  const list = db.prepare<[string], Row>('SELECT * FROM legacy_tags WHERE workspace_id = ? ORDER BY name');
+  const get = prepareShared<Row>(db, shared.get);
+  const insert = prepareShared(db, shared.insert);
+  const list = prepareShared<Row>(db, shared.list);
   const count = db.prepare<[string], { n: number }>('SELECT count(*) AS n FROM legacy_tags WHERE workspace_id = ?');
   return {
     get: async (workspaceId, id) => {
@@ -17,7 +16,7 @@ export function sqliteLegacyTagRepo(db: Db): LegacyTagRepo {
       return row ? rowToTag(row) : null;
     },
     ensure: async (tag) => {
-      insert.run(tag);
+      insert.run(tag.workspaceId, tag.id, tag.name, tag.color, tag.createdAt);
       return rowToTag(get.get(tag.workspaceId, tag.id)!);
     },
     list: async (workspaceId) => list.all(workspaceId).map(rowToTag),

@@ -1,6 +1,9 @@
-// The ported flag and the answers 404s counted per person, in SQLite (migration 18).
+// The ported flag and the answers 404s counted per person, in SQLite (migration 18): the shared
+// statements (src/store/statements/porting.ts), the counting upserts and the expiry.
 import type { Db } from '../connection.js';
+import { prepareShared } from '../shared.js';
 import type { NotFoundEntry, PortedFlag, PortingRepo } from '../../repos/states.js';
+import { portingStatements as shared } from '../../statements/porting.js';
 
 interface PortedRow {
   integration_id: string;
@@ -19,13 +22,10 @@ const rowToFlag = (r: PortedRow): PortedFlag => ({ integrationId: r.integration_
 const rowToEntry = (r: NotFoundRow): NotFoundEntry => ({ externalContactId: r.external_contact_id, calls: r.calls, firstAt: r.first_at, lastAt: r.last_at });
 
 export function sqlitePortingRepo(db: Db): PortingRepo {
-  const ported = db.prepare<[string], PortedRow>('SELECT * FROM integration_ported WHERE integration_id = ?');
-  const allPorted = db.prepare<[], PortedRow>('SELECT * FROM integration_ported ORDER BY integration_id');
-  const setPorted = db.prepare(
-    `INSERT INTO integration_ported (integration_id, ported_at, ported_by, ported_note) VALUES (@integrationId, @at, @by, @note)
-     ON CONFLICT (integration_id) DO NOTHING`,
-  );
-  const clearPorted = db.prepare('DELETE FROM integration_ported WHERE integration_id = ?');
+  const ported = prepareShared<PortedRow>(db, shared.ported);
+  const allPorted = prepareShared<PortedRow>(db, shared.allPorted);
+  const setPorted = prepareShared(db, shared.setPorted);
+  const clearPorted = prepareShared(db, shared.clearPorted);
   const bump = db.prepare(
     `UPDATE answers_not_found SET calls = calls + @calls, first_at = min(first_at, @firstAt), last_at = max(last_at, @lastAt)
      WHERE integration_id = @integrationId AND external_contact_id = @externalContactId`,
@@ -35,14 +35,9 @@ export function sqlitePortingRepo(db: Db): PortingRepo {
      SELECT @integrationId, @externalContactId, @calls, @firstAt, @lastAt
      WHERE (SELECT count(*) FROM answers_not_found WHERE integration_id = @integrationId) < @maxIds`,
   );
-  const first = db.prepare<[string, number], NotFoundRow>(
-    'SELECT * FROM answers_not_found WHERE integration_id = ? ORDER BY last_at DESC, external_contact_id DESC LIMIT ?',
-  );
-  const next = db.prepare<[string, string, string, number], NotFoundRow>(
-    `SELECT * FROM answers_not_found WHERE integration_id = ? AND (last_at, external_contact_id) < (?, ?)
-     ORDER BY last_at DESC, external_contact_id DESC LIMIT ?`,
-  );
-  const totals = db.prepare<[string], { ids: number; calls: number | null }>('SELECT count(*) AS ids, sum(calls) AS calls FROM answers_not_found WHERE integration_id = ?');
+  const first = prepareShared<NotFoundRow>(db, shared.notFound);
+  const next = prepareShared<NotFoundRow>(db, shared.notFoundAfter);
+  const totals = prepareShared<{ ids: number; calls: number | null }>(db, shared.notFoundTotals);
   // Walks the index answers_not_found_age from the oldest entry.
   const expire = db.prepare(
     `DELETE FROM answers_not_found WHERE rowid IN (SELECT rowid FROM answers_not_found WHERE last_at < ? ORDER BY last_at LIMIT ?)`,
@@ -53,7 +48,7 @@ export function sqlitePortingRepo(db: Db): PortingRepo {
       return row ? rowToFlag(row) : null;
     },
     allPorted: async () => allPorted.all().map(rowToFlag),
-    setPorted: async (flag) => setPorted.run(flag).changes === 1,
+    setPorted: async (f) => setPorted.run(f.integrationId, f.at, f.by, f.note).changes === 1,
     clearPorted: async (integrationId) => clearPorted.run(integrationId).changes === 1,
     countNotFound: async (increments, maxIds) => {
       for (const inc of increments) if (bump.run(inc).changes === 0) add.run({ ...inc, maxIds });

@@ -1,7 +1,10 @@
-// Live persons found by test calls, in SQLite (migration 21).
+// Live persons found by test calls, in SQLite (migration 21): the shared statements
+// (src/store/statements/test-matches.ts), the bump and the counts.
 import type { Db } from '../connection.js';
+import { prepareShared } from '../shared.js';
 import type { TestMatchRepo } from '../../repos/test-matches.js';
 import { rowToTestMatch, type TestMatchRow as Row } from '../../sql-rows.js';
+import { testMatchStatements as shared } from '../../statements/test-matches.js';
 
 export function sqliteTestMatchRepo(db: Db): TestMatchRepo {
   const bump = db.prepare(
@@ -9,32 +12,18 @@ export function sqliteTestMatchRepo(db: Db): TestMatchRepo {
        calls = calls + 1, last_at = max(last_at, @at)
      WHERE integration_id = @integrationId AND key_id = @keyId AND contact_id = @contactId`,
   );
-  const add = db.prepare(
-    `INSERT INTO test_matches (integration_id, key_id, contact_id, lead_id, endpoint, event_id, matched_by, own, calls, first_at, last_at)
-     VALUES (@integrationId, @keyId, @contactId, @leadId, @endpoint, @eventId, @matchedBy, @own, 1, @at, @at)`,
-  );
+  const add = prepareShared(db, shared.add);
   const count = db.prepare<[string], { n: number }>('SELECT count(*) AS n FROM test_matches WHERE integration_id = ?');
   const countOfKey = db.prepare<[string, string], { n: number }>('SELECT count(*) AS n FROM test_matches WHERE integration_id = ? AND key_id = ?');
-  // The key's prefix joined by its primary key, for the page's rows alone.
-  const columns = 't.*, (SELECT k.prefix FROM api_keys k WHERE k.id = t.key_id) AS key_prefix';
-  const first = db.prepare<[string, number], Row>(
-    `SELECT ${columns} FROM test_matches t WHERE t.integration_id = ? ORDER BY t.first_at DESC, t.key_id DESC, t.contact_id DESC LIMIT ?`,
-  );
-  const next = db.prepare<[string, string, string, string, number], Row>(
-    `SELECT ${columns} FROM test_matches t WHERE t.integration_id = ? AND (t.first_at, t.key_id, t.contact_id) < (?, ?, ?)
-     ORDER BY t.first_at DESC, t.key_id DESC, t.contact_id DESC LIMIT ?`,
-  );
-  // Walks the index test_matches_age from the oldest row.
-  const expire = db.prepare(
-    `DELETE FROM test_matches WHERE (integration_id, key_id, contact_id) IN (
-       SELECT integration_id, key_id, contact_id FROM test_matches WHERE last_at < ? ORDER BY last_at LIMIT ?)`,
-  );
+  const first = prepareShared<Row>(db, shared.first);
+  const next = prepareShared<Row>(db, shared.next);
+  const expire = prepareShared(db, shared.expire);
   return {
     record: async (m, maxRows) => {
-      const row = { ...m, own: m.own ? 1 : 0 };
-      if (bump.run(row).changes > 0) return true;
+      const own = m.own ? 1 : 0;
+      if (bump.run({ ...m, own }).changes > 0) return true;
       if (countOfKey.get(m.integrationId, m.keyId)!.n >= maxRows) return false;
-      add.run(row);
+      add.run(m.integrationId, m.keyId, m.contactId, m.leadId, m.endpoint, m.eventId, m.matchedBy, own, m.at);
       return true;
     },
     page: async (integrationId, limit, after) =>
