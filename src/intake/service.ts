@@ -12,7 +12,6 @@ import type { LeadViewParts, OwnLeadParts } from '../store/repos/lead-views.js';
 import { renderLead } from '../lead/view.js';
 import { lockLatestLead } from '../lead/lock.js';
 import { COMMENT_CAPS } from '../lead/comments.js';
-import type { PersonKey } from '../store/repos/locks.js';
 import { normalizeEmail, normalizePhone, sameName, textOrNull } from './person.js';
 import type { LeadSubmission, LeadSubmissionResponse } from './schemas.js';
 import type { AnswersResult } from '../answers/schemas.js';
@@ -114,15 +113,6 @@ interface Person {
   externalId: string | null;
 }
 
-/** The keys the person may be found by, locked before matching (repos/locks.ts). */
-function personKeys(integration: Integration, p: Person): PersonKey[] {
-  const keys: PersonKey[] = [];
-  if (p.externalId !== null) keys.push({ kind: 'binding', integrationId: integration.id, externalId: p.externalId });
-  if (p.phone !== null) keys.push({ kind: 'phone', phone: p.phone });
-  if (p.email !== null) keys.push({ kind: 'email', email: p.email });
-  return keys;
-}
-
 function reviewReason(contact: Contact | null, by: MatchedBy, p: Person): string | null {
   if (!contact) return null;
   if ((by === 'phone' || by === 'email') && !sameName(contact.firstName, p.firstName)) {
@@ -182,14 +172,12 @@ async function intake(
   };
   // The kept counts of answers no field will take, read at once (no lock guards them: answers/keep.ts).
   const kept = body.answers ? readKept(tx, integration, body.answers, inexactAnswers) : undefined;
-  // Match, then create or bind, as one step per person: another unit submitting the same person by any
-  // of these keys waits here, and then finds the contact (and binding) this one made.
-  await tx.locks.persons(integration.workspace.id, personKeys(integration, person));
-  // The person found is locked, then its latest lead, then the values its answers decide on are read
-  // (the lock order: person keys, contact, lead). A person found by another key than another unit's
-  // (phone here, e-mail there) is one row: its lock makes the two choose between creating and
-  // attaching a lead one after the other. On PostgreSQL all of it goes out with the keys' lock, one
-  // round trip (repos/holds.ts).
+  // Match, then create or bind, as one step per person: the person's keys are locked first, so another
+  // unit submitting the same person by any of them waits, and then finds the contact (and binding) this
+  // one made. The person found is locked, then its latest lead, then the values its answers decide on
+  // are read (the lock order: person keys, contact, lead). A person found by another key than another
+  // unit's (phone here, e-mail there) is one row: its lock makes the two choose between creating and
+  // attaching a lead one after the other. On PostgreSQL all of it is one statement (repos/holds.ts).
   const fieldIds = body.answers ? answerFieldIds(integration, body.answers) : [];
   const held = await tx.holds.person(integration.workspace.id, integration.id, person, fieldIds);
   const by: MatchedBy = held.found === null ? null : held.found.by === 'binding' ? 'external_contact_id' : held.found.by;

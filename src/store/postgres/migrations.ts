@@ -193,8 +193,9 @@ export const migrations: Migration[] = [
     `,
   },
   // A unit's person and what it decides on, held by one statement (repos/holds.ts): the match as a
-  // function of its own (repos/contacts.ts), and the holds as one PL/pgSQL function, whose every query
-  // takes a snapshot of its own once the lock before it is held. No SQLite counterpart: SQLite makes the
+  // function of its own (repos/contacts.ts), and the holds (the person keys' locks, the match, the row
+  // locks, the values) as one PL/pgSQL function, whose every query takes a snapshot of its own once the
+  // lock before it is held. No SQLite counterpart: SQLite makes the
   // same reads one after the other (holdsInOrder).
   {
     version: 23,
@@ -221,7 +222,7 @@ export const migrations: Migration[] = [
       $$;
 
       CREATE FUNCTION lead_gateway_hold(p_person boolean, p_workspace text, p_integration text, p_external text, p_phone text,
-                                        p_email text, p_field_ids text[])
+                                        p_email text, p_field_ids text[], p_locks text[])
       RETURNS jsonb LANGUAGE plpgsql VOLATILE AS $$
       DECLARE
         f record;
@@ -230,7 +231,11 @@ export const migrations: Migration[] = [
         vals jsonb := '[]';
       BEGIN
         -- Each query below reads as of its own start (READ COMMITTED, a volatile function): after the
-        -- lock the query before it waited for, so it sees what that lock's holder committed.
+        -- lock the query before it waited for, so it sees what that lock's holder committed. The person
+        -- keys' advisory locks first, in ascending order of their ids (as repos/locks.ts takes them).
+        IF cardinality(p_locks) > 0 THEN
+          PERFORM count(pg_advisory_xact_lock(id)) FROM (SELECT DISTINCT hashtextextended(name, 0) AS id FROM unnest(p_locks) AS name ORDER BY 1) AS ids;
+        END IF;
         IF p_person THEN
           SELECT * INTO f FROM lead_gateway_match(p_workspace, p_integration, p_external, p_phone, p_email);
         ELSE

@@ -5,6 +5,7 @@
 import type { Contact, ContactRepo, MatchedKey, PersonKeys } from './contacts.js';
 import type { FieldValue, FieldValueRepo } from './field-values.js';
 import type { Lead, LeadRepo } from './leads.js';
+import { personKeysOf, type LockRepo } from './locks.js';
 
 /** A submitted person, matched and held. */
 export interface HeldPerson {
@@ -31,9 +32,9 @@ export interface HeldBinding {
 
 export interface HoldRepo {
   /**
-   * Matches the person (the caller holds its keys' locks: `locks.persons`), locks its row, then its
-   * latest lead, then reads the values of `fieldIds` on that lead. PostgreSQL sends these as three
-   * statements at once, each starting once the one before has its locks.
+   * Takes the locks of the person's keys (`locks.persons` on `personKeysOf`), matches the person, locks
+   * its row, then its latest lead, then reads the values of `fieldIds` on that lead: each read starting
+   * once the lock before it is held. One statement on PostgreSQL.
    */
   person(workspaceId: string, integrationId: string, keys: PersonKeys, fieldIds: readonly string[]): Promise<HeldPerson>;
   /** The person bound to `externalId` by this integration, its latest lead locked, and the values of `fieldIds` on it. */
@@ -41,7 +42,7 @@ export interface HoldRepo {
 }
 
 /** The same reads, one after the other, for an engine where a read costs no round trip (SQLite). */
-export function holdsInOrder(r: { contacts: ContactRepo; leads: LeadRepo; fieldValues: FieldValueRepo }): HoldRepo {
+export function holdsInOrder(r: { contacts: ContactRepo; leads: LeadRepo; fieldValues: FieldValueRepo; locks: LockRepo }): HoldRepo {
   const latestWithValues = async (contactId: string, fieldIds: readonly string[]) => {
     const latest = await r.leads.lockLatestOfContact(contactId);
     const values = latest && fieldIds.length > 0 ? await r.fieldValues.getMany(latest.id, fieldIds) : [];
@@ -49,6 +50,7 @@ export function holdsInOrder(r: { contacts: ContactRepo; leads: LeadRepo; fieldV
   };
   return {
     async person(workspaceId, integrationId, keys, fieldIds) {
+      await r.locks.persons(workspaceId, personKeysOf(integrationId, keys));
       const found = await r.contacts.match(workspaceId, integrationId, keys);
       if (!found) return { found: null, locked: null, latest: null, values: [] };
       const locked = await r.contacts.lock(found.contact.id);

@@ -40,6 +40,15 @@ export interface LockRepo {
   tryRetention(): Promise<boolean>;
 }
 
+/** The keys a submitted person is locked by: its binding to the integration, its phone, its e-mail. */
+export function personKeysOf(integrationId: string, p: { externalId: string | null; phone: string | null; email: string | null }): PersonKey[] {
+  const keys: PersonKey[] = [];
+  if (p.externalId !== null) keys.push({ kind: 'binding', integrationId, externalId: p.externalId });
+  if (p.phone !== null) keys.push({ kind: 'phone', phone: p.phone });
+  if (p.email !== null) keys.push({ kind: 'email', email: p.email });
+  return keys;
+}
+
 /**
  * The names of a person's keys, distinct and sorted: what an engine hashes into its lock ids. JSON
  * arrays, so that no member's text can pass for another's.

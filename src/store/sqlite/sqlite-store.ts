@@ -70,7 +70,7 @@ const reposFor = (db: Db): Repos => {
     consoleSessions: sqliteConsoleSessionRepo(db),
     testMatches: sqliteTestMatchRepo(db),
     locks: sqliteLockRepo(),
-    holds: holdsInOrder({ contacts, leads, fieldValues }),
+    holds: holdsInOrder({ contacts, leads, fieldValues, locks: sqliteLockRepo() }),
   };
 };
 

@@ -148,16 +148,21 @@ onEachEngine((engine, open) => {
     const events: string[] = [];
     let held!: () => void;
     const holding = new Promise<void>((resolve) => (held = resolve));
+    let bEnded!: () => void;
+    const bEnds = new Promise<void>((resolve) => (bEnded = resolve));
     const a = store.transact(async (tx) => {
       expect(await tx.locks.tryRetention()).toBe(true);
       events.push('A locked');
       held();
-      await sleep(HOLD_MS);
+      // Held until B has answered, however slow the machine (PostgreSQL: B does not wait for it), or
+      // HOLD_MS (SQLite: B waits for the one writer, so it cannot answer first).
+      await Promise.race([bEnds, sleep(engine === 'postgres' ? 30_000 : HOLD_MS)]);
       events.push('A ends');
     });
     await holding;
     const b = runRetention(store, settings, sessions).then((run) => {
       events.push(run.ran ? 'B ran' : 'B did nothing');
+      bEnded();
       return run;
     });
     const [, run] = await Promise.all([a, b]);
