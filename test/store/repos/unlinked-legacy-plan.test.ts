@@ -40,7 +40,7 @@ afterAll(async () => {
 });
 
 describe('on sqlite', () => {
-  it('the count, the list and the look-up by person id search the index of the mark and scan no legacy leads', async () => {
+  it('finding 4: the count, the list and the look-up by person id search the index of the mark and scan no legacy leads', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'unlinked-plan-'));
     cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
     const store = await openStore({ engine: 'sqlite', path: join(dir, 'g.db'), synchronous: 'FULL' });
@@ -65,7 +65,7 @@ describe('on sqlite', () => {
 
 describe('on postgres', () => {
   let cluster: TestPostgres | null = null;
-  it('the count, the list and the look-up by person id search the index of the mark and scan no legacy leads', async (context) => {
+  it('finding 4: the count, the list and the look-up by person id search the index of the mark and scan no legacy leads', async (context) => {
     cluster = await clusterOrSkip();
     if (!cluster) return context.skip();
     cleanups.push(() => cluster?.stop());
