@@ -32,15 +32,26 @@ interface Target {
   stop: () => void;
 }
 
-/** A server that prints `listening <url>` (bench/servers.ts) or the gateway's pino line. */
+/**
+ * A server that prints `listening <url>` (bench/servers.ts) or the gateway's pino line. Its output is
+ * read and dropped from then on: a gateway logs a line per request, and keeping them all (searched
+ * again at every chunk) took this process CPU that grew with the run, on the cores the measured
+ * servers share.
+ */
 function started(child: ChildProcess, name: string): Promise<string> {
   return new Promise<string>((resolve, reject) => {
     let seen = '';
+    let listening = false;
     child.on('exit', (code) => reject(new Error(`${name} exited with ${code}:\n${seen}`)));
     const onData = (chunk: Buffer) => {
+      if (listening) return;
       seen += chunk.toString();
       const m = /listening (http\S+)/.exec(seen) ?? /"address":"(http:\/\/[^"]+)".*"msg":"lead-gateway listening"/.exec(seen);
-      if (m) resolve(m[1]!);
+      if (m) {
+        listening = true;
+        seen = '';
+        resolve(m[1]!);
+      }
     };
     child.stdout!.on('data', onData);
     child.stderr!.on('data', onData);

@@ -5,7 +5,7 @@ import { AppError } from '../errors.js';
 import type { Store } from '../store/store.js';
 import type { RulesHolder } from '../rules/loader.js';
 import { legacyAuthenticator } from '../migration/authenticate.js';
-import { hotRead } from '../store/hot-reads.js';
+import { hotReads } from '../store/hot-reads.js';
 import { MIGRATION_GUIDE } from '../http/docs-routes.js';
 import type { UsageRecorder } from '../migration/usage.js';
 import { replacementFor } from '../porting/replacements.js';
@@ -32,10 +32,12 @@ export function legacyGate(deps: { store: Store; rules: RulesHolder; usage: Usag
   return async function gate(request: FastifyRequest, reply: FastifyReply): Promise<void> {
     reply.header('deprecation', `@${DEPRECATED_SINCE}`);
     reply.header('link', `<${MIGRATION_GUIDE}>; rel="deprecation"; type="text/html"`);
-    const integration = await authenticate(request);
+    // The key and the state are looked up one right after the other: one check of the store for both.
+    const read = hotReads(deps.store);
+    const integration = await authenticate(request, read);
     if (integration.legacy.sunset !== null) reply.header('sunset', httpDate(integration.legacy.sunset));
 
-    const state = await hotRead(deps.store, `state:${integration.id}`, () => deps.store.readOne((r) => r.states.get(integration.id)));
+    const state = await read(`state:${integration.id}`, () => deps.store.readOne((r) => r.states.get(integration.id)));
     if (state === 'switched_off') {
       const replacement = replacementFor(request.method, request.url.split('?')[0] ?? '');
       throw new AppError(

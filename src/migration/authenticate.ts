@@ -8,6 +8,7 @@ import type { Integration } from '../rules/catalog.js';
 import type { RulesHolder } from '../rules/loader.js';
 import { findLiveKey } from './keys.js';
 import type { AuthFailureGuard } from '../rate-limit/auth-failures.js';
+import type { HotRead } from '../store/hot-reads.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -82,15 +83,18 @@ export function v1Authenticator(deps: KeyCheckDeps) {
 
 const LEGACY_CHALLENGE = { 'www-authenticate': 'X-Bot-API-Key realm="lead-gateway"' };
 
-/** The deprecated interface's key check (legacy/gate.ts runs it): answers the integration of a live legacy key. */
+/**
+ * The deprecated interface's key check (legacy/gate.ts runs it): answers the integration of a live
+ * legacy key. `read`: the look-ups the gate shares with it (store/hot-reads.ts).
+ */
 export function legacyAuthenticator(deps: KeyCheckDeps) {
-  return async function authenticateLegacy(request: FastifyRequest): Promise<Integration> {
+  return async function authenticateLegacy(request: FastifyRequest, read?: HotRead): Promise<Integration> {
     await deps.authFailures.refuseIfThrottled(request, 'legacy');
     const secret = request.headers['x-bot-api-key'];
     if (typeof secret !== 'string' || secret === '') {
       throw new AppError('unauthorized', 'Send the bot key in the X-Bot-API-Key header.', {}, LEGACY_CHALLENGE);
     }
-    const key = await findLiveKey(deps.store, secret, 'legacy', deps.refusedKeyHashes);
+    const key = await findLiveKey(deps.store, secret, 'legacy', deps.refusedKeyHashes, read);
     const integration = key ? deps.rules.current().integrations.get(key.integrationId) : undefined;
     if (!integration) {
       await deps.authFailures.recordFailure(request, 'legacy');

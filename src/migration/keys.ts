@@ -2,7 +2,7 @@
 import { createHash, hash, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { Repos, Store } from '../store/store.js';
 import { AppError } from '../errors.js';
-import { hotRead } from '../store/hot-reads.js';
+import { hotRead, type HotRead } from '../store/hot-reads.js';
 import type { ApiKey, KeyKind } from '../store/repos/keys.js';
 import { newId } from '../store/ids.js';
 
@@ -64,14 +64,21 @@ export async function storeKey(
 
 /**
  * Finds the live key of the given kind (or of one of the given kinds). The lookup is by hash (an index probe that reveals nothing
- * about the secret's bytes), then the hashes are compared in constant time.
+ * about the secret's bytes), then the hashes are compared in constant time. `read` looks the key up
+ * among the remembered reads (store/hot-reads.ts): one of the request's look-ups that share a check.
  */
-export async function findLiveKey(store: Store, secret: string, kind: KeyKind | readonly KeyKind[], refusedHashes?: ReadonlySet<string>): Promise<ApiKey | null> {
+export async function findLiveKey(
+  store: Store,
+  secret: string,
+  kind: KeyKind | readonly KeyKind[],
+  refusedHashes?: ReadonlySet<string>,
+  read: HotRead = (key, load, keep) => hotRead(store, key, load, keep),
+): Promise<ApiKey | null> {
   const hash = hashKey(secret);
   // Published keys (demo mode's) never open a door outside demo mode, whatever the database holds.
   if (refusedHashes?.has(hash)) return null;
   // Only keys that exist are remembered, so guessing fills nothing (store/hot-reads.ts).
-  const key = await hotRead(store, `key:${hash}`, () => store.readOne((r) => r.keys.findByHash(hash)), (k) => k !== null);
+  const key = await read(`key:${hash}`, () => store.readOne((r) => r.keys.findByHash(hash)), (k) => k !== null);
   if (!key || !(typeof kind === 'string' ? key.kind === kind : kind.includes(key.kind)) || key.revokedAt !== null) return null;
   return timingSafeEqual(Buffer.from(key.hash, 'hex'), Buffer.from(hash, 'hex')) ? key : null;
 }

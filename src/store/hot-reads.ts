@@ -29,13 +29,44 @@ function cacheOf(store: Store): Cache {
 }
 
 /** `load`'s result for `key`, from memory when read less than a second ago and `keep` allowed it. */
-export async function hotRead<V>(store: Store, key: string, load: () => Promise<V>, keep: (value: V) => boolean = () => true): Promise<V> {
+export type HotRead = <V>(key: string, load: () => Promise<V>, keep?: (value: V) => boolean) => Promise<V>;
+
+/** One look-up, with its own check of the change generation. */
+export function hotRead<V>(store: Store, key: string, load: () => Promise<V>, keep: (value: V) => boolean = () => true): Promise<V> {
+  return lookUp(store, checkedCache(store), key, load, keep);
+}
+
+/**
+ * Look-ups made one right after the other (a request's key, then its integration's state) that share
+ * one check of the change generation, made at the first: on SQLite the check is a statement
+ * (`PRAGMA data_version`), the dearest part of a remembered read. Nothing reaches the process between
+ * two look-ups answered from memory; one that loads waits for the store, so the next checks again.
+ */
+export function hotReads(store: Store): HotRead {
+  let checked: Cache | null = null;
+  return <V>(key: string, load: () => Promise<V>, keep: (value: V) => boolean = () => true): Promise<V> => {
+    const cache = (checked ??= checkedCache(store));
+    const loadAndCheckAgain = () => {
+      checked = null;
+      return load();
+    };
+    return lookUp(store, cache, key, loadAndCheckAgain, keep);
+  };
+}
+
+/** The store's remembered reads, forgotten first if another process may have changed keys or states. */
+function checkedCache(store: Store): Cache {
   const cache = cacheOf(store);
   const generation = store.changeGeneration();
   if (generation !== cache.generation) {
     cache.entries.clear();
     cache.generation = generation;
   }
+  return cache;
+}
+
+async function lookUp<V>(store: Store, cache: Cache, key: string, load: () => Promise<V>, keep: (value: V) => boolean): Promise<V> {
+  const generation = cache.generation;
   const now = Date.now();
   const hit = cache.entries.get(key);
   if (hit && hit.until > now) return hit.value as V;
