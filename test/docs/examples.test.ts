@@ -22,6 +22,7 @@ const NOT_RUN: Record<string, string> = {
   'npm run dev': 'a watch mode that never ends',
   'npm run typecheck': 'CI runs it (.ci/run)',
   'npm run lint': 'CI runs it (.ci/run)',
+  'npm run format': 'rewrites the working tree; CI checks its result through npm run lint (.ci/run)',
   'npm run build': 'CI runs it (.ci/run); npm-start.test.ts builds through npm start',
   'npm run bench': 'minutes of load on the whole machine',
   'npm run bench:scaling': 'minutes of load on the whole machine, and a PostgreSQL cluster of its own',
