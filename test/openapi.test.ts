@@ -8,6 +8,9 @@ import { startGateway, type Gateway } from './helper.js';
 
 let gw: Gateway;
 let doc: Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
+// An operation of the document as JSON: a type of its own, so the lint exception covers one line.
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+type Operation = { responses: Record<string, any> };
 const ROOT = join(import.meta.dirname, '..');
 
 beforeAll(async () => {
@@ -36,7 +39,7 @@ describe('the OpenAPI document', () => {
   });
 
   it('declares each status an operation answers, errors as application/problem+json, never as a range', () => {
-    const ops = Object.values(doc.paths).flatMap((p) => Object.values(p as Record<string, { responses: Record<string, any> }>)); // eslint-disable-line @typescript-eslint/no-explicit-any
+    const ops = Object.values(doc.paths).flatMap((p) => Object.values(p as Record<string, Operation>));
     for (const op of ops) {
       expect(Object.keys(op.responses).filter((s) => /X/.test(s))).toEqual([]);
       for (const [status, response] of Object.entries(op.responses)) {
