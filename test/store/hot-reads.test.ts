@@ -5,12 +5,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildApp } from '../src/app.js';
-import { stableId } from '../src/rules/ids.js';
-import { createRulesHolder } from '../src/rules/loader.js';
-import type { Store } from '../src/store/store.js';
-import { ADMIN_TOKEN, EXAMPLE_RULES, recordForContract, startGateway, type Gateway } from './helper.js';
-import { openTestStore, testEngine } from './support/store.js';
+import { buildApp } from '../../src/app.js';
+import { stableId } from '../../src/rules/ids.js';
+import { createRulesHolder } from '../../src/rules/loader.js';
+import type { Store } from '../../src/store/store.js';
+import { ADMIN_TOKEN, EXAMPLE_RULES, recordForContract, startGateway, type Gateway } from '../helper.js';
+import { openTestStore, testEngine } from '../support/store.js';
 
 // These write the file as another process would, bypassing the gateway. On PostgreSQL another
 // process's change arrives through the change feed, which the process making it waits for

@@ -2,7 +2,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startGateway, type Gateway } from './helper.js';
+import { startGateway, type Gateway } from '../helper.js';
 
 let gw: Gateway;
 beforeAll(async () => {
@@ -48,7 +48,7 @@ describe('metrics', () => {
     expect(text).toMatch(/^process_resident_memory_bytes \d+/m);
     expect(text).toMatch(/^nodejs_eventloop_lag_seconds \d/m);
     expect(text).not.toMatch(/lead_gateway_process_|lead_gateway_nodejs_/);
-    const { version } = JSON.parse(readFileSync(join(import.meta.dirname, '..', 'package.json'), 'utf8')) as { version: string };
+    const { version } = JSON.parse(readFileSync(join(import.meta.dirname, '..', '..', 'package.json'), 'utf8')) as { version: string };
     expect(value(text, `lead_gateway_build_info{version="${version}",node="${process.versions.node}"}`)).toBe(1);
   });
 

@@ -4,9 +4,9 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { ConnectionLimits } from '../src/config.js';
-import { startGateway, type Gateway } from './helper.js';
-import { openRaw, parseResponse } from './support/raw-http.js';
+import type { ConnectionLimits } from '../../src/config.js';
+import { startGateway, type Gateway } from '../helper.js';
+import { openRaw, parseResponse } from '../support/raw-http.js';
 
 const limits: ConnectionLimits = { headersTimeoutMs: 600, requestTimeoutMs: 1_200, keepAliveTimeoutMs: 1_000, maxConnections: 1_000 };
 /** How long past its timeout a connection may stay before the test calls it held (Node checks every 60 ms here). */

@@ -2,9 +2,9 @@
 import { connect } from 'node:net';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startGateway, type Gateway } from './helper.js';
-import { DEMO_LEGACY_KEY, DEMO_V1_KEY, ensureDemoKeys } from '../src/demo.js';
-import { createUsageRecorder } from '../src/migration/usage.js';
+import { startGateway, type Gateway } from '../helper.js';
+import { DEMO_LEGACY_KEY, DEMO_V1_KEY, ensureDemoKeys } from '../../src/demo.js';
+import { createUsageRecorder } from '../../src/migration/usage.js';
 
 let gw: Gateway;
 let port: number;

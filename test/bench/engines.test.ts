@@ -6,11 +6,11 @@ import { mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it, vi } from 'vitest';
-import { ENGINE_PATHS, engineGoals, enginesSection, type OutcomeProbe } from '../bench/engines.js';
-import { missedBy, targetTable } from '../bench/goals.js';
-import type { Figures } from '../bench/measure.js';
-import { ROUND_TRIPS_COUNTER, countPerRequest, counterSum } from '../bench/prometheus.js';
-import { report } from '../bench/report.js';
+import { ENGINE_PATHS, engineGoals, enginesSection, type OutcomeProbe } from '../../bench/engines.js';
+import { missedBy, targetTable } from '../../bench/goals.js';
+import type { Figures } from '../../bench/measure.js';
+import { ROUND_TRIPS_COUNTER, countPerRequest, counterSum } from '../../bench/prometheus.js';
+import { report } from '../../bench/report.js';
 
 const METRICS = `# HELP lead_gateway_http_requests_total HTTP requests by route and status
 # TYPE lead_gateway_http_requests_total counter

@@ -1,7 +1,7 @@
 // The JSON parser: nesting depth refused before any recursive code runs, numbers JavaScript rounds noted.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { isExactNumber, JSON_MAX_DEPTH, JSON_MAX_STRING_CHARS, JSON_MAX_VALUES, MAX_INEXACT_NOTED, scanJson } from '../src/http/json-body.js';
-import { ADMIN_TOKEN, startGateway, type Gateway } from './helper.js';
+import { isExactNumber, JSON_MAX_DEPTH, JSON_MAX_STRING_CHARS, JSON_MAX_VALUES, MAX_INEXACT_NOTED, scanJson } from '../../src/http/json-body.js';
+import { ADMIN_TOKEN, startGateway, type Gateway } from '../helper.js';
 
 const nest = (n: number, inner = '1') => '{"a":'.repeat(n) + inner + '}'.repeat(n);
 

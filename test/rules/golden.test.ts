@@ -1,7 +1,7 @@
 // Golden fixtures: for each example integration, requests as its bot sends them and what the rules must
 // make of them, in the names a workspace owner reads (stage, tags, field values), one table-driven test.
 //
-// A fixture is test/golden/<workspace>.<integration>.yaml. Every case runs on a fresh gateway with the
+// A fixture is test/rules/golden/<workspace>.<integration>.yaml. Every case runs on a fresh gateway with the
 // example rules; each step's whole outcome is compared with `expect`, so a change to the rules or to
 // the translation shows up as a diff in words. Bodies may say {{tag:<name>}} for a tag's id and
 // {{lead}} for the id of the lead the previous step answered with.
@@ -11,10 +11,10 @@ import type { LightMyRequestResponse } from 'fastify';
 import { parse } from 'yaml';
 import { z } from 'zod';
 import { afterEach, describe, expect, it } from 'vitest';
-import { startGateway, type Gateway } from './helper.js';
-import { stableId } from '../src/rules/ids.js';
-import type { Integration, Workspace } from '../src/rules/catalog.js';
-import type { LeadObject } from '../src/lead/schemas.js';
+import { startGateway, type Gateway } from '../helper.js';
+import { stableId } from '../../src/rules/ids.js';
+import type { Integration, Workspace } from '../../src/rules/catalog.js';
+import type { LeadObject } from '../../src/lead/schemas.js';
 
 const GOLDEN_DIR = join(import.meta.dirname, 'golden');
 const LEGACY_KEY = 'golden-legacy-bot-key-0123456789';

@@ -1,8 +1,8 @@
 // The idempotency fingerprint: canonical JSON (keys sorted at every depth), so a resend that differs only
 // in key order or white space is the same event, and any other difference is not.
 import { describe, expect, it } from 'vitest';
-import { canonicalJson } from '../src/canonical-json.js';
-import { differingPaths, fingerprint } from '../src/idempotency/fingerprint.js';
+import { canonicalJson } from '../../src/canonical-json.js';
+import { differingPaths, fingerprint } from '../../src/idempotency/fingerprint.js';
 
 describe('canonicalJson', () => {
   it('sorts keys at every depth and keeps array order', () => {

@@ -5,8 +5,8 @@ import { readFileSync } from 'node:fs';
 import { connect } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startGateway, type Gateway } from './helper.js';
-import { openRaw, parseResponse, rawRequest, type RawResponse } from './support/raw-http.js';
+import { startGateway, type Gateway } from '../helper.js';
+import { openRaw, parseResponse, rawRequest, type RawResponse } from '../support/raw-http.js';
 
 let gw: Gateway;
 let port: number;

@@ -1,7 +1,7 @@
 // The response serializer: checked mode refuses bodies that break or exceed their schema; off writes them.
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { responseSerializer } from '../src/http/serializer.js';
+import { responseSerializer } from '../../src/http/serializer.js';
 
 const schema = z.object({ id: z.string(), count: z.number().int() });
 const route = { schema, method: 'GET', url: '/things/:id' };

@@ -4,7 +4,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startGateway, type Gateway } from './helper.js';
+import { startGateway, type Gateway } from '../helper.js';
 
 const HANDLE = 'brightpath:telegram-bot';
 const PERSON = 'telegram:broken-1';

@@ -1,11 +1,11 @@
 // Each write's body limit and counts, refused before the body is parsed: 413 past the route's size,
 // 422 past its counts, with the same problem the schema gives; nothing stored either way.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ANSWERS_BODY_LIMIT_BYTES, ANSWERS_BODY_MAX_VALUES, ANSWERS_MAX } from '../src/answers/schemas.js';
-import { LEAD_BODY_LIMIT_BYTES, LEAD_BODY_MAX_VALUES } from '../src/intake/schemas.js';
-import { LEGACY_CREATE_BODY_LIMIT_BYTES, LEGACY_ITEMS_MAX, LEGACY_SMALL_WRITE_BODY_LIMIT_BYTES, LEGACY_UPDATE_BODY_LIMIT_BYTES } from '../src/legacy/schemas.js';
-import { JSON_MAX_STRING_CHARS } from '../src/http/json-body.js';
-import { ADMIN_TOKEN, startGateway, type Gateway } from './helper.js';
+import { ANSWERS_BODY_LIMIT_BYTES, ANSWERS_BODY_MAX_VALUES, ANSWERS_MAX } from '../../src/answers/schemas.js';
+import { LEAD_BODY_LIMIT_BYTES, LEAD_BODY_MAX_VALUES } from '../../src/intake/schemas.js';
+import { LEGACY_CREATE_BODY_LIMIT_BYTES, LEGACY_ITEMS_MAX, LEGACY_SMALL_WRITE_BODY_LIMIT_BYTES, LEGACY_UPDATE_BODY_LIMIT_BYTES } from '../../src/legacy/schemas.js';
+import { JSON_MAX_STRING_CHARS } from '../../src/http/json-body.js';
+import { ADMIN_TOKEN, startGateway, type Gateway } from '../helper.js';
 
 let gw: Gateway;
 let key: string;

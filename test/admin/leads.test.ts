@@ -1,8 +1,8 @@
 // Operators list leads filtered by stage, integration and custom field values.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startGateway, type Gateway } from './helper.js';
-import { stableId } from '../src/rules/ids.js';
-import { LEAD_FILTER_CONDITIONS_MAX } from '../src/admin/schemas.js';
+import { startGateway, type Gateway } from '../helper.js';
+import { stableId } from '../../src/rules/ids.js';
+import { LEAD_FILTER_CONDITIONS_MAX } from '../../src/admin/schemas.js';
 
 let gw: Gateway;
 const leads: Record<string, string> = {};

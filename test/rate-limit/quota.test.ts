@@ -6,8 +6,8 @@ import { join } from 'node:path';
 import { Client } from 'undici';
 import type { LightMyRequestResponse } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { EXAMPLE_RULES, startGateway, type Gateway } from './helper.js';
-import { FREE_OUTCOMES_FACTOR } from '../src/rate-limit/quota.js';
+import { EXAMPLE_RULES, startGateway, type Gateway } from '../helper.js';
+import { FREE_OUTCOMES_FACTOR } from '../../src/rate-limit/quota.js';
 
 const LEADS = '/api/integrations/v1/leads/';
 const ANSWERS = '/api/integrations/v1/leads/answers/';

@@ -2,7 +2,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ADMIN_TOKEN, startGateway, type Gateway } from './helper.js';
+import { ADMIN_TOKEN, startGateway, type Gateway } from '../helper.js';
 
 let gw: Gateway;
 beforeAll(async () => {

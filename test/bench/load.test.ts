@@ -4,7 +4,7 @@
 // first request waits for the server to accept it.
 import { createServer, type Server } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { bodyOf, generate, wrkBinary } from '../bench/load.js';
+import { bodyOf, generate, wrkBinary } from '../../bench/load.js';
 
 let server: Server;
 let url: string;

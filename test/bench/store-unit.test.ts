@@ -8,8 +8,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
-import { ROOT } from './support/child-gateway.js';
-import { execOwned } from './support/owned.js';
+import { ROOT } from '../support/child-gateway.js';
+import { execOwned } from '../support/owned.js';
 
 const run = execOwned;
 

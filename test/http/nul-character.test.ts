@@ -4,17 +4,17 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it, type TestContext } from 'vitest';
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
-import { buildApp } from '../src/app.js';
-import { scanJson } from '../src/http/json-body.js';
-import { openStore } from '../src/store/open-store.js';
-import { openPostgresStore } from '../src/store/postgres/postgres-store.js';
-import type { Store } from '../src/store/store.js';
-import { createRulesHolder } from '../src/rules/loader.js';
-import { ADMIN_TOKEN, EXAMPLE_RULES, recordForContract } from './helper.js';
-import { clusterOrSkip, freshDatabase, type TestPostgres } from './support/postgres.js';
-import { snapshot } from './support/snapshot.js';
-import { inspect } from './support/inspect.js';
-import { rawRequest } from './support/raw-http.js';
+import { buildApp } from '../../src/app.js';
+import { scanJson } from '../../src/http/json-body.js';
+import { openStore } from '../../src/store/open-store.js';
+import { openPostgresStore } from '../../src/store/postgres/postgres-store.js';
+import type { Store } from '../../src/store/store.js';
+import { createRulesHolder } from '../../src/rules/loader.js';
+import { ADMIN_TOKEN, EXAMPLE_RULES, recordForContract } from '../helper.js';
+import { clusterOrSkip, freshDatabase, type TestPostgres } from '../support/postgres.js';
+import { snapshot } from '../support/snapshot.js';
+import { inspect } from '../support/inspect.js';
+import { rawRequest } from '../support/raw-http.js';
 
 describe('scanJson finds the escape of U+0000', () => {
   it('names the member whose value or key holds it, by JSON Pointer', () => {
