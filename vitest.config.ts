@@ -68,7 +68,12 @@ export default defineConfig({
     ...shared,
     // Every response of a test gateway is checked against the OpenAPI document once all files ran.
     // One PostgreSQL cluster serves the whole run, both projects (postgres-setup.ts).
-    globalSetup: ['./test/support/temp-setup.ts', './test/support/build-setup.ts', './test/support/contract-setup.ts', './test/support/postgres-setup.ts'],
+    globalSetup: [
+      './test/support/temp-setup.ts',
+      './test/support/build-setup.ts',
+      './test/support/contract-setup.ts',
+      './test/support/postgres-setup.ts',
+    ],
     // What a test starts is killed when it ends, whatever its outcome (owned.ts).
     setupFiles: ['./test/support/owned-setup.ts'],
     // `npm run test:postgres` without PostgreSQL selects no file, and that is not a failure there.

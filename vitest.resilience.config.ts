@@ -7,7 +7,12 @@ import { defineConfig } from 'vitest/config';
 export default defineConfig({
   test: {
     include: ['test/resilience/**/*.test.ts'],
-    globalSetup: ['./test/support/temp-setup.ts', './test/support/build-setup.ts', './test/support/contract-setup.ts', './test/support/postgres-setup.ts'],
+    globalSetup: [
+      './test/support/temp-setup.ts',
+      './test/support/build-setup.ts',
+      './test/support/contract-setup.ts',
+      './test/support/postgres-setup.ts',
+    ],
     setupFiles: ['./test/support/owned-setup.ts'],
     env: { RESILIENCE: 'full' },
     pool: 'forks',

@@ -39,7 +39,8 @@ const STORED = Number(process.env.STORED ?? 1000);
 const SESSIONS = Number(process.env.SESSIONS ?? 2);
 const LEGACY_KEY = 'bench-ab-legacy-key-000000000001';
 const ENGINES = (process.env.ENGINES ?? 'sqlite').split(',').map((e) => e.trim());
-for (const e of ENGINES) if (e !== 'sqlite' && e !== 'postgres') throw new Error(`unknown engine ${e} in ENGINES: sqlite, postgres`);
+for (const e of ENGINES)
+  if (e !== 'sqlite' && e !== 'postgres') throw new Error(`unknown engine ${e} in ENGINES: sqlite, postgres`);
 
 interface Target {
   name: string;
@@ -60,7 +61,11 @@ function loadOf(t: Target, round: number): Load {
     case 'new':
       return { url: `${t.address}/api/integrations/v1/leads/`, headers: v1, body: leadTemplate('new'), offset };
     case 'replay':
-      return { url: `${t.address}/api/integrations/v1/leads/`, headers: v1, body: leadTemplate('seed', { every: STORED }) };
+      return {
+        url: `${t.address}/api/integrations/v1/leads/`,
+        headers: v1,
+        body: leadTemplate('seed', { every: STORED }),
+      };
     case 'answers':
       return {
         url: `${t.address}/api/integrations/v1/leads/answers/`,
@@ -103,16 +108,39 @@ function listening(child: ChildProcess, name: string): Promise<string> {
 
 async function gateway(name: string, build: string | undefined, engine: string): Promise<Target> {
   const dir = mkdtempSync(join(tmpdir(), 'lead-gateway-ab-'));
-  const store = engine === 'postgres' ? { DATABASE_URL: (await (await postgres()).database()).url } : { DATABASE_PATH: join(dir, 'gateway.db'), SQLITE_SYNCHRONOUS: 'FULL' };
+  const store =
+    engine === 'postgres'
+      ? { DATABASE_URL: (await (await postgres()).database()).url }
+      : { DATABASE_PATH: join(dir, 'gateway.db'), SQLITE_SYNCHRONOUS: 'FULL' };
   const env = { ...store, RATE_LIMIT_PER_MINUTE: '1000000', LEGACY_UPSTREAM_URL: 'http://127.0.0.1:9' };
   // Both builds start the same way (one spawn, one environment): only the build differs.
   const root = build ?? ROOT;
-  const nodeArgs = build === undefined && process.env.PROFILE ? ['--cpu-prof', `--cpu-prof-dir=${process.env.PROFILE}`] : [];
-  const full = { PATH: process.env.PATH ?? '/usr/bin:/bin', HOST: '127.0.0.1', PORT: '0', RULES_DIR: join(ROOT, 'rules'), ADMIN_TOKEN: CHILD_ADMIN_TOKEN, LOG_LEVEL: 'info', ...env };
-  const child = spawn(process.execPath, [...nodeArgs, join(root, 'dist', 'main.js')], { cwd: root, env: full, stdio: ['ignore', 'pipe', 'pipe'] });
+  const nodeArgs =
+    build === undefined && process.env.PROFILE ? ['--cpu-prof', `--cpu-prof-dir=${process.env.PROFILE}`] : [];
+  const full = {
+    PATH: process.env.PATH ?? '/usr/bin:/bin',
+    HOST: '127.0.0.1',
+    PORT: '0',
+    RULES_DIR: join(ROOT, 'rules'),
+    ADMIN_TOKEN: CHILD_ADMIN_TOKEN,
+    LOG_LEVEL: 'info',
+    ...env,
+  };
+  const child = spawn(process.execPath, [...nodeArgs, join(root, 'dist', 'main.js')], {
+    cwd: root,
+    env: full,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   try {
-    return await prepare({ name, dir, exited, address: await listening(child, name), pid: child.pid!, stop: () => child.kill('SIGTERM') });
+    return await prepare({
+      name,
+      dir,
+      exited,
+      address: await listening(child, name),
+      pid: child.pid!,
+      stop: () => child.kill('SIGTERM'),
+    });
   } catch (error) {
     // Not a target yet: nobody else would stop it or remove its file.
     child.kill('SIGTERM');
@@ -142,12 +170,25 @@ async function prepare(target: Omit<Target, 'v1Key'>): Promise<Target> {
   const admin = { authorization: `Bearer ${CHILD_ADMIN_TOKEN}` };
   const issued = await postJson(`${target.address}/admin/v1/integrations/${BENCH_INTEGRATION}/keys`, admin, {});
   if (issued.status !== 201) throw new Error(`issuing a key: ${issued.status} ${JSON.stringify(issued.body)}`);
-  const imported = await postJson(`${target.address}/admin/v1/integrations/${BENCH_INTEGRATION}/keys/import`, admin, { key: LEGACY_KEY });
-  if (imported.status !== 201) throw new Error(`importing the legacy key: ${imported.status} ${JSON.stringify(imported.body)}`);
+  const imported = await postJson(`${target.address}/admin/v1/integrations/${BENCH_INTEGRATION}/keys/import`, admin, {
+    key: LEGACY_KEY,
+  });
+  if (imported.status !== 201)
+    throw new Error(`importing the legacy key: ${imported.status} ${JSON.stringify(imported.body)}`);
   const t = { ...target, v1Key: issued.body.key as string };
   // The events the replay and answers scenarios use: the first STORED of the seed run.
-  const seeded = await generate({ url: `${t.address}/api/integrations/v1/leads/`, headers: { authorization: `Bearer ${t.v1Key}` }, body: leadTemplate('seed'), amount: STORED }, 8, 0);
-  if (seeded.non_2xx > 0 || seeded.errors > 0) throw new Error(`seeding ${name}: ${seeded.non_2xx} refused, ${seeded.errors} errors`);
+  const seeded = await generate(
+    {
+      url: `${t.address}/api/integrations/v1/leads/`,
+      headers: { authorization: `Bearer ${t.v1Key}` },
+      body: leadTemplate('seed'),
+      amount: STORED,
+    },
+    8,
+    0,
+  );
+  if (seeded.non_2xx > 0 || seeded.errors > 0)
+    throw new Error(`seeding ${name}: ${seeded.non_2xx} refused, ${seeded.errors} errors`);
   return t;
 }
 
@@ -173,14 +214,18 @@ async function session(index: number, figures: Map<string, Figure[]>): Promise<v
     for (let round = 0; round < ROUNDS; round++) {
       const order = round % 2 === 0 ? targets : [...targets].reverse();
       for (const t of order) figures.get(t.name)!.push(await run(t, round));
-      console.error(`session ${index + 1} round ${round + 1}: ${targets.map((t) => `${t.name} ${figures.get(t.name)!.at(-1)!.cpu} us`).join(', ')}`);
+      console.error(
+        `session ${index + 1} round ${round + 1}: ${targets.map((t) => `${t.name} ${figures.get(t.name)!.at(-1)!.cpu} us`).join(', ')}`,
+      );
     }
     // Memory after the session: the peak, and what is resident now by kind (anonymous: heap and
     // SQLite's page caches; file: the database pages read through its memory map).
     for (const t of targets) {
       const status = readFileSync(`/proc/${t.pid}/status`, 'utf8');
       const mb = (field: string) => Math.round(Number(new RegExp(`${field}:\\s+(\\d+)`).exec(status)?.[1] ?? 0) / 1024);
-      memory.get(t.name)!.push(`peak RSS ${mb('VmHWM')} MB; now ${mb('VmRSS')} MB: anonymous ${mb('RssAnon')}, file ${mb('RssFile')}`);
+      memory
+        .get(t.name)!
+        .push(`peak RSS ${mb('VmHWM')} MB; now ${mb('VmRSS')} MB: anonymous ${mb('RssAnon')}, file ${mb('RssFile')}`);
     }
   } finally {
     for (const t of targets) t.stop();
@@ -193,7 +238,9 @@ async function session(index: number, figures: Map<string, Figure[]>): Promise<v
 function targetsOf(): { name: string; build: string | undefined; engine: string }[] {
   const builds: [string, string | undefined][] = [['gateway', undefined]];
   if (process.env.COMPARE) builds.push([`gateway (${process.env.COMPARE})`, process.env.COMPARE]);
-  return builds.flatMap(([name, build]) => ENGINES.map((engine) => ({ name: ENGINES.length > 1 ? `${name} ${engine}` : name, build, engine })));
+  return builds.flatMap(([name, build]) =>
+    ENGINES.map((engine) => ({ name: ENGINES.length > 1 ? `${name} ${engine}` : name, build, engine })),
+  );
 }
 
 type Figure = { cpu: number; rps: number; errors: number };
@@ -205,10 +252,16 @@ try {
 } finally {
   await stopPostgres();
 }
-console.log(`${SCENARIO}: CPU us per request, medians of ${SESSIONS} sessions x ${ROUNDS} rounds of ${SECONDS} s at ${CONNECTIONS} connections:`);
+console.log(
+  `${SCENARIO}: CPU us per request, medians of ${SESSIONS} sessions x ${ROUNDS} rounds of ${SECONDS} s at ${CONNECTIONS} connections:`,
+);
 for (const [name, f] of figures) {
-  const perSession = Array.from({ length: SESSIONS }, (_, i) => median(f.slice(i * ROUNDS, (i + 1) * ROUNDS).map((x) => x.cpu)));
-  console.log(`  ${name.padEnd(40)} ${String(median(f.map((x) => x.cpu))).padStart(5)} us  ${String(median(f.map((x) => x.rps))).padStart(6)} req/s  errors ${f.reduce((s, x) => s + x.errors, 0)}  (sessions: ${perSession.join(' ')})`);
+  const perSession = Array.from({ length: SESSIONS }, (_, i) =>
+    median(f.slice(i * ROUNDS, (i + 1) * ROUNDS).map((x) => x.cpu)),
+  );
+  console.log(
+    `  ${name.padEnd(40)} ${String(median(f.map((x) => x.cpu))).padStart(5)} us  ${String(median(f.map((x) => x.rps))).padStart(6)} req/s  errors ${f.reduce((s, x) => s + x.errors, 0)}  (sessions: ${perSession.join(' ')})`,
+  );
 }
 // Paired by session (same minutes of the machine): the difference each session saw, then its median.
 const perSession = (f: Figure[]) => Array.from({ length: SESSIONS }, (_, i) => f.slice(i * ROUNDS, (i + 1) * ROUNDS));
@@ -217,7 +270,9 @@ for (const [i, engine] of ENGINES.entries()) {
   const [a, b] = [names[i]!, names[i + ENGINES.length]!].map((n) => perSession(figures.get(n)!));
   const diffs = a!.map((rounds, s) => median(rounds.map((x, j) => x.cpu - b![s]![j]!.cpu)));
   const wins = diffs.filter((d) => d < 0).length;
-  console.log(`  ${ENGINES.length > 1 ? `${engine}: ` : ''}first - second, per session: ${diffs.join(' ')}; median ${median(diffs)} us, first lower in ${wins} of ${SESSIONS}`);
+  console.log(
+    `  ${ENGINES.length > 1 ? `${engine}: ` : ''}first - second, per session: ${diffs.join(' ')}; median ${median(diffs)} us, first lower in ${wins} of ${SESSIONS}`,
+  );
 }
 // Each build's PostgreSQL against its SQLite, round by round (the same minutes), then the median.
 if (ENGINES.length === 2) {
@@ -225,7 +280,9 @@ if (ENGINES.length === 2) {
     const [lite, pg] = [figures.get(names[b]!)!, figures.get(names[b + 1]!)!];
     const [l, p] = ENGINES[0] === 'sqlite' ? [lite, pg] : [pg, lite];
     const ratios = l.map((x, j) => Math.round((p[j]!.cpu / x.cpu) * 100) / 100);
-    console.log(`  ${names[b]!.replace(/ \w+$/, '')}: PostgreSQL / SQLite per round ${ratios.join(' ')}; median ${median(ratios)}`);
+    console.log(
+      `  ${names[b]!.replace(/ \w+$/, '')}: PostgreSQL / SQLite per round ${ratios.join(' ')}; median ${median(ratios)}`,
+    );
   }
 }
 for (const [name, m] of memory) for (const line of m) console.log(`  ${name.padEnd(40)} ${line}`);

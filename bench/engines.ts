@@ -29,12 +29,15 @@ export const ENGINE_PATHS = [
 export const SQLITE_BANDS = { newLead: { low: 8.1, high: 9.0 }, replay: { low: 7.1, high: 8.0 } } as const;
 const WITHIN = 1.1;
 
-const ratio = (a: number | null | undefined, b: number | null | undefined) => (a == null || b == null || b === 0 ? null : Math.round((a / b) * 100) / 100);
+const ratio = (a: number | null | undefined, b: number | null | undefined) =>
+  a == null || b == null || b === 0 ? null : Math.round((a / b) * 100) / 100;
 const cell = (v: number | null | undefined) => (v == null ? '–' : String(v));
 
 /** A round-trip figure for a target: the counter's, or the statements when the gateway has no counter. */
 const trips = (roundTrips: number | null | undefined, statements: number | null | undefined) =>
-  roundTrips != null ? { value: roundTrips, note: '' } : { value: statements ?? null, note: ' (statements: no round-trip counter)' };
+  roundTrips != null
+    ? { value: roundTrips, note: '' }
+    : { value: statements ?? null, note: ' (statements: no round-trip counter)' };
 
 /** The targets of the engines comparison, each a ratio within this run (or a count). */
 export function engineGoals(f: Record<string, Figures | undefined>, probes: OutcomeProbe[]): Goal[] {
@@ -42,16 +45,35 @@ export function engineGoals(f: Record<string, Figures | undefined>, probes: Outc
   const goals: Goal[] = [];
   if (lite && pg) {
     goals.push(
-      { name: 'PostgreSQL / SQLite new lead, gateway CPU', value: ratio(pg.cpu_us, lite.cpu_us), limit: 1.5, kind: 'max' },
+      {
+        name: 'PostgreSQL / SQLite new lead, gateway CPU',
+        value: ratio(pg.cpu_us, lite.cpu_us),
+        limit: 1.5,
+        kind: 'max',
+      },
       { name: 'PostgreSQL / SQLite new lead, req/s', value: ratio(pg.rps, lite.rps), limit: 0.5, kind: 'min' },
       { name: 'PostgreSQL / SQLite new lead, p99', value: ratio(pg.p99_ms, lite.p99_ms), limit: 2, kind: 'max' },
     );
   }
-  if (liteReplay && pgReplay) goals.push({ name: 'PostgreSQL / SQLite replay, gateway CPU', value: ratio(pgReplay.cpu_us, liteReplay.cpu_us), limit: 1.3, kind: 'max' });
-  if (lite && pg) goals.push({ name: "PostgreSQL's own CPU per new lead / SQLite gateway CPU per new lead", value: ratio(pg.pg_cpu_us, lite.cpu_us), limit: 1, kind: 'max' });
+  if (liteReplay && pgReplay)
+    goals.push({
+      name: 'PostgreSQL / SQLite replay, gateway CPU',
+      value: ratio(pgReplay.cpu_us, liteReplay.cpu_us),
+      limit: 1.3,
+      kind: 'max',
+    });
+  if (lite && pg)
+    goals.push({
+      name: "PostgreSQL's own CPU per new lead / SQLite gateway CPU per new lead",
+      value: ratio(pg.pg_cpu_us, lite.cpu_us),
+      limit: 1,
+      kind: 'max',
+    });
   const perRequest: [string, { round_trips: number | null; statements: number | null } | undefined, number][] = [
     ['new lead, created', pg, 2],
-    ...probes.filter((p) => p.outcome !== 'created').map((p): [string, OutcomeProbe, number] => [`new lead, ${p.outcome} (alone)`, p, 2]),
+    ...probes
+      .filter((p) => p.outcome !== 'created')
+      .map((p): [string, OutcomeProbe, number] => [`new lead, ${p.outcome} (alone)`, p, 2]),
     ['answers', f.answersPg, 2],
     ['legacy POST leads/', f.legacyPg, 2],
     ['replay', pgReplay, 1],
@@ -62,7 +84,10 @@ export function engineGoals(f: Record<string, Figures | undefined>, probes: Outc
     goals.push({ name: `PostgreSQL round trips per ${what}${note}`, value, limit, kind: 'max' });
   }
   if (echo) {
-    for (const [key, path] of [['newLead', 'new lead'], ['replay', 'replay']] as const) {
+    for (const [key, path] of [
+      ['newLead', 'new lead'],
+      ['replay', 'replay'],
+    ] as const) {
       const band = SQLITE_BANDS[key];
       if (!f[key]) continue;
       goals.push({
@@ -89,10 +114,10 @@ export function enginesSection(f: Record<string, Figures | undefined>, probes: O
   if (paths.length === 0) lines.push('PostgreSQL was not measured: the SQLite targets only.', '');
   else {
     lines.push(
-    "Each path on SQLite (synchronous=FULL) and on PostgreSQL in the same rounds, the same bodies. SQLite has no round trips and no server of its own: those columns are PostgreSQL's. Round trips: the gateway's own counter (`lead_gateway_postgres_round_trips_total` on /metrics, each moment a request waits for the database before sending more), '–' when the gateway has none; statements: pg_stat_statements, `BEGIN` and `COMMIT` included.",
-    '',
-    '| path | SQLite gateway CPU µs/req | PostgreSQL gateway CPU µs/req | × SQLite | PostgreSQL server CPU µs/req | round trips/req | statements/req | SQLite req/s | PostgreSQL req/s | × SQLite | SQLite p99 ms | PostgreSQL p99 ms | × SQLite |',
-    '|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
+      "Each path on SQLite (synchronous=FULL) and on PostgreSQL in the same rounds, the same bodies. SQLite has no round trips and no server of its own: those columns are PostgreSQL's. Round trips: the gateway's own counter (`lead_gateway_postgres_round_trips_total` on /metrics, each moment a request waits for the database before sending more), '–' when the gateway has none; statements: pg_stat_statements, `BEGIN` and `COMMIT` included.",
+      '',
+      '| path | SQLite gateway CPU µs/req | PostgreSQL gateway CPU µs/req | × SQLite | PostgreSQL server CPU µs/req | round trips/req | statements/req | SQLite req/s | PostgreSQL req/s | × SQLite | SQLite p99 ms | PostgreSQL p99 ms | × SQLite |',
+      '|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
       ...rows,
       '',
     );

@@ -9,7 +9,8 @@ export interface Goal {
   kind: 'min' | 'max';
 }
 
-export const met = (g: Goal): boolean | null => (g.value === null ? null : g.kind === 'min' ? g.value >= g.limit : g.value <= g.limit);
+export const met = (g: Goal): boolean | null =>
+  g.value === null ? null : g.kind === 'min' ? g.value >= g.limit : g.value <= g.limit;
 
 /** How far a missed target is from its limit, as a share of the limit ('' when met or not measured). */
 export function missedBy(g: Goal): string {
@@ -25,6 +26,9 @@ export function targetTable(goals: Goal[], withMiss = false): string[] {
   return [
     `| target | measured | limit | met |${withMiss ? ' missed by |' : ''}`,
     `|---|---:|---:|:---:|${withMiss ? '---:|' : ''}`,
-    ...goals.map((g) => `| ${g.name} | ${g.value ?? 'not measured'} | ${g.kind === 'min' ? '≥' : '≤'} ${g.limit} | ${metCell(g)} |${withMiss ? ` ${missedBy(g)} |` : ''}`),
+    ...goals.map(
+      (g) =>
+        `| ${g.name} | ${g.value ?? 'not measured'} | ${g.kind === 'min' ? '≥' : '≤'} ${g.limit} | ${metCell(g)} |${withMiss ? ` ${missedBy(g)} |` : ''}`,
+    ),
   ];
 }

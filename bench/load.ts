@@ -65,17 +65,24 @@ export function bodyOf(template: string, i: number): string {
 let wrkPath: string | null | undefined;
 /** wrk's path, or null (the bench then uses autocannon). */
 export function wrkBinary(): string | null {
-  if (wrkPath === undefined) wrkPath = spawnSync('sh', ['-c', 'command -v wrk'], { encoding: 'utf8' }).stdout.trim() || null;
+  if (wrkPath === undefined)
+    wrkPath = spawnSync('sh', ['-c', 'command -v wrk'], { encoding: 'utf8' }).stdout.trim() || null;
   return wrkPath;
 }
 
-export const generatorName = () => (wrkBinary() ? `wrk (${WRK_THREADS} threads, its own process; each connection accepted before the load starts)` : 'autocannon in the bench process (wrk not installed: apt-get install wrk)');
+export const generatorName = () =>
+  wrkBinary()
+    ? `wrk (${WRK_THREADS} threads, its own process; each connection accepted before the load starts)`
+    : 'autocannon in the bench process (wrk not installed: apt-get install wrk)';
 
 const luaString = (text: string) => `"${text.replace(/\\/g, '\\\\').replace(/"/g, '\\"').replace(/\n/g, '\\n')}"`;
 
 /** The Lua script wrk runs: the method, headers and body of every request, the limit, and a JSON summary. */
 function luaScript(load: Load, threads: number, connectionsPerThread: number): string {
-  const headers = Object.entries({ ...(load.body !== undefined ? { 'content-type': 'application/json' } : {}), ...load.headers })
+  const headers = Object.entries({
+    ...(load.body !== undefined ? { 'content-type': 'application/json' } : {}),
+    ...load.headers,
+  })
     .map(([k, v]) => `wrk.headers[${luaString(k)}] = ${luaString(v)}`)
     .join('\n');
   return `
@@ -153,7 +160,23 @@ async function runWrk(wrk: string, load: Load, connections: number, seconds: num
     writeFileSync(script, luaScript(load, threads, Math.floor(connections / threads)));
     const duration = load.amount !== undefined ? AMOUNT_LIMIT_S : seconds;
     // Owned: killed with the test (or script) that runs it, should it hang (test/support/owned.ts).
-    const child = spawnOwned(wrk, ['-t', String(threads), '-c', String(connections), '-d', `${duration}s`, '--timeout', '10s', '-s', script, load.url], { stdio: ['ignore', 'pipe', 'inherit'] });
+    const child = spawnOwned(
+      wrk,
+      [
+        '-t',
+        String(threads),
+        '-c',
+        String(connections),
+        '-d',
+        `${duration}s`,
+        '--timeout',
+        '10s',
+        '-s',
+        script,
+        load.url,
+      ],
+      { stdio: ['ignore', 'pipe', 'inherit'] },
+    );
     let stdout = '';
     let stopped = 0;
     child.stdout!.setEncoding('utf8').on('data', (chunk: string) => {
@@ -198,7 +221,14 @@ async function runAutocannon(load: Load, connections: number, seconds: number): 
       {
         method: load.method ?? (template !== undefined ? 'POST' : 'GET'),
         headers: { ...(template !== undefined ? { 'content-type': 'application/json' } : {}), ...load.headers },
-        ...(template !== undefined ? { setupRequest: (req: autocannon.Request) => ({ ...req, body: bodyOf(template, (load.offset ?? 0) + counter++) }) } : {}),
+        ...(template !== undefined
+          ? {
+              setupRequest: (req: autocannon.Request) => ({
+                ...req,
+                body: bodyOf(template, (load.offset ?? 0) + counter++),
+              }),
+            }
+          : {}),
       },
     ],
   });

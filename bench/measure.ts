@@ -57,10 +57,12 @@ export function cpuMicros(pid: number, withReapedChildren = false): number {
 }
 
 /** Requests the gateway answered so far, every route but /metrics itself (from its Prometheus counter). */
-const answeredBy = async (gateway: string): Promise<number> => counterSum(await metricsOf(gateway), REQUESTS_COUNTER, (labels) => labels.includes('route="/metrics"')) ?? 0;
+const answeredBy = async (gateway: string): Promise<number> =>
+  counterSum(await metricsOf(gateway), REQUESTS_COUNTER, (labels) => labels.includes('route="/metrics"')) ?? 0;
 
 /** The gateway's round trips to PostgreSQL so far, or null without a gateway or without the counter. */
-const roundTripsOf = async (target: Target): Promise<number | null> => (target.gateway ? counterSum(await metricsOf(target.gateway), ROUND_TRIPS_COUNTER) : null);
+const roundTripsOf = async (target: Target): Promise<number | null> =>
+  target.gateway ? counterSum(await metricsOf(target.gateway), ROUND_TRIPS_COUNTER) : null;
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
@@ -72,7 +74,8 @@ const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve,
  */
 async function settle(target: Target): Promise<void> {
   if (!target.gateway) return sleep(200);
-  const progress = async () => `${await answeredBy(target.gateway!)}/${(await target.postgres?.statementCalls()) ?? ''}`;
+  const progress = async () =>
+    `${await answeredBy(target.gateway!)}/${(await target.postgres?.statementCalls()) ?? ''}`;
   let last = await progress();
   for (let waited = 0; waited < 10_000; waited += 150) {
     await sleep(150);
@@ -87,7 +90,13 @@ const perRequest = (micros: number, requests: number) => (requests > 0 ? Math.ro
 export const MEASURED_OFFSET = 5_000_000;
 
 /** Runs one scenario: a short warm-up, then the measured run, sampling the server's resident memory. */
-export async function measure(settings: Settings, scenario: string, load: Load, target: Target, warmup = true): Promise<Figures> {
+export async function measure(
+  settings: Settings,
+  scenario: string,
+  load: Load,
+  target: Target,
+  warmup = true,
+): Promise<Figures> {
   if (warmup) {
     await generate(load, settings.connections, settings.warmupS);
     await settle(target);
@@ -99,7 +108,11 @@ export async function measure(settings: Settings, scenario: string, load: Load, 
   const watch = target.postgres?.watch();
   let peak = 0;
   const sampler = setInterval(() => (peak = Math.max(peak, memoryOf(target.pid)?.rss ?? 0)), 100);
-  const result = await generate({ ...load, offset: (load.offset ?? 0) + (warmup ? MEASURED_OFFSET : 0) }, settings.connections, settings.durationS);
+  const result = await generate(
+    { ...load, offset: (load.offset ?? 0) + (warmup ? MEASURED_OFFSET : 0) },
+    settings.connections,
+    settings.durationS,
+  );
   clearInterval(sampler);
   const states = (await watch?.stop()) ?? null;
   await settle(target);
@@ -133,7 +146,9 @@ export async function measure(settings: Settings, scenario: string, load: Load, 
   ]
     .filter(Boolean)
     .join(', ');
-  console.error(`  ${scenario}: ${figures.rps} req/s, p99 ${figures.p99_ms} ms, ${figures.errors} errors, ${figures.non_2xx} non-2xx${extra ? `, ${extra}` : ''}`);
+  console.error(
+    `  ${scenario}: ${figures.rps} req/s, p99 ${figures.p99_ms} ms, ${figures.errors} errors, ${figures.non_2xx} non-2xx${extra ? `, ${extra}` : ''}`,
+  );
   return figures;
 }
 

@@ -22,7 +22,13 @@ const middle = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floo
  * (numbered from MEASURED_OFFSET) get a new inquiry each (attached to their open lead), then, once
  * that lead is closed through the admin API, another (reactivated).
  */
-export async function probeOutcomes(gw: ChildGateway, headers: Record<string, string>, run: string, stored: number, database: BenchDatabase): Promise<OutcomeProbe[]> {
+export async function probeOutcomes(
+  gw: ChildGateway,
+  headers: Record<string, string>,
+  run: string,
+  stored: number,
+  database: BenchDatabase,
+): Promise<OutcomeProbe[]> {
   const leads = `${gw.address}/api/integrations/v1/leads/`;
   const counted: Record<OutcomeProbe['outcome'], { roundTrips: number[]; statements: number[] }> = {
     created: { roundTrips: [], statements: [] },
@@ -34,9 +40,11 @@ export async function probeOutcomes(gw: ChildGateway, headers: Record<string, st
     const [tripsBefore, statementsBefore] = [await roundTrips(), await database.statementCalls()];
     const sent = await postJson<{ intake_outcome?: string; lead?: { id: string } }>(leads, headers, body);
     const [tripsAfter, statementsAfter] = [await roundTrips(), await database.statementCalls()];
-    if (sent.body.intake_outcome !== outcome) throw new Error(`a ${outcome} probe answered ${sent.status} ${JSON.stringify(sent.body)}`);
+    if (sent.body.intake_outcome !== outcome)
+      throw new Error(`a ${outcome} probe answered ${sent.status} ${JSON.stringify(sent.body)}`);
     if (tripsBefore !== null && tripsAfter !== null) counted[outcome].roundTrips.push(tripsAfter - tripsBefore);
-    if (statementsBefore !== null && statementsAfter !== null) counted[outcome].statements.push(statementsAfter - statementsBefore);
+    if (statementsBefore !== null && statementsAfter !== null)
+      counted[outcome].statements.push(statementsAfter - statementsBefore);
     return sent.body.lead!.id;
   };
   const admin = { authorization: `Bearer ${CHILD_ADMIN_TOKEN}` };
@@ -47,7 +55,8 @@ export async function probeOutcomes(gw: ChildGateway, headers: Record<string, st
     const person = JSON.parse(bodyOf(leadTemplate(run), MEASURED_OFFSET + k)) as Record<string, unknown>;
     const lead = await send('attached', { ...person, event_id: `${run}-attached-${k}` });
     const closed = await postJson(`${gw.address}/admin/v1/leads/${lead}/close`, admin, {});
-    if (closed.status !== 200) throw new Error(`closing a probe's lead answered ${closed.status} ${JSON.stringify(closed.body)}`);
+    if (closed.status !== 200)
+      throw new Error(`closing a probe's lead answered ${closed.status} ${JSON.stringify(closed.body)}`);
     await send('reactivated', { ...person, event_id: `${run}-reactivated-${k}` });
   }
   return (['created', 'attached', 'reactivated'] as const).map((outcome) => ({

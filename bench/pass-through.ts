@@ -46,7 +46,8 @@ function started(child: ChildProcess, name: string): Promise<string> {
     const onData = (chunk: Buffer) => {
       if (listening) return;
       seen += chunk.toString();
-      const m = /listening (http\S+)/.exec(seen) ?? /"address":"(http:\/\/[^"]+)".*"msg":"lead-gateway listening"/.exec(seen);
+      const m =
+        /listening (http\S+)/.exec(seen) ?? /"address":"(http:\/\/[^"]+)".*"msg":"lead-gateway listening"/.exec(seen);
       if (m) {
         listening = true;
         seen = '';
@@ -59,9 +60,18 @@ function started(child: ChildProcess, name: string): Promise<string> {
 }
 
 async function reference(mode: 'upstream' | 'proxy' | 'undici', upstream?: string): Promise<Target> {
-  const child = spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'bench', 'servers.ts'), mode, ...(upstream ? [upstream] : [])], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(
+    process.execPath,
+    ['--import', 'tsx', join(ROOT, 'bench', 'servers.ts'), mode, ...(upstream ? [upstream] : [])],
+    { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] },
+  );
   const address = await started(child, mode);
-  return { name: mode === 'proxy' ? 'bare reply-from' : mode === 'undici' ? 'bare undici stream' : mode, address, pid: child.pid!, stop: () => child.kill('SIGTERM') };
+  return {
+    name: mode === 'proxy' ? 'bare reply-from' : mode === 'undici' ? 'bare undici stream' : mode,
+    address,
+    pid: child.pid!,
+    stop: () => child.kill('SIGTERM'),
+  };
 }
 
 function gatewayEnv(upstream: string): Record<string, string> {
@@ -76,12 +86,29 @@ async function gateway(name: string, upstream: string, build?: string): Promise<
     const gw = await spawnGateway({ entry: 'dist', env: gatewayEnv(upstream), nodeArgs });
     target = { name, address: gw.address, pid: gw.pid, stop: () => void gw.stop() };
   } else {
-    const env = { PATH: process.env.PATH ?? '/usr/bin:/bin', HOST: '127.0.0.1', PORT: '0', RULES_DIR: join(ROOT, 'rules'), ADMIN_TOKEN: CHILD_ADMIN_TOKEN, LOG_LEVEL: 'info', ...gatewayEnv(upstream) };
-    const child = spawn(process.execPath, [...nodeArgs, join(build, 'dist', 'main.js')], { cwd: build, env, stdio: ['ignore', 'pipe', 'pipe'] });
+    const env = {
+      PATH: process.env.PATH ?? '/usr/bin:/bin',
+      HOST: '127.0.0.1',
+      PORT: '0',
+      RULES_DIR: join(ROOT, 'rules'),
+      ADMIN_TOKEN: CHILD_ADMIN_TOKEN,
+      LOG_LEVEL: 'info',
+      ...gatewayEnv(upstream),
+    };
+    const child = spawn(process.execPath, [...nodeArgs, join(build, 'dist', 'main.js')], {
+      cwd: build,
+      env,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     target = { name, address: await started(child, name), pid: child.pid!, stop: () => child.kill('SIGTERM') };
   }
-  const imported = await postJson(`${target.address}/admin/v1/integrations/brightpath:telegram-bot/keys/import`, { authorization: `Bearer ${CHILD_ADMIN_TOKEN}` }, { key: LEGACY_KEY });
-  if (imported.status >= 300) throw new Error(`importing the legacy key: ${imported.status} ${JSON.stringify(imported.body)}`);
+  const imported = await postJson(
+    `${target.address}/admin/v1/integrations/brightpath:telegram-bot/keys/import`,
+    { authorization: `Bearer ${CHILD_ADMIN_TOKEN}` },
+    { key: LEGACY_KEY },
+  );
+  if (imported.status >= 300)
+    throw new Error(`importing the legacy key: ${imported.status} ${JSON.stringify(imported.body)}`);
   return target;
 }
 
@@ -96,10 +123,12 @@ async function run(target: Target): Promise<{ cpu: number; rps: number; errors: 
 
 const upstream = await reference('upstream');
 const targets: Target[] = [await gateway('gateway', upstream.address)];
-if (process.env.COMPARE) targets.push(await gateway(`gateway (${process.env.COMPARE})`, upstream.address, process.env.COMPARE));
+if (process.env.COMPARE)
+  targets.push(await gateway(`gateway (${process.env.COMPARE})`, upstream.address, process.env.COMPARE));
 targets.push(await reference('proxy', upstream.address), await reference('undici', upstream.address));
 try {
-  for (const t of targets) await generate({ url: `${t.address}${PATH}`, headers: { 'x-bot-api-key': LEGACY_KEY } }, CONNECTIONS, WARMUP_S);
+  for (const t of targets)
+    await generate({ url: `${t.address}${PATH}`, headers: { 'x-bot-api-key': LEGACY_KEY } }, CONNECTIONS, WARMUP_S);
   const figures = new Map<string, { cpu: number; rps: number; errors: number }[]>(targets.map((t) => [t.name, []]));
   for (let round = 0; round < ROUNDS; round++) {
     // Each round in another order, so no target always runs right after the same neighbour.
@@ -109,7 +138,9 @@ try {
   }
   console.log(`CPU us per forwarded GET, medians of ${ROUNDS} rounds of ${SECONDS} s at ${CONNECTIONS} connections:`);
   for (const [name, f] of figures) {
-    console.log(`  ${name.padEnd(40)} ${String(median(f.map((x) => x.cpu))).padStart(5)} us  ${String(median(f.map((x) => x.rps))).padStart(6)} req/s  errors ${f.reduce((s, x) => s + x.errors, 0)}  (runs: ${f.map((x) => x.cpu).join(' ')})`);
+    console.log(
+      `  ${name.padEnd(40)} ${String(median(f.map((x) => x.cpu))).padStart(5)} us  ${String(median(f.map((x) => x.rps))).padStart(6)} req/s  errors ${f.reduce((s, x) => s + x.errors, 0)}  (runs: ${f.map((x) => x.cpu).join(' ')})`,
+    );
   }
 } finally {
   for (const t of [...targets, upstream]) t.stop();

@@ -42,7 +42,11 @@ await admin.query('SELECT pg_reload_conf()');
 let gw: Awaited<ReturnType<typeof spawnGateway>> | null = null;
 try {
   gw = await spawnGateway({ entry: 'dist', env: { DATABASE_URL: database.url, RATE_LIMIT_PER_MINUTE: '1000000' } });
-  const issued = await postJson(`${gw.address}/admin/v1/integrations/${BENCH_INTEGRATION}/keys`, { authorization: `Bearer ${CHILD_ADMIN_TOKEN}` }, {});
+  const issued = await postJson(
+    `${gw.address}/admin/v1/integrations/${BENCH_INTEGRATION}/keys`,
+    { authorization: `Bearer ${CHILD_ADMIN_TOKEN}` },
+    {},
+  );
   if (issued.status !== 201) throw new Error(`issuing a key: ${issued.status}`);
   const headers = { authorization: `Bearer ${issued.body.key as string}`, 'content-type': 'application/json' };
   const client = new Pool(gw.address, { connections: CONCURRENCY });
@@ -71,10 +75,12 @@ try {
   const walFrom = (await admin.query<{ lsn: string }>('SELECT pg_current_wal_lsn() AS lsn')).rows[0]!.lsn;
   // Each server process's CPU by its kind (the gateway's backends, the WAL writer, ...), read from /proc.
   const processes = async () =>
-    (await admin.query<{ pid: number; kind: string }>(
-      `SELECT pid, CASE WHEN application_name = 'lead-gateway' THEN 'the gateway''s backends' WHEN backend_type = 'client backend' THEN 'other client backends' ELSE backend_type END AS kind
+    (
+      await admin.query<{ pid: number; kind: string }>(
+        `SELECT pid, CASE WHEN application_name = 'lead-gateway' THEN 'the gateway''s backends' WHEN backend_type = 'client backend' THEN 'other client backends' ELSE backend_type END AS kind
          FROM pg_stat_activity WHERE pid <> pg_backend_pid()`,
-    )).rows;
+      )
+    ).rows;
   /** The kernel's share of a process's CPU (system time), in microseconds. */
   const systemMicros = (pid: number) => {
     const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
@@ -93,9 +99,13 @@ try {
   };
   const perProcessFrom = cpuOf(await processes());
   // PG_WORK_PERF=file: the gateway's backends sampled by perf (call graphs) during the measured load.
-  const gatewayBackends = [...perProcessFrom].filter(([, p]) => p.kind === "the gateway's backends").map(([pid]) => pid);
+  const gatewayBackends = [...perProcessFrom]
+    .filter(([, p]) => p.kind === "the gateway's backends")
+    .map(([pid]) => pid);
   const perf = process.env.PG_WORK_PERF
-    ? spawn('perf', ['record', '-F', '1999', '-g', '-o', process.env.PG_WORK_PERF, '-p', gatewayBackends.join(',')], { stdio: 'ignore' })
+    ? spawn('perf', ['record', '-F', '1999', '-g', '-o', process.env.PG_WORK_PERF, '-p', gatewayBackends.join(',')], {
+        stdio: 'ignore',
+      })
     : null;
   const watching = database.watch();
   const cpuFrom = database.clusterCpuMicros();
@@ -114,7 +124,10 @@ try {
   // Statistics reach the shared counts when a backend goes idle; ask for a flush of our own and wait.
   await admin.query('SELECT pg_stat_force_next_flush()').catch(() => {});
   await new Promise((resolve) => setTimeout(resolve, 1_000));
-  const walBytes = Number((await admin.query<{ b: string }>('SELECT pg_wal_lsn_diff(pg_current_wal_lsn(), $1)::bigint AS b', [walFrom])).rows[0]!.b);
+  const walBytes = Number(
+    (await admin.query<{ b: string }>('SELECT pg_wal_lsn_diff(pg_current_wal_lsn(), $1)::bigint AS b', [walFrom]))
+      .rows[0]!.b,
+  );
 
   /** A statement's first words; a batch of held-back writes as the tables it writes, in order. */
   const describe = (query: string) =>
@@ -122,7 +135,9 @@ try {
       ? `batch: ${[...query.matchAll(/w\d+ AS \((INSERT INTO|UPDATE) (\w+)/g)].map((m) => `${m[1] === 'UPDATE' ? 'update ' : ''}${m[2]}`).join(', ')}`
       : query.slice(0, 90).replace(/\|/g, '\\|');
   const per = (n: number) => (n / LEADS).toFixed(2);
-  console.log(`# ${cluster.description}; ${LEADS} new leads at concurrency ${CONCURRENCY} in ${seconds.toFixed(1)} s (${(LEADS / seconds).toFixed(0)}/s); server CPU ${cpuFrom === null || cpuTo === null ? '?' : ((cpuTo - cpuFrom) / LEADS).toFixed(0)} us per lead; WAL ${(walBytes / LEADS).toFixed(0)} bytes per lead${BEFORE_SQL ? `; before the load: ${BEFORE_SQL}` : ''}\n`);
+  console.log(
+    `# ${cluster.description}; ${LEADS} new leads at concurrency ${CONCURRENCY} in ${seconds.toFixed(1)} s (${(LEADS / seconds).toFixed(0)}/s); server CPU ${cpuFrom === null || cpuTo === null ? '?' : ((cpuTo - cpuFrom) / LEADS).toFixed(0)} us per lead; WAL ${(walBytes / LEADS).toFixed(0)} bytes per lead${BEFORE_SQL ? `; before the load: ${BEFORE_SQL}` : ''}\n`,
+  );
 
   const byKind = new Map<string, { us: number; sys: number }>();
   for (const [pid, to] of perProcessTo) {
@@ -131,13 +146,19 @@ try {
     sum.sys += to.sys - (perProcessFrom.get(pid)?.sys ?? 0);
     byKind.set(to.kind, sum);
   }
-  console.log('## The server\'s CPU by process kind (processes alive at both ends; a connection opened during the load counts whole)\n\n| process | CPU us/lead | of which the kernel\'s |\n|---|---|---|');
-  for (const [kind, t] of [...byKind].sort((a, b) => b[1].us - a[1].us)) console.log(`| ${kind} | ${(t.us / LEADS).toFixed(0)} | ${(t.sys / LEADS).toFixed(0)} |`);
+  console.log(
+    "## The server's CPU by process kind (processes alive at both ends; a connection opened during the load counts whole)\n\n| process | CPU us/lead | of which the kernel's |\n|---|---|---|",
+  );
+  for (const [kind, t] of [...byKind].sort((a, b) => b[1].us - a[1].us))
+    console.log(`| ${kind} | ${(t.us / LEADS).toFixed(0)} | ${(t.sys / LEADS).toFixed(0)} |`);
   console.log('');
 
   const samples = Object.values(states).reduce((a, b) => a + b, 0);
-  console.log(`## The database's connections during the load (share of ${samples} samples)\n\n| state | share |\n|---|---|`);
-  for (const [what, n] of Object.entries(states).sort((a, b) => b[1] - a[1])) console.log(`| ${what} | ${((100 * n) / samples).toFixed(0)}% |`);
+  console.log(
+    `## The database's connections during the load (share of ${samples} samples)\n\n| state | share |\n|---|---|`,
+  );
+  for (const [what, n] of Object.entries(states).sort((a, b) => b[1] - a[1]))
+    console.log(`| ${what} | ${((100 * n) / samples).toFixed(0)}% |`);
   console.log('');
 
   const statements = await admin.query<Record<string, string>>(
@@ -146,8 +167,12 @@ try {
   );
   const total = statements.rows.reduce((s, r) => s + Number(r.total_exec_time), 0);
   const planning = statements.rows.reduce((s, r) => s + Number(r.total_plan_time), 0);
-  console.log(`## Statements (server execution time ${((total * 1000) / LEADS).toFixed(0)} us per lead, planning ${((planning * 1000) / LEADS).toFixed(0)} us per lead)\n`);
-  console.log('| statement | calls/lead | plans/call | rows/call | mean us | us/lead | planning us/lead | blks hit/lead | dirtied/lead | WAL records/lead | WAL bytes/lead |');
+  console.log(
+    `## Statements (server execution time ${((total * 1000) / LEADS).toFixed(0)} us per lead, planning ${((planning * 1000) / LEADS).toFixed(0)} us per lead)\n`,
+  );
+  console.log(
+    '| statement | calls/lead | plans/call | rows/call | mean us | us/lead | planning us/lead | blks hit/lead | dirtied/lead | WAL records/lead | WAL bytes/lead |',
+  );
   console.log('|---|---|---|---|---|---|---|---|---|---|---|');
   for (const r of statements.rows) {
     if (/pg_stat|pg_current_wal|pg_wal_lsn/.test(r.query!)) continue;
@@ -157,9 +182,16 @@ try {
     );
   }
 
-  const functions = await admin.query<Record<string, string>>('SELECT funcname, calls, total_time, self_time FROM pg_stat_user_functions ORDER BY total_time DESC');
-  console.log('\n## Trigger and other functions\n\n| function | calls/lead | us/lead (total) | us/lead (self) |\n|---|---|---|---|');
-  for (const r of functions.rows) console.log(`| ${r.funcname} | ${per(Number(r.calls))} | ${((Number(r.total_time) * 1000) / LEADS).toFixed(1)} | ${((Number(r.self_time) * 1000) / LEADS).toFixed(1)} |`);
+  const functions = await admin.query<Record<string, string>>(
+    'SELECT funcname, calls, total_time, self_time FROM pg_stat_user_functions ORDER BY total_time DESC',
+  );
+  console.log(
+    '\n## Trigger and other functions\n\n| function | calls/lead | us/lead (total) | us/lead (self) |\n|---|---|---|---|',
+  );
+  for (const r of functions.rows)
+    console.log(
+      `| ${r.funcname} | ${per(Number(r.calls))} | ${((Number(r.total_time) * 1000) / LEADS).toFixed(1)} | ${((Number(r.self_time) * 1000) / LEADS).toFixed(1)} |`,
+    );
 
   const tables = await admin.query<Record<string, string>>(
     `SELECT t.relname, t.n_tup_ins, t.n_tup_upd, t.n_tup_hot_upd, t.n_tup_del,
@@ -167,10 +199,17 @@ try {
             (SELECT string_agg(c.relname, ', ' ORDER BY c.relname) FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid WHERE i.indrelid = t.relid) AS index_names
        FROM pg_stat_user_tables t WHERE t.n_tup_ins + t.n_tup_upd + t.n_tup_del > 0 ORDER BY t.n_tup_ins + t.n_tup_upd DESC`,
   );
-  console.log('\n## Rows written per lead, by table (an insert or a non-HOT update adds an entry to every index)\n\n| table | inserted | updated (HOT) | deleted | indexes |\n|---|---|---|---|---|');
-  for (const r of tables.rows) console.log(`| ${r.relname} | ${per(Number(r.n_tup_ins))} | ${per(Number(r.n_tup_upd))} (${per(Number(r.n_tup_hot_upd))}) | ${per(Number(r.n_tup_del))} | ${r.indexes}: ${r.index_names} |`);
+  console.log(
+    '\n## Rows written per lead, by table (an insert or a non-HOT update adds an entry to every index)\n\n| table | inserted | updated (HOT) | deleted | indexes |\n|---|---|---|---|---|',
+  );
+  for (const r of tables.rows)
+    console.log(
+      `| ${r.relname} | ${per(Number(r.n_tup_ins))} | ${per(Number(r.n_tup_upd))} (${per(Number(r.n_tup_hot_upd))}) | ${per(Number(r.n_tup_del))} | ${r.indexes}: ${r.index_names} |`,
+    );
 
-  const indexes = await admin.query<Record<string, string>>('SELECT relname, indexrelname, idx_scan FROM pg_stat_user_indexes WHERE relname IN (SELECT relname FROM pg_stat_user_tables WHERE n_tup_ins + n_tup_upd > 0) ORDER BY relname, indexrelname');
+  const indexes = await admin.query<Record<string, string>>(
+    'SELECT relname, indexrelname, idx_scan FROM pg_stat_user_indexes WHERE relname IN (SELECT relname FROM pg_stat_user_tables WHERE n_tup_ins + n_tup_upd > 0) ORDER BY relname, indexrelname',
+  );
   console.log('\n## Index scans during the load (scans per lead)\n\n| table | index | scans/lead |\n|---|---|---|');
   for (const r of indexes.rows) console.log(`| ${r.relname} | ${r.indexrelname} | ${per(Number(r.idx_scan))} |`);
   await client.close();
@@ -191,12 +230,23 @@ try {
     const dataDir = (await admin.query<{ data_directory: string }>('SHOW data_directory')).rows[0]!.data_directory;
     const logFile = join(dirname(dataDir), 'server.log');
     // A gateway of its own: only connections opened after the change load auto_explain.
-    const explained = await spawnGateway({ entry: 'dist', env: { DATABASE_URL: database.url, RATE_LIMIT_PER_MINUTE: '1000000' } });
+    const explained = await spawnGateway({
+      entry: 'dist',
+      env: { DATABASE_URL: database.url, RATE_LIMIT_PER_MINUTE: '1000000' },
+    });
     try {
-      const warm = await postJson(`${explained.address}${PATH}`, headers, JSON.parse(bodyOf(leadTemplate(run), 8_000_000)) as object);
+      const warm = await postJson(
+        `${explained.address}${PATH}`,
+        headers,
+        JSON.parse(bodyOf(leadTemplate(run), 8_000_000)) as object,
+      );
       if (warm.status !== 201) throw new Error(`the warm-up lead answered ${warm.status}`);
       const from = statSync(logFile).size;
-      const sent = await postJson(`${explained.address}${PATH}`, headers, JSON.parse(bodyOf(leadTemplate(run), 8_000_001)) as object);
+      const sent = await postJson(
+        `${explained.address}${PATH}`,
+        headers,
+        JSON.parse(bodyOf(leadTemplate(run), 8_000_001)) as object,
+      );
       if (sent.status !== 201) throw new Error(`the explained lead answered ${sent.status}`);
       await new Promise((resolve) => setTimeout(resolve, 500));
       console.log('\n## The plans of one new lead (auto_explain)\n\n```');

@@ -55,7 +55,9 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 export async function startBenchPostgres(): Promise<BenchCluster | { reason: string }> {
   let started;
   try {
-    started = await startPostgres({ settings: { shared_preload_libraries: 'pg_stat_statements', 'pg_stat_statements.track_utility': 'on' } });
+    started = await startPostgres({
+      settings: { shared_preload_libraries: 'pg_stat_statements', 'pg_stat_statements.track_utility': 'on' },
+    });
   } catch (error) {
     return { reason: `the cluster did not start: ${(error as Error).message.split('\n')[0]}` };
   }
@@ -75,13 +77,18 @@ export async function startBenchPostgres(): Promise<BenchCluster | { reason: str
     () => admin.query('SELECT 1 FROM pg_stat_statements LIMIT 1').then(() => true),
     () => false,
   );
-  const postmaster = cluster.local ? Number(readFileSync(`${cluster.local.dataDir}/postmaster.pid`, 'utf8').split('\n')[0]) : null;
+  const postmaster = cluster.local
+    ? Number(readFileSync(`${cluster.local.dataDir}/postmaster.pid`, 'utf8').split('\n')[0])
+    : null;
 
   /** The postmaster with the children it reaped, and every live child (backends, WAL writer, checkpointer...). */
   const clusterCpuMicros = (): number | null => {
     if (postmaster === null) return null;
     let total = cpuMicros(postmaster, true);
-    const children = readFileSync(`/proc/${postmaster}/task/${postmaster}/children`, 'utf8').trim().split(/\s+/).filter(Boolean);
+    const children = readFileSync(`/proc/${postmaster}/task/${postmaster}/children`, 'utf8')
+      .trim()
+      .split(/\s+/)
+      .filter(Boolean);
     for (const child of children) {
       try {
         total += cpuMicros(Number(child));
@@ -93,7 +100,9 @@ export async function startBenchPostgres(): Promise<BenchCluster | { reason: str
   };
 
   const setLogging = async (value: string | null) => {
-    await admin.query(value === null ? 'ALTER SYSTEM RESET log_statement' : `ALTER SYSTEM SET log_statement = '${value}'`);
+    await admin.query(
+      value === null ? 'ALTER SYSTEM RESET log_statement' : `ALTER SYSTEM SET log_statement = '${value}'`,
+    );
     await admin.query('SELECT pg_reload_conf()');
     // Idle backends reread the configuration when signalled, before their next statement.
     await sleep(300);
@@ -174,7 +183,12 @@ export function parseLog(text: string): LoggedStatement[] {
   const flush = () => {
     if (current?.level !== 'LOG') return;
     const m = /^(?:statement|execute ([^:]+)): ([\s\S]*)$/.exec(current.message);
-    if (m) out.push({ backend: current.backend, name: m[1] && m[1] !== '<unnamed>' ? m[1] : null, sql: m[2]!.replace(/\s+/g, ' ').trim() });
+    if (m)
+      out.push({
+        backend: current.backend,
+        name: m[1] && m[1] !== '<unnamed>' ? m[1] : null,
+        sql: m[2]!.replace(/\s+/g, ' ').trim(),
+      });
   };
   for (const line of text.split('\n')) {
     const head = /^\d{4}-\d\d-\d\d \S+ \S+ \[(\d+)\] (\w+):\s+(.*)$/.exec(line);

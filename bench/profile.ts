@@ -39,11 +39,26 @@ function group(n: Node): string {
   if (fn === '(program)') return 'program (native, unattributed)';
   if (url.includes('better-sqlite3')) return 'better-sqlite3';
   if (url.includes('/zod')) return 'zod';
-  if (url.includes('pino') || url.includes('sonic-boom') || url.includes('fast-json-stringify') && false) return 'pino';
-  if (url.includes('fastify') || url.includes('find-my-way') || url.includes('avvio') || url.includes('light-my-request')) return 'fastify (routing, hooks, reply)';
+  if (url.includes('pino') || url.includes('sonic-boom') || (url.includes('fast-json-stringify') && false))
+    return 'pino';
+  if (
+    url.includes('fastify') ||
+    url.includes('find-my-way') ||
+    url.includes('avvio') ||
+    url.includes('light-my-request')
+  )
+    return 'fastify (routing, hooks, reply)';
   if (url.includes('/node_modules/')) return `other: ${/node_modules\/((?:@[^/]+\/)?[^/]+)/.exec(url)?.[1]}`;
-  if (url.startsWith('node:_http') || url.startsWith('node:http') || url.startsWith('node:net') || url.startsWith('node:internal/stream') || url.startsWith('node:stream') || url.includes('internal/js_stream')) return 'node:http/net';
-  if (fn === 'parse' && url === '' ) return 'JSON';
+  if (
+    url.startsWith('node:_http') ||
+    url.startsWith('node:http') ||
+    url.startsWith('node:net') ||
+    url.startsWith('node:internal/stream') ||
+    url.startsWith('node:stream') ||
+    url.includes('internal/js_stream')
+  )
+    return 'node:http/net';
+  if (fn === 'parse' && url === '') return 'JSON';
   if (fn === 'stringify' && url === '') return 'JSON';
   if (url.includes('/dist/') || url.includes('/src/')) return 'own code';
   if (url === '') {
@@ -61,7 +76,9 @@ function group(n: Node): string {
 }
 
 const total = [...self.values()].reduce((a, b) => a + b, 0);
-const idle = [...self].filter(([id]) => byId.get(id)!.callFrame.functionName === '(idle)').reduce((a, [, t]) => a + t, 0);
+const idle = [...self]
+  .filter(([id]) => byId.get(id)!.callFrame.functionName === '(idle)')
+  .reduce((a, [, t]) => a + t, 0);
 const busy = total - idle;
 const pct = (t: number) => `${((t / busy) * 100).toFixed(1).padStart(5)}%`;
 
@@ -75,7 +92,9 @@ for (const [id, t] of self) {
   const g = group(n);
   groupTimes.set(g, (groupTimes.get(g) ?? 0) + t);
 }
-console.log(`${file}: ${(busy / 1000).toFixed(0)} ms busy (idle ${(idle / 1000).toFixed(0)} ms left out); shares of the busy time`);
+console.log(
+  `${file}: ${(busy / 1000).toFixed(0)} ms busy (idle ${(idle / 1000).toFixed(0)} ms left out); shares of the busy time`,
+);
 console.log('\nby module:');
 for (const [g, t] of [...groupTimes].sort((a, b) => b[1] - a[1])) console.log(`  ${pct(t)}  ${g}`);
 console.log(`\ntop ${top} functions by self time:`);

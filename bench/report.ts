@@ -48,7 +48,12 @@ export interface RunSettings {
 }
 
 /** Each PostgreSQL row and the SQLite row of the same scenario. */
-const SQLITE_ROW: Record<string, string> = { newLeadPg: 'newLead', replayPg: 'replay', answersPg: 'answers', legacyPg: 'legacy' };
+const SQLITE_ROW: Record<string, string> = {
+  newLeadPg: 'newLead',
+  replayPg: 'replay',
+  answersPg: 'answers',
+  legacyPg: 'legacy',
+};
 
 const ratio = (a: number, b: number) => Math.round((a / b) * 100) / 100;
 const cell = (v: number | null) => (v === null ? '–' : String(v));
@@ -66,7 +71,11 @@ const statesLine = (states: Record<string, number>) => {
     .join(', ');
 };
 
-function postgresSection(f: Record<string, Figures>, firstRound: Record<string, Figures>, detail: PostgresDetail): string[] {
+function postgresSection(
+  f: Record<string, Figures>,
+  firstRound: Record<string, Figures>,
+  detail: PostgresDetail,
+): string[] {
   const newLead = firstRound.newLeadPg;
   if (!newLead) return [`PostgreSQL: ${detail.server}.`, ''];
   const sent = newLead.sent;
@@ -88,7 +97,8 @@ function postgresSection(f: Record<string, Figures>, firstRound: Record<string, 
       '| statement | calls | per request | share of server time | mean ms |',
       '|---|---:|---:|---:|---:|',
       ...detail.loadStatements.map(
-        (s) => `| \`${oneLine(s.query)}\` | ${s.calls} | ${Math.round((s.calls / sent) * 100) / 100} | ${Math.round((s.total_ms / total) * 1000) / 10}% | ${Math.round((s.total_ms / s.calls) * 1000) / 1000} |`,
+        (s) =>
+          `| \`${oneLine(s.query)}\` | ${s.calls} | ${Math.round((s.calls / sent) * 100) / 100} | ${Math.round((s.total_ms / total) * 1000) / 10}% | ${Math.round((s.total_ms / s.calls) * 1000) / 1000} |`,
       ),
       '',
     );
@@ -97,7 +107,9 @@ function postgresSection(f: Record<string, Figures>, firstRound: Record<string, 
     lines.push(
       'One new lead sent alone on the warm gateway, its statements in the order the server ran them (from the server log; without pipelining, one round trip each):',
       '',
-      ...detail.oneNewLead.map((s, i) => `${i + 1}. [backend ${s.backend}] ${s.name ? `\`${s.name}\`: ` : ''}\`${oneLine(s.sql, 140)}\``),
+      ...detail.oneNewLead.map(
+        (s, i) => `${i + 1}. [backend ${s.backend}] ${s.name ? `\`${s.name}\`: ` : ''}\`${oneLine(s.sql, 140)}\``,
+      ),
       '',
     );
   }
@@ -105,7 +117,11 @@ function postgresSection(f: Record<string, Figures>, firstRound: Record<string, 
 }
 
 /** Each v1 path against its unit of work alone: what the request around the unit costs, in echoes. */
-function unitsSection(f: Record<string, Figures>, rounds: Record<string, Figures>[], units: StoreUnitFigures): string[] {
+function unitsSection(
+  f: Record<string, Figures>,
+  rounds: Record<string, Figures>[],
+  units: StoreUnitFigures,
+): string[] {
   const echo = f.echo!.cpu_us ?? Number.NaN;
   const paths: [string, keyof StoreUnits][] = [
     ['newLead', 'new_lead_cpu_us'],
@@ -113,7 +129,8 @@ function unitsSection(f: Record<string, Figures>, rounds: Record<string, Figures
     ['answers', 'answers_cpu_us'],
   ];
   // Each round's gateway figure less that round's unit: the medians above may come from different rounds.
-  const perRound = (key: string, unit: keyof StoreUnits) => rounds.map((r, i) => Math.round((r[key]!.cpu_us ?? Number.NaN) - units.rounds[i]![unit])).join(', ');
+  const perRound = (key: string, unit: keyof StoreUnits) =>
+    rounds.map((r, i) => Math.round((r[key]!.cpu_us ?? Number.NaN) - units.rounds[i]![unit])).join(', ');
   return [
     `The store's units of work alone, in the same run (bench/store-unit.ts: the built services called in one process on a fresh file at FULL, ${units.concurrency} units in flight, committed in groups; no HTTP, validation, logging or reply), and what each path costs around its unit:`,
     '',
@@ -129,7 +146,12 @@ function unitsSection(f: Record<string, Figures>, rounds: Record<string, Figures
 }
 
 /** The targets and context of a whole run (not of `--only engines`, which measures none of their scenarios). */
-function fullRunSections(f: Record<string, Figures>, rounds: Record<string, Figures>[], units: StoreUnitFigures, run: RunSettings): { goals: Goal[]; lines: string[] } {
+function fullRunSections(
+  f: Record<string, Figures>,
+  rounds: Record<string, Figures>[],
+  units: StoreUnitFigures,
+  run: RunSettings,
+): { goals: Goal[]; lines: string[] } {
   const get = (k: string) => f[k]!;
   const cpu = (k: string) => get(k).cpu_us ?? Number.NaN;
   // Gateway CPU per request at the run's connections, FULL durability, production logging.
@@ -137,14 +159,40 @@ function fullRunSections(f: Record<string, Figures>, rounds: Record<string, Figu
     { name: 'v1 new lead, gateway CPU µs/req', value: cpu('newLead'), limit: 260, kind: 'max' },
     { name: 'v1 replay, gateway CPU µs/req', value: cpu('replay'), limit: 170, kind: 'max' },
     { name: 'v1 answers, gateway CPU µs/req', value: cpu('answers'), limit: 180, kind: 'max' },
-    { name: 'legacy POST leads/ CPU / v1 new lead CPU', value: ratio(cpu('legacy'), cpu('newLead')), limit: 1.1, kind: 'max' },
+    {
+      name: 'legacy POST leads/ CPU / v1 new lead CPU',
+      value: ratio(cpu('legacy'), cpu('newLead')),
+      limit: 1.1,
+      kind: 'max',
+    },
     { name: 'legacy pass-through, gateway CPU µs/req', value: cpu('passThrough'), limit: 110, kind: 'max' },
-    { name: `v1 new lead p99 at ${run.connections} connections (ms)`, value: get('newLead').p99_ms, limit: 20, kind: 'max' },
-    { name: `peak RSS over ${run.submissions} submissions (MB)`, value: get('long').peak_rss_mb, limit: 250, kind: 'max' },
-    { name: `new lead CPU with ${run.submissions} stored / empty`, value: ratio(cpu('newLeadFilled'), cpu('newLead')), limit: 1.1, kind: 'max' },
+    {
+      name: `v1 new lead p99 at ${run.connections} connections (ms)`,
+      value: get('newLead').p99_ms,
+      limit: 20,
+      kind: 'max',
+    },
+    {
+      name: `peak RSS over ${run.submissions} submissions (MB)`,
+      value: get('long').peak_rss_mb,
+      limit: 250,
+      kind: 'max',
+    },
+    {
+      name: `new lead CPU with ${run.submissions} stored / empty`,
+      value: ratio(cpu('newLeadFilled'), cpu('newLead')),
+      limit: 1.1,
+      kind: 'max',
+    },
   ];
   const trips = f.newLeadPg?.round_trips ?? f.newLeadPg?.statements;
-  if (trips != null) goals.push({ name: `database round trips per new lead (PostgreSQL${f.newLeadPg!.round_trips == null ? ': statements, no round-trip counter' : ''})`, value: trips, limit: 4, kind: 'max' });
+  if (trips != null)
+    goals.push({
+      name: `database round trips per new lead (PostgreSQL${f.newLeadPg!.round_trips == null ? ': statements, no round-trip counter' : ''})`,
+      value: trips,
+      limit: 4,
+      kind: 'max',
+    });
   const perRound = (key: string, base: string) => rounds.map((r) => ratio(r[key]!.rps, r[base]!.rps)).join(', ');
   const lines = [
     ...targetTable(goals),
@@ -173,7 +221,13 @@ function fullRunSections(f: Record<string, Figures>, rounds: Record<string, Figu
 }
 
 /** `units`: the store's units alone, null when not measured (`--only engines`). */
-export function report(f: Record<string, Figures>, rounds: Record<string, Figures>[], detail: PostgresDetail, units: StoreUnitFigures | null, run: RunSettings): void {
+export function report(
+  f: Record<string, Figures>,
+  rounds: Record<string, Figures>[],
+  detail: PostgresDetail,
+  units: StoreUnitFigures | null,
+  run: RunSettings,
+): void {
   const when = new Date().toISOString();
   const machine = `${cpus().length} × ${cpus()[0]?.model ?? 'cpu'}, Node ${process.version}`;
   const rows = Object.entries(f).map(([key, r]) => {
@@ -204,7 +258,19 @@ export function report(f: Record<string, Figures>, rounds: Record<string, Figure
   // A quick run of the engines alone keeps names of its own: latest.md stays the last whole run.
   const prefix = run.only ? `${run.only}-` : '';
   const stamp = `${prefix}${when.replace(/[:.]/g, '-')}`;
-  const json = { when, machine, generator: run.generator, connections: run.connections, duration_s: run.durationS, rounds, figures: f, store_units: units, only: run.only, targets: goals.map((g) => ({ ...g, met: met(g) })), postgres: detail };
+  const json = {
+    when,
+    machine,
+    generator: run.generator,
+    connections: run.connections,
+    duration_s: run.durationS,
+    rounds,
+    figures: f,
+    store_units: units,
+    only: run.only,
+    targets: goals.map((g) => ({ ...g, met: met(g) })),
+    postgres: detail,
+  };
   const text = JSON.stringify(json, null, 2) + '\n';
   writeFileSync(join(run.out, `${stamp}.json`), text);
   writeFileSync(join(run.out, `${stamp}.md`), markdown);
@@ -215,7 +281,9 @@ export function report(f: Record<string, Figures>, rounds: Record<string, Figure
   // A scenario with failed requests measured something else than it says: the run does not count.
   const broken = Object.values(f).filter((r) => r.errors > 0 || r.non_2xx > 0);
   if (broken.length > 0) {
-    console.error(`Requests failed in: ${broken.map((r) => r.scenario).join(', ')}. Fix the scenario before reading its figures.`);
+    console.error(
+      `Requests failed in: ${broken.map((r) => r.scenario).join(', ')}. Fix the scenario before reading its figures.`,
+    );
     process.exitCode = 1;
   }
 }

@@ -17,7 +17,14 @@ import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { CHILD_ADMIN_TOKEN, ROOT, memoryOf, postJson, spawnGateway, type ChildGateway } from '../test/support/child-gateway.js';
+import {
+  CHILD_ADMIN_TOKEN,
+  ROOT,
+  memoryOf,
+  postJson,
+  spawnGateway,
+  type ChildGateway,
+} from '../test/support/child-gateway.js';
 import { freePort } from '../test/support/postgres.js';
 import { combine, measure as measureWith, median, type Figures, type Load, type Target } from './measure.js';
 import { bodyOf, generatorName } from './load.js';
@@ -36,7 +43,8 @@ const { values: args } = parseArgs({
     only: { type: 'string' },
   },
 });
-if (args.only !== undefined && args.only !== 'engines') throw new Error(`--only takes one value, engines (not ${args.only})`);
+if (args.only !== undefined && args.only !== 'engines')
+  throw new Error(`--only takes one value, engines (not ${args.only})`);
 /** `engines`: the echo and the four paths on both engines only (the quick comparison). */
 const ONLY: 'engines' | null = args.only === 'engines' ? 'engines' : null;
 const DURATION = Number(args.duration);
@@ -63,10 +71,21 @@ const at = (gw: ChildGateway): Target => ({ pid: gw.pid, gateway: gw.address });
 
 /** The store-unit reference on a fresh file in `work`: its one JSON line. */
 async function storeUnits(work: string, round: number, children: { stop(): unknown }[]): Promise<StoreUnits> {
-  const child = spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'bench', 'store-unit.ts'), join(work, `unit${round}.db`), '--units', String(STORE_UNITS)], {
-    cwd: ROOT,
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
+  const child = spawn(
+    process.execPath,
+    [
+      '--import',
+      'tsx',
+      join(ROOT, 'bench', 'store-unit.ts'),
+      join(work, `unit${round}.db`),
+      '--units',
+      String(STORE_UNITS),
+    ],
+    {
+      cwd: ROOT,
+      stdio: ['ignore', 'pipe', 'inherit'],
+    },
+  );
   children.push({ stop: () => child.kill() });
   let out = '';
   child.stdout!.on('data', (chunk: Buffer) => (out += chunk.toString()));
@@ -74,12 +93,17 @@ async function storeUnits(work: string, round: number, children: { stop(): unkno
   const code = await new Promise<number | null>((resolve) => child.on('close', resolve));
   if (code !== 0) throw new Error(`the store-unit reference exited with ${code}`);
   const units = JSON.parse(out) as StoreUnits;
-  console.error(`  store units alone: new lead ${Math.round(units.new_lead_cpu_us)} µs, replay ${Math.round(units.replay_cpu_us)} µs, answers ${Math.round(units.answers_cpu_us)} µs`);
+  console.error(
+    `  store units alone: new lead ${Math.round(units.new_lead_cpu_us)} µs, replay ${Math.round(units.replay_cpu_us)} µs, answers ${Math.round(units.answers_cpu_us)} µs`,
+  );
   return units;
 }
 
 /** A reference server from bench/servers.ts, resolved with its address once it listens. */
-async function startServer(mode: 'echo' | 'upstream' | 'proxy' | 'undici', target?: string): Promise<{ address: string; child: ChildProcess }> {
+async function startServer(
+  mode: 'echo' | 'upstream' | 'proxy' | 'undici',
+  target?: string,
+): Promise<{ address: string; child: ChildProcess }> {
   const args = ['--import', 'tsx', join(ROOT, 'bench', 'servers.ts'), mode, ...(target ? [target] : [])];
   const child = spawn(process.execPath, args, { cwd: ROOT, stdio: ['ignore', 'pipe', 'inherit'] });
   const address = await new Promise<string>((resolve, reject) => {
@@ -127,7 +151,10 @@ http {
   const address = `http://127.0.0.1:${port}`;
   for (let tries = 0; tries < 50; tries++) {
     if (child.exitCode !== null) return null;
-    const up = await fetch(`${address}/api/bots/api/employees/`).then((r) => r.ok, () => false);
+    const up = await fetch(`${address}/api/bots/api/employees/`).then(
+      (r) => r.ok,
+      () => false,
+    );
     if (up) return { address, child };
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
@@ -136,12 +163,18 @@ http {
 }
 
 /** The built gateway on a SQLite file (`FULL` or `OFF`), or on a PostgreSQL database (a URL). */
-async function startGateway(store: { path: string; synchronous: 'FULL' | 'OFF' } | { url: string }, upstream?: string, extra: Record<string, string> = {}): Promise<ChildGateway> {
+async function startGateway(
+  store: { path: string; synchronous: 'FULL' | 'OFF' } | { url: string },
+  upstream?: string,
+  extra: Record<string, string> = {},
+): Promise<ChildGateway> {
   return spawnGateway({
     entry: 'dist',
     env: {
       // PostgreSQL keeps the gateway's default pool (DATABASE_POOL_SIZE, 10 connections).
-      ...('url' in store ? { DATABASE_URL: store.url } : { DATABASE_PATH: store.path, SQLITE_SYNCHRONOUS: store.synchronous }),
+      ...('url' in store
+        ? { DATABASE_URL: store.url }
+        : { DATABASE_PATH: store.path, SQLITE_SYNCHRONOUS: store.synchronous }),
       // The limiter still runs (its cost is part of every figure) but never refuses.
       RATE_LIMIT_PER_MINUTE: '1000000',
       ...(upstream ? { LEGACY_UPSTREAM_URL: upstream } : {}),
@@ -154,8 +187,11 @@ async function issueKeys(gw: ChildGateway): Promise<string> {
   const admin = { authorization: `Bearer ${CHILD_ADMIN_TOKEN}` };
   const issued = await postJson(`${gw.address}/admin/v1/integrations/${BENCH_INTEGRATION}/keys`, admin, {});
   if (issued.status !== 201) throw new Error(`issuing a key: ${issued.status} ${JSON.stringify(issued.body)}`);
-  const imported = await postJson(`${gw.address}/admin/v1/integrations/${BENCH_INTEGRATION}/keys/import`, admin, { key: LEGACY_KEY });
-  if (imported.status !== 201) throw new Error(`importing the legacy key: ${imported.status} ${JSON.stringify(imported.body)}`);
+  const imported = await postJson(`${gw.address}/admin/v1/integrations/${BENCH_INTEGRATION}/keys/import`, admin, {
+    key: LEGACY_KEY,
+  });
+  if (imported.status !== 201)
+    throw new Error(`importing the legacy key: ${imported.status} ${JSON.stringify(imported.body)}`);
   return issued.body.key as string;
 }
 
@@ -167,20 +203,41 @@ async function issueKeys(gw: ChildGateway): Promise<string> {
 const storedOf = (newLead: Figures) => Math.max(1, Math.min(1000, newLead.sent));
 
 /** The forwarding references: the upstream alone, then each bare proxy to it. */
-async function references(work: string, upstream: { address: string; child: ChildProcess }, figures: Record<string, Figures>, children: { stop(): unknown }[]): Promise<void> {
-  figures.direct = await measure('upstream direct', { url: `${upstream.address}/api/bots/api/employees/`, method: 'GET' }, upstream.child.pid!);
+async function references(
+  work: string,
+  upstream: { address: string; child: ChildProcess },
+  figures: Record<string, Figures>,
+  children: { stop(): unknown }[],
+): Promise<void> {
+  figures.direct = await measure(
+    'upstream direct',
+    { url: `${upstream.address}/api/bots/api/employees/`, method: 'GET' },
+    upstream.child.pid!,
+  );
   const proxy = await startServer('proxy', upstream.address);
   children.push({ stop: () => proxy.child.kill() });
-  figures.bareProxy = await measure('bare reply-from proxy', { url: `${proxy.address}/api/bots/api/employees/`, method: 'GET' }, proxy.child.pid!);
+  figures.bareProxy = await measure(
+    'bare reply-from proxy',
+    { url: `${proxy.address}/api/bots/api/employees/`, method: 'GET' },
+    proxy.child.pid!,
+  );
   proxy.child.kill();
   const undiciProxy = await startServer('undici', upstream.address);
   children.push({ stop: () => undiciProxy.child.kill() });
-  figures.undiciProxy = await measure('bare undici stream proxy', { url: `${undiciProxy.address}/api/bots/api/employees/`, method: 'GET' }, undiciProxy.child.pid!);
+  figures.undiciProxy = await measure(
+    'bare undici stream proxy',
+    { url: `${undiciProxy.address}/api/bots/api/employees/`, method: 'GET' },
+    undiciProxy.child.pid!,
+  );
   undiciProxy.child.kill();
   const nginx = await startNginx(work, upstream.address);
   if (nginx) {
     children.push({ stop: () => nginx.child.kill() });
-    figures.nginxProxy = await measure('nginx proxy', { url: `${nginx.address}/api/bots/api/employees/`, method: 'GET' }, nginx.child.pid!);
+    figures.nginxProxy = await measure(
+      'nginx proxy',
+      { url: `${nginx.address}/api/bots/api/employees/`, method: 'GET' },
+      nginx.child.pid!,
+    );
     nginx.child.kill();
   }
 }
@@ -200,7 +257,11 @@ async function shortRound(
   // 1. The baseline: a plain Fastify JSON echo; and the store's units of work without any HTTP.
   const echo = await startServer('echo');
   children.push({ stop: () => echo.child.kill() });
-  figures.echo = await measure('echo baseline', { url: `${echo.address}/echo`, body: leadTemplate(`echo${round}`) }, echo.child.pid!);
+  figures.echo = await measure(
+    'echo baseline',
+    { url: `${echo.address}/echo`, body: leadTemplate(`echo${round}`) },
+    echo.child.pid!,
+  );
   echo.child.kill();
   const units = ONLY ? null : await storeUnits(work, round, children);
 
@@ -213,11 +274,23 @@ async function shortRound(
   const v1Key = await issueKeys(full);
   const v1 = { authorization: `Bearer ${v1Key}` };
   const run = `new${round}`;
-  figures.newLead = await measure('v1 new lead (FULL)', { url: `${full.address}${LEADS}`, headers: v1, body: leadTemplate(run) }, at(full));
+  figures.newLead = await measure(
+    'v1 new lead (FULL)',
+    { url: `${full.address}${LEADS}`, headers: v1, body: leadTemplate(run) },
+    at(full),
+  );
   // Replays of events the previous scenario stored, byte for byte the same bodies.
   const stored = storedOf(figures.newLead);
-  figures.replay = await measure('v1 replay', { url: `${full.address}${LEADS}`, headers: v1, body: replayTemplate(run, stored) }, at(full));
-  figures.answers = await measure('v1 answers', { url: `${full.address}${ANSWERS}`, headers: v1, body: answersTemplate(run, stored) }, at(full));
+  figures.replay = await measure(
+    'v1 replay',
+    { url: `${full.address}${LEADS}`, headers: v1, body: replayTemplate(run, stored) },
+    at(full),
+  );
+  figures.answers = await measure(
+    'v1 answers',
+    { url: `${full.address}${ANSWERS}`, headers: v1, body: answersTemplate(run, stored) },
+    at(full),
+  );
   figures.legacy = await measure(
     'legacy POST leads/',
     {
@@ -227,7 +300,12 @@ async function shortRound(
     },
     at(full),
   );
-  if (!ONLY) figures.passThrough = await measure('legacy pass-through', { url: `${full.address}/api/bots/api/employees/`, method: 'GET', headers: { 'x-bot-api-key': LEGACY_KEY } }, at(full));
+  if (!ONLY)
+    figures.passThrough = await measure(
+      'legacy pass-through',
+      { url: `${full.address}/api/bots/api/employees/`, method: 'GET', headers: { 'x-bot-api-key': LEGACY_KEY } },
+      at(full),
+    );
   await full.stop();
   upstream.child.kill();
   if (!ONLY) await durabilityAndChecks(work, round, run, figures, children);
@@ -238,37 +316,82 @@ async function shortRound(
 }
 
 /** Durability's price and the response checks' on SQLite: the new lead at synchronous=OFF, and with RESPONSE_CHECKS=on. */
-async function durabilityAndChecks(work: string, round: number, run: string, figures: Record<string, Figures>, children: { stop(): unknown }[]): Promise<void> {
+async function durabilityAndChecks(
+  work: string,
+  round: number,
+  run: string,
+  figures: Record<string, Figures>,
+  children: { stop(): unknown }[],
+): Promise<void> {
   // 3. Durability's price: the same submissions with synchronous=OFF.
   const off = await startGateway({ path: join(work, `off${round}.db`), synchronous: 'OFF' });
   children.push(off);
   const offKey = await issueKeys(off);
-  figures.newLeadOff = await measure('v1 new lead (OFF)', { url: `${off.address}${LEADS}`, headers: { authorization: `Bearer ${offKey}` }, body: leadTemplate(run) }, at(off));
+  figures.newLeadOff = await measure(
+    'v1 new lead (OFF)',
+    { url: `${off.address}${LEADS}`, headers: { authorization: `Bearer ${offKey}` }, body: leadTemplate(run) },
+    at(off),
+  );
   await off.stop();
 
   // 3b. What checking every response against its schema costs (RESPONSE_CHECKS=on: the tests' setting).
-  const checked = await startGateway({ path: join(work, `checked${round}.db`), synchronous: 'FULL' }, undefined, { RESPONSE_CHECKS: 'on' });
+  const checked = await startGateway({ path: join(work, `checked${round}.db`), synchronous: 'FULL' }, undefined, {
+    RESPONSE_CHECKS: 'on',
+  });
   children.push(checked);
   const checkedKey = { authorization: `Bearer ${await issueKeys(checked)}` };
-  figures.newLeadChecked = await measure('v1 new lead (RESPONSE_CHECKS=on)', { url: `${checked.address}${LEADS}`, headers: checkedKey, body: leadTemplate(run) }, at(checked));
-  figures.replayChecked = await measure('v1 replay (RESPONSE_CHECKS=on)', { url: `${checked.address}${LEADS}`, headers: checkedKey, body: replayTemplate(run, storedOf(figures.newLeadChecked)) }, at(checked));
+  figures.newLeadChecked = await measure(
+    'v1 new lead (RESPONSE_CHECKS=on)',
+    { url: `${checked.address}${LEADS}`, headers: checkedKey, body: leadTemplate(run) },
+    at(checked),
+  );
+  figures.replayChecked = await measure(
+    'v1 replay (RESPONSE_CHECKS=on)',
+    {
+      url: `${checked.address}${LEADS}`,
+      headers: checkedKey,
+      body: replayTemplate(run, storedOf(figures.newLeadChecked)),
+    },
+    at(checked),
+  );
   await checked.stop();
 }
 
 /** The PostgreSQL rows of one round; the first round also lists one new lead's statements into `detail`. */
-async function postgresScenarios(cluster: BenchCluster, run: string, detail: PostgresDetail | null, children: { stop(): unknown }[]): Promise<Record<string, Figures>> {
+async function postgresScenarios(
+  cluster: BenchCluster,
+  run: string,
+  detail: PostgresDetail | null,
+  children: { stop(): unknown }[],
+): Promise<Record<string, Figures>> {
   const database: BenchDatabase = await cluster.database();
   const gw = await startGateway({ url: database.url });
   children.push(gw);
   const headers = { authorization: `Bearer ${await issueKeys(gw)}` };
   const target = { ...at(gw), postgres: database };
   const figures: Record<string, Figures> = {};
-  figures.newLeadPg = await measure('v1 new lead (PostgreSQL)', { url: `${gw.address}${LEADS}`, headers, body: leadTemplate(run) }, target);
+  figures.newLeadPg = await measure(
+    'v1 new lead (PostgreSQL)',
+    { url: `${gw.address}${LEADS}`, headers, body: leadTemplate(run) },
+    target,
+  );
   if (detail) detail.loadStatements = await database.statements();
   const stored = storedOf(figures.newLeadPg);
-  figures.replayPg = await measure('v1 replay (PostgreSQL)', { url: `${gw.address}${LEADS}`, headers, body: replayTemplate(run, stored) }, target);
-  figures.answersPg = await measure('v1 answers (PostgreSQL)', { url: `${gw.address}${ANSWERS}`, headers, body: answersTemplate(run, stored) }, target);
-  figures.legacyPg = await measure('legacy POST leads/ (PostgreSQL)', { url: `${gw.address}/api/bots/api/leads/`, headers: { 'x-bot-api-key': LEGACY_KEY }, body: legacyLeadTemplate() }, target);
+  figures.replayPg = await measure(
+    'v1 replay (PostgreSQL)',
+    { url: `${gw.address}${LEADS}`, headers, body: replayTemplate(run, stored) },
+    target,
+  );
+  figures.answersPg = await measure(
+    'v1 answers (PostgreSQL)',
+    { url: `${gw.address}${ANSWERS}`, headers, body: answersTemplate(run, stored) },
+    target,
+  );
+  figures.legacyPg = await measure(
+    'legacy POST leads/ (PostgreSQL)',
+    { url: `${gw.address}/api/bots/api/leads/`, headers: { 'x-bot-api-key': LEGACY_KEY }, body: legacyLeadTemplate() },
+    target,
+  );
   if (detail) {
     // A new lead's three outcomes, each sent alone: the load above makes only new persons.
     detail.outcomes = await probeOutcomes(gw, headers, run, stored, database);
@@ -277,7 +400,10 @@ async function postgresScenarios(cluster: BenchCluster, run: string, detail: Pos
     await new Promise((resolve) => setTimeout(resolve, 1_500));
     detail.oneNewLead = await database.trace(async () => {
       // A phone no scenario uses: a new person, as in the new-lead scenario.
-      const sent = await postJson(`${gw.address}${LEADS}`, headers, { ...(JSON.parse(bodyOf(leadTemplate(`${run}-alone`), 0)) as object), phone: '+998931234567' });
+      const sent = await postJson(`${gw.address}${LEADS}`, headers, {
+        ...(JSON.parse(bodyOf(leadTemplate(`${run}-alone`), 0)) as object),
+        phone: '+998931234567',
+      });
       if (sent.status !== 201) throw new Error(`the traced new lead answered ${sent.status}`);
     });
   }
@@ -294,7 +420,10 @@ function checkNewPersons(path: string, atLeast: number): void {
   try {
     const count = (table: string) => (db.prepare(`SELECT count(*) AS n FROM ${table}`).get() as { n: number }).n;
     const [contacts, leads] = [count('contacts'), count('leads')];
-    if (contacts < atLeast || leads < atLeast) throw new Error(`the stored-data scenario stored ${contacts} persons and ${leads} leads, fewer than the ${atLeast} it answered`);
+    if (contacts < atLeast || leads < atLeast)
+      throw new Error(
+        `the stored-data scenario stored ${contacts} persons and ${leads} leads, fewer than the ${atLeast} it answered`,
+      );
   } finally {
     db.close();
   }
@@ -317,12 +446,23 @@ async function main(): Promise<void> {
   process.on('SIGINT', interrupted);
   process.on('SIGTERM', interrupted);
   try {
-    console.error(`lead-gateway benchmark${ONLY ? ` (${ONLY} only)` : ''}: ${ROUNDS} rounds, ${CONNECTIONS} connections, ${DURATION} s per scenario (after ${WARMUP_S} s warm-up)`);
+    console.error(
+      `lead-gateway benchmark${ONLY ? ` (${ONLY} only)` : ''}: ${ROUNDS} rounds, ${CONNECTIONS} connections, ${DURATION} s per scenario (after ${WARMUP_S} s warm-up)`,
+    );
     const started = await startBenchPostgres();
     const cluster = 'reason' in started ? null : started;
     if (cluster) children.push({ stop: () => cluster.stop() });
-    const detail: PostgresDetail = { server: cluster ? cluster.description : `not measured: ${(started as { reason: string }).reason}`, loadStatements: [], oneNewLead: null, outcomes: [] };
-    console.error(cluster ? `${detail.server}: a throwaway cluster beside the SQLite files` : `PostgreSQL ${detail.server}; the SQLite rows only`);
+    const detail: PostgresDetail = {
+      server: cluster ? cluster.description : `not measured: ${(started as { reason: string }).reason}`,
+      loadStatements: [],
+      oneNewLead: null,
+      outcomes: [],
+    };
+    console.error(
+      cluster
+        ? `${detail.server}: a throwaway cluster beside the SQLite files`
+        : `PostgreSQL ${detail.server}; the SQLite rows only`,
+    );
     // These machines are shared: a neighbour's burst can halve one measurement. Every short scenario is
     // run in each round, next to its baseline, and the median over the rounds is reported.
     const rounds: Record<string, Figures>[] = [];
@@ -334,7 +474,16 @@ async function main(): Promise<void> {
       if (measured.units) unitRounds.push(measured.units);
     }
     const figures = combine(rounds);
-    const settings = { connections: CONNECTIONS, durationS: DURATION, warmupS: WARMUP_S, rounds: ROUNDS, submissions: SUBMISSIONS, generator: generatorName(), out: args.out, only: ONLY };
+    const settings = {
+      connections: CONNECTIONS,
+      durationS: DURATION,
+      warmupS: WARMUP_S,
+      rounds: ROUNDS,
+      submissions: SUBMISSIONS,
+      generator: generatorName(),
+      out: args.out,
+      only: ONLY,
+    };
     if (ONLY) {
       report(figures, rounds, detail, null, settings);
       return;
@@ -345,7 +494,17 @@ async function main(): Promise<void> {
     const long = await startGateway({ path: longDb, synchronous: 'FULL' });
     children.push(long);
     const longKey = await issueKeys(long);
-    figures.long = await measure(`${SUBMISSIONS} submissions`, { url: `${long.address}${LEADS}`, headers: { authorization: `Bearer ${longKey}` }, body: leadTemplate('long'), amount: SUBMISSIONS }, at(long), false);
+    figures.long = await measure(
+      `${SUBMISSIONS} submissions`,
+      {
+        url: `${long.address}${LEADS}`,
+        headers: { authorization: `Bearer ${longKey}` },
+        body: leadTemplate('long'),
+        amount: SUBMISSIONS,
+      },
+      at(long),
+      false,
+    );
     figures.long.peak_rss_mb = Math.round((memoryOf(long.pid)?.peak ?? 0) / 1048576);
     await long.stop();
 
@@ -357,7 +516,18 @@ async function main(): Promise<void> {
       const filled = await startGateway({ path: longDb, synchronous: 'FULL' });
       children.push(filled);
       const offset = FILLED_OFFSET + round * FILLED_STRIDE;
-      filledRounds.push({ filled: await measure(`v1 new lead (${SUBMISSIONS} stored)`, { url: `${filled.address}${LEADS}`, headers: { authorization: `Bearer ${longKey}` }, body: leadTemplate('filled'), offset }, at(filled)) });
+      filledRounds.push({
+        filled: await measure(
+          `v1 new lead (${SUBMISSIONS} stored)`,
+          {
+            url: `${filled.address}${LEADS}`,
+            headers: { authorization: `Bearer ${longKey}` },
+            body: leadTemplate('filled'),
+            offset,
+          },
+          at(filled),
+        ),
+      });
       await filled.stop();
     }
     figures.newLeadFilled = combine(filledRounds).filled!;

@@ -52,7 +52,9 @@ function pgbenchBinary(): string | null {
   if (onPath) return onPath;
   const root = '/usr/lib/postgresql';
   if (!existsSync(root)) return null;
-  const found = readdirSync(root).map((v) => join(root, v, 'bin', 'pgbench')).filter((p) => existsSync(p));
+  const found = readdirSync(root)
+    .map((v) => join(root, v, 'bin', 'pgbench'))
+    .filter((p) => existsSync(p));
   return found.at(-1) ?? null;
 }
 
@@ -69,13 +71,38 @@ async function groupCommit(database: BenchDatabase): Promise<CommitFigures[] | s
     const rows: CommitFigures[] = [];
     for (const clients of COMMIT_CLIENTS) {
       await client.query("SELECT pg_stat_reset_shared('wal')");
-      const out = execFileSync(pgbench, ['-n', '-c', String(clients), '-j', String(Math.min(clients, 2)), '-T', String(DURATION), '-f', script, database.url], { encoding: 'utf8' });
-      const flushes = Number((await client.query<{ wal_sync: string }>('SELECT wal_sync FROM pg_stat_wal')).rows[0]!.wal_sync);
+      const out = execFileSync(
+        pgbench,
+        [
+          '-n',
+          '-c',
+          String(clients),
+          '-j',
+          String(Math.min(clients, 2)),
+          '-T',
+          String(DURATION),
+          '-f',
+          script,
+          database.url,
+        ],
+        { encoding: 'utf8' },
+      );
+      const flushes = Number(
+        (await client.query<{ wal_sync: string }>('SELECT wal_sync FROM pg_stat_wal')).rows[0]!.wal_sync,
+      );
       const done = Number(/actually processed: (\d+)/.exec(out)?.[1] ?? 0);
       const tps = Number(/tps = ([\d.]+)/.exec(out)?.[1] ?? 0);
       const latency = Number(/latency average = ([\d.]+) ms/.exec(out)?.[1] ?? 0);
-      rows.push({ clients, commits_per_s: Math.round(tps), latency_ms: latency, wal_flushes_per_s: Math.round(flushes / DURATION), commits_per_flush: Math.round((done / Math.max(1, flushes)) * 10) / 10 });
-      console.error(`  group commit, ${clients} clients: ${Math.round(tps)} commits/s, ${rows.at(-1)!.commits_per_flush} commits per WAL flush`);
+      rows.push({
+        clients,
+        commits_per_s: Math.round(tps),
+        latency_ms: latency,
+        wal_flushes_per_s: Math.round(flushes / DURATION),
+        commits_per_flush: Math.round((done / Math.max(1, flushes)) * 10) / 10,
+      });
+      console.error(
+        `  group commit, ${clients} clients: ${Math.round(tps)} commits/s, ${rows.at(-1)!.commits_per_flush} commits per WAL flush`,
+      );
     }
     rmSync(folder, { recursive: true, force: true });
     return rows;
@@ -87,7 +114,11 @@ async function groupCommit(database: BenchDatabase): Promise<CommitFigures[] | s
 /** The relay of bench/delay-proxy.ts in front of the database, and the database's URL through it. */
 async function relay(url: string, delayMs: number, children: { stop(): unknown }[]): Promise<string> {
   const target = new URL(url);
-  const child: ChildProcess = spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'bench', 'delay-proxy.ts'), target.hostname, target.port, String(delayMs)], { cwd: ROOT, stdio: ['ignore', 'pipe', 'inherit'] });
+  const child: ChildProcess = spawn(
+    process.execPath,
+    ['--import', 'tsx', join(ROOT, 'bench', 'delay-proxy.ts'), target.hostname, target.port, String(delayMs)],
+    { cwd: ROOT, stdio: ['ignore', 'pipe', 'inherit'] },
+  );
   children.push({ stop: () => child.kill('SIGTERM') });
   const port = await new Promise<string>((resolve, reject) => {
     child.on('exit', (code) => reject(new Error(`the relay exited with ${code}`)));
@@ -117,26 +148,49 @@ async function roundTripMs(url: string): Promise<number> {
 }
 
 async function startGateway(url: string, pool: number, children: { stop(): unknown }[]): Promise<ChildGateway> {
-  const gw = await spawnGateway({ entry: 'dist', env: { DATABASE_URL: url, DATABASE_POOL_SIZE: String(pool), RATE_LIMIT_PER_MINUTE: '1000000' } });
+  const gw = await spawnGateway({
+    entry: 'dist',
+    env: { DATABASE_URL: url, DATABASE_POOL_SIZE: String(pool), RATE_LIMIT_PER_MINUTE: '1000000' },
+  });
   children.push(gw);
   return gw;
 }
 
 async function issueKey(gw: ChildGateway): Promise<string> {
-  const issued = await postJson(`${gw.address}/admin/v1/integrations/${BENCH_INTEGRATION}/keys`, { authorization: `Bearer ${CHILD_ADMIN_TOKEN}` }, {});
+  const issued = await postJson(
+    `${gw.address}/admin/v1/integrations/${BENCH_INTEGRATION}/keys`,
+    { authorization: `Bearer ${CHILD_ADMIN_TOKEN}` },
+    {},
+  );
   if (issued.status !== 201) throw new Error(`issuing a key: ${issued.status} ${JSON.stringify(issued.body)}`);
   return issued.body.key as string;
 }
 
 let runs = 0;
 const leadBody = (run: string) =>
-  JSON.stringify({ event_id: `${run}-{i}`, external_contact_id: `telegram:${run}-{i}`, first_name: 'Scale', phone: '+9989{i+10000000}', answers: { course: 'python', age: 27 } });
+  JSON.stringify({
+    event_id: `${run}-{i}`,
+    external_contact_id: `telegram:${run}-{i}`,
+    first_name: 'Scale',
+    phone: '+9989{i+10000000}',
+    answers: { course: 'python', age: 27 },
+  });
 
 /** New leads on one gateway at `connections`; figures per request from its process. */
-async function newLeads(gw: ChildGateway, key: string, connections: number, postgres?: BenchDatabase): Promise<Figures> {
+async function newLeads(
+  gw: ChildGateway,
+  key: string,
+  connections: number,
+  postgres?: BenchDatabase,
+): Promise<Figures> {
   const target: Target = { pid: gw.pid, gateway: gw.address, ...(postgres ? { postgres } : {}) };
   const run = `scale${++runs}-${Date.now().toString(36)}`;
-  return measureWith({ ...SETTINGS, connections }, `new lead`, { url: `${gw.address}${LEADS}`, headers: { authorization: `Bearer ${key}` }, body: leadBody(run) }, target);
+  return measureWith(
+    { ...SETTINGS, connections },
+    `new lead`,
+    { url: `${gw.address}${LEADS}`, headers: { authorization: `Bearer ${key}` }, body: leadBody(run) },
+    target,
+  );
 }
 
 async function gatewayRows(cluster: BenchCluster, children: { stop(): unknown }[]): Promise<GatewayRow[]> {
@@ -154,7 +208,12 @@ async function gatewayRows(cluster: BenchCluster, children: { stop(): unknown }[
   await one('one replica, relay without delay', relayed, await relay(relayed.url, 0, children), 10);
   for (const pool of [10, 40]) {
     const far = await cluster.database();
-    await one(`one replica, ${DELAY_MS} ms each way${pool === 10 ? '' : `, pool ${pool}`}`, far, await relay(far.url, DELAY_MS, children), pool);
+    await one(
+      `one replica, ${DELAY_MS} ms each way${pool === 10 ? '' : `, pool ${pool}`}`,
+      far,
+      await relay(far.url, DELAY_MS, children),
+      pool,
+    );
   }
 
   // Two replicas on one database, half the load each: what the machine's two cores give in all.
@@ -174,7 +233,8 @@ async function gatewayRows(cluster: BenchCluster, children: { stop(): unknown }[
     p99_ms: Math.max(fa.p99_ms, fb.p99_ms),
     errors: fa.errors + fb.errors,
     non_2xx: fa.non_2xx + fb.non_2xx,
-    cpu_us: fa.cpu_us !== null && fb.cpu_us !== null ? Math.round((fa.cpu_us * fa.sent + fb.cpu_us * fb.sent) / sent) : null,
+    cpu_us:
+      fa.cpu_us !== null && fb.cpu_us !== null ? Math.round((fa.cpu_us * fa.sent + fb.cpu_us * fb.sent) / sent) : null,
     setting: 'two replicas, same machine',
     pool: 10,
     rtt_ms: await roundTripMs(shared.url),
@@ -194,8 +254,14 @@ function markdown(server: string, commits: CommitFigures[] | string, rows: Gatew
   ];
   if (typeof commits === 'string') lines.push(`Not measured: ${commits}.`);
   else {
-    lines.push('| clients | commits/s | latency ms | WAL flushes/s | commits per flush |', '|---:|---:|---:|---:|---:|');
-    for (const c of commits) lines.push(`| ${c.clients} | ${c.commits_per_s} | ${c.latency_ms} | ${c.wal_flushes_per_s} | ${c.commits_per_flush} |`);
+    lines.push(
+      '| clients | commits/s | latency ms | WAL flushes/s | commits per flush |',
+      '|---:|---:|---:|---:|---:|',
+    );
+    for (const c of commits)
+      lines.push(
+        `| ${c.clients} | ${c.commits_per_s} | ${c.latency_ms} | ${c.wal_flushes_per_s} | ${c.commits_per_flush} |`,
+      );
   }
   lines.push(
     '',
@@ -205,7 +271,10 @@ function markdown(server: string, commits: CommitFigures[] | string, rows: Gatew
     '|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
   );
   const or = (v: number | null) => (v === null ? '–' : String(v));
-  for (const r of rows) lines.push(`| ${r.setting} | ${r.rtt_ms} | ${r.pool} | ${r.rps} | ${r.p50_ms} | ${r.p99_ms} | ${or(r.cpu_us)} | ${or(r.pg_cpu_us)} | ${or(r.round_trips)} | ${or(r.statements)} | ${r.errors + r.non_2xx} |`);
+  for (const r of rows)
+    lines.push(
+      `| ${r.setting} | ${r.rtt_ms} | ${r.pool} | ${r.rps} | ${r.p50_ms} | ${r.p99_ms} | ${or(r.cpu_us)} | ${or(r.pg_cpu_us)} | ${or(r.round_trips)} | ${or(r.statements)} | ${r.errors + r.non_2xx} |`,
+    );
   return lines.join('\n') + '\n';
 }
 

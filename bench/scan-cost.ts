@@ -6,7 +6,11 @@ import { LeadSubmissionSchema } from '../src/intake/schemas.js';
 
 // The lead of the API's own example (its OpenAPI document shows it): a usual body.
 const lead = JSON.stringify((LeadSubmissionSchema.meta() as { examples: unknown[] }).examples[0]);
-const manyKeys = JSON.stringify({ event_id: 'x', external_contact_id: 'telegram:1', answers: Object.fromEntries(Array.from({ length: 90_000 }, (_, i) => [`k${i}`, 'x'])) });
+const manyKeys = JSON.stringify({
+  event_id: 'x',
+  external_contact_id: 'telegram:1',
+  answers: Object.fromEntries(Array.from({ length: 90_000 }, (_, i) => [`k${i}`, 'x'])),
+});
 const longStrings = JSON.stringify({ event_id: 'x', pads: Array.from({ length: 16 }, () => 'x'.repeat(65_000)) });
 
 /** Microseconds of this process's CPU per call, over enough calls to last ~1 s. */
@@ -29,8 +33,15 @@ for (const [name, text] of [
   ['90,000 answer keys', manyKeys],
   ['16 strings of 65,000', longStrings],
 ] as const) {
-  rows.push([name, `${text.length}`, cost(() => JSON.parse(text)), cost(() => scanJson(text, unlimited)), cost(() => scanJson(text, { counted: [ANSWERS_COUNTED] }))]);
+  rows.push([
+    name,
+    `${text.length}`,
+    cost(() => JSON.parse(text)),
+    cost(() => scanJson(text, unlimited)),
+    cost(() => scanJson(text, { counted: [ANSWERS_COUNTED] })),
+  ]);
 }
 console.log('| body | chars | JSON.parse µs | scan, whole text µs | scan, answers counted µs |');
 console.log('|---|---:|---:|---:|---:|');
-for (const [name, chars, parse, scan, stopped] of rows) console.log(`| ${name} | ${chars} | ${parse.toFixed(1)} | ${scan.toFixed(1)} | ${stopped.toFixed(1)} |`);
+for (const [name, chars, parse, scan, stopped] of rows)
+  console.log(`| ${name} | ${chars} | ${parse.toFixed(1)} | ${scan.toFixed(1)} | ${stopped.toFixed(1)} |`);

@@ -16,7 +16,12 @@ const app = Fastify({ logger: false });
 if (mode === 'echo') {
   app.post('/echo', async (request, reply) => reply.code(201).send(request.body));
 } else if (mode === 'upstream') {
-  const employees = Array.from({ length: 5 }, (_, i) => ({ id: `emp-${i}`, username: `employee${i}`, first_name: 'Employee', last_name: String(i) }));
+  const employees = Array.from({ length: 5 }, (_, i) => ({
+    id: `emp-${i}`,
+    username: `employee${i}`,
+    first_name: 'Employee',
+    last_name: String(i),
+  }));
   app.get('/api/bots/api/employees/', async () => employees);
 } else if (mode === 'proxy' && process.argv[3]) {
   await app.register(replyFrom, { base: process.argv[3], retryMethods: [], disableRequestLogging: true });
@@ -25,19 +30,17 @@ if (mode === 'echo') {
   const base = process.argv[3];
   const agent = new Agent({ keepAliveTimeout: 10_000 });
   const server = createServer((req, res) => {
-    stream(
-      `${base}${req.url}`,
-      { method: 'GET', dispatcher: agent },
-      ({ statusCode, headers }) => {
-        res.writeHead(statusCode, { 'content-type': String(headers['content-type'] ?? 'application/json') });
-        return res;
-      },
-    ).catch(() => {
+    stream(`${base}${req.url}`, { method: 'GET', dispatcher: agent }, ({ statusCode, headers }) => {
+      res.writeHead(statusCode, { 'content-type': String(headers['content-type'] ?? 'application/json') });
+      return res;
+    }).catch(() => {
       if (!res.headersSent) res.writeHead(502).end();
       else res.destroy();
     });
   });
-  server.listen(0, '127.0.0.1', () => console.log(`listening http://127.0.0.1:${(server.address() as { port: number }).port}`));
+  server.listen(0, '127.0.0.1', () =>
+    console.log(`listening http://127.0.0.1:${(server.address() as { port: number }).port}`),
+  );
   process.on('SIGTERM', () => server.close(() => process.exit(0)));
 } else {
   console.error('usage: servers.ts echo|upstream|proxy <upstream-url>|undici <upstream-url>');

@@ -35,7 +35,9 @@ const { values: options, positionals } = parseArgs({
 });
 const path = positionals[0];
 if (!path) {
-  console.error('usage: store-unit.ts <database-file> [--units 10000] [--warmup 1000] [--replayed 1000] [--run unit] [--from 0] [--source]');
+  console.error(
+    'usage: store-unit.ts <database-file> [--units 10000] [--warmup 1000] [--replayed 1000] [--run unit] [--from 0] [--source]',
+  );
   process.exit(2);
 }
 const units = Number(options.units);
@@ -46,7 +48,9 @@ const REPLAYED = Math.min(Number(options.replayed), units);
 
 // The build the gateway runs (npm run bench builds it first), typed by its sources.
 const built = (module: string): Promise<unknown> =>
-  import(pathToFileURL(options.source ? join(ROOT, 'src', module.replace(/\.js$/, '.ts')) : join(ROOT, 'dist', module)).href);
+  import(
+    pathToFileURL(options.source ? join(ROOT, 'src', module.replace(/\.js$/, '.ts')) : join(ROOT, 'dist', module)).href
+  );
 const { openStore } = (await built('store/open-store.js')) as typeof import('../src/store/open-store.js');
 const { createRulesHolder } = (await built('rules/loader.js')) as typeof import('../src/rules/loader.js');
 const { submitLead } = (await built('intake/service.js')) as typeof import('../src/intake/service.js');
@@ -76,10 +80,14 @@ async function phase(count: number, first: number, unit: (i: number) => Promise<
 }
 
 // The bodies as the route hands them over, parsed before any phase so that no zod parse is measured.
-const leads = Array.from({ length: WARMUP + units }, (_, i) => LeadSubmissionSchema.parse(JSON.parse(bodyOf(leadTemplate(options.run), from + i))));
+const leads = Array.from({ length: WARMUP + units }, (_, i) =>
+  LeadSubmissionSchema.parse(JSON.parse(bodyOf(leadTemplate(options.run), from + i))),
+);
 // Their events numbered from `from` too: a second run of the same name on the file makes new ones.
 const answers = Array.from({ length: units }, (_, i) =>
-  AnswersSubmissionSchema.parse(JSON.parse(bodyOf(answersTemplate(options.run, REPLAYED, from + WARMUP, `${options.run}-${from}-answers`), i))),
+  AnswersSubmissionSchema.parse(
+    JSON.parse(bodyOf(answersTemplate(options.run, REPLAYED, from + WARMUP, `${options.run}-${from}-answers`), i)),
+  ),
 );
 
 /** A unit that must have done what its phase says, or its figure would measure something else. */
@@ -104,7 +112,18 @@ const replay = await phase(units, 0, async (i) => {
 });
 const answered = await phase(units, 0, async (i) => {
   const reply = await submitAnswers(deps, integration, answers[i]!);
-  must(!reply.replayed && reply.answers.written.length > 0 && reply.contact_id === persons[WARMUP + (i % REPLAYED)], `answers ${i} did not write to lead ${WARMUP + (i % REPLAYED)}'s person`);
+  must(
+    !reply.replayed && reply.answers.written.length > 0 && reply.contact_id === persons[WARMUP + (i % REPLAYED)],
+    `answers ${i} did not write to lead ${WARMUP + (i % REPLAYED)}'s person`,
+  );
 });
 await store.close();
-console.log(JSON.stringify({ units, concurrency: CONCURRENCY, new_lead_cpu_us: newLead, replay_cpu_us: replay, answers_cpu_us: answered }));
+console.log(
+  JSON.stringify({
+    units,
+    concurrency: CONCURRENCY,
+    new_lead_cpu_us: newLead,
+    replay_cpu_us: replay,
+    answers_cpu_us: answered,
+  }),
+);

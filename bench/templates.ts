@@ -12,7 +12,8 @@ export interface Numbering {
   from?: number;
 }
 
-const numbered = ({ every, from = 0 }: Numbering, add = 0) => `{i${every ? `%${every}` : ''}${from + add > 0 ? `+${from + add}` : ''}}`;
+const numbered = ({ every, from = 0 }: Numbering, add = 0) =>
+  `{i${every ? `%${every}` : ''}${from + add > 0 ? `+${from + add}` : ''}}`;
 
 /**
  * The lead a new bot sends: a new person for each number (a phone of its own); `run` keeps event_ids
@@ -30,11 +31,17 @@ export const leadTemplate = (run: string, numbering: Numbering = {}) =>
   });
 
 /** A measured scenario's first `stored` leads again, body for body (the load numbers them from MEASURED_OFFSET). */
-export const replayTemplate = (run: string, stored: number) => leadTemplate(run, { every: stored, from: MEASURED_OFFSET });
+export const replayTemplate = (run: string, stored: number) =>
+  leadTemplate(run, { every: stored, from: MEASURED_OFFSET });
 
 /** What a legacy bot POSTs to leads/: a new person each (a phone of its own), a Telegram id as a number. */
 export const legacyLeadTemplate = () =>
-  JSON.stringify({ first_name: 'Legacy', phone: '+99891{i+10000000}', source: 'ig_spring', extra_data: { telegram_id: '{i+500000}', course: 'python' } }).replace('"{i+500000}"', '{i+500000}');
+  JSON.stringify({
+    first_name: 'Legacy',
+    phone: '+99891{i+10000000}',
+    source: 'ig_spring',
+    extra_data: { telegram_id: '{i+500000}', course: 'python' },
+  }).replace('"{i+500000}"', '{i+500000}');
 
 /**
  * Answers about the persons of the first `stored` leads of `run` numbered from `from`, each with an

@@ -17,7 +17,13 @@ import { BENCH_INTEGRATION } from './templates.js';
 import { FREE_OUTCOMES_FACTOR } from '../src/rate-limit/quota.js';
 
 const { values: args } = parseArgs({
-  options: { seconds: { type: 'string', default: '10' }, main: { type: 'string' }, 'free-bytes': { type: 'string' }, label: { type: 'string', default: 'this build' }, idle: { type: 'boolean', default: false } },
+  options: {
+    seconds: { type: 'string', default: '10' },
+    main: { type: 'string' },
+    'free-bytes': { type: 'string' },
+    label: { type: 'string', default: 'this build' },
+    idle: { type: 'boolean', default: false },
+  },
 });
 const SECONDS = Number(args.seconds);
 const CHARGED_PER_S = 10;
@@ -32,7 +38,9 @@ const cpuTicks = (pid: number) => {
 
 /** ~`bytes` of JSON text as `count` members, each a key of `keyChars` and a value filling the rest. */
 const members = (prefix: string, count: number, keyChars: number, valueChars: number) =>
-  Object.fromEntries(Array.from({ length: count }, (_, i) => [`${prefix}${i}`.padEnd(keyChars, 'k'), 'v'.repeat(valueChars)]));
+  Object.fromEntries(
+    Array.from({ length: count }, (_, i) => [`${prefix}${i}`.padEnd(keyChars, 'k'), 'v'.repeat(valueChars)]),
+  );
 /** Just under 1 MiB: 90,000 short keys. */
 const manyKeys = () => Object.fromEntries(Array.from({ length: 90_000 }, (_, i) => [`k${i}`, 0]));
 
@@ -41,10 +49,27 @@ function freeBodies(scale: number) {
   const value = Math.max(1, Math.round(230 * scale));
   const metadata = Object.fromEntries(Array.from({ length: 1_200 }, (_, i) => [`m${i}`, i]));
   return {
-    lead: { event_id: 'wc-lead', external_contact_id: 'telegram:wc-1', first_name: 'Worst', phone: '+998901239999', notes: 'n'.repeat(10_000), metadata, answers: members('a', 200, 250, value) },
+    lead: {
+      event_id: 'wc-lead',
+      external_contact_id: 'telegram:wc-1',
+      first_name: 'Worst',
+      phone: '+998901239999',
+      notes: 'n'.repeat(10_000),
+      metadata,
+      answers: members('a', 200, 250, value),
+    },
     answers: { event_id: 'wc-answers', external_contact_id: 'telegram:wc-1', answers: members('b', 200, 250, value) },
-    legacyCreate: { first_name: 'Worst', phone: '+998901238888', notes: 'n'.repeat(10_000), tag_ids: Array.from({ length: 200 }, (_, i) => `tag-${i}`.padEnd(100, 't')), extra_data: members('d', 200, 40, 30) },
-    legacyUpdate: { tag_ids: Array.from({ length: 200 }, (_, i) => `tag-${i}`.padEnd(100, 't')), extra_data: members('e', 200, 250, value) },
+    legacyCreate: {
+      first_name: 'Worst',
+      phone: '+998901238888',
+      notes: 'n'.repeat(10_000),
+      tag_ids: Array.from({ length: 200 }, (_, i) => `tag-${i}`.padEnd(100, 't')),
+      extra_data: members('d', 200, 40, 30),
+    },
+    legacyUpdate: {
+      tag_ids: Array.from({ length: 200 }, (_, i) => `tag-${i}`.padEnd(100, 't')),
+      extra_data: members('e', 200, 250, value),
+    },
   };
 }
 
@@ -58,7 +83,11 @@ interface Sent {
 
 async function main(): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), 'lead-gateway-worst-case-'));
-  const gw = await spawnGateway({ entry: 'dist', ...(args.main ? { main: args.main } : {}), env: { DATABASE_PATH: join(dir, 'gateway.db') } });
+  const gw = await spawnGateway({
+    entry: 'dist',
+    ...(args.main ? { main: args.main } : {}),
+    env: { DATABASE_PATH: join(dir, 'gateway.db') },
+  });
   try {
     const admin = { authorization: `Bearer ${CHILD_ADMIN_TOKEN}` };
     const issued = await postJson(`${gw.address}/admin/v1/integrations/${BENCH_INTEGRATION}/keys`, admin, {});
@@ -70,29 +99,92 @@ async function main(): Promise<void> {
     // The first sends, stored: what the free requests then replay or contradict.
     const lead = await postJson(`${gw.address}/api/integrations/v1/leads/`, v1, bodies.lead);
     const answers = await postJson(`${gw.address}/api/integrations/v1/leads/answers/`, v1, bodies.answers);
-    const created = await postJson(`${gw.address}/api/bots/api/leads/`, { ...legacy, 'idempotency-key': 'wc-create' }, bodies.legacyCreate);
+    const created = await postJson(
+      `${gw.address}/api/bots/api/leads/`,
+      { ...legacy, 'idempotency-key': 'wc-create' },
+      bodies.legacyCreate,
+    );
     const leadId = created.body.id as string;
-    const updated = await fetch(`${gw.address}/api/bots/api/leads/${leadId}/`, { method: 'PATCH', headers: { ...legacy, 'idempotency-key': 'wc-update', 'content-type': 'application/json' }, body: JSON.stringify(bodies.legacyUpdate) });
-    console.log(`stored first: lead ${lead.status}, answers ${answers.status}, legacy create ${created.status}, legacy update ${updated.status}`);
+    const updated = await fetch(`${gw.address}/api/bots/api/leads/${leadId}/`, {
+      method: 'PATCH',
+      headers: { ...legacy, 'idempotency-key': 'wc-update', 'content-type': 'application/json' },
+      body: JSON.stringify(bodies.legacyUpdate),
+    });
+    console.log(
+      `stored first: lead ${lead.status}, answers ${answers.status}, legacy create ${created.status}, legacy update ${updated.status}`,
+    );
 
-    const contradicted = { ...bodies.answers, answers: { ...bodies.answers.answers, [Object.keys(bodies.answers.answers)[0]!]: 'changed' } };
+    const contradicted = {
+      ...bodies.answers,
+      answers: { ...bodies.answers.answers, [Object.keys(bodies.answers.answers)[0]!]: 'changed' },
+    };
     const free: Sent[] = [
-      { route: 'v1 leads (replay)', url: '/api/integrations/v1/leads/', method: 'POST', headers: v1, body: JSON.stringify(bodies.lead) },
-      { route: 'v1 answers (409)', url: '/api/integrations/v1/leads/answers/', method: 'POST', headers: v1, body: JSON.stringify(contradicted) },
-      { route: 'legacy POST (replay)', url: '/api/bots/api/leads/', method: 'POST', headers: { ...legacy, 'idempotency-key': 'wc-create' }, body: JSON.stringify(bodies.legacyCreate) },
-      { route: 'legacy PATCH (replay)', url: `/api/bots/api/leads/${leadId}/`, method: 'PATCH', headers: { ...legacy, 'idempotency-key': 'wc-update' }, body: JSON.stringify(bodies.legacyUpdate) },
+      {
+        route: 'v1 leads (replay)',
+        url: '/api/integrations/v1/leads/',
+        method: 'POST',
+        headers: v1,
+        body: JSON.stringify(bodies.lead),
+      },
+      {
+        route: 'v1 answers (409)',
+        url: '/api/integrations/v1/leads/answers/',
+        method: 'POST',
+        headers: v1,
+        body: JSON.stringify(contradicted),
+      },
+      {
+        route: 'legacy POST (replay)',
+        url: '/api/bots/api/leads/',
+        method: 'POST',
+        headers: { ...legacy, 'idempotency-key': 'wc-create' },
+        body: JSON.stringify(bodies.legacyCreate),
+      },
+      {
+        route: 'legacy PATCH (replay)',
+        url: `/api/bots/api/leads/${leadId}/`,
+        method: 'PATCH',
+        headers: { ...legacy, 'idempotency-key': 'wc-update' },
+        body: JSON.stringify(bodies.legacyUpdate),
+      },
     ];
     const huge = manyKeys();
     const charged: Sent[] = [
-      { route: 'v1 leads (90,000 answers)', url: '/api/integrations/v1/leads/', method: 'POST', headers: v1, body: JSON.stringify({ event_id: 'wc-huge', first_name: 'A', answers: huge }) },
-      { route: 'v1 answers (90,000 answers)', url: '/api/integrations/v1/leads/answers/', method: 'POST', headers: v1, body: JSON.stringify({ event_id: 'wc-huge', external_contact_id: 'telegram:wc-1', answers: huge }) },
-      { route: 'legacy POST (90,000 extra_data)', url: '/api/bots/api/leads/', method: 'POST', headers: legacy, body: JSON.stringify({ first_name: 'A', extra_data: huge }) },
-      { route: 'legacy PATCH (90,000 extra_data)', url: `/api/bots/api/leads/${leadId}/`, method: 'PATCH', headers: legacy, body: JSON.stringify({ extra_data: huge }) },
+      {
+        route: 'v1 leads (90,000 answers)',
+        url: '/api/integrations/v1/leads/',
+        method: 'POST',
+        headers: v1,
+        body: JSON.stringify({ event_id: 'wc-huge', first_name: 'A', answers: huge }),
+      },
+      {
+        route: 'v1 answers (90,000 answers)',
+        url: '/api/integrations/v1/leads/answers/',
+        method: 'POST',
+        headers: v1,
+        body: JSON.stringify({ event_id: 'wc-huge', external_contact_id: 'telegram:wc-1', answers: huge }),
+      },
+      {
+        route: 'legacy POST (90,000 extra_data)',
+        url: '/api/bots/api/leads/',
+        method: 'POST',
+        headers: legacy,
+        body: JSON.stringify({ first_name: 'A', extra_data: huge }),
+      },
+      {
+        route: 'legacy PATCH (90,000 extra_data)',
+        url: `/api/bots/api/leads/${leadId}/`,
+        method: 'PATCH',
+        headers: legacy,
+        body: JSON.stringify({ extra_data: huge }),
+      },
     ];
     for (const r of [...free, ...charged]) console.log(`${r.route}: ${r.body.length} bytes`);
 
     // /healthz from a process of its own, so the sender's work never delays a poll.
-    const poller = spawn(process.execPath, ['-e', POLLER, gw.address, String(SECONDS * 1_000)], { stdio: ['ignore', 'pipe', 'inherit'] });
+    const poller = spawn(process.execPath, ['-e', POLLER, gw.address, String(SECONDS * 1_000)], {
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
     let polled = '';
     poller.stdout.on('data', (c: Buffer) => (polled += c.toString()));
     const pollerDone = new Promise<void>((resolve) => poller.on('exit', () => resolve()));
@@ -100,7 +192,11 @@ async function main(): Promise<void> {
     const statuses = new Map<string, number>();
     const inFlight: Promise<void>[] = [];
     const send = (r: Sent) =>
-      fetch(`${gw.address}${r.url}`, { method: r.method, headers: { ...r.headers, 'content-type': 'application/json' }, body: r.body }).then(
+      fetch(`${gw.address}${r.url}`, {
+        method: r.method,
+        headers: { ...r.headers, 'content-type': 'application/json' },
+        body: r.body,
+      }).then(
         async (res) => {
           await res.arrayBuffer();
           const k = `${r.route} -> ${res.status}`;
@@ -131,11 +227,16 @@ async function main(): Promise<void> {
     const cpu = (cpuTicks(gw.pid) - ticks0) / CLOCK_TICKS;
     await pollerDone;
     const latencies = (JSON.parse(polled) as number[]).sort((a, b) => a - b);
-    const pct = (p: number) => latencies[Math.min(latencies.length - 1, Math.floor((p / 100) * latencies.length))]!.toFixed(1);
+    const pct = (p: number) =>
+      latencies[Math.min(latencies.length - 1, Math.floor((p / 100) * latencies.length))]!.toFixed(1);
     console.log(`\n${args.label}: ${n} requests in ${elapsed.toFixed(1)} s`);
     for (const [k, v] of [...statuses].sort()) console.log(`  ${k}: ${v}`);
-    console.log(`gateway CPU: ${((cpu / elapsed) * 100).toFixed(1)}% of a core (${(cpu * 1_000).toFixed(0)} ms over ${elapsed.toFixed(1)} s)`);
-    console.log(`/healthz: ${latencies.length} polls, p50 ${pct(50)} ms, p99 ${pct(99)} ms, max ${latencies.at(-1)!.toFixed(1)} ms`);
+    console.log(
+      `gateway CPU: ${((cpu / elapsed) * 100).toFixed(1)}% of a core (${(cpu * 1_000).toFixed(0)} ms over ${elapsed.toFixed(1)} s)`,
+    );
+    console.log(
+      `/healthz: ${latencies.length} polls, p50 ${pct(50)} ms, p99 ${pct(99)} ms, max ${latencies.at(-1)!.toFixed(1)} ms`,
+    );
     if (args.idle) return;
     // The CPU of each kind of request alone, one at a time: what the allowance costs whatever else
     // the machine runs (the share above also depends on how much of a core the gateway was given).
@@ -149,7 +250,9 @@ async function main(): Promise<void> {
       projected += (rate * ms) / 1_000;
       console.log(`  ${r.route}: ${ms.toFixed(2)} ms`);
     }
-    console.log(`at the allowance (${CHARGED_PER_S} charged + ${FREE_PER_S} free a second, the routes in turn): ${(projected * 100).toFixed(1)}% of a core`);
+    console.log(
+      `at the allowance (${CHARGED_PER_S} charged + ${FREE_PER_S} free a second, the routes in turn): ${(projected * 100).toFixed(1)}% of a core`,
+    );
   } finally {
     await gw.stop();
     rmSync(dir, { recursive: true, force: true });

@@ -9,12 +9,18 @@ import { openStore } from '../src/store/open-store.js';
 import { createRulesHolder } from '../src/rules/loader.js';
 
 /** Without an upstream (the published document), or with one: its legacy reads and actions are then forwarded. */
-export async function gatewayOpenApi(rulesDir = 'rules', options: { upstream?: UpstreamConfig } = {}): Promise<Record<string, unknown>> {
+export async function gatewayOpenApi(
+  rulesDir = 'rules',
+  options: { upstream?: UpstreamConfig } = {},
+): Promise<Record<string, unknown>> {
   const dir = mkdtempSync(join(tmpdir(), 'lead-gateway-openapi-'));
   try {
     const app = await buildApp(
       { adminToken: 'openapi-export-token-000000000000', ...options },
-      { store: await openStore({ engine: 'sqlite', path: join(dir, 'g.db'), synchronous: 'OFF' }), rules: createRulesHolder(rulesDir) },
+      {
+        store: await openStore({ engine: 'sqlite', path: join(dir, 'g.db'), synchronous: 'OFF' }),
+        rules: createRulesHolder(rulesDir),
+      },
     );
     await app.ready();
     const doc = app.swagger() as unknown as Record<string, unknown>;

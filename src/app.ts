@@ -64,7 +64,25 @@ const DEFAULT_AUTH_FAILURES_PER_MINUTE = 30;
 /** Seconds a client told "shutting down" should wait before it retries (another replica, or this one restarted). */
 const SHUTDOWN_RETRY_AFTER_S = 5;
 
-export async function buildApp(config: Pick<Config, 'adminToken'> & Partial<Pick<Config, 'upstream' | 'rateLimitPerMinute' | 'authFailuresPerMinute' | 'checkResponses' | 'connections' | 'adminTokenName' | 'demo' | 'trustProxy' | 'console' | 'retention'>>, deps: AppDeps): Promise<FastifyInstance> {
+export async function buildApp(
+  config: Pick<Config, 'adminToken'> &
+    Partial<
+      Pick<
+        Config,
+        | 'upstream'
+        | 'rateLimitPerMinute'
+        | 'authFailuresPerMinute'
+        | 'checkResponses'
+        | 'connections'
+        | 'adminTokenName'
+        | 'demo'
+        | 'trustProxy'
+        | 'console'
+        | 'retention'
+      >
+    >,
+  deps: AppDeps,
+): Promise<FastifyInstance> {
   const connections = config.connections ?? CONNECTION_DEFAULTS;
   const app = Fastify({
     // Timeouts, the connection cap and problems for what Node refuses on the socket (http-server.ts).
@@ -93,7 +111,8 @@ export async function buildApp(config: Pick<Config, 'adminToken'> & Partial<Pick
   });
   // A route that needs a body gets 415 for a request without a JSON one (Fastify would pass undefined on).
   app.addHook('preValidation', async (request) => {
-    const schema = request.routeOptions.schema?.body as { safeParse?: (v: unknown) => { success: boolean } } | undefined;
+    const schema = request.routeOptions.schema?.body as
+      { safeParse?: (v: unknown) => { success: boolean } } | undefined;
     if (schema !== undefined && request.body === undefined && !schema.safeParse?.(undefined).success) {
       throw new AppError('unsupported-media-type', 'Send a JSON body with Content-Type: application/json.');
     }
@@ -117,10 +136,22 @@ export async function buildApp(config: Pick<Config, 'adminToken'> & Partial<Pick
   });
   // A request that arrives on an open connection while draining is not started: it is told to retry.
   app.addHook('onRequest', async (_request, reply) => {
-    if (closing) return sendProblem(reply, 'service-unavailable', 'The gateway is shutting down; retry shortly.', {}, { 'retry-after': String(SHUTDOWN_RETRY_AFTER_S) });
+    if (closing)
+      return sendProblem(
+        reply,
+        'service-unavailable',
+        'The gateway is shutting down; retry shortly.',
+        {},
+        { 'retry-after': String(SHUTDOWN_RETRY_AFTER_S) },
+      );
   });
   const metrics = deps.metrics ?? createMetrics();
-  const outage = storeOutage({ store: deps.store, log: app.log, refusals: metrics.storeUnavailable, ...(deps.outageQuietMs === undefined ? {} : { quietMs: deps.outageQuietMs }) });
+  const outage = storeOutage({
+    store: deps.store,
+    log: app.log,
+    refusals: metrics.storeUnavailable,
+    ...(deps.outageQuietMs === undefined ? {} : { quietMs: deps.outageQuietMs }),
+  });
   app.addHook('onClose', async () => outage.close());
   registerErrorHandling(app, outage);
   registerRequestLogging(app);
@@ -130,14 +161,20 @@ export async function buildApp(config: Pick<Config, 'adminToken'> & Partial<Pick
 
   const usage = deps.usage ?? createUsageRecorder(deps.store);
   const limiters = deps.limiters ?? createMemoryLimiters();
-  const sharedRules = deps.sharedRules ?? (await shareRules({ replicas: deps.store.replicas, rules: deps.rules, log: app.log }));
+  const sharedRules =
+    deps.sharedRules ?? (await shareRules({ replicas: deps.store.replicas, rules: deps.rules, log: app.log }));
   // The process's retention job (src/retention/), for a gateway given its settings (main.ts): started
   // once the app is ready, so an app whose building failed leaves no timer behind.
   let retention: ReturnType<typeof startRetention> | null = null;
   const retentionConfig = config.retention;
   if (retentionConfig) {
     app.addHook('onReady', async () => {
-      retention = startRetention(deps.store, retentionConfig, { idleMs: SESSION_IDLE_MS, maxMs: SESSION_MAX_MS }, app.log);
+      retention = startRetention(
+        deps.store,
+        retentionConfig,
+        { idleMs: SESSION_IDLE_MS, maxMs: SESSION_MAX_MS },
+        app.log,
+      );
     });
   }
   app.addHook('onClose', async () => {
@@ -150,7 +187,10 @@ export async function buildApp(config: Pick<Config, 'adminToken'> & Partial<Pick
 
   // One quota and one failure count per gateway: v1, legacy and admin plugins share them.
   const quota = createIntegrationQuota(limiters, config.rateLimitPerMinute ?? DEFAULT_RATE_LIMIT_PER_MINUTE);
-  const authFailures = createAuthFailureGuard(limiters.authFailures, config.authFailuresPerMinute ?? DEFAULT_AUTH_FAILURES_PER_MINUTE);
+  const authFailures = createAuthFailureGuard(
+    limiters.authFailures,
+    config.authFailuresPerMinute ?? DEFAULT_AUTH_FAILURES_PER_MINUTE,
+  );
   const services = { store: deps.store, rules: deps.rules, sharedRules, usage, metrics, authFailures };
   declareProblems(app);
   await registerOpenApi(app, VERSION);
@@ -170,7 +210,15 @@ export async function buildApp(config: Pick<Config, 'adminToken'> & Partial<Pick
     await app.register(rulesRoutes({ ...services, ...admin }));
   }
   if (config.console) {
-    await app.register(consolePlugin({ ...services, outage, limiter: limiters.authFailures, sharedTokenName: config.adminTokenName ?? DEFAULT_SHARED_TOKEN_NAME, ...config.console }));
+    await app.register(
+      consolePlugin({
+        ...services,
+        outage,
+        limiter: limiters.authFailures,
+        sharedTokenName: config.adminTokenName ?? DEFAULT_SHARED_TOKEN_NAME,
+        ...config.console,
+      }),
+    );
   }
   return app;
 }
@@ -179,7 +227,10 @@ export async function buildApp(config: Pick<Config, 'adminToken'> & Partial<Pick
 function registerMethodNotAllowed(app: FastifyInstance): void {
   const routes: { pattern: RegExp; methods: Set<string> }[] = [];
   app.addHook('onRoute', (route) => {
-    const source = route.url.replace(/\/+$/, '').replace(/[.+?^${}()|[\]\\]/g, '\\$&').replace(/:[^/]+/g, '[^/]+');
+    const source = route.url
+      .replace(/\/+$/, '')
+      .replace(/[.+?^${}()|[\]\\]/g, '\\$&')
+      .replace(/:[^/]+/g, '[^/]+');
     const pattern = new RegExp(`^${source}/?$`);
     let entry = routes.find((r) => r.pattern.source === pattern.source);
     if (!entry) routes.push((entry = { pattern, methods: new Set() }));
@@ -191,7 +242,13 @@ function registerMethodNotAllowed(app: FastifyInstance): void {
     // A route that takes this method yet found nothing (a static file that is not there) is a 404.
     if (allowed.length > 0 && !allowed.includes(request.method)) {
       const allow = [...new Set(allowed)].sort().join(', ');
-      return sendProblem(reply, 'method-not-allowed', `${request.method} is not allowed here; allowed: ${allow}.`, {}, { allow });
+      return sendProblem(
+        reply,
+        'method-not-allowed',
+        `${request.method} is not allowed here; allowed: ${allow}.`,
+        {},
+        { allow },
+      );
     }
     return sendProblem(reply, 'not-found', `No route ${request.method} ${path}.`);
   });

@@ -103,7 +103,9 @@ export const ConfigSchema = z
       .refine(isPostgresUrl, 'must be a PostgreSQL URL, e.g. postgres://gateway:secret@db.internal:5432/gateway')
       .optional()
       .meta({ description: 'PostgreSQL database of the gateway; unset: the SQLite file at DATABASE_PATH' }),
-    DATABASE_POOL_SIZE: wholeNumber(1, 1_000, 10).meta({ description: 'PostgreSQL connections each gateway process holds at most' }),
+    DATABASE_POOL_SIZE: wholeNumber(1, 1_000, 10).meta({
+      description: 'PostgreSQL connections each gateway process holds at most',
+    }),
     DATABASE_STATEMENT_TIMEOUT_MS: wholeNumber(100, 600_000, 5_000, 'milliseconds').meta({
       description: 'Longest a PostgreSQL statement or lock wait may take before the request answers 503',
     }),
@@ -120,8 +122,16 @@ export const ConfigSchema = z
       .meta({ description: 'The name the audit log gives changes made with the shared ADMIN_TOKEN' }),
     TRUST_PROXY: z
       .string()
-      .transform((value) => value.split(',').map((part) => part.trim()).filter(Boolean))
-      .refine((list) => list.every(isAddressOrCidr), 'must be a comma-separated list of IP addresses or CIDR ranges, e.g. 10.0.0.5,10.1.0.0/16')
+      .transform((value) =>
+        value
+          .split(',')
+          .map((part) => part.trim())
+          .filter(Boolean),
+      )
+      .refine(
+        (list) => list.every(isAddressOrCidr),
+        'must be a comma-separated list of IP addresses or CIDR ranges, e.g. 10.0.0.5,10.1.0.0/16',
+      )
       .optional()
       .meta({ description: 'The reverse proxies in front: their X-Forwarded-For gives the client address' }),
     LOG_LEVEL: z
@@ -145,16 +155,23 @@ export const ConfigSchema = z
     RATE_LIMIT_SYNC_MS: wholeNumber(0, 1_000, 100, 'milliseconds'),
     AUTH_FAILURES_PER_MINUTE: wholeNumber(1, 1_000_000, 30),
     // FULL is the only setting under which a 2xx survives a power loss (docs/operations/backup.md).
-    SQLITE_SYNCHRONOUS: z.preprocess(upperCase, z.enum(['FULL', 'NORMAL', 'OFF'], { error: 'must be FULL, NORMAL or OFF' })).default('FULL'),
-    READY_MIN_FREE_MB: wholeNumber(0, 1_048_576, 64, 'MiB').meta({ description: '/readyz reports not ready when the database disk has less free space than this' }),
+    SQLITE_SYNCHRONOUS: z
+      .preprocess(upperCase, z.enum(['FULL', 'NORMAL', 'OFF'], { error: 'must be FULL, NORMAL or OFF' }))
+      .default('FULL'),
+    READY_MIN_FREE_MB: wholeNumber(0, 1_048_576, 64, 'MiB').meta({
+      description: '/readyz reports not ready when the database disk has less free space than this',
+    }),
     CONSOLE_SECRET: z
       .string()
       .min(ADMIN_TOKEN_MIN_LENGTH, `must be at least ${ADMIN_TOKEN_MIN_LENGTH} characters (${GENERATE_TOKEN})`)
       .refine(isVaried, `must not repeat a few characters (${GENERATE_TOKEN})`)
       .optional()
-      .meta({ description: 'Signs the console cookies; the same on every replica. Unset: no console (docs/console.md)' }),
+      .meta({
+        description: 'Signs the console cookies; the same on every replica. Unset: no console (docs/console.md)',
+      }),
     CONSOLE_SECURE_COOKIES: booleanFromEnv.default(true).meta({
-      description: 'false only for a console on plain http during development: cookies without Secure and without the __Host- prefix',
+      description:
+        'false only for a console on plain http during development: cookies without Secure and without the __Host- prefix',
     }),
     // on: every response body is checked against its schema (tests and development; its cost per
     // response is why production leaves it off: docs/operations/configuration.md, "Response checks").
@@ -168,7 +185,8 @@ export const ConfigSchema = z
     // What grows with time (docs/operations/retention.md): the console's chart and the migration
     // report read 30 days of hourly counts, so fewer are refused.
     RETENTION_USAGE_DAYS: wholeNumber(RETENTION_USAGE_MIN_DAYS, 36_500, RETENTION_USAGE_DEFAULT_DAYS, 'days').meta({
-      description: 'Hourly call counts older than this are rolled up into one row per route (totals and last call kept)',
+      description:
+        'Hourly call counts older than this are rolled up into one row per route (totals and last call kept)',
     }),
     RETENTION_ANSWERS_DAYS: wholeNumber(1, 36_500, RETENTION_ANSWERS_DEFAULT_DAYS, 'days').meta({
       description: 'Unmapped and invalid answers stored longer than this are deleted (and can no longer be applied)',
@@ -176,7 +194,11 @@ export const ConfigSchema = z
   })
   .superRefine((env, ctx) => {
     if (env.HEADERS_TIMEOUT_MS > env.REQUEST_TIMEOUT_MS) {
-      ctx.addIssue({ code: 'custom', path: ['HEADERS_TIMEOUT_MS'], message: 'must not exceed REQUEST_TIMEOUT_MS (the headers are part of the request)' });
+      ctx.addIssue({
+        code: 'custom',
+        path: ['HEADERS_TIMEOUT_MS'],
+        message: 'must not exceed REQUEST_TIMEOUT_MS (the headers are part of the request)',
+      });
     }
     if (!env.DEMO_MODE && env.ADMIN_TOKEN === undefined) {
       ctx.addIssue({
@@ -186,7 +208,11 @@ export const ConfigSchema = z
       });
     }
     if (!env.DEMO_MODE && env.ADMIN_TOKEN === DEMO_ADMIN_TOKEN) {
-      ctx.addIssue({ code: 'custom', path: ['ADMIN_TOKEN'], message: `is the published demo token; outside demo mode set a token of your own (${GENERATE_TOKEN})` });
+      ctx.addIssue({
+        code: 'custom',
+        path: ['ADMIN_TOKEN'],
+        message: `is the published demo token; outside demo mode set a token of your own (${GENERATE_TOKEN})`,
+      });
     }
   });
 
@@ -279,7 +305,11 @@ export function withEnvFile(env: Record<string, string | undefined>, path = '.en
   if (!existsSync(path)) return { env, file: null, fromFile: new Set() };
   const fileVars = parseEnv(readFileSync(path, 'utf8'));
   const fromFile = new Set(Object.keys(fileVars).filter((key) => env[key] === undefined));
-  return { env: { ...Object.fromEntries([...fromFile].map((key) => [key, fileVars[key]])), ...env }, file: path, fromFile };
+  return {
+    env: { ...Object.fromEntries([...fromFile].map((key) => [key, fileVars[key]])), ...env },
+    file: path,
+    fromFile,
+  };
 }
 
 /**
@@ -290,7 +320,11 @@ export function withEnvFile(env: Record<string, string | undefined>, path = '.en
 export const SECRET_FILE_VARIABLES = ['ADMIN_TOKEN', 'CONSOLE_SECRET', 'DATABASE_URL'] as const;
 
 /** The environment with each `X_FILE` read into X; the problems name the variable and path, never the content. */
-export function withSecretFiles(env: Record<string, string | undefined>): { env: Record<string, string | undefined>; problems: string[]; fromFiles: ReadonlySet<string> } {
+export function withSecretFiles(env: Record<string, string | undefined>): {
+  env: Record<string, string | undefined>;
+  problems: string[];
+  fromFiles: ReadonlySet<string>;
+} {
   const out = { ...env };
   const problems: string[] = [];
   const fromFiles = new Set<string>();
@@ -326,7 +360,10 @@ export function withSecretFiles(env: Record<string, string | undefined>): { env:
  * Parses environment-style variables; throws a ConfigError that lists every bad value, saying which
  * ones were read from the `.env` file.
  */
-export function parseConfig(given: Record<string, string | undefined>, source?: Pick<EnvWithFile, 'file' | 'fromFile'>): Config {
+export function parseConfig(
+  given: Record<string, string | undefined>,
+  source?: Pick<EnvWithFile, 'file' | 'fromFile'>,
+): Config {
   const secrets = withSecretFiles(given);
   const env = secrets.env;
   const picked = Object.fromEntries(
@@ -337,17 +374,28 @@ export function parseConfig(given: Record<string, string | undefined>, source?: 
   const unread = new Set(SECRET_FILE_VARIABLES.filter((name) => env[`${name}_FILE`] && !secrets.fromFiles.has(name)));
   const issues = [
     ...secrets.problems.map((problem) => ({ name: null, message: problem })),
-    ...(result.success ? [] : result.error.issues.map((issue) => ({ name: issue.path.join('.') as string | null, message: issue.message })).filter(({ name }) => !unread.has(name as never))),
+    ...(result.success
+      ? []
+      : result.error.issues
+          .map((issue) => ({ name: issue.path.join('.') as string | null, message: issue.message }))
+          .filter(({ name }) => !unread.has(name as never))),
   ];
   // Which database a process writes to must never be a guess between two settings.
   if (picked.DATABASE_URL !== undefined && picked.DATABASE_PATH !== undefined) {
-    issues.push({ name: 'DATABASE_URL', message: 'and DATABASE_PATH are both set: set DATABASE_URL for PostgreSQL or DATABASE_PATH for SQLite, not both' });
+    issues.push({
+      name: 'DATABASE_URL',
+      message: 'and DATABASE_PATH are both set: set DATABASE_URL for PostgreSQL or DATABASE_PATH for SQLite, not both',
+    });
   }
   if (!result.success || issues.length > 0) {
     throw new ConfigError(
       issues.map(({ name, message }) => {
         if (name === null) return message;
-        const where = secrets.fromFiles.has(name) ? ` (read from ${name}_FILE)` : source?.file && source.fromFile.has(name) ? ` (set in ${source.file})` : '';
+        const where = secrets.fromFiles.has(name)
+          ? ` (read from ${name}_FILE)`
+          : source?.file && source.fromFile.has(name)
+            ? ` (set in ${source.file})`
+            : '';
         return `${name || '(environment)'} ${message}${where}`;
       }),
     );
@@ -378,11 +426,16 @@ export function parseConfig(given: Record<string, string | undefined>, source?: 
       keepAliveTimeoutMs: c.KEEP_ALIVE_TIMEOUT_MS,
       maxConnections: c.MAX_CONNECTIONS,
     },
-    console: c.CONSOLE_SECRET === undefined ? null : { secret: c.CONSOLE_SECRET, secureCookies: c.CONSOLE_SECURE_COOKIES },
+    console:
+      c.CONSOLE_SECRET === undefined ? null : { secret: c.CONSOLE_SECRET, secureCookies: c.CONSOLE_SECURE_COOKIES },
     retention: { usageDays: c.RETENTION_USAGE_DAYS, answersDays: c.RETENTION_ANSWERS_DAYS },
     upstream:
       c.LEGACY_UPSTREAM_URL === undefined
         ? null
-        : { url: c.LEGACY_UPSTREAM_URL, connectTimeoutMs: c.UPSTREAM_CONNECT_TIMEOUT_MS, timeoutMs: c.UPSTREAM_TIMEOUT_MS },
+        : {
+            url: c.LEGACY_UPSTREAM_URL,
+            connectTimeoutMs: c.UPSTREAM_CONNECT_TIMEOUT_MS,
+            timeoutMs: c.UPSTREAM_TIMEOUT_MS,
+          },
   };
 }

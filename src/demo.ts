@@ -38,7 +38,11 @@ async function statusOf(store: Store, integration: Integration, key: ApiKey, sec
  * through the same step the service team takes (legacy -> migrating), unless they exist already. A
  * demo key revoked since (a renewal) stays revoked: the banner then says so instead of printing it.
  */
-export async function ensureDemoKeys(store: Store, usage: UsageRecorder, rules: Rules): Promise<DemoCredentials | null> {
+export async function ensureDemoKeys(
+  store: Store,
+  usage: UsageRecorder,
+  rules: Rules,
+): Promise<DemoCredentials | null> {
   const integration = rules.integrations.values().next().value;
   if (!integration) return null;
   const deps = { store, usage };

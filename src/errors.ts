@@ -45,7 +45,9 @@ export const PROBLEM_CODES = Object.keys(problemCatalogue) as [ProblemCode, ...P
 export const problemType = (code: ProblemCode): string => `urn:lead-gateway:problem:${code}`;
 
 export const FieldErrorSchema = z.object({
-  path: z.string().meta({ description: 'JSON Pointer (RFC 6901) into the request body: `""` is the body itself, `/stage` its member `stage`' }),
+  path: z.string().meta({
+    description: 'JSON Pointer (RFC 6901) into the request body: `""` is the body itself, `/stage` its member `stage`',
+  }),
   message: z.string(),
 });
 export type FieldError = z.infer<typeof FieldErrorSchema>;
@@ -57,7 +59,9 @@ export const ProblemSchema = z
     status: z.number().int(),
     detail: z.string(),
     instance: z.string().optional(),
-    code: z.enum(PROBLEM_CODES).meta({ description: 'Stable code of the problem type; `type` is urn:lead-gateway:problem:<code>' }),
+    code: z
+      .enum(PROBLEM_CODES)
+      .meta({ description: 'Stable code of the problem type; `type` is urn:lead-gateway:problem:<code>' }),
     request_id: z.string(),
     errors: z.array(FieldErrorSchema).optional(),
   })
@@ -73,7 +77,12 @@ export const ProblemSchema = z
         instance: '/api/integrations/v1/leads/',
         code: 'validation-failed',
         request_id: '5f5c8618-ca6c-443a-9b0e-e3a8b1abe586',
-        errors: [{ path: '/stage', message: 'stage is not sent by the integration: it comes from the integration settings in the service' }],
+        errors: [
+          {
+            path: '/stage',
+            message: 'stage is not sent by the integration: it comes from the integration settings in the service',
+          },
+        ],
       },
     ],
   });
@@ -104,7 +113,13 @@ export function buildProblem(
 }
 
 /** The problem itself, also for refusals written on a bare socket before any request exists. */
-export function problemBody(code: ProblemCode, detail: string, requestId: string, url?: string, extra: Record<string, unknown> = {}): Problem {
+export function problemBody(
+  code: ProblemCode,
+  detail: string,
+  requestId: string,
+  url?: string,
+  extra: Record<string, unknown> = {},
+): Problem {
   const { status, title } = problemCatalogue[code];
   return {
     type: problemType(code),
@@ -132,13 +147,15 @@ export function sendProblem(
 const escapePointerToken = (key: string) => key.replaceAll('~', '~0').replaceAll('/', '~1');
 
 /** A zod issue's path as a JSON Pointer (RFC 6901): `[]`, the body itself, is `""`; `['answers', 'a/b']` is `/answers/a~1b`. */
-export const pointerOf = (path: readonly PropertyKey[]): string => path.map((key) => `/${escapePointerToken(String(key))}`).join('');
+export const pointerOf = (path: readonly PropertyKey[]): string =>
+  path.map((key) => `/${escapePointerToken(String(key))}`).join('');
 
 /** A pointer in a problem's `detail`: the body itself, whose pointer is empty, is named. */
 export const shownPointer = (pointer: string): string => (pointer === '' ? '(the body)' : pointer);
 
 /** `path: message; ...`, the `detail` of a problem whose `errors` name members. */
-export const detailOf = (errors: readonly FieldError[]): string => errors.map((e) => `${shownPointer(e.path)}: ${e.message}`).join('; ');
+export const detailOf = (errors: readonly FieldError[]): string =>
+  errors.map((e) => `${shownPointer(e.path)}: ${e.message}`).join('; ');
 
 /** Zod issues -> `{path, message}`, one entry per offending member (unknown keys named each). */
 function fieldErrors(error: FastifyError): FieldError[] {
@@ -148,7 +165,8 @@ function fieldErrors(error: FastifyError): FieldError[] {
     // The type provider writes `/` + the issue's keys joined by `/`: the body itself is `/`.
     const base = v.instancePath === '/' ? '' : v.instancePath;
     if (v.keyword === 'unrecognized_keys' && Array.isArray(params.keys)) {
-      for (const key of params.keys) out.push({ path: `${base}/${escapePointerToken(String(key))}`, message: 'is not a field of this request' });
+      for (const key of params.keys)
+        out.push({ path: `${base}/${escapePointerToken(String(key))}`, message: 'is not a field of this request' });
     } else {
       out.push({ path: base, message: v.message ?? 'is invalid' });
     }
@@ -189,16 +207,27 @@ const detailFor: Partial<Record<ProblemCode, string>> = {
   'not-found': 'Nothing is served at this path.',
 };
 
-const UPSTREAM_TIMEOUTS = new Set(['UND_ERR_CONNECT_TIMEOUT', 'UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT', 'FST_REPLY_FROM_GATEWAY_TIMEOUT']);
+const UPSTREAM_TIMEOUTS = new Set([
+  'UND_ERR_CONNECT_TIMEOUT',
+  'UND_ERR_HEADERS_TIMEOUT',
+  'UND_ERR_BODY_TIMEOUT',
+  'FST_REPLY_FROM_GATEWAY_TIMEOUT',
+]);
 
 /**
  * The one place upstream transport failures become problems: a timeout is 504, anything else
  * (refused, reset, DNS, a broken response) is 502. The cause is logged, never sent: the bot sees
  * neither the upstream's address nor its error text.
  */
-export function sendUpstreamProblem(reply: FastifyReply, error: Error & { code?: string; cause?: unknown }): FastifyReply {
+export function sendUpstreamProblem(
+  reply: FastifyReply,
+  error: Error & { code?: string; cause?: unknown },
+): FastifyReply {
   const cause = (error.cause ?? error) as { code?: string };
-  const timedOut = UPSTREAM_TIMEOUTS.has(cause.code ?? '') || UPSTREAM_TIMEOUTS.has(error.code ?? '') || (error as { statusCode?: number }).statusCode === 504;
+  const timedOut =
+    UPSTREAM_TIMEOUTS.has(cause.code ?? '') ||
+    UPSTREAM_TIMEOUTS.has(error.code ?? '') ||
+    (error as { statusCode?: number }).statusCode === 504;
   reply.request.log.warn({ err: error, upstream_error: cause.code ?? error.code }, 'upstream request failed');
   reply.logContext = { ...reply.logContext, upstream_error: timedOut ? 'timeout' : 'unavailable' };
   return timedOut
@@ -233,13 +262,19 @@ export function registerErrorHandling(app: FastifyInstance, outage: StoreOutage)
       // Not the request's fault, nor one a resend gets past: an operator repairs the row. Named, so that
       // the log and the client both say which row, rather than a fault that names neither.
       request.log.error({ err: error, reference: error.reference }, 'broken reference');
-      return sendProblem(reply, 'broken-reference', `The store cannot write this: ${error.message}. Nothing was kept; resending answers the same until an operator repairs the row (quote request id ${request.id}).`);
+      return sendProblem(
+        reply,
+        'broken-reference',
+        `The store cannot write this: ${error.message}. Nothing was kept; resending answers the same until an operator repairs the row (quote request id ${request.id}).`,
+      );
     }
     const code = fastifyErrorCode(error);
     if (code === 'payload-too-large') {
       // The route's own limit (its contract's largest body), or the server's.
       const limit = request.routeOptions.bodyLimit ?? BODY_LIMIT_DEFAULT_BYTES;
-      return sendProblem(reply, code, `The body is larger than ${limit} bytes, the limit of this route.`, { max_bytes: limit });
+      return sendProblem(reply, code, `The body is larger than ${limit} bytes, the limit of this route.`, {
+        max_bytes: limit,
+      });
     }
     if (code !== undefined) {
       return sendProblem(reply, code, detailFor[code] ?? error.message);

@@ -37,7 +37,11 @@ function readArguments(argv: string[]): { demo: boolean } | 'done' {
   try {
     ({ values } = parseArgs({
       args: argv,
-      options: { demo: { type: 'boolean', default: false }, help: { type: 'boolean', short: 'h' }, version: { type: 'boolean' } },
+      options: {
+        demo: { type: 'boolean', default: false },
+        help: { type: 'boolean', short: 'h' },
+        version: { type: 'boolean' },
+      },
       strict: true,
     }));
   } catch (error) {
@@ -60,35 +64,49 @@ async function main(): Promise<void> {
   if (values.demo) env.DEMO_MODE = 'true';
   const config = parseConfig(env, { file, fromFile });
   const logger = createLogger(config.logLevel);
-  if (file) logger.info({ file, variables: [...fromFile].sort() }, 'read variables the environment does not set from the env file');
+  if (file)
+    logger.info(
+      { file, variables: [...fromFile].sort() },
+      'read variables the environment does not set from the env file',
+    );
 
   const rules = createRulesHolder(config.rulesDir);
   const storeOptions = storeOptionsFrom(config);
   // A PostgreSQL connection dropped while idle (a server restart, a failover) is replaced by the pool; the log says so.
   if (storeOptions.engine === 'postgres') {
-    storeOptions.onIdleError = (error) => logger.warn({ err: error }, 'database connection lost while idle; the pool opens a new one');
+    storeOptions.onIdleError = (error) =>
+      logger.warn({ err: error }, 'database connection lost while idle; the pool opens a new one');
     storeOptions.log = logger;
   }
   const database = storeLocation(storeOptions);
   const store = await openStore(storeOptions).catch((error: unknown) => {
-    throw error instanceof StoreOpenError ? new StartupError(`${config.databaseUrl ? 'DATABASE_URL' : 'DATABASE_PATH'}: ${error.message}.`) : error;
+    throw error instanceof StoreOpenError
+      ? new StartupError(`${config.databaseUrl ? 'DATABASE_URL' : 'DATABASE_PATH'}: ${error.message}.`)
+      : error;
   });
   const usage = createUsageRecorder(store);
   const demo = config.demo ? await ensureDemoKeys(store, usage, rules.current()) : null;
   if (!config.demo) {
     // A database that once ran in demo mode holds published keys; they never work in production.
     const revoked = await revokeDemoKeys(store, usage);
-    if (revoked > 0) logger.warn({ revoked }, 'revoked the demo keys found in the database: they never work outside demo mode');
+    if (revoked > 0)
+      logger.warn({ revoked }, 'revoked the demo keys found in the database: they never work outside demo mode');
   }
   // Names the audit log gives to two people at once (made before the rule, or written around it): said at
   // every start until an operator settles them (docs/operations/admin-access.md#admin-credentials).
   const collisions = await nameCollisions(store, config.adminTokenName);
   if (collisions.length > 0) {
-    logger.warn({ names: collisions.map((c) => `${c.name} (${c.holders.join(', ')})`) }, 'names shared by more than one person in the audit log: run lead-gateway users check-names');
+    logger.warn(
+      { names: collisions.map((c) => `${c.name} (${c.holders.join(', ')})`) },
+      'names shared by more than one person in the audit log: run lead-gateway users check-names',
+    );
   }
   // On PostgreSQL the replicas count requests and failed authentications together (docs/operations/rate-limits.md).
   const limiters = config.databaseUrl
-    ? await openSharedLimiters(config.databaseUrl, logger, { replicas: store.replicas, syncMs: config.rateLimitSyncMs }).catch(async (error: unknown) => {
+    ? await openSharedLimiters(config.databaseUrl, logger, {
+        replicas: store.replicas,
+        syncMs: config.rateLimitSyncMs,
+      }).catch(async (error: unknown) => {
         await store.close();
         throw new StartupError(`DATABASE_URL: cannot open the shared rate limits: ${(error as Error).message}.`);
       })
@@ -121,7 +139,19 @@ async function main(): Promise<void> {
   process.on('SIGHUP', () => void sharedRules.reloadHere('SIGHUP'));
 
   const address = await app.listen({ port: config.port, host: config.host });
-  logger.info({ address, version: VERSION, database, engine: store.engine, rules: config.rulesDir, rules_version: rules.version().version, demo: config.demo, connections: config.connections }, 'lead-gateway listening');
+  logger.info(
+    {
+      address,
+      version: VERSION,
+      database,
+      engine: store.engine,
+      rules: config.rulesDir,
+      rules_version: rules.version().version,
+      demo: config.demo,
+      connections: config.connections,
+    },
+    'lead-gateway listening',
+  );
   if (demo) console.log(demoBanner(address, demo, config.adminToken!));
 }
 

@@ -16,7 +16,8 @@ type Doc = OpenAPIV3_1.Document;
 function renameRefs<T>(value: T, rename: Map<string, string>): T {
   if (rename.size === 0) return value;
   return JSON.parse(JSON.stringify(value), (key, v: unknown) => {
-    if (key === '$ref' && typeof v === 'string' && v.startsWith(PREFIX)) return PREFIX + (rename.get(v.slice(PREFIX.length)) ?? v.slice(PREFIX.length));
+    if (key === '$ref' && typeof v === 'string' && v.startsWith(PREFIX))
+      return PREFIX + (rename.get(v.slice(PREFIX.length)) ?? v.slice(PREFIX.length));
     return v;
   }) as T;
 }
@@ -48,7 +49,7 @@ export function publishOnce(input: Doc): Doc {
 
   // 2. Fold `XInput` into `X` where they are the same, counting nested pairs already folded as same.
   const folded = new Map<string, string>();
-  for (let changed = true; changed; ) {
+  for (let changed = true; changed;) {
     changed = false;
     for (const name of Object.keys(schemas())) {
       if (!name.endsWith(INPUT) || folded.has(name)) continue;

@@ -46,7 +46,7 @@ export async function registerOpenApi(app: FastifyInstance, version: string): Pr
         title: 'lead-gateway',
         version,
         description:
-          'Lead intake API (v1), the deprecated bot API it replaces, and the service team\'s admin API. ' +
+          "Lead intake API (v1), the deprecated bot API it replaces, and the service team's admin API. " +
           'Every error is an RFC 9457 problem (application/problem+json).',
         license: { name: 'Proprietary', identifier: 'LicenseRef-Proprietary' },
       },
@@ -82,7 +82,10 @@ export async function registerOpenApi(app: FastifyInstance, version: string): Pr
     transformObject: (document) => {
       const out = jsonSchemaTransformObject(document) as OpenAPIV3_1.Document;
       for (const item of Object.values(out.paths ?? {})) {
-        for (const op of Object.values(item ?? {}) as (OpenAPIV3_1.OperationObject & { [OPTIONAL_BODY]?: boolean; [RESPONSE_HEADERS]?: Record<string, ResponseHeader> })[]) {
+        for (const op of Object.values(item ?? {}) as (OpenAPIV3_1.OperationObject & {
+          [OPTIONAL_BODY]?: boolean;
+          [RESPONSE_HEADERS]?: Record<string, ResponseHeader>;
+        })[]) {
           if (typeof op !== 'object' || op === null) continue;
           const headers = op[RESPONSE_HEADERS];
           delete op[RESPONSE_HEADERS];
@@ -99,6 +102,9 @@ export async function registerOpenApi(app: FastifyInstance, version: string): Pr
       return publishOnce(out);
     },
   });
-  await app.register(fastifySwaggerUi, { routePrefix: REFERENCE_PATH, uiConfig: { docExpansion: 'list', deepLinking: true } });
+  await app.register(fastifySwaggerUi, {
+    routePrefix: REFERENCE_PATH,
+    uiConfig: { docExpansion: 'list', deepLinking: true },
+  });
   app.get(OPENAPI_PATH, { schema: { hide: true } }, async () => app.swagger());
 }

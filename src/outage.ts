@@ -31,9 +31,20 @@ interface RefusalCounter {
   inc(labels: { engine_code: string }): void;
 }
 
-export function storeOutage(deps: { store: Pick<Store, 'checkReady'>; log: FastifyBaseLogger; refusals: RefusalCounter; quietMs?: number }): StoreOutage {
+export function storeOutage(deps: {
+  store: Pick<Store, 'checkReady'>;
+  log: FastifyBaseLogger;
+  refusals: RefusalCounter;
+  quietMs?: number;
+}): StoreOutage {
   const quietMs = deps.quietMs ?? OUTAGE_QUIET_MS;
-  let outage: { startedAt: number; lastRefusalAt: number; refused: number; causes: Map<string, Cause>; other: number } | null = null;
+  let outage: {
+    startedAt: number;
+    lastRefusalAt: number;
+    refused: number;
+    causes: Map<string, Cause>;
+    other: number;
+  } | null = null;
   let timer: NodeJS.Timeout | null = null;
   let checking = false;
 
@@ -42,7 +53,12 @@ export function storeOutage(deps: { store: Pick<Store, 'checkReady'>; log: Fasti
     if (outage === null || !quiet()) return;
     const { startedAt, lastRefusalAt, refused, causes, other } = outage;
     deps.log.info(
-      { refused, duration_ms: lastRefusalAt - startedAt, causes: [...causes.values()], ...(other > 0 ? { other_causes_refused: other } : {}) },
+      {
+        refused,
+        duration_ms: lastRefusalAt - startedAt,
+        causes: [...causes.values()],
+        ...(other > 0 ? { other_causes_refused: other } : {}),
+      },
       'store available again',
     );
     outage = null;
@@ -53,7 +69,10 @@ export function storeOutage(deps: { store: Pick<Store, 'checkReady'>; log: Fasti
   const check = () => {
     if (checking || !quiet()) return;
     checking = true;
-    deps.store.checkReady().then(end, () => undefined).finally(() => (checking = false));
+    deps.store
+      .checkReady()
+      .then(end, () => undefined)
+      .finally(() => (checking = false));
   };
 
   return {
@@ -72,7 +91,10 @@ export function storeOutage(deps: { store: Pick<Store, 'checkReady'>; log: Fasti
       else if (outage.causes.size >= OUTAGE_CAUSES_LOGGED) outage.other++;
       else {
         outage.causes.set(key, { engine_code: error.engineCode, message: error.message, refused: 1 });
-        log.error({ err: error, engine_code: error.engineCode }, outage.causes.size === 1 ? 'store unavailable' : 'store unavailable, another cause');
+        log.error(
+          { err: error, engine_code: error.engineCode },
+          outage.causes.size === 1 ? 'store unavailable' : 'store unavailable, another cause',
+        );
         return;
       }
       log.debug({ engine_code: error.engineCode }, 'storage failure');

@@ -15,10 +15,12 @@ export function hasControlCharacter(text: string): boolean {
   return false;
 }
 
-export const CONTROL_CHARACTER_MESSAGE = 'must not hold control characters (U+0000-U+001F, U+007F-U+009F): a line break or an escape sequence would change what is printed';
+export const CONTROL_CHARACTER_MESSAGE =
+  'must not hold control characters (U+0000-U+001F, U+007F-U+009F): a line break or an escape sequence would change what is printed';
 
 /** A string schema that refuses control characters: the one rule for printed free text, everywhere it is taken. */
-export const printableText = () => z.string().refine((value) => !hasControlCharacter(value), { message: CONTROL_CHARACTER_MESSAGE });
+export const printableText = () =>
+  z.string().refine((value) => !hasControlCharacter(value), { message: CONTROL_CHARACTER_MESSAGE });
 
 /**
  * What a terminal is given of stored text: each control character written as its escape (`\n`,
@@ -47,7 +49,12 @@ export function escapeControls(text: string): string {
  * JSON text keeps its meaning through it.
  */
 const terminalUnsafe = (code: number): boolean =>
-  (isControl(code) && code !== 0x0a) || code === 0x061c || code === 0x200e || code === 0x200f || (code >= 0x2028 && code <= 0x202e) || (code >= 0x2066 && code <= 0x2069);
+  (isControl(code) && code !== 0x0a) ||
+  code === 0x061c ||
+  code === 0x200e ||
+  code === 0x200f ||
+  (code >= 0x2028 && code <= 0x202e) ||
+  (code >= 0x2066 && code <= 0x2069);
 
 export function terminalText(text: string): string {
   let out = '';

@@ -2,6 +2,8 @@
 import { readFileSync } from 'node:fs';
 
 /** package.json sits one folder above both src/ and dist/, and beside dist/ in the container image. */
-const packageJson = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string };
+const packageJson = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as {
+  version: string;
+};
 
 export const VERSION: string = packageJson.version;

@@ -20,7 +20,8 @@ describe('Dockerfile', () => {
   });
 
   it('ships the files the server reads at run time, runs as non-root, with a health check', () => {
-    for (const dir of ['dist', 'node_modules', 'rules', 'docs']) expect(dockerfile).toMatch(new RegExp(`COPY .*\\b${dir}\\b`));
+    for (const dir of ['dist', 'node_modules', 'rules', 'docs'])
+      expect(dockerfile).toMatch(new RegExp(`COPY .*\\b${dir}\\b`));
     expect(dockerfile).toMatch(/^USER node$/m);
     expect(dockerfile).toMatch(/^HEALTHCHECK .*\n.*\/healthz/m);
     expect(dockerfile).toMatch(/^CMD \["node", "dist\/main\.js"\]$/m);
@@ -41,7 +42,9 @@ describe('Dockerfile', () => {
   });
 
   it('holds no secret in ENV or ARG: the admin token, console secret and database URL come at run time', () => {
-    const set = [...dockerfile.matchAll(/^(?:ENV|ARG) (.+)$/gm)].flatMap((m) => m[1]!.split(' ').map((pair) => pair.split('=')[0]!));
+    const set = [...dockerfile.matchAll(/^(?:ENV|ARG) (.+)$/gm)].flatMap((m) =>
+      m[1]!.split(' ').map((pair) => pair.split('=')[0]!),
+    );
     expect(set.length).toBeGreaterThan(0);
     for (const name of set) expect(name).not.toMatch(/TOKEN|SECRET|PASSWORD|DATABASE_URL|KEY/);
   });
@@ -55,7 +58,9 @@ describe('Dockerfile', () => {
     expect(dockerfile).toMatch(/^WORKDIR \/app$/m);
     expect(dockerfile).toMatch(/ln -s \/data \/app\/data/);
     expect(sqlite).toMatchObject({ databaseUrl: null, databasePath: 'data/lead-gateway.db' });
-    expect(parseConfig({ ...env, ADMIN_TOKEN: token, DATABASE_URL: 'postgres://gateway@db:5432/gateway' }).databaseUrl).toBe('postgres://gateway@db:5432/gateway');
+    expect(
+      parseConfig({ ...env, ADMIN_TOKEN: token, DATABASE_URL: 'postgres://gateway@db:5432/gateway' }).databaseUrl,
+    ).toBe('postgres://gateway@db:5432/gateway');
   });
 });
 
@@ -116,16 +121,19 @@ describe('deploy/lead-gateway.service', () => {
   const analyze = spawnSync('systemd-analyze', ['--version'], { encoding: 'utf8' }).status === 0;
   const dir = mkdtempSync(join(tmpdir(), 'lead-gateway-unit-'));
   afterAll(() => rmSync(dir, { recursive: true, force: true }));
-  it.skipIf(!analyze)('passes systemd-analyze verify without a warning (skipped where systemd-analyze is missing)', () => {
-    // The unit as installed, with this machine's node in place of /usr/bin/node (verify checks that it exists).
-    const path = join(dir, 'lead-gateway.service');
-    const verify = () => spawnSync('systemd-analyze', ['verify', path], { encoding: 'utf8', timeout: 30_000 });
-    writeFileSync(path, unit.replace('ExecStart=/usr/bin/node ', `ExecStart=${process.execPath} `));
-    const result = verify();
-    expect(result.stderr).toBe('');
-    expect(result.status).toBe(0);
-    // The check can fail: a directive systemd does not know is reported.
-    writeFileSync(path, unit.replace('NoNewPrivileges=yes', 'NoNewPrivileges=yes\nNoNewPrivilege=yes'));
-    expect(verify().stderr).toMatch(/Unknown key 'NoNewPrivilege'/);
-  });
+  it.skipIf(!analyze)(
+    'passes systemd-analyze verify without a warning (skipped where systemd-analyze is missing)',
+    () => {
+      // The unit as installed, with this machine's node in place of /usr/bin/node (verify checks that it exists).
+      const path = join(dir, 'lead-gateway.service');
+      const verify = () => spawnSync('systemd-analyze', ['verify', path], { encoding: 'utf8', timeout: 30_000 });
+      writeFileSync(path, unit.replace('ExecStart=/usr/bin/node ', `ExecStart=${process.execPath} `));
+      const result = verify();
+      expect(result.stderr).toBe('');
+      expect(result.status).toBe(0);
+      // The check can fail: a directive systemd does not know is reported.
+      writeFileSync(path, unit.replace('NoNewPrivileges=yes', 'NoNewPrivileges=yes\nNoNewPrivilege=yes'));
+      expect(verify().stderr).toMatch(/Unknown key 'NoNewPrivilege'/);
+    },
+  );
 });

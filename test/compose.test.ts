@@ -65,7 +65,12 @@ describe('compose.yaml', () => {
     expect(config.databaseUrl).not.toBeNull();
     const url = new URL(config.databaseUrl!);
     const pg = compose.services.postgres!.environment!;
-    expect([url.hostname, url.username, url.password, url.pathname.slice(1)]).toEqual(['postgres', pg.POSTGRES_USER, password, pg.POSTGRES_DB]);
+    expect([url.hostname, url.username, url.password, url.pathname.slice(1)]).toEqual([
+      'postgres',
+      pg.POSTGRES_USER,
+      password,
+      pg.POSTGRES_DB,
+    ]);
     expect(config.adminToken).toBe('an-operator-token-of-32-characters-x');
     expect(config.console?.secret).toBe('a-console-secret-of-32-characters-xyz');
   });
@@ -74,7 +79,8 @@ describe('compose.yaml', () => {
     for (const [name, service] of Object.entries(compose.services)) {
       expect(service.env_file, `${name} reads an env file`).toBeUndefined();
       for (const [variable, value] of Object.entries(service.environment ?? {})) {
-        if (/(TOKEN|SECRET|PASSWORD|DATABASE_URL)$/.test(variable)) expect.fail(`${name}: ${variable} is set in plain text; use ${variable}_FILE`);
+        if (/(TOKEN|SECRET|PASSWORD|DATABASE_URL)$/.test(variable))
+          expect.fail(`${name}: ${variable} is set in plain text; use ${variable}_FILE`);
         expect(value, `${name}: ${variable}`).not.toMatch(/:\/\/[^/@]*:[^/@]*@/);
         const secret = /^\/run\/secrets\/(.+)$/.exec(value)?.[1];
         if (secret !== undefined) {
@@ -84,7 +90,9 @@ describe('compose.yaml', () => {
       }
     }
     const gatewaySecrets = Object.entries(gateway.environment!).filter(([variable]) => variable.endsWith('_FILE'));
-    expect(gatewaySecrets.map(([variable]) => variable).sort()).toEqual(SECRET_FILE_VARIABLES.map((name) => `${name}_FILE`).sort());
+    expect(gatewaySecrets.map(([variable]) => variable).sort()).toEqual(
+      SECRET_FILE_VARIABLES.map((name) => `${name}_FILE`).sort(),
+    );
     // Every file the secrets name stays out of version control.
     const ignored = readFileSync(join(ROOT, '.gitignore'), 'utf8').split('\n');
     for (const { file } of Object.values(compose.secrets)) expect(ignored).toContain(file);
@@ -102,7 +110,9 @@ describe('compose.yaml', () => {
     const maxConnections = Number(/max_connections=(\d+)/.exec(compose.services.postgres!.command!.join(' '))![1]);
     // Each process: its pool, its change feed (1) and its shared rate-limit counters. Three connections
     // stay for superusers (PostgreSQL's reserve), and room for a rolling upgrade's extra replica and psql.
-    expect((replicas + 1) * (config.databasePoolSize + 1 + SHARED_LIMITS_POOL_SIZE)).toBeLessThanOrEqual(maxConnections - 3 - 10);
+    expect((replicas + 1) * (config.databasePoolSize + 1 + SHARED_LIMITS_POOL_SIZE)).toBeLessThanOrEqual(
+      maxConnections - 3 - 10,
+    );
     expect(nginx).toMatch(new RegExp(`server gateway:${config.port} resolve;`));
   });
 
@@ -115,14 +125,18 @@ describe('compose.yaml', () => {
     // The console answers 403 to a request it believes is plain http: the scheme must reach it.
     expect(nginx).toMatch(/proxy_set_header X-Forwarded-Proto \$\w+;/);
     const variable = /proxy_set_header X-Forwarded-Proto \$(\w+);/.exec(nginx)![1]!;
-    if (variable !== 'scheme') expect(nginx).toMatch(new RegExp(`map \\$http_x_forwarded_proto \\$${variable} \\{[^}]*"" \\$scheme;`));
+    if (variable !== 'scheme')
+      expect(nginx).toMatch(new RegExp(`map \\$http_x_forwarded_proto \\$${variable} \\{[^}]*"" \\$scheme;`));
   });
 
   const bin = postgresBinaries();
-  it.skipIf(bin === null)('runs the PostgreSQL major version the tests run against (skipped without a local initdb)', () => {
-    const initdb = spawnSync(join(bin!, 'initdb'), ['--version'], { encoding: 'utf8' }).stdout;
-    const testsMajor = /\(PostgreSQL\) (\d+)/.exec(initdb)?.[1];
-    expect(testsMajor).toBeDefined();
-    expect(compose.services.postgres!.image).toMatch(new RegExp(`^postgres:${testsMajor}(\\.\\d+)*-`));
-  });
+  it.skipIf(bin === null)(
+    'runs the PostgreSQL major version the tests run against (skipped without a local initdb)',
+    () => {
+      const initdb = spawnSync(join(bin!, 'initdb'), ['--version'], { encoding: 'utf8' }).stdout;
+      const testsMajor = /\(PostgreSQL\) (\d+)/.exec(initdb)?.[1];
+      expect(testsMajor).toBeDefined();
+      expect(compose.services.postgres!.image).toMatch(new RegExp(`^postgres:${testsMajor}(\\.\\d+)*-`));
+    },
+  );
 });

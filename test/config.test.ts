@@ -29,14 +29,21 @@ describe('parseConfig', () => {
       authFailuresPerMinute: 30,
       checkResponses: false,
       readyMinFreeBytes: 64 * 1024 * 1024,
-      connections: { headersTimeoutMs: 10_000, requestTimeoutMs: 30_000, keepAliveTimeoutMs: 72_000, maxConnections: 10_000 },
+      connections: {
+        headersTimeoutMs: 10_000,
+        requestTimeoutMs: 30_000,
+        keepAliveTimeoutMs: 72_000,
+        maxConnections: 10_000,
+      },
       console: null,
       retention: { usageDays: 90, answersDays: 90 },
     });
   });
 
   it('reads the retention in days, and refuses to keep hourly call counts fewer than the 30 days the chart and the report read', () => {
-    expect(parseConfig({ ADMIN_TOKEN: token, RETENTION_USAGE_DAYS: '30', RETENTION_ANSWERS_DAYS: '1' }).retention).toEqual({ usageDays: 30, answersDays: 1 });
+    expect(
+      parseConfig({ ADMIN_TOKEN: token, RETENTION_USAGE_DAYS: '30', RETENTION_ANSWERS_DAYS: '1' }).retention,
+    ).toEqual({ usageDays: 30, answersDays: 1 });
     expect(() => parseConfig({ ADMIN_TOKEN: token, RETENTION_USAGE_DAYS: '29', RETENTION_ANSWERS_DAYS: '0' })).toThrow(
       /RETENTION_USAGE_DAYS must be at least 30 days[\s\S]*RETENTION_ANSWERS_DAYS must be at least 1 days/,
     );
@@ -44,36 +51,64 @@ describe('parseConfig', () => {
 
   it('turns the console on with CONSOLE_SECRET, Secure cookies unless told otherwise, and refuses a weak secret', () => {
     const secret = 'console-secret-Zq8vN2pXr7LkT4mWb9Yc';
-    expect(parseConfig({ ADMIN_TOKEN: token, CONSOLE_SECRET: secret }).console).toEqual({ secret, secureCookies: true });
-    expect(parseConfig({ ADMIN_TOKEN: token, CONSOLE_SECRET: secret, CONSOLE_SECURE_COOKIES: 'false' }).console).toEqual({ secret, secureCookies: false });
+    expect(parseConfig({ ADMIN_TOKEN: token, CONSOLE_SECRET: secret }).console).toEqual({
+      secret,
+      secureCookies: true,
+    });
+    expect(
+      parseConfig({ ADMIN_TOKEN: token, CONSOLE_SECRET: secret, CONSOLE_SECURE_COOKIES: 'false' }).console,
+    ).toEqual({ secret, secureCookies: false });
     expect(() => parseConfig({ ADMIN_TOKEN: token, CONSOLE_SECRET: 'short' })).toThrow(/CONSOLE_SECRET/);
   });
 
   it('selects PostgreSQL by DATABASE_URL, with its pool and statement limit, and refuses two databases at once', () => {
     const url = 'postgres://gateway:secret@db.internal:5432/gateway';
-    expect(parseConfig({ ADMIN_TOKEN: token, DATABASE_URL: url, DATABASE_POOL_SIZE: '25', DATABASE_STATEMENT_TIMEOUT_MS: '2000' })).toMatchObject({
+    expect(
+      parseConfig({
+        ADMIN_TOKEN: token,
+        DATABASE_URL: url,
+        DATABASE_POOL_SIZE: '25',
+        DATABASE_STATEMENT_TIMEOUT_MS: '2000',
+      }),
+    ).toMatchObject({
       databaseUrl: url,
       databasePoolSize: 25,
       databaseStatementTimeoutMs: 2_000,
     });
-    expect(parseConfig({ ADMIN_TOKEN: token, DATABASE_URL: 'postgresql://db/gateway' }).databaseUrl).toBe('postgresql://db/gateway');
+    expect(parseConfig({ ADMIN_TOKEN: token, DATABASE_URL: 'postgresql://db/gateway' }).databaseUrl).toBe(
+      'postgresql://db/gateway',
+    );
     expect(() => parseConfig({ ADMIN_TOKEN: token, DATABASE_URL: url, DATABASE_PATH: 'data/g.db' })).toThrow(
       'DATABASE_URL and DATABASE_PATH are both set: set DATABASE_URL for PostgreSQL or DATABASE_PATH for SQLite, not both',
     );
-    expect(() => parseConfig({ ADMIN_TOKEN: token, DATABASE_URL: 'mysql://db/gateway', DATABASE_POOL_SIZE: '0' })).toThrow(
+    expect(() =>
+      parseConfig({ ADMIN_TOKEN: token, DATABASE_URL: 'mysql://db/gateway', DATABASE_POOL_SIZE: '0' }),
+    ).toThrow(
       /DATABASE_URL must be a PostgreSQL URL, e.g. postgres:\/\/gateway:secret@db.internal:5432\/gateway[\s\S]*DATABASE_POOL_SIZE must be at least 1/,
     );
   });
 
   it('reads the connection limits and refuses a headers timeout longer than the request timeout', () => {
-    expect(parseConfig({ ADMIN_TOKEN: token, HEADERS_TIMEOUT_MS: '2000', REQUEST_TIMEOUT_MS: '5000', KEEP_ALIVE_TIMEOUT_MS: '3000', MAX_CONNECTIONS: '2500' }).connections).toEqual({
+    expect(
+      parseConfig({
+        ADMIN_TOKEN: token,
+        HEADERS_TIMEOUT_MS: '2000',
+        REQUEST_TIMEOUT_MS: '5000',
+        KEEP_ALIVE_TIMEOUT_MS: '3000',
+        MAX_CONNECTIONS: '2500',
+      }).connections,
+    ).toEqual({
       headersTimeoutMs: 2_000,
       requestTimeoutMs: 5_000,
       keepAliveTimeoutMs: 3_000,
       maxConnections: 2_500,
     });
-    expect(() => parseConfig({ ADMIN_TOKEN: token, HEADERS_TIMEOUT_MS: '20000', REQUEST_TIMEOUT_MS: '5000' })).toThrow(/HEADERS_TIMEOUT_MS must not exceed REQUEST_TIMEOUT_MS/);
-    expect(() => parseConfig({ ADMIN_TOKEN: token, REQUEST_TIMEOUT_MS: '0', MAX_CONNECTIONS: '-1' })).toThrow(/REQUEST_TIMEOUT_MS must be at least 100 milliseconds[\s\S]*MAX_CONNECTIONS must be at least 1/);
+    expect(() => parseConfig({ ADMIN_TOKEN: token, HEADERS_TIMEOUT_MS: '20000', REQUEST_TIMEOUT_MS: '5000' })).toThrow(
+      /HEADERS_TIMEOUT_MS must not exceed REQUEST_TIMEOUT_MS/,
+    );
+    expect(() => parseConfig({ ADMIN_TOKEN: token, REQUEST_TIMEOUT_MS: '0', MAX_CONNECTIONS: '-1' })).toThrow(
+      /REQUEST_TIMEOUT_MS must be at least 100 milliseconds[\s\S]*MAX_CONNECTIONS must be at least 1/,
+    );
   });
 
   it('names every bad value at once, with how to fix it', () => {
@@ -95,9 +130,13 @@ describe('parseConfig', () => {
     expect(() => parseConfig({ ADMIN_TOKEN: 'short' })).toThrow(/at least 32 characters/);
     expect(() => parseConfig({ ADMIN_TOKEN: 'a-24-character-token-xyz' })).toThrow(/at least 32 characters/);
     for (const repetitive of ['a'.repeat(40), 'ab'.repeat(20), 'password'.repeat(4), '0123456789'.repeat(4)]) {
-      expect(() => parseConfig({ ADMIN_TOKEN: repetitive }), repetitive).toThrow(/ADMIN_TOKEN must not repeat a few characters/);
+      expect(() => parseConfig({ ADMIN_TOKEN: repetitive }), repetitive).toThrow(
+        /ADMIN_TOKEN must not repeat a few characters/,
+      );
     }
-    expect(parseConfig({ ADMIN_TOKEN: 'Xq7w9Lm2Vt4Rp8Zs1Nc6Hb3Kd5Jf0GyA' }).adminToken).toBe('Xq7w9Lm2Vt4Rp8Zs1Nc6Hb3Kd5Jf0GyA');
+    expect(parseConfig({ ADMIN_TOKEN: 'Xq7w9Lm2Vt4Rp8Zs1Nc6Hb3Kd5Jf0GyA' }).adminToken).toBe(
+      'Xq7w9Lm2Vt4Rp8Zs1Nc6Hb3Kd5Jf0GyA',
+    );
   });
 
   it('refuses the published demo admin token outside demo mode', () => {
@@ -125,7 +164,9 @@ describe('parseConfig', () => {
     };
     expect(problems({ RATE_LIMIT_PER_MINUTE: '0' })).toEqual(['RATE_LIMIT_PER_MINUTE must be at least 1']);
     expect(problems({ RATE_LIMIT_PER_MINUTE: '2000000' })).toEqual(['RATE_LIMIT_PER_MINUTE must be at most 1000000']);
-    expect(problems({ RATE_LIMIT_PER_MINUTE: '1.5' })).toEqual(['RATE_LIMIT_PER_MINUTE must be a whole number from 1 to 1000000']);
+    expect(problems({ RATE_LIMIT_PER_MINUTE: '1.5' })).toEqual([
+      'RATE_LIMIT_PER_MINUTE must be a whole number from 1 to 1000000',
+    ]);
     expect(problems({ RATE_LIMIT_SYNC_MS: '1001' })).toEqual(['RATE_LIMIT_SYNC_MS must be at most 1000 milliseconds']);
     expect(problems({ RATE_LIMIT_SYNC_MS: '-1' })).toEqual(['RATE_LIMIT_SYNC_MS must be at least 0 milliseconds']);
     expect(problems({ PORT: 'eighty' })).toEqual(['PORT must be a whole number from 0 to 65535']);
@@ -134,15 +175,27 @@ describe('parseConfig', () => {
   });
 
   it('reads words whatever their case', () => {
-    const c = parseConfig({ ADMIN_TOKEN: token, DEMO_MODE: 'TRUE', LOG_LEVEL: 'WARN', SQLITE_SYNCHRONOUS: 'full', RESPONSE_CHECKS: 'On' });
+    const c = parseConfig({
+      ADMIN_TOKEN: token,
+      DEMO_MODE: 'TRUE',
+      LOG_LEVEL: 'WARN',
+      SQLITE_SYNCHRONOUS: 'full',
+      RESPONSE_CHECKS: 'On',
+    });
     expect(c).toMatchObject({ demo: true, logLevel: 'warn', sqliteSynchronous: 'FULL', checkResponses: true });
     expect(parseConfig({ ADMIN_TOKEN: token, DEMO_MODE: ' No ' }).demo).toBe(false);
   });
 
   it('reads the trusted proxies as addresses and CIDR ranges', () => {
-    expect(parseConfig({ ADMIN_TOKEN: token, TRUST_PROXY: '10.0.0.5, 10.1.0.0/16,fd00::/8' }).trustProxy).toEqual(['10.0.0.5', '10.1.0.0/16', 'fd00::/8']);
+    expect(parseConfig({ ADMIN_TOKEN: token, TRUST_PROXY: '10.0.0.5, 10.1.0.0/16,fd00::/8' }).trustProxy).toEqual([
+      '10.0.0.5',
+      '10.1.0.0/16',
+      'fd00::/8',
+    ]);
     for (const bad of ['10.0.0.300', '10.0.0.0/33', 'proxy.local', '10.0.0.0/8/8']) {
-      expect(() => parseConfig({ ADMIN_TOKEN: token, TRUST_PROXY: bad }), bad).toThrow(/TRUST_PROXY must be a comma-separated list of IP addresses or CIDR ranges/);
+      expect(() => parseConfig({ ADMIN_TOKEN: token, TRUST_PROXY: bad }), bad).toThrow(
+        /TRUST_PROXY must be a comma-separated list of IP addresses or CIDR ranges/,
+      );
     }
   });
 });
@@ -175,7 +228,9 @@ describe('secrets from files (X_FILE)', () => {
 
   it('refuses a variable set both ways, naming both and neither value', () => {
     const error = catchConfigError({ ADMIN_TOKEN: token, ADMIN_TOKEN_FILE: secretFile('twice', token) });
-    expect(error.problems).toEqual(['ADMIN_TOKEN_FILE and ADMIN_TOKEN are both set: set one (the file for a mounted secret)']);
+    expect(error.problems).toEqual([
+      'ADMIN_TOKEN_FILE and ADMIN_TOKEN are both set: set one (the file for a mounted secret)',
+    ]);
     expect(error.message).not.toContain(token);
   });
 
@@ -183,7 +238,11 @@ describe('secrets from files (X_FILE)', () => {
     const missing = join(dir, 'no-such-file');
     const folder = join(dir, 'a-folder');
     mkdirSync(folder);
-    const error = catchConfigError({ ADMIN_TOKEN_FILE: missing, DATABASE_URL_FILE: folder, CONSOLE_SECRET_FILE: secretFile('empty', '\n') });
+    const error = catchConfigError({
+      ADMIN_TOKEN_FILE: missing,
+      DATABASE_URL_FILE: folder,
+      CONSOLE_SECRET_FILE: secretFile('empty', '\n'),
+    });
     expect(error.problems).toEqual([
       `ADMIN_TOKEN_FILE: cannot read ${missing} (ENOENT)`,
       `CONSOLE_SECRET_FILE: ${join(dir, 'empty')} is empty`,
@@ -194,7 +253,9 @@ describe('secrets from files (X_FILE)', () => {
   it('checks a value read from a file as any other, saying where it came from and never printing it', () => {
     const weak = 'short-token-from-a-file';
     const error = catchConfigError({ ADMIN_TOKEN_FILE: secretFile('weak', `${weak}\n`) });
-    expect(error.problems).toEqual([expect.stringMatching(/^ADMIN_TOKEN must be at least 32 characters .* \(read from ADMIN_TOKEN_FILE\)$/)]);
+    expect(error.problems).toEqual([
+      expect.stringMatching(/^ADMIN_TOKEN must be at least 32 characters .* \(read from ADMIN_TOKEN_FILE\)$/),
+    ]);
     expect(error.message).not.toContain(weak);
   });
 });

@@ -27,7 +27,8 @@ function schemaExamples(value: unknown, at: string[], out: { at: string; example
 function markedBlocks(markdown: string) {
   const blocks: { marker: string; json: string; line: number }[] = [];
   const re = /(?:<!-- openapi: ([^>]*?) -->\n)?```json\n([\s\S]*?)\n```/g;
-  for (const m of markdown.matchAll(re)) blocks.push({ marker: m[1] ?? '', json: m[2]!, line: markdown.slice(0, m.index).split('\n').length });
+  for (const m of markdown.matchAll(re))
+    blocks.push({ marker: m[1] ?? '', json: m[2]!, line: markdown.slice(0, m.index).split('\n').length });
   return blocks;
 }
 
@@ -35,11 +36,18 @@ describe('examples', () => {
   it('every example in the document fits its schema', () => {
     const contract = createContract(doc);
     const found = schemaExamples(doc, []);
-    expect(found.map((f) => f.at)).toEqual(expect.arrayContaining(['components/schemas/Problem', 'components/schemas/LeadSubmission', 'components/schemas/AnswersSubmission']));
-    for (const { at, example } of found) expect({ at, error: contract.validateAt(at, example) }).toEqual({ at, error: null });
+    expect(found.map((f) => f.at)).toEqual(
+      expect.arrayContaining([
+        'components/schemas/Problem',
+        'components/schemas/LeadSubmission',
+        'components/schemas/AnswersSubmission',
+      ]),
+    );
+    for (const { at, example } of found)
+      expect({ at, error: contract.validateAt(at, example) }).toEqual({ at, error: null });
   });
 
-  it("every JSON block of docs/api.md is marked: a request or response of an operation (and fits it), or a sketch", () => {
+  it('every JSON block of docs/api.md is marked: a request or response of an operation (and fits it), or a sketch', () => {
     const contract = createContract(doc);
     const blocks = markedBlocks(readFileSync(join(import.meta.dirname, '..', 'docs', 'api.md'), 'utf8'));
     expect(blocks.filter((b) => b.marker.startsWith('response')).length).toBeGreaterThanOrEqual(4);
@@ -48,7 +56,13 @@ describe('examples', () => {
       const [kind, method, path, status] = b.marker.split(' ');
       if (kind === 'sketch') continue;
       expect({ where, kind }).toEqual({ where, kind: expect.stringMatching(/^(request|response)$/) });
-      const error = contract.validateBody(kind as 'request' | 'response', method!, path!, status ?? null, JSON.parse(b.json));
+      const error = contract.validateBody(
+        kind as 'request' | 'response',
+        method!,
+        path!,
+        status ?? null,
+        JSON.parse(b.json),
+      );
       expect({ where, marker: b.marker, error }).toEqual({ where, marker: b.marker, error: null });
     }
   });
@@ -60,7 +74,14 @@ describe('the check of recorded responses', () => {
     route: '/api/integrations/v1/leads/answers/',
     status: 404,
     content_type: 'application/problem+json; charset=utf-8',
-    body: JSON.stringify({ type: 'urn:lead-gateway:problem:not-found', title: 'Not found', status: 404, detail: 'No lead.', code: 'not-found', request_id: 'r-1' }),
+    body: JSON.stringify({
+      type: 'urn:lead-gateway:problem:not-found',
+      title: 'Not found',
+      status: 404,
+      detail: 'No lead.',
+      code: 'not-found',
+      request_id: 'r-1',
+    }),
     ...r,
   });
 
@@ -73,15 +94,40 @@ describe('the check of recorded responses', () => {
       record({ route: '/api/integrations/v1/leads/', status: 404 }),
       record({ content_type: 'application/json' }),
       record({ body: JSON.stringify({ code: 'not-found' }) }),
-      record({ body: JSON.stringify({ type: 't', title: 't', status: 404, detail: 'd', code: 'no-such-code', request_id: 'r' }) }),
-      record({ method: 'GET', route: '/admin/v1/leads/:id', status: 200, content_type: 'application/json', body: '{"id":"not-a-uuid"}' }),
+      record({
+        body: JSON.stringify({
+          type: 't',
+          title: 't',
+          status: 404,
+          detail: 'd',
+          code: 'no-such-code',
+          request_id: 'r',
+        }),
+      }),
+      record({
+        method: 'GET',
+        route: '/admin/v1/leads/:id',
+        status: 200,
+        content_type: 'application/json',
+        body: '{"id":"not-a-uuid"}',
+      }),
     ]);
     expect(failures).toEqual([
-      expect.stringMatching(/^POST \/api\/integrations\/v1\/leads\/ 404: status 404 is not declared \(declared: 200, 201, 400, 401/),
-      expect.stringMatching(/^POST \/api\/integrations\/v1\/leads\/answers\/ 404: content type application\/json is not declared \(declared: application\/problem\+json\)/),
-      expect.stringMatching(/^POST \/api\/integrations\/v1\/leads\/answers\/ 404: \/ must have required property 'type'/),
-      expect.stringMatching(/^POST \/api\/integrations\/v1\/leads\/answers\/ 404: \/code must be equal to one of the allowed values/),
-      expect.stringMatching(/^GET \/admin\/v1\/leads\/\{id\} 200: \/ must have required property|^GET \/admin\/v1\/leads\/\{id\} 200: \/id must match/),
+      expect.stringMatching(
+        /^POST \/api\/integrations\/v1\/leads\/ 404: status 404 is not declared \(declared: 200, 201, 400, 401/,
+      ),
+      expect.stringMatching(
+        /^POST \/api\/integrations\/v1\/leads\/answers\/ 404: content type application\/json is not declared \(declared: application\/problem\+json\)/,
+      ),
+      expect.stringMatching(
+        /^POST \/api\/integrations\/v1\/leads\/answers\/ 404: \/ must have required property 'type'/,
+      ),
+      expect.stringMatching(
+        /^POST \/api\/integrations\/v1\/leads\/answers\/ 404: \/code must be equal to one of the allowed values/,
+      ),
+      expect.stringMatching(
+        /^GET \/admin\/v1\/leads\/\{id\} 200: \/ must have required property|^GET \/admin\/v1\/leads\/\{id\} 200: \/id must match/,
+      ),
     ]);
   });
 });

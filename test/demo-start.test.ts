@@ -19,7 +19,8 @@ const v1Lead = (address: string, key: string, eventId: string) =>
     headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
     body: JSON.stringify({ event_id: eventId, first_name: 'Aziza', phone: '+998901234567' }),
   });
-const legacyBoards = (address: string, key: string) => fetch(`${address}/api/bots/api/boards/`, { headers: { 'x-bot-api-key': key } });
+const legacyBoards = (address: string, key: string) =>
+  fetch(`${address}/api/bots/api/boards/`, { headers: { 'x-bot-api-key': key } });
 const admin = (address: string, token: string, method: string, path: string) =>
   fetch(`${address}/admin/v1${path}`, { method, headers: { authorization: `Bearer ${token}` } });
 
@@ -35,7 +36,9 @@ describe('demo mode', () => {
 
     expect((await v1Lead(gw.address, v1Key, 'demo-1')).status).toBe(201);
     expect((await legacyBoards(gw.address, legacyKey)).status).toBe(200);
-    const report = await (await admin(gw.address, adminToken, 'GET', '/integrations/brightpath:telegram-bot/report')).json();
+    const report = await (
+      await admin(gw.address, adminToken, 'GET', '/integrations/brightpath:telegram-bot/report')
+    ).json();
     expect(report).toMatchObject({ state: 'migrating' });
     expect(JSON.stringify(report)).not.toMatch(/no v1 key has been issued/);
     expect((await fetch(`${gw.address}/readyz`)).status).toBe(200);
@@ -56,7 +59,9 @@ describe('demo keys outside demo mode', () => {
     expect((await v1Lead(production.address, v1Key, 'prod-1')).status).toBe(401);
     expect((await legacyBoards(production.address, legacyKey)).status).toBe(401);
     expect(production.output()).toMatch(/"revoked":2,.*"msg":"revoked the demo keys found in the database/);
-    const audit = await (await admin(production.address, CHILD_ADMIN_TOKEN, 'GET', '/integrations/brightpath:telegram-bot/audit')).text();
+    const audit = await (
+      await admin(production.address, CHILD_ADMIN_TOKEN, 'GET', '/integrations/brightpath:telegram-bot/audit')
+    ).text();
     expect(audit.match(/"key_revoked"/g)).toHaveLength(2);
     expect(audit).toContain('demo keys are published and never work outside demo mode');
     await production.stop();
@@ -76,14 +81,21 @@ describe('demo keys outside demo mode', () => {
     const env = { ...DEMO, DATABASE_PATH: join(dir, 'demo.db') };
     const first = await spawnGateway({ env, capture: true });
     const text = await banner(first);
-    const renewed = await admin(first.address, field(text, 'admin token'), 'POST', '/integrations/brightpath:telegram-bot/keys/renew');
+    const renewed = await admin(
+      first.address,
+      field(text, 'admin token'),
+      'POST',
+      '/integrations/brightpath:telegram-bot/keys/renew',
+    );
     expect(renewed.status).toBe(201);
     const { prefix } = (await renewed.json()) as { prefix: string };
     await first.stop();
 
     const second = await spawnGateway({ env, capture: true });
     const again = await banner(second);
-    expect(field(again, 'v1 key')).toBe(`revoked at ${/revoked at (\S+);/.exec(field(again, 'v1 key'))![1]}; live now: ${prefix}… (shown once when issued)`);
+    expect(field(again, 'v1 key')).toBe(
+      `revoked at ${/revoked at (\S+);/.exec(field(again, 'v1 key'))![1]}; live now: ${prefix}… (shown once when issued)`,
+    );
     expect(again).not.toContain(field(text, 'v1 key'));
     await second.stop();
   });

@@ -53,7 +53,11 @@ export async function startGateway(
 ): Promise<Gateway> {
   const dir = mkdtempSync(join(tmpdir(), 'lead-gateway-test-'));
   // A small statement timeout (PostgreSQL) makes a held lock a storage failure soon.
-  const store = await openTestStore(dir, undefined, options.statementTimeoutMs === undefined ? {} : { statementTimeoutMs: options.statementTimeoutMs });
+  const store = await openTestStore(
+    dir,
+    undefined,
+    options.statementTimeoutMs === undefined ? {} : { statementTimeoutMs: options.statementTimeoutMs },
+  );
   const rules = createRulesHolder(options.rulesDir ?? EXAMPLE_RULES);
   // Every test gateway logs to a file that close() searches, with the database, for the secrets it saw.
   const logFile = join(dir, 'gateway.log');
@@ -67,14 +71,33 @@ export async function startGateway(
     ...(options.console ? { console: { secret: CONSOLE_SECRET, secureCookies: true, ...options.console } } : {}),
   };
   // On PostgreSQL the counters are shared through the database, as main.ts opens them.
-  const limiters = testEngine() === 'postgres' ? await openSharedLimiters(databaseEnv(store).DATABASE_URL!, logger, { replicas: store.replicas }) : undefined;
-  const app = await buildApp({ adminToken: ADMIN_TOKEN, ...limits }, { store, rules, logger, ...(limiters ? { limiters } : {}), ...(options.outageQuietMs ? { outageQuietMs: options.outageQuietMs } : {}) });
+  const limiters =
+    testEngine() === 'postgres'
+      ? await openSharedLimiters(databaseEnv(store).DATABASE_URL!, logger, { replicas: store.replicas })
+      : undefined;
+  const app = await buildApp(
+    { adminToken: ADMIN_TOKEN, ...limits },
+    {
+      store,
+      rules,
+      logger,
+      ...(limiters ? { limiters } : {}),
+      ...(options.outageQuietMs ? { outageQuietMs: options.outageQuietMs } : {}),
+    },
+  );
   recordForContract(app);
   const admin: Gateway['admin'] = async (method, url, body) => {
     const sent = (body as { key?: unknown } | undefined)?.key;
     if (typeof sent === 'string') secrets.add(sent);
-    const res = await app.inject({ method, url, headers: { authorization: `Bearer ${ADMIN_TOKEN}` }, ...(body === undefined ? {} : { payload: body as object }) });
-    const issued = /^application\/json/.test(String(res.headers['content-type'])) ? (res.json() as { key?: unknown }).key : undefined;
+    const res = await app.inject({
+      method,
+      url,
+      headers: { authorization: `Bearer ${ADMIN_TOKEN}` },
+      ...(body === undefined ? {} : { payload: body as object }),
+    });
+    const issued = /^application\/json/.test(String(res.headers['content-type']))
+      ? (res.json() as { key?: unknown }).key
+      : undefined;
     if (typeof issued === 'string') secrets.add(issued);
     return res;
   };
@@ -92,7 +115,12 @@ export async function startGateway(
       return res.json<{ key: string }>().key;
     },
     submit: (key, body) =>
-      app.inject({ method: 'POST', url: '/api/integrations/v1/leads/', headers: { authorization: `Bearer ${key}` }, payload: body as object }),
+      app.inject({
+        method: 'POST',
+        url: '/api/integrations/v1/leads/',
+        headers: { authorization: `Bearer ${key}` },
+        payload: body as object,
+      }),
     async close() {
       const stored = await storeContentFiles(store, dir);
       await app.close();
@@ -106,5 +134,9 @@ export async function startGateway(
 /** Every response of `app` is checked against the OpenAPI document after the run (test/support/contract-setup.ts). */
 export function recordForContract(app: FastifyInstance, options: { upstream?: boolean } = {}): void {
   const responsesDir = inject('contractResponsesDir');
-  if (responsesDir) recordResponses(app, join(responsesDir, `${process.pid}.jsonl`), { testFile: relative(process.cwd(), expect.getState().testPath ?? ''), ...options });
+  if (responsesDir)
+    recordResponses(app, join(responsesDir, `${process.pid}.jsonl`), {
+      testFile: relative(process.cwd(), expect.getState().testPath ?? ''),
+      ...options,
+    });
 }

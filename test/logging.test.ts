@@ -24,7 +24,11 @@ beforeAll(async () => {
   const dir = mkdtempSync(join(tmpdir(), 'lead-gateway-logs-'));
   app = await buildApp(
     { adminToken: ADMIN_TOKEN },
-    { store: await openTestStore(dir, 'g.db'), rules: createRulesHolder(EXAMPLE_RULES), logger: createLogger('info', sink) },
+    {
+      store: await openTestStore(dir, 'g.db'),
+      rules: createRulesHolder(EXAMPLE_RULES),
+      logger: createLogger('info', sink),
+    },
   );
   recordForContract(app);
 });
@@ -34,10 +38,19 @@ const entries = () => lines.map((l) => JSON.parse(l) as Record<string, unknown>)
 
 describe('request logs', () => {
   it('write one line per request with request id, integration, route, event_id, outcome, status and duration', async () => {
-    const issued = await app.inject({ method: 'POST', url: '/admin/v1/integrations/brightpath:telegram-bot/keys', headers: { authorization: `Bearer ${ADMIN_TOKEN}` } });
+    const issued = await app.inject({
+      method: 'POST',
+      url: '/admin/v1/integrations/brightpath:telegram-bot/keys',
+      headers: { authorization: `Bearer ${ADMIN_TOKEN}` },
+    });
     const key = issued.json().key as string;
     lines.length = 0;
-    const res = await app.inject({ method: 'POST', url: '/api/integrations/v1/leads/', headers: { authorization: `Bearer ${key}` }, payload: { event_id: 'log-1', first_name: 'Log' } });
+    const res = await app.inject({
+      method: 'POST',
+      url: '/api/integrations/v1/leads/',
+      headers: { authorization: `Bearer ${key}` },
+      payload: { event_id: 'log-1', first_name: 'Log' },
+    });
     const mine = entries().filter((e) => e.request_id === res.headers['x-request-id']);
     expect(mine).toHaveLength(1);
     expect(mine[0]).toMatchObject({
@@ -54,15 +67,43 @@ describe('request logs', () => {
 
   it('never contains a v1 key, a legacy key or the admin token, whatever happens', async () => {
     lines.length = 0;
-    const issued = await app.inject({ method: 'POST', url: '/admin/v1/integrations/brightpath:website-form/keys', headers: { authorization: `Bearer ${ADMIN_TOKEN}` } });
+    const issued = await app.inject({
+      method: 'POST',
+      url: '/admin/v1/integrations/brightpath:website-form/keys',
+      headers: { authorization: `Bearer ${ADMIN_TOKEN}` },
+    });
     const key = issued.json().key as string;
     const legacyKey = 'legacy-secret-key-abcdef';
-    await app.inject({ method: 'POST', url: '/admin/v1/integrations/brightpath:website-form/keys/import', headers: { authorization: `Bearer ${ADMIN_TOKEN}` }, payload: { key: legacyKey } });
-    await app.inject({ method: 'POST', url: '/api/integrations/v1/leads/', headers: { authorization: `Bearer ${key}` }, payload: { event_id: 'x', first_name: 'A' } });
-    await app.inject({ method: 'POST', url: '/api/integrations/v1/leads/', headers: { authorization: `Bearer ${key}` }, payload: '{"broken' });
-    await app.inject({ method: 'POST', url: '/api/integrations/v1/leads/', headers: { authorization: `Bearer ${key}x` }, payload: { event_id: 'x', first_name: 'A' } });
+    await app.inject({
+      method: 'POST',
+      url: '/admin/v1/integrations/brightpath:website-form/keys/import',
+      headers: { authorization: `Bearer ${ADMIN_TOKEN}` },
+      payload: { key: legacyKey },
+    });
+    await app.inject({
+      method: 'POST',
+      url: '/api/integrations/v1/leads/',
+      headers: { authorization: `Bearer ${key}` },
+      payload: { event_id: 'x', first_name: 'A' },
+    });
+    await app.inject({
+      method: 'POST',
+      url: '/api/integrations/v1/leads/',
+      headers: { authorization: `Bearer ${key}` },
+      payload: '{"broken',
+    });
+    await app.inject({
+      method: 'POST',
+      url: '/api/integrations/v1/leads/',
+      headers: { authorization: `Bearer ${key}x` },
+      payload: { event_id: 'x', first_name: 'A' },
+    });
     await app.inject({ method: 'GET', url: '/api/bots/api/statuses/', headers: { 'x-bot-api-key': legacyKey } });
-    await app.inject({ method: 'GET', url: '/api/bots/api/statuses/', headers: { 'x-bot-api-key': `${legacyKey}-wrong` } });
+    await app.inject({
+      method: 'GET',
+      url: '/api/bots/api/statuses/',
+      headers: { 'x-bot-api-key': `${legacyKey}-wrong` },
+    });
     const all = lines.join('\n');
     expect(lines.length).toBeGreaterThan(5);
     for (const secret of [key, legacyKey, ADMIN_TOKEN]) expect(all).not.toContain(secret);

@@ -26,16 +26,36 @@ describe('the OpenAPI document', () => {
     expect(doc.openapi).toBe('3.1.0');
     const lead = doc.paths['/api/integrations/v1/leads/'].post;
     expect(lead.security).toEqual([{ integrationBearer: [] }]);
-    expect(Object.keys(lead.responses)).toEqual(['200', '201', '400', '401', '408', '409', '413', '415', '422', '429', '500', '503']);
-    expect(doc.paths['/api/bots/api/leads/'].post).toMatchObject({ deprecated: true, security: [{ legacyBotKey: [] }] });
+    expect(Object.keys(lead.responses)).toEqual([
+      '200',
+      '201',
+      '400',
+      '401',
+      '408',
+      '409',
+      '413',
+      '415',
+      '422',
+      '429',
+      '500',
+      '503',
+    ]);
+    expect(doc.paths['/api/bots/api/leads/'].post).toMatchObject({
+      deprecated: true,
+      security: [{ legacyBotKey: [] }],
+    });
     expect(doc.paths['/admin/v1/integrations/{integration}/switch-off'].post.security).toEqual([{ adminBearer: [] }]);
     expect(doc.paths['/healthz'].get.security).toEqual([]);
-    const ids = Object.values(doc.paths).flatMap((p) => Object.values(p as object).map((op: { operationId: string }) => op.operationId));
+    const ids = Object.values(doc.paths).flatMap((p) =>
+      Object.values(p as object).map((op: { operationId: string }) => op.operationId),
+    );
     expect(new Set(ids).size).toBe(ids.length);
   });
 
   it('carries the release of package.json as its version, as --version and build_info do', () => {
-    expect(doc.info.version).toBe((JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { version: string }).version);
+    expect(doc.info.version).toBe(
+      (JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { version: string }).version,
+    );
   });
 
   it('declares each status an operation answers, errors as application/problem+json, never as a range', () => {
@@ -52,25 +72,36 @@ describe('the OpenAPI document', () => {
     expect(answers['404'].description).toMatch(/not-found/);
     expect(answers['409'].description).toMatch(/event-id-conflict/);
     expect(doc.paths['/api/bots/api/leads/{id}/'].delete.responses['403'].description).toMatch(/forbidden/);
-    expect(doc.paths['/admin/v1/integrations/{integration}/switch-off'].post.responses['409'].description).toMatch(/`conflict`/);
+    expect(doc.paths['/admin/v1/integrations/{integration}/switch-off'].post.responses['409'].description).toMatch(
+      /`conflict`/,
+    );
     expect(doc.paths['/readyz'].get.responses['503']).toBeDefined();
   });
 
   it('names the catalogue codes of a problem, and the shape of the migration report', () => {
-    expect(doc.components.schemas.Problem.properties.code.enum).toEqual(expect.arrayContaining(['validation-failed', 'event-id-conflict', 'rate-limited']));
-    const report = doc.paths['/admin/v1/integrations/{integration}/report'].get.responses['200'].content['application/json'].schema;
+    expect(doc.components.schemas.Problem.properties.code.enum).toEqual(
+      expect.arrayContaining(['validation-failed', 'event-id-conflict', 'rate-limited']),
+    );
+    const report =
+      doc.paths['/admin/v1/integrations/{integration}/report'].get.responses['200'].content['application/json'].schema;
     expect(report).toEqual({ $ref: '#/components/schemas/MigrationReport' });
-    expect(doc.components.schemas.MigrationReport.required).toEqual(expect.arrayContaining(['legacy', 'v1', 'v1_test', 'readiness', 'unlinked_legacy_leads']));
+    expect(doc.components.schemas.MigrationReport.required).toEqual(
+      expect.arrayContaining(['legacy', 'v1', 'v1_test', 'readiness', 'unlinked_legacy_leads']),
+    );
   });
 
   it('declares the test mode header on every answer of both v1 operations, and on no other operation', () => {
     for (const path of ['/api/integrations/v1/leads/', '/api/integrations/v1/leads/answers/']) {
-      for (const response of Object.values(doc.paths[path].post.responses as Record<string, { headers?: Record<string, { schema: unknown }> }>)) {
+      for (const response of Object.values(
+        doc.paths[path].post.responses as Record<string, { headers?: Record<string, { schema: unknown }> }>,
+      )) {
         expect(response.headers?.['Lead-Gateway-Test-Mode']?.schema).toEqual({ type: 'string', enum: ['true'] });
       }
     }
     expect(doc.paths['/admin/v1/integrations/{integration}/keys/test'].post.responses['201'].headers).toBeUndefined();
-    expect(doc.paths['/api/bots/api/leads/'].post.responses['201']?.headers?.['Lead-Gateway-Test-Mode']).toBeUndefined();
+    expect(
+      doc.paths['/api/bots/api/leads/'].post.responses['201']?.headers?.['Lead-Gateway-Test-Mode'],
+    ).toBeUndefined();
   });
 
   it('marks optional request bodies as not required', () => {
@@ -105,14 +136,25 @@ describe('the OpenAPI document', () => {
 
   it('gives a typed client: the docs recipe compiles against the types npm run client:types writes, and they refuse wrong calls', () => {
     const dir = mkdtempSync(join(tmpdir(), 'lead-gateway-client-'));
-    const gen = spawnSync(process.execPath, [join(ROOT, 'node_modules/tsx/dist/cli.mjs'), 'scripts/generate-client-types.ts', '--out', join(dir, 'lead-gateway.d.ts')], {
-      cwd: ROOT,
-      encoding: 'utf8',
-      timeout: 60_000,
-    });
+    const gen = spawnSync(
+      process.execPath,
+      [
+        join(ROOT, 'node_modules/tsx/dist/cli.mjs'),
+        'scripts/generate-client-types.ts',
+        '--out',
+        join(dir, 'lead-gateway.d.ts'),
+      ],
+      {
+        cwd: ROOT,
+        encoding: 'utf8',
+        timeout: 60_000,
+      },
+    );
     expect(gen.stderr).toBe('');
     expect(gen.status).toBe(0);
-    const recipe = /<!-- typed-client -->\n```ts\n([\s\S]*?)\n```/.exec(readFileSync(join(ROOT, 'docs/api.md'), 'utf8'))?.[1];
+    const recipe = /<!-- typed-client -->\n```ts\n([\s\S]*?)\n```/.exec(
+      readFileSync(join(ROOT, 'docs/api.md'), 'utf8'),
+    )?.[1];
     expect(recipe).toBeDefined();
     writeFileSync(join(dir, 'client.ts'), recipe!);
     // A client project set up as this repository is: an ES module package compiled under NodeNext,
@@ -122,7 +164,12 @@ describe('the OpenAPI document', () => {
       join(dir, 'tsconfig.json'),
       JSON.stringify({
         extends: join(ROOT, 'tsconfig.json'),
-        compilerOptions: { noEmit: true, rootDir: dir, lib: ['ES2023', 'DOM'], typeRoots: [join(ROOT, 'node_modules/@types')] },
+        compilerOptions: {
+          noEmit: true,
+          rootDir: dir,
+          lib: ['ES2023', 'DOM'],
+          typeRoots: [join(ROOT, 'node_modules/@types')],
+        },
         include: [],
         files: ['client.ts', 'misuse.ts'],
       }),
@@ -142,7 +189,10 @@ export const outcome = (a: Answer) => (a.ok ? a.body.intake_outcome : a.body.sta
 export const wrong: Extract<Answer, { ok: true }>['body']['intake_outcome'] = 'exploded';
 `,
     );
-    const tsc = spawnSync(process.execPath, [join(ROOT, 'node_modules/typescript/bin/tsc'), '-p', dir], { encoding: 'utf8', timeout: 60_000 });
+    const tsc = spawnSync(process.execPath, [join(ROOT, 'node_modules/typescript/bin/tsc'), '-p', dir], {
+      encoding: 'utf8',
+      timeout: 60_000,
+    });
     expect(tsc.stdout + tsc.stderr).toBe('');
     expect(tsc.status).toBe(0);
     // Two child processes of up to 60 s each (tsx, then tsc): more than the default 20 s on busy cores.

@@ -21,7 +21,10 @@ const logged = () =>
     .split('\n')
     .filter(Boolean)
     .map((line) => JSON.parse(line) as Record<string, unknown> & { msg: string });
-const named = (msg: string, from: number) => logged().slice(from).filter((line) => line.msg === msg);
+const named = (msg: string, from: number) =>
+  logged()
+    .slice(from)
+    .filter((line) => line.msg === msg);
 
 async function waitForLine(msg: string, from: number) {
   for (let waited = 0; waited < 10_000; waited += 50) {
@@ -50,19 +53,30 @@ describe('a store outage', () => {
     }
     const started = named('store unavailable', from);
     expect(started).toHaveLength(1);
-    expect(started[0]).toMatchObject({ level: 50, engine_code: expect.any(String), err: { stack: expect.stringContaining('StoreUnavailableError') } });
+    expect(started[0]).toMatchObject({
+      level: 50,
+      engine_code: expect.any(String),
+      err: { stack: expect.stringContaining('StoreUnavailableError') },
+    });
     // Not a line per refused request (the old "storage failure" line carried a stack each time).
     expect(named('storage failure', from)).toEqual([]);
     // One stack for the whole outage. On PostgreSQL the shared rate limits may also fail to settle
     // meanwhile (their statement is a write): their own one line, once, as they go on counting alone.
-    const stacks = logged().slice(from).filter((line) => line.err !== undefined);
+    const stacks = logged()
+      .slice(from)
+      .filter((line) => line.err !== undefined);
     expect(stacks.filter((line) => !line.msg.startsWith('shared rate limits unreachable'))).toHaveLength(1);
     expect(stacks.length).toBeLessThanOrEqual(2);
     expect(await metric('lead_gateway_store_unavailable_total')).toBe(refused);
 
     await gw.inspect.refuseWrites(false);
     const [ended] = await waitForLine('store available again', from);
-    expect(ended).toMatchObject({ level: 30, refused, duration_ms: expect.any(Number), causes: [{ engine_code: started[0]!.engine_code, refused }] });
+    expect(ended).toMatchObject({
+      level: 30,
+      refused,
+      duration_ms: expect.any(Number),
+      causes: [{ engine_code: started[0]!.engine_code, refused }],
+    });
     expect(named('store available again', from)).toHaveLength(1);
     expect((await gw.submit(key, { event_id: 'outage-1', first_name: 'During' })).statusCode).toBe(201);
   });
@@ -99,6 +113,11 @@ describe('readiness', () => {
     expect((await readyz()).statusCode).toBe(200);
     const again = named('ready again', from);
     expect(again).toHaveLength(1);
-    expect(again[0]).toMatchObject({ level: 30, was: failed[0]!.reason, failed_checks: polls, not_ready_ms: expect.any(Number) });
+    expect(again[0]).toMatchObject({
+      level: 30,
+      was: failed[0]!.reason,
+      failed_checks: polls,
+      not_ready_ms: expect.any(Number),
+    });
   });
 });

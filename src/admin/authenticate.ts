@@ -17,11 +17,19 @@ declare module 'fastify' {
  * The admin API takes a named operator's personal token or the shared ADMIN_TOKEN; the audit log names
  * whoever the credential belongs to (a request body can add a reason, never an identity).
  */
-export function adminAuthenticator(deps: { store: Store; adminToken: string; adminTokenName: string; authFailures: AuthFailureGuard }) {
+export function adminAuthenticator(deps: {
+  store: Store;
+  adminToken: string;
+  adminTokenName: string;
+  authFailures: AuthFailureGuard;
+}) {
   return async function authenticateAdmin(request: FastifyRequest): Promise<void> {
     await deps.authFailures.refuseIfThrottled(request, 'admin');
     const token = bearerToken(request);
-    const actor = token === null ? null : await adminIdentity(deps.store, token, { token: deps.adminToken, name: deps.adminTokenName });
+    const actor =
+      token === null
+        ? null
+        : await adminIdentity(deps.store, token, { token: deps.adminToken, name: deps.adminTokenName });
     if (actor === null) {
       if (token !== null) await deps.authFailures.recordFailure(request, 'admin');
       throw new AppError(

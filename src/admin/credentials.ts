@@ -23,9 +23,13 @@ const SYSTEM_ACTORS = ['startup', 'demo-mode'];
 
 /** Refuses a name that is malformed or that the audit log already gives to someone else (admin tokens, console users). */
 export function checkOperatorName(name: string, sharedTokenName = DEFAULT_SHARED_TOKEN_NAME): void {
-  if (!ADMIN_NAME.test(name)) throw new AppError('validation-failed', 'A name is 1-64 of a-z 0-9 . _ @ -, starting with a letter or digit.');
+  if (!ADMIN_NAME.test(name))
+    throw new AppError('validation-failed', 'A name is 1-64 of a-z 0-9 . _ @ -, starting with a letter or digit.');
   if ([DEFAULT_SHARED_TOKEN_NAME, sharedTokenName, ...SYSTEM_ACTORS].includes(name)) {
-    throw new AppError('conflict', `"${name}" already names ${SYSTEM_ACTORS.includes(name) ? 'the gateway itself' : 'the shared ADMIN_TOKEN'} in the audit log; choose another name.`);
+    throw new AppError(
+      'conflict',
+      `"${name}" already names ${SYSTEM_ACTORS.includes(name) ? 'the gateway itself' : 'the shared ADMIN_TOKEN'} in the audit log; choose another name.`,
+    );
   }
 }
 
@@ -36,13 +40,21 @@ export function checkOperatorName(name: string, sharedTokenName = DEFAULT_SHARED
  * name as both kinds run one after the other, and the second is refused (PostgreSQL; SQLite's units
  * run one at a time anyway).
  */
-export async function refuseNameOfAnother(tx: Repos, name: string, taking: 'console user' | 'admin token'): Promise<void> {
+export async function refuseNameOfAnother(
+  tx: Repos,
+  name: string,
+  taking: 'console user' | 'admin token',
+): Promise<void> {
   await tx.locks.operatorNames();
   const other =
     taking === 'admin token'
       ? (await tx.consoleUsers.findByName(name)) !== null && 'a console user'
       : (await tx.adminCredentials.list()).some((c) => c.name === name) && 'an admin token (live or revoked)';
-  if (other) throw new AppError('conflict', `"${name}" already names ${other} in the audit log; one name is one person: choose another name (a person with an admin token signs in to the console with it).`);
+  if (other)
+    throw new AppError(
+      'conflict',
+      `"${name}" already names ${other} in the audit log; one name is one person: choose another name (a person with an admin token signs in to the console with it).`,
+    );
 }
 
 /** A name both a console user and an admin token have, or the shared token's: made before the rule above, or written around it. */
@@ -53,8 +65,14 @@ export interface NameCollision {
 }
 
 /** Every name the audit log gives to more than one principal, sorted by name: what `lead-gateway users check-names` reports. */
-export async function nameCollisions(store: Store, sharedTokenName = DEFAULT_SHARED_TOKEN_NAME): Promise<NameCollision[]> {
-  const { users, credentials } = await store.snapshot(async (r) => ({ users: await r.consoleUsers.list(), credentials: await r.adminCredentials.list() }));
+export async function nameCollisions(
+  store: Store,
+  sharedTokenName = DEFAULT_SHARED_TOKEN_NAME,
+): Promise<NameCollision[]> {
+  const { users, credentials } = await store.snapshot(async (r) => ({
+    users: await r.consoleUsers.list(),
+    credentials: await r.adminCredentials.list(),
+  }));
   const holders = new Map<string, Set<string>>();
   const add = (name: string, holder: string) => holders.set(name, (holders.get(name) ?? new Set()).add(holder));
   for (const name of new Set([DEFAULT_SHARED_TOKEN_NAME, sharedTokenName])) add(name, 'shared ADMIN_TOKEN');
@@ -72,10 +90,23 @@ export async function nameCollisions(store: Store, sharedTokenName = DEFAULT_SHA
  * already uses for someone else (the shared token's, the gateway's own, a console user's) is refused,
  * so an entry's actor always means one thing.
  */
-export async function createAdminCredential(store: Store, name: string, createdBy: string, sharedTokenName = DEFAULT_SHARED_TOKEN_NAME): Promise<IssuedCredential> {
+export async function createAdminCredential(
+  store: Store,
+  name: string,
+  createdBy: string,
+  sharedTokenName = DEFAULT_SHARED_TOKEN_NAME,
+): Promise<IssuedCredential> {
   checkOperatorName(name, sharedTokenName);
   const token = `lgadm_${randomBytes(24).toString('base64url')}`;
-  const credential: AdminCredential = { id: newId(), name, prefix: keyPrefix(token), hash: hashKey(token), createdAt: new Date().toISOString(), createdBy, revokedAt: null };
+  const credential: AdminCredential = {
+    id: newId(),
+    name,
+    prefix: keyPrefix(token),
+    hash: hashKey(token),
+    createdAt: new Date().toISOString(),
+    createdBy,
+    revokedAt: null,
+  };
   await store.transact(async (tx) => {
     await refuseNameOfAnother(tx, name, 'admin token');
     await tx.adminCredentials.insert(credential);
@@ -93,7 +124,11 @@ export async function revokeAdminCredentials(store: Store, name: string): Promis
  * The operator a bearer token belongs to, or null. The shared token is compared in constant time; a
  * personal one is found by its hash (an index probe that reveals nothing of the token's bytes).
  */
-export async function adminIdentity(store: Store, token: string, shared: { token: string; name: string }): Promise<string | null> {
+export async function adminIdentity(
+  store: Store,
+  token: string,
+  shared: { token: string; name: string },
+): Promise<string | null> {
   if (secretsEqual(token, shared.token)) return shared.name;
   const hash = hashKey(token);
   const found = await store.readOne((r) => r.adminCredentials.findByHash(hash));

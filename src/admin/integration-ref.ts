@@ -7,7 +7,10 @@ export function integrationByRef(rules: RulesHolder, ref: string): Integration {
   const integration = rules.current().findIntegration(ref);
   if (!integration) {
     const known = [...rules.current().integrations.values()].map((i) => i.handle).join(', ');
-    throw new AppError('not-found', `No integration "${ref}". Give its id or its workspace:integration handle (known: ${known}).`);
+    throw new AppError(
+      'not-found',
+      `No integration "${ref}". Give its id or its workspace:integration handle (known: ${known}).`,
+    );
   }
   return integration;
 }

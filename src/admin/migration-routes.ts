@@ -7,16 +7,42 @@ import type { RulesHolder } from '../rules/loader.js';
 import { adminAuthenticator } from './authenticate.js';
 import type { AuthFailureGuard } from '../rate-limit/auth-failures.js';
 import type { UsageRecorder } from '../migration/usage.js';
-import { importLegacyKey, issueTestKey, issueV1Key, relinkLegacyLeads, renewKeys, revokeKey, rollback, switchOff } from '../migration/service.js';
+import {
+  importLegacyKey,
+  issueTestKey,
+  issueV1Key,
+  relinkLegacyLeads,
+  renewKeys,
+  revokeKey,
+  rollback,
+  switchOff,
+} from '../migration/service.js';
 import { migrationReport, MigrationReportSchema } from '../migration/report.js';
 import { listAudit, listKeys } from '../migration/reads.js';
-import { clearPorted, markPorted, notFoundAnswers, NotFoundPageSchema, NotFoundQuerySchema, PortedFlagSchema, portedView } from '../migration/porting.js';
+import {
+  clearPorted,
+  markPorted,
+  notFoundAnswers,
+  NotFoundPageSchema,
+  NotFoundQuerySchema,
+  PortedFlagSchema,
+  portedView,
+} from '../migration/porting.js';
 import { TestMatchPageSchema, TestMatchQuerySchema, testMatches } from '../migration/test-matches.js';
 import { integrationByRef } from './integration-ref.js';
 import { portingGuide } from '../porting/service.js';
 import { PortingGuideSchema } from '../porting/guide.js';
 import { guideMarkdown, wantsMarkdown } from '../porting/markdown.js';
-import { auditView, integrationViews, issuedKeyView, keyView, linkView, listedKeyView, listOf, stateView } from './views.js';
+import {
+  auditView,
+  integrationViews,
+  issuedKeyView,
+  keyView,
+  linkView,
+  listedKeyView,
+  listOf,
+  stateView,
+} from './views.js';
 import {
   ReasonBodySchema,
   PortedBodySchema,
@@ -41,9 +67,19 @@ const meta = { tags: ['admin'], security: [{ adminBearer: [] }] };
 const params = IntegrationParamsSchema;
 
 /** The audit actor is the credential's operator; the body may add a reason. */
-const who = (request: { adminActor: string | null; body: { reason?: string | undefined } | null | undefined }) => ({ actor: request.adminActor!, reason: request.body?.reason ?? null });
+const who = (request: { adminActor: string | null; body: { reason?: string | undefined } | null | undefined }) => ({
+  actor: request.adminActor!,
+  reason: request.body?.reason ?? null,
+});
 
-export function migrationRoutes(deps: { store: Store; rules: RulesHolder; usage: UsageRecorder; adminToken: string; adminTokenName: string; authFailures: AuthFailureGuard }) {
+export function migrationRoutes(deps: {
+  store: Store;
+  rules: RulesHolder;
+  usage: UsageRecorder;
+  adminToken: string;
+  adminTokenName: string;
+  authFailures: AuthFailureGuard;
+}) {
   const find = (ref: string) => integrationByRef(deps.rules, ref);
 
   return async function register(app: FastifyInstance): Promise<void> {
@@ -52,13 +88,28 @@ export function migrationRoutes(deps: { store: Store; rules: RulesHolder; usage:
 
     r.get(
       '/admin/v1/integrations',
-      { schema: { ...meta, summary: 'List integrations with their migration state', response: { 200: z.object({ items: z.array(IntegrationSummarySchema) }) } } },
+      {
+        schema: {
+          ...meta,
+          summary: 'List integrations with their migration state',
+          response: { 200: z.object({ items: z.array(IntegrationSummarySchema) }) },
+        },
+      },
       async () => integrationViews(deps.store, [...deps.rules.current().integrations.values()]),
     );
 
     r.post(
       '/admin/v1/integrations/:integration/keys',
-      { schema: { ...meta, summary: 'Issue the additional v1 key (shown once); legacy -> migrating; links legacy leads', params, body: ReasonBodySchema, response: { 201: IssuedKeySchema }, problems: ['not-found'] } },
+      {
+        schema: {
+          ...meta,
+          summary: 'Issue the additional v1 key (shown once); legacy -> migrating; links legacy leads',
+          params,
+          body: ReasonBodySchema,
+          response: { 201: IssuedKeySchema },
+          problems: ['not-found'],
+        },
+      },
       async (request, reply) => {
         const result = await issueV1Key({ ...deps }, find(request.params.integration), who(request));
         return reply.code(201).send(issuedKeyView(result, result.state, linkView(result.links)));
@@ -85,16 +136,37 @@ export function migrationRoutes(deps: { store: Store; rules: RulesHolder; usage:
 
     r.post(
       '/admin/v1/integrations/:integration/keys/import',
-      { schema: { ...meta, summary: 'Import an existing legacy key, by value or SHA-256', params, body: ImportKeyBodySchema, response: { 201: KeySummarySchema }, problems: ['not-found', 'conflict'] } },
+      {
+        schema: {
+          ...meta,
+          summary: 'Import an existing legacy key, by value or SHA-256',
+          params,
+          body: ImportKeyBodySchema,
+          response: { 201: KeySummarySchema },
+          problems: ['not-found', 'conflict'],
+        },
+      },
       async (request, reply) => {
-        const key = await importLegacyKey(deps, find(request.params.integration), { ...request.body, actor: request.adminActor! });
+        const key = await importLegacyKey(deps, find(request.params.integration), {
+          ...request.body,
+          actor: request.adminActor!,
+        });
         return reply.code(201).send(keyView(key));
       },
     );
 
     r.post(
       '/admin/v1/integrations/:integration/keys/renew',
-      { schema: { ...meta, summary: '"Renew key": revoke every key at once (test keys too) and issue one new v1 key', params, body: ReasonBodySchema, response: { 201: IssuedKeySchema }, problems: ['not-found'] } },
+      {
+        schema: {
+          ...meta,
+          summary: '"Renew key": revoke every key at once (test keys too) and issue one new v1 key',
+          params,
+          body: ReasonBodySchema,
+          response: { 201: IssuedKeySchema },
+          problems: ['not-found'],
+        },
+      },
       async (request, reply) => {
         const result = await renewKeys(deps, find(request.params.integration), who(request));
         return reply.code(201).send(issuedKeyView(result, result.state, { revoked_keys: result.revoked }));
@@ -103,7 +175,15 @@ export function migrationRoutes(deps: { store: Store; rules: RulesHolder; usage:
 
     r.get(
       '/admin/v1/integrations/:integration/keys',
-      { schema: { ...meta, summary: 'List keys by prefix, never by value', params, response: { 200: z.object({ items: z.array(ListedKeySchema) }) }, problems: ['not-found'] } },
+      {
+        schema: {
+          ...meta,
+          summary: 'List keys by prefix, never by value',
+          params,
+          response: { 200: z.object({ items: z.array(ListedKeySchema) }) },
+          problems: ['not-found'],
+        },
+      },
       async (request) => {
         const integration = find(request.params.integration);
         const keys = await listKeys(deps.store, integration);
@@ -113,7 +193,16 @@ export function migrationRoutes(deps: { store: Store; rules: RulesHolder; usage:
 
     r.post(
       '/admin/v1/integrations/:integration/keys/:key/revoke',
-      { schema: { ...meta, summary: 'Revoke one key at once; the other keys go on working', params: KeyParamsSchema, body: ReasonBodySchema, response: { 200: KeySummarySchema }, problems: ['not-found', 'conflict'] } },
+      {
+        schema: {
+          ...meta,
+          summary: 'Revoke one key at once; the other keys go on working',
+          params: KeyParamsSchema,
+          body: ReasonBodySchema,
+          response: { 200: KeySummarySchema },
+          problems: ['not-found', 'conflict'],
+        },
+      },
       async (request) => {
         const k = await revokeKey(deps, find(request.params.integration), request.params.key, who(request));
         return keyView(k);
@@ -122,7 +211,16 @@ export function migrationRoutes(deps: { store: Store; rules: RulesHolder; usage:
 
     r.post(
       '/admin/v1/integrations/:integration/link',
-      { schema: { ...meta, summary: 'Re-run the linking of legacy-created leads (after a rule fix), without a new key', params, body: ReasonBodySchema, response: { 200: LinkReportSchema }, problems: ['not-found'] } },
+      {
+        schema: {
+          ...meta,
+          summary: 'Re-run the linking of legacy-created leads (after a rule fix), without a new key',
+          params,
+          body: ReasonBodySchema,
+          response: { 200: LinkReportSchema },
+          problems: ['not-found'],
+        },
+      },
       async (request) => {
         const links = await relinkLegacyLeads(deps, find(request.params.integration), who(request));
         return linkView(links);
@@ -131,21 +229,47 @@ export function migrationRoutes(deps: { store: Store; rules: RulesHolder; usage:
 
     r.post(
       '/admin/v1/integrations/:integration/switch-off',
-      { schema: { ...meta, summary: 'Switch the deprecated interface off (403 from then on)', params, body: SwitchOffBodySchema, response: { 200: StateSchema }, problems: ['not-found', 'conflict'] } },
+      {
+        schema: {
+          ...meta,
+          summary: 'Switch the deprecated interface off (403 from then on)',
+          params,
+          body: SwitchOffBodySchema,
+          response: { 200: StateSchema },
+          problems: ['not-found', 'conflict'],
+        },
+      },
       async (request) => {
         const integration = find(request.params.integration);
         const b = request.body;
-        const state = await switchOff(deps, integration, { actor: request.adminActor!, reason: b.reason, force: b.force, quietPeriodHours: b.quiet_period_hours });
+        const state = await switchOff(deps, integration, {
+          actor: request.adminActor!,
+          reason: b.reason,
+          force: b.force,
+          quietPeriodHours: b.quiet_period_hours,
+        });
         return stateView(integration, state);
       },
     );
 
     r.post(
       '/admin/v1/integrations/:integration/rollback',
-      { schema: { ...meta, summary: 'Roll a switch-off back: the old key works again', params, body: RollbackBodySchema, response: { 200: StateSchema }, problems: ['not-found', 'conflict'] } },
+      {
+        schema: {
+          ...meta,
+          summary: 'Roll a switch-off back: the old key works again',
+          params,
+          body: RollbackBodySchema,
+          response: { 200: StateSchema },
+          problems: ['not-found', 'conflict'],
+        },
+      },
       async (request) => {
         const integration = find(request.params.integration);
-        return stateView(integration, await rollback(deps, integration, { actor: request.adminActor!, reason: request.body.reason }));
+        return stateView(
+          integration,
+          await rollback(deps, integration, { actor: request.adminActor!, reason: request.body.reason }),
+        );
       },
     );
 
@@ -162,7 +286,11 @@ export function migrationRoutes(deps: { store: Store; rules: RulesHolder; usage:
         },
       },
       async (request) => {
-        const flag = await markPorted(deps, find(request.params.integration), { actor: request.adminActor!, note: request.body?.note ?? null, role: 'service_team' });
+        const flag = await markPorted(deps, find(request.params.integration), {
+          actor: request.adminActor!,
+          note: request.body?.note ?? null,
+          role: 'service_team',
+        });
         return portedView(flag)!;
       },
     );
@@ -190,7 +318,8 @@ export function migrationRoutes(deps: { store: Store; rules: RulesHolder; usage:
       {
         schema: {
           ...meta,
-          summary: 'Answers calls answered 404, per external_contact_id, the latest first, with the unlinked legacy leads of each person',
+          summary:
+            'Answers calls answered 404, per external_contact_id, the latest first, with the unlinked legacy leads of each person',
           params,
           querystring: NotFoundQuerySchema,
           response: { 200: NotFoundPageSchema },
@@ -205,7 +334,8 @@ export function migrationRoutes(deps: { store: Store; rules: RulesHolder; usage:
       {
         schema: {
           ...meta,
-          summary: 'Live persons that test calls found, per test key and person, the newest first (docs/api.md, "Test mode")',
+          summary:
+            'Live persons that test calls found, per test key and person, the newest first (docs/api.md, "Test mode")',
           params,
           querystring: TestMatchQuerySchema,
           response: { 200: TestMatchPageSchema },
@@ -217,7 +347,16 @@ export function migrationRoutes(deps: { store: Store; rules: RulesHolder; usage:
 
     r.get(
       '/admin/v1/integrations/:integration/audit',
-      { schema: { ...meta, summary: 'Audit log of one integration, newest first', params, querystring: AuditQuerySchema, response: { 200: z.object({ items: z.array(AuditEntrySchema) }) }, problems: ['not-found'] } },
+      {
+        schema: {
+          ...meta,
+          summary: 'Audit log of one integration, newest first',
+          params,
+          querystring: AuditQuerySchema,
+          response: { 200: z.object({ items: z.array(AuditEntrySchema) }) },
+          problems: ['not-found'],
+        },
+      },
       async (request) => {
         const integration = find(request.params.integration);
         return listOf((await listAudit(deps.store, integration, request.query.limit)).map(auditView));
@@ -226,13 +365,29 @@ export function migrationRoutes(deps: { store: Store; rules: RulesHolder; usage:
 
     r.get(
       '/admin/v1/audit',
-      { schema: { ...meta, summary: 'Audit log of every integration, newest first', querystring: AuditQuerySchema, response: { 200: z.object({ items: z.array(AuditEntrySchema) }) } } },
+      {
+        schema: {
+          ...meta,
+          summary: 'Audit log of every integration, newest first',
+          querystring: AuditQuerySchema,
+          response: { 200: z.object({ items: z.array(AuditEntrySchema) }) },
+        },
+      },
       async (request) => listOf((await listAudit(deps.store, null, request.query.limit)).map(auditView)),
     );
 
     r.get(
       '/admin/v1/integrations/:integration/report',
-      { schema: { ...meta, summary: 'Migration report: legacy and v1 calls, ignored fields, unlinked leads, readiness', params, querystring: ReportQuerySchema, response: { 200: MigrationReportSchema }, problems: ['not-found'] } },
+      {
+        schema: {
+          ...meta,
+          summary: 'Migration report: legacy and v1 calls, ignored fields, unlinked leads, readiness',
+          params,
+          querystring: ReportQuerySchema,
+          response: { 200: MigrationReportSchema },
+          problems: ['not-found'],
+        },
+      },
       async (request) => migrationReport(deps, find(request.params.integration), request.query.quiet_period_hours),
     );
 
@@ -241,18 +396,23 @@ export function migrationRoutes(deps: { store: Store; rules: RulesHolder; usage:
       {
         schema: {
           ...meta,
-          summary: 'Porting guide: each legacy route the integration called in 30 days and the v1 request that replaces it (JSON, or Markdown for format=markdown or Accept: text/markdown)',
+          summary:
+            'Porting guide: each legacy route the integration called in 30 days and the v1 request that replaces it (JSON, or Markdown for format=markdown or Accept: text/markdown)',
           params,
           querystring: PortingGuideQuerySchema,
           response: {
-            200: { description: 'The guide as JSON, or as Markdown text', content: { 'application/json': { schema: PortingGuideSchema }, 'text/markdown': { schema: z.string() } } },
+            200: {
+              description: 'The guide as JSON, or as Markdown text',
+              content: { 'application/json': { schema: PortingGuideSchema }, 'text/markdown': { schema: z.string() } },
+            },
           },
           problems: ['not-found'],
         },
       },
       async (request, reply) => {
         const guide = await portingGuide(deps, find(request.params.integration));
-        if (wantsMarkdown(request.query.format, request.headers.accept)) return reply.header('vary', 'Accept').type('text/markdown; charset=utf-8').send(guideMarkdown(guide));
+        if (wantsMarkdown(request.query.format, request.headers.accept))
+          return reply.header('vary', 'Accept').type('text/markdown; charset=utf-8').send(guideMarkdown(guide));
         return reply.header('vary', 'Accept').send(guide);
       },
     );

@@ -27,7 +27,13 @@ import {
 
 const meta = { tags: ['admin'], security: [{ adminBearer: [] }] };
 
-export function adminRoutes(deps: { store: Store; rules: RulesHolder; adminToken: string; adminTokenName: string; authFailures: AuthFailureGuard }) {
+export function adminRoutes(deps: {
+  store: Store;
+  rules: RulesHolder;
+  adminToken: string;
+  adminTokenName: string;
+  authFailures: AuthFailureGuard;
+}) {
   const findIntegration = (ref: string) => integrationByRef(deps.rules, ref);
   const leadDeps = { store: deps.store, rules: () => deps.rules.current() };
 
@@ -77,17 +83,45 @@ export function adminRoutes(deps: { store: Store; rules: RulesHolder; adminToken
       },
       (request) => listLeads(leadDeps, { ...request.query, fields: request.query.field }),
     );
-    r.get('/admin/v1/leads/:id', { schema: { ...meta, summary: 'A lead as operators see it', params: LeadParamsSchema, response: leadResponse, problems: ['not-found'] } }, (request) =>
-      getLead(leadDeps, request.params.id),
+    r.get(
+      '/admin/v1/leads/:id',
+      {
+        schema: {
+          ...meta,
+          summary: 'A lead as operators see it',
+          params: LeadParamsSchema,
+          response: leadResponse,
+          problems: ['not-found'],
+        },
+      },
+      (request) => getLead(leadDeps, request.params.id),
     );
     r.post(
       '/admin/v1/leads/:id/move',
-      { schema: { ...meta, summary: 'Move a lead to another stage', params: LeadParamsSchema, body: MoveLeadBodySchema, response: leadResponse, problems: ['not-found'] } },
+      {
+        schema: {
+          ...meta,
+          summary: 'Move a lead to another stage',
+          params: LeadParamsSchema,
+          body: MoveLeadBodySchema,
+          response: leadResponse,
+          problems: ['not-found'],
+        },
+      },
       async (request) => (await actOnLead(leadDeps, request.params.id, { kind: 'move', stageId: request.body.stage }))!,
     );
     r.post(
       '/admin/v1/leads/:id/close',
-      { schema: { ...meta, summary: 'Close a lead', params: LeadParamsSchema, body: CloseLeadBodySchema, response: leadResponse, problems: ['not-found'] } },
+      {
+        schema: {
+          ...meta,
+          summary: 'Close a lead',
+          params: LeadParamsSchema,
+          body: CloseLeadBodySchema,
+          response: leadResponse,
+          problems: ['not-found'],
+        },
+      },
       async (request) =>
         (await actOnLead(leadDeps, request.params.id, {
           kind: 'close',
@@ -98,12 +132,28 @@ export function adminRoutes(deps: { store: Store; rules: RulesHolder; adminToken
     );
     r.post(
       '/admin/v1/leads/:id/reopen',
-      { schema: { ...meta, summary: 'Reopen a closed lead', params: LeadParamsSchema, response: leadResponse, problems: ['not-found'] } },
+      {
+        schema: {
+          ...meta,
+          summary: 'Reopen a closed lead',
+          params: LeadParamsSchema,
+          response: leadResponse,
+          problems: ['not-found'],
+        },
+      },
       async (request) => (await actOnLead(leadDeps, request.params.id, { kind: 'reopen' }))!,
     );
     r.delete(
       '/admin/v1/leads/:id',
-      { schema: { ...meta, summary: 'Delete a lead', params: LeadParamsSchema, response: { 204: z.null() }, problems: ['not-found'] } },
+      {
+        schema: {
+          ...meta,
+          summary: 'Delete a lead',
+          params: LeadParamsSchema,
+          response: { 204: z.null() },
+          problems: ['not-found'],
+        },
+      },
       async (request, reply) => {
         await actOnLead(leadDeps, request.params.id, { kind: 'delete' });
         return reply.code(204).send(null);
@@ -142,7 +192,8 @@ export function adminRoutes(deps: { store: Store; rules: RulesHolder; adminToken
           problems: ['not-found'],
         },
       },
-      (request) => applyStoredAnswers(deps.store, findIntegration(request.params.integration), { actor: request.adminActor! }),
+      (request) =>
+        applyStoredAnswers(deps.store, findIntegration(request.params.integration), { actor: request.adminActor! }),
     );
   };
 }

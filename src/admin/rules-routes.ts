@@ -13,7 +13,14 @@ import { reloadView, replicasView } from './views.js';
 
 const meta = { tags: ['admin'], security: [{ adminBearer: [] }] };
 
-export function rulesRoutes(deps: { store: Store; rules: RulesHolder; sharedRules: RulesAcrossReplicas; adminToken: string; adminTokenName: string; authFailures: AuthFailureGuard }) {
+export function rulesRoutes(deps: {
+  store: Store;
+  rules: RulesHolder;
+  sharedRules: RulesAcrossReplicas;
+  adminToken: string;
+  adminTokenName: string;
+  authFailures: AuthFailureGuard;
+}) {
   return async function register(app: FastifyInstance): Promise<void> {
     const r = app.withTypeProvider<ZodTypeProvider>();
     r.addHook('onRequest', adminAuthenticator(deps));
@@ -23,7 +30,8 @@ export function rulesRoutes(deps: { store: Store; rules: RulesHolder; sharedRule
       {
         schema: {
           ...meta,
-          summary: 'The rules this replica runs: their version (a hash of the files), when they were loaded, and each file as it was read',
+          summary:
+            'The rules this replica runs: their version (a hash of the files), when they were loaded, and each file as it was read',
           description:
             'Each file of the rules folder as this replica read it at its last successful load: its name, the SHA-256 of its bytes and its text, what `lead-gateway rules diff` compares a folder with. Rules files hold no secrets (keys live in the database).',
           response: { 200: RulesInForceSchema },
@@ -33,7 +41,13 @@ export function rulesRoutes(deps: { store: Store; rules: RulesHolder; sharedRule
         const { version, loadedAt } = deps.rules.version();
         const rules = deps.rules.current();
         const files = deps.rules.files().map((f) => ({ name: f.name, sha256: f.sha256, content: f.text }));
-        return { rules_version: version, loaded_at: loadedAt, workspaces: rules.workspaces.size, integrations: rules.integrations.size, files };
+        return {
+          rules_version: version,
+          loaded_at: loadedAt,
+          workspaces: rules.workspaces.size,
+          integrations: rules.integrations.size,
+          files,
+        };
       },
     );
 
@@ -54,7 +68,9 @@ export function rulesRoutes(deps: { store: Store; rules: RulesHolder; sharedRule
         const view = reloadView(report);
         const failed = view.replicas.filter((x) => x.outcome === 'failed');
         if (failed.length > 0) {
-          const problems = failed.flatMap((x) => (x.last_reload_error?.problems ?? ['(no problem recorded)']).map((p) => `${x.id}: ${p}`));
+          const problems = failed.flatMap((x) =>
+            (x.last_reload_error?.problems ?? ['(no problem recorded)']).map((p) => `${x.id}: ${p}`),
+          );
           throw new AppError(
             'validation-failed',
             `The rules were not reloaded on ${failed.length} of ${view.replicas.length} replicas (${failed.map((x) => x.id).join(', ')}); each of them keeps its previous rules. ${problems.join('; ')}`,

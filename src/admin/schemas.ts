@@ -21,14 +21,22 @@ export const IntegrationSummarySchema = z
   .meta({ id: 'IntegrationSummary' });
 
 // No `actor` member: the audit log names the operator the admin credential belongs to.
-export const ReasonSchema = printableText().min(1).max(1000).meta({ description: 'Why, for the audit log (no control characters)' });
+export const ReasonSchema = printableText()
+  .min(1)
+  .max(1000)
+  .meta({ description: 'Why, for the audit log (no control characters)' });
 const reason = ReasonSchema;
 
 export const ReasonBodySchema = z.strictObject({ reason: reason.optional() }).nullish();
 
 export const ImportKeyBodySchema = z
   .strictObject({
-    key: z.string().min(8, 'must be at least 8 characters').max(512).optional().meta({ description: 'The legacy key itself' }),
+    key: z
+      .string()
+      .min(8, 'must be at least 8 characters')
+      .max(512)
+      .optional()
+      .meta({ description: 'The legacy key itself' }),
     hash: z
       .string()
       .regex(/^[0-9a-fA-F]{64}$/, 'must be the SHA-256 of the key, 64 hex digits')
@@ -40,14 +48,26 @@ export const ImportKeyBodySchema = z
 
 export const SwitchOffBodySchema = z.strictObject({
   reason,
-  force: z.boolean().default(false).meta({ description: 'Switch off even if legacy calls were seen in the quiet period' }),
-  quiet_period_hours: z.number().int().min(0).max(24 * 30).optional().meta({ description: 'Default 24' }),
+  force: z
+    .boolean()
+    .default(false)
+    .meta({ description: 'Switch off even if legacy calls were seen in the quiet period' }),
+  quiet_period_hours: z
+    .number()
+    .int()
+    .min(0)
+    .max(24 * 30)
+    .optional()
+    .meta({ description: 'Default 24' }),
 });
 
 export const RollbackBodySchema = z.strictObject({ reason });
 
 /** The note of a "ported" mark: printed text, bounded as a reason is. */
-export const PortedNoteSchema = printableText().min(1).max(1000).meta({ description: 'What the owner or the service team says of it (no control characters)' });
+export const PortedNoteSchema = printableText()
+  .min(1)
+  .max(1000)
+  .meta({ description: 'What the owner or the service team says of it (no control characters)' });
 export const PortedBodySchema = z.strictObject({ note: PortedNoteSchema.optional() }).nullish();
 
 export const StateSchema = z
@@ -70,7 +90,14 @@ export const AuditEntrySchema = z
 
 export const AuditQuerySchema = z.object({ limit: z.coerce.number().int().min(1).max(1000).default(100) });
 
-export const ReportQuerySchema = z.object({ quiet_period_hours: z.coerce.number().int().min(0).max(24 * 30).default(24) });
+export const ReportQuerySchema = z.object({
+  quiet_period_hours: z.coerce
+    .number()
+    .int()
+    .min(0)
+    .max(24 * 30)
+    .default(24),
+});
 
 export const UnlinkedLeadSchema = z
   .object({
@@ -78,10 +105,16 @@ export const UnlinkedLeadSchema = z
     code: z.enum(['no_rule', 'missing_member', 'bound_to_another_person']),
     reason: z.string(),
   })
-  .meta({ id: 'UnlinkedLead', description: 'A legacy-created lead whose person could not be bound to the integration' });
+  .meta({
+    id: 'UnlinkedLead',
+    description: 'A legacy-created lead whose person could not be bound to the integration',
+  });
 
 const unlinkedCounts = {
-  unlinked_leads_total: z.number().int().meta({ description: 'How many legacy-created leads the run left unlinked, in all' }),
+  unlinked_leads_total: z
+    .number()
+    .int()
+    .meta({ description: 'How many legacy-created leads the run left unlinked, in all' }),
   unlinked_by_code: z
     .object({ no_rule: z.number().int(), missing_member: z.number().int(), bound_to_another_person: z.number().int() })
     .meta({ description: 'The leads left unlinked, counted by code' }),
@@ -90,7 +123,9 @@ const unlinkedCounts = {
 export const LinkReportSchema = z
   .object({
     linked_leads: z.number().int().meta({ description: 'Leads linked by this run' }),
-    unlinked_leads: z.array(UnlinkedLeadSchema).meta({ description: `The first ${LINK_REPORT_UNLINKED_ITEMS} leads left unlinked; all are counted below` }),
+    unlinked_leads: z
+      .array(UnlinkedLeadSchema)
+      .meta({ description: `The first ${LINK_REPORT_UNLINKED_ITEMS} leads left unlinked; all are counted below` }),
     ...unlinkedCounts,
   })
   .meta({ id: 'LinkReport' });
@@ -107,7 +142,10 @@ export const IssuedKeySchema = z
     created_at: z.iso.datetime(),
     state: z.enum(['legacy', 'migrating', 'switched_off']),
     linked_leads: z.number().int().optional().meta({ description: 'Legacy-created leads linked to the integration' }),
-    unlinked_leads: z.array(UnlinkedLeadSchema).optional().meta({ description: `The first ${LINK_REPORT_UNLINKED_ITEMS} leads left unlinked` }),
+    unlinked_leads: z
+      .array(UnlinkedLeadSchema)
+      .optional()
+      .meta({ description: `The first ${LINK_REPORT_UNLINKED_ITEMS} leads left unlinked` }),
     unlinked_leads_total: unlinkedCounts.unlinked_leads_total.optional(),
     unlinked_by_code: unlinkedCounts.unlinked_by_code.optional(),
     revoked_keys: z.number().int().optional().meta({ description: 'Keys revoked by a renewal' }),
@@ -126,10 +164,10 @@ export const KeySummarySchema = z
   .meta({ id: 'KeySummary' });
 
 export const ListedKeySchema = KeySummarySchema.extend({
-  last_used_at: z.iso
-    .datetime()
-    .nullable()
-    .meta({ description: 'When the key last authenticated a call (any answer, a 403 after switch-off included); written with the usage counts, so up to USAGE_FLUSH_MS late. Null: never' }),
+  last_used_at: z.iso.datetime().nullable().meta({
+    description:
+      'When the key last authenticated a call (any answer, a 403 after switch-off included); written with the usage counts, so up to USAGE_FLUSH_MS late. Null: never',
+  }),
 }).meta({ id: 'ListedKey' });
 
 export const MoveLeadBodySchema = z.strictObject({ stage: z.uuid('must be a stage id (uuid)') });
@@ -163,7 +201,11 @@ export const SetFieldBodySchema = z.strictObject({
   value: z.union([z.string(), z.number(), z.boolean()]),
   written_by: z.strictObject({
     kind: z.enum(['employee', 'import', 'automation']),
-    ref: z.string().min(1).max(200).meta({ description: 'Username of the employee, or the name of the import or automation' }),
+    ref: z
+      .string()
+      .min(1)
+      .max(200)
+      .meta({ description: 'Username of the employee, or the name of the import or automation' }),
   }),
 });
 
@@ -179,8 +221,14 @@ export const AppliedUnmappedSchema = z
       }),
     ),
     still_unmapped: z.number().int().meta({ description: 'Stored answers whose key is still not mapped' }),
-    skipped_deleted_lead: z.number().int().meta({ description: 'Stored answers whose lead was deleted: set aside, never applied' }),
-    remaining: z.number().int().meta({ description: 'Answers of a mapped key left for the next call: one call applies at most APPLY_STORED_MAX (2,000); call again until 0' }),
+    skipped_deleted_lead: z
+      .number()
+      .int()
+      .meta({ description: 'Stored answers whose lead was deleted: set aside, never applied' }),
+    remaining: z.number().int().meta({
+      description:
+        'Answers of a mapped key left for the next call: one call applies at most APPLY_STORED_MAX (2,000); call again until 0',
+    }),
   })
   .meta({ id: 'AppliedUnmapped' });
 
@@ -195,15 +243,21 @@ export const LeadListQuerySchema = z.object({
     .union([z.string(), z.array(z.string())])
     .optional()
     .transform((v) => (v === undefined ? [] : [v].flat()))
-    .pipe(z.array(z.string()).max(LEAD_FILTER_CONDITIONS_MAX, `must be given at most ${LEAD_FILTER_CONDITIONS_MAX} times`))
-    .meta({ description: `key:value on a custom field, repeatable (at most ${LEAD_FILTER_CONDITIONS_MAX} times), e.g. field=laptop:Present&field=study_days:Monday` }),
+    .pipe(
+      z.array(z.string()).max(LEAD_FILTER_CONDITIONS_MAX, `must be given at most ${LEAD_FILTER_CONDITIONS_MAX} times`),
+    )
+    .meta({
+      description: `key:value on a custom field, repeatable (at most ${LEAD_FILTER_CONDITIONS_MAX} times), e.g. field=laptop:Present&field=study_days:Monday`,
+    }),
   before: z.iso.datetime().optional().meta({ description: 'Cursor: next_before of the previous page' }),
   limit: z.coerce.number().int().min(1).max(500).default(50),
 });
 
 const ReloadErrorSchema = z.object({
   at: z.string(),
-  problems: z.array(z.string()).meta({ description: 'Each problem with its file and path, as the start-up error names them' }),
+  problems: z
+    .array(z.string())
+    .meta({ description: 'Each problem with its file and path, as the start-up error names them' }),
 });
 
 export const ReplicaSchema = z
@@ -213,9 +267,14 @@ export const ReplicaSchema = z
     pid: z.number().int().nullable(),
     started_at: z.string().nullable(),
     last_heartbeat_at: z.string(),
-    rules_version: z.string().nullable().meta({ description: 'The version of the rules it runs; null for a process that runs none (a CLI command) or of an earlier release' }),
+    rules_version: z.string().nullable().meta({
+      description:
+        'The version of the rules it runs; null for a process that runs none (a CLI command) or of an earlier release',
+    }),
     rules_loaded_at: z.string().nullable(),
-    last_reload_error: ReloadErrorSchema.nullable().meta({ description: 'Its last reload, if it failed: it kept its previous rules. Null after a reload that succeeded' }),
+    last_reload_error: ReloadErrorSchema.nullable().meta({
+      description: 'Its last reload, if it failed: it kept its previous rules. Null after a reload that succeeded',
+    }),
     this_replica: z.boolean().meta({ description: 'The replica that answered this request' }),
   })
   .meta({ id: 'Replica' });
@@ -228,7 +287,9 @@ const driftMembers = {
 export const ReplicasSchema = z.object({ items: z.array(ReplicaSchema), ...driftMembers }).meta({ id: 'Replicas' });
 
 export const ReplicaReloadSchema = ReplicaSchema.extend({
-  outcome: z.enum(['reloaded', 'failed', 'no-answer']).meta({ description: 'no-answer: it did not record an answer in time (its rules are as it last recorded them)' }),
+  outcome: z
+    .enum(['reloaded', 'failed', 'no-answer'])
+    .meta({ description: 'no-answer: it did not record an answer in time (its rules are as it last recorded them)' }),
 }).meta({ id: 'ReplicaReload' });
 
 /** GET /admin/v1/rules: the rules a replica runs, with each file as read (what `rules diff` compares). */
@@ -242,7 +303,10 @@ export const RulesInForceSchema = z
       .array(
         z.object({
           name: z.string().meta({ description: 'The file name in the rules folder, e.g. brightpath.yaml' }),
-          sha256: z.string().regex(/^[0-9a-f]{64}$/).meta({ description: "SHA-256 of the file's bytes, hex" }),
+          sha256: z
+            .string()
+            .regex(/^[0-9a-f]{64}$/)
+            .meta({ description: "SHA-256 of the file's bytes, hex" }),
           content: z.string().meta({ description: 'The text of the file, as read' }),
         }),
       )

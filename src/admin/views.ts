@@ -10,12 +10,27 @@ import type { Integration } from '../rules/catalog.js';
 import type { Store } from '../store/store.js';
 import type { ReplicaRecord } from '../store/replicas.js';
 import type { ReloadReport, Survey } from '../rules/replicas.js';
-import type { AuditEntrySchema, IntegrationSummarySchema, IssuedKeySchema, KeySummarySchema, ListedKeySchema, LinkReportSchema, ReplicaReloadSchema, ReplicaSchema, ReplicasSchema, StateSchema } from './schemas.js';
+import type {
+  AuditEntrySchema,
+  IntegrationSummarySchema,
+  IssuedKeySchema,
+  KeySummarySchema,
+  ListedKeySchema,
+  LinkReportSchema,
+  ReplicaReloadSchema,
+  ReplicaSchema,
+  ReplicasSchema,
+  StateSchema,
+} from './schemas.js';
 
 /** Every list the admin API answers and the CLI prints is `{ "items": [...] }` (docs/api.md, Conventions). */
 export const listOf = <T>(items: T[]): { items: T[] } => ({ items });
 
-export const integrationView = (i: Integration, state: MigrationState, ported: PortedFlag | null): z.infer<typeof IntegrationSummarySchema> => ({
+export const integrationView = (
+  i: Integration,
+  state: MigrationState,
+  ported: PortedFlag | null,
+): z.infer<typeof IntegrationSummarySchema> => ({
   id: i.id,
   handle: i.handle,
   name: i.name,
@@ -25,13 +40,23 @@ export const integrationView = (i: Integration, state: MigrationState, ported: P
 });
 
 /** Every integration with its state and ported flag, in one read. */
-export async function integrationViews(store: Store, list: Integration[]): Promise<{ items: z.infer<typeof IntegrationSummarySchema>[] }> {
-  const { states, flags } = await store.snapshot(async (r) => ({ states: await Promise.all(list.map((i) => r.states.get(i.id))), flags: await r.states.allPorted() }));
+export async function integrationViews(
+  store: Store,
+  list: Integration[],
+): Promise<{ items: z.infer<typeof IntegrationSummarySchema>[] }> {
+  const { states, flags } = await store.snapshot(async (r) => ({
+    states: await Promise.all(list.map((i) => r.states.get(i.id))),
+    flags: await r.states.allPorted(),
+  }));
   const byId = new Map(flags.map((f) => [f.integrationId, f]));
   return listOf(list.map((i, n) => integrationView(i, states[n]!, byId.get(i.id) ?? null)));
 }
 
-export const stateView = (i: Integration, state: MigrationState): z.infer<typeof StateSchema> => ({ integration_id: i.id, handle: i.handle, state });
+export const stateView = (i: Integration, state: MigrationState): z.infer<typeof StateSchema> => ({
+  integration_id: i.id,
+  handle: i.handle,
+  state,
+});
 
 export const keyView = (k: ApiKey): z.infer<typeof KeySummarySchema> => ({
   id: k.id,
@@ -42,7 +67,10 @@ export const keyView = (k: ApiKey): z.infer<typeof KeySummarySchema> => ({
   revoked_at: k.revokedAt,
 });
 
-export const listedKeyView = (k: ListedKey): z.infer<typeof ListedKeySchema> => ({ ...keyView(k), last_used_at: k.lastUsedAt });
+export const listedKeyView = (k: ListedKey): z.infer<typeof ListedKeySchema> => ({
+  ...keyView(k),
+  last_used_at: k.lastUsedAt,
+});
 
 export const linkView = (links: LinkReport): z.infer<typeof LinkReportSchema> => ({
   linked_leads: links.linked,
@@ -52,7 +80,11 @@ export const linkView = (links: LinkReport): z.infer<typeof LinkReportSchema> =>
 });
 
 /** A key just issued: the secret is in it, shown this once. */
-export const issuedKeyView = ({ key, secret }: IssuedKey, state: MigrationState, extra: Partial<z.infer<typeof IssuedKeySchema>> = {}): z.infer<typeof IssuedKeySchema> => ({
+export const issuedKeyView = (
+  { key, secret }: IssuedKey,
+  state: MigrationState,
+  extra: Partial<z.infer<typeof IssuedKeySchema>> = {},
+): z.infer<typeof IssuedKeySchema> => ({
   id: key.id,
   integration_id: key.integrationId,
   kind: key.kind,
@@ -95,7 +127,21 @@ export const replicasView = (s: Survey): z.infer<typeof ReplicasSchema> => ({
 });
 
 /** The replicas asked to reload (those that run rules), each with what it answered. */
-export const reloadView = (report: ReloadReport): { replicas: z.infer<typeof ReplicaReloadSchema>[]; not_answered: string[]; rules_versions: string[]; drift: boolean } => {
-  const replicas = report.replicas.filter((r) => report.outcomes.has(r.id)).map((r) => ({ ...replicaView(r, report.self), outcome: report.outcomes.get(r.id)! }));
-  return { replicas, not_answered: replicas.filter((r) => r.outcome === 'no-answer').map((r) => r.id), rules_versions: report.versions, drift: report.drift };
+export const reloadView = (
+  report: ReloadReport,
+): {
+  replicas: z.infer<typeof ReplicaReloadSchema>[];
+  not_answered: string[];
+  rules_versions: string[];
+  drift: boolean;
+} => {
+  const replicas = report.replicas
+    .filter((r) => report.outcomes.has(r.id))
+    .map((r) => ({ ...replicaView(r, report.self), outcome: report.outcomes.get(r.id)! }));
+  return {
+    replicas,
+    not_answered: replicas.filter((r) => r.outcome === 'no-answer').map((r) => r.id),
+    rules_versions: report.versions,
+    drift: report.drift,
+  };
 };

@@ -26,7 +26,8 @@ interface Applied {
 /** Why a key cannot be an answer whatever its mapping, or null. */
 function keyProblem(key: string): string | null {
   if (key === '') return 'an answer key must not be empty';
-  if (key.length > ANSWER_KEY_MAX_CHARS) return `an answer key takes at most ${ANSWER_KEY_MAX_CHARS} characters (this one has ${key.length})`;
+  if (key.length > ANSWER_KEY_MAX_CHARS)
+    return `an answer key takes at most ${ANSWER_KEY_MAX_CHARS} characters (this one has ${key.length})`;
   return null;
 }
 
@@ -45,8 +46,15 @@ function notApplicable(integration: Integration, key: string, raw: unknown, inex
  * there are any, without waiting for it: started before the unit's first awaited read, it goes out in
  * the same round trip on PostgreSQL. `applyAnswers` takes it as `kept`.
  */
-export function readKept(tx: Repos, integration: Integration, answers: Record<string, unknown>, inexact: ReadonlySet<string> = new Set()): KeptRead | undefined {
-  const keys = new Set(Object.entries(answers).flatMap(([key, raw]) => (notApplicable(integration, key, raw, inexact) ? [key] : [])));
+export function readKept(
+  tx: Repos,
+  integration: Integration,
+  answers: Record<string, unknown>,
+  inexact: ReadonlySet<string> = new Set(),
+): KeptRead | undefined {
+  const keys = new Set(
+    Object.entries(answers).flatMap(([key, raw]) => (notApplicable(integration, key, raw, inexact) ? [key] : [])),
+  );
   if (keys.size === 0) return undefined;
   const counts = tx.answers.kept(integration.id, [...keys]);
   // Awaited by decideKept; a unit that fails first must not leave its failure unhandled.
@@ -70,7 +78,14 @@ async function applyOne(
   const coerced = coerce(mapping.field, raw, mapping.values);
   if (!coerced.ok) return { outcome: 'invalid', error: coerced.error, fieldId };
   const writer: Writer = { kind: 'integration', ref: integration.id };
-  const outcome = await writeField(tx, { leadId, fieldId, at }, coerced.data, writer, mapping.policy === 'integration_wins', known);
+  const outcome = await writeField(
+    tx,
+    { leadId, fieldId, at },
+    coerced.data,
+    writer,
+    mapping.policy === 'integration_wins',
+    known,
+  );
   return { outcome, error: null, fieldId };
 }
 
@@ -93,7 +108,15 @@ export async function applyAnswers(
    * under the lead's lock (`holds`); read here when not given. `kept`: the kept counts `readKept`
    * started; read here when not given.
    */
-  target: { leadId: string; submissionId: string; at: string; leadIsNew?: boolean; newLeadValues?: FieldValue[]; values?: readonly FieldValue[]; kept?: KeptRead | undefined },
+  target: {
+    leadId: string;
+    submissionId: string;
+    at: string;
+    leadIsNew?: boolean;
+    newLeadValues?: FieldValue[];
+    values?: readonly FieldValue[];
+    kept?: KeptRead | undefined;
+  },
   answers: Record<string, unknown>,
   /** Keys whose number the request text holds more precisely than a JavaScript number can. */
   inexact: ReadonlySet<string> = new Set(),
@@ -102,13 +125,19 @@ export async function applyAnswers(
   // The stored values of every field these answers map to, read at once (the caller holds the lead's lock).
   const fieldIds = answerFieldIds(integration, answers);
   const known = new Map<string, FieldValue | null>(fieldIds.map((id) => [id, null]));
-  const stored = target.leadIsNew || fieldIds.length === 0 ? [] : (target.values ?? (await tx.fieldValues.getMany(target.leadId, fieldIds)));
+  const stored =
+    target.leadIsNew || fieldIds.length === 0
+      ? []
+      : (target.values ?? (await tx.fieldValues.getMany(target.leadId, fieldIds)));
   for (const value of stored) if (known.has(value.fieldId)) known.set(value.fieldId, value);
   const outcomes: { key: string; raw: unknown; applied: Applied }[] = [];
   for (const [key, raw] of Object.entries(answers)) {
     // Checked before the mapping: an answer stored unmapped would otherwise be applied later, rounded.
     const refused = keyProblem(key) ?? (inexact.has(key) ? inexactNumberError(key) : null);
-    const applied = refused !== null ? { outcome: 'invalid' as const, error: refused, fieldId: null } : await applyOne(tx, integration, target.leadId, key, raw, target.at, known);
+    const applied =
+      refused !== null
+        ? { outcome: 'invalid' as const, error: refused, fieldId: null }
+        : await applyOne(tx, integration, target.leadId, key, raw, target.at, known);
     if (applied.outcome === 'invalid') result.invalid.push({ key, error: applied.error! });
     else result[applied.outcome].push(key);
     outcomes.push({ key, raw, applied });
@@ -136,7 +165,8 @@ export async function applyAnswers(
       appliedOutcome: null,
     });
   }
-  if (target.leadIsNew && target.newLeadValues) for (const value of known.values()) if (value !== null) target.newLeadValues.push(value);
+  if (target.leadIsNew && target.newLeadValues)
+    for (const value of known.values()) if (value !== null) target.newLeadValues.push(value);
   return result;
 }
 
@@ -161,20 +191,37 @@ export interface UnmappedApplication {
  * Applies stored unmapped answers whose key has a mapping now, oldest first, under the same rules; at
  * most `max` of them.
  */
-export async function applyStoredUnmapped(tx: Repos, integration: Integration, at: string, max = APPLY_STORED_MAX): Promise<UnmappedApplication> {
+export async function applyStoredUnmapped(
+  tx: Repos,
+  integration: Integration,
+  at: string,
+  max = APPLY_STORED_MAX,
+): Promise<UnmappedApplication> {
   const report: UnmappedApplication = { applied: [], still_unmapped: 0, skipped_deleted_lead: 0, remaining: 0 };
   const mapped = [...integration.answers.keys()];
   for (const answer of await tx.answers.listPendingUnmapped(integration.id, mapped, max)) {
     const lead = await tx.leads.lock(answer.leadId);
     if (!lead || lead.deletedAt !== null) {
       // Marked as dealt with: left waiting, it would stand at the head of every later application.
-      await tx.answers.markApplied(answer.id, at, 'invalid', null, 'the lead was deleted before the answer could be applied');
+      await tx.answers.markApplied(
+        answer.id,
+        at,
+        'invalid',
+        null,
+        'the lead was deleted before the answer could be applied',
+      );
       report.skipped_deleted_lead++;
       continue;
     }
     const applied = await applyOne(tx, integration, answer.leadId, answer.key, answer.raw, at);
     await tx.answers.markApplied(answer.id, at, applied.outcome, applied.fieldId, applied.error);
-    report.applied.push({ answer_id: answer.id, key: answer.key, lead_id: answer.leadId, outcome: applied.outcome, error: applied.error });
+    report.applied.push({
+      answer_id: answer.id,
+      key: answer.key,
+      lead_id: answer.leadId,
+      outcome: applied.outcome,
+      error: applied.error,
+    });
   }
   const left = await tx.answers.countPendingUnmapped(integration.id, mapped);
   report.still_unmapped = left.others;

@@ -17,7 +17,11 @@ export interface KeepCaps {
   bytes: number;
 }
 
-export const KEEP_CAPS: KeepCaps = { keys: KEPT_KEYS_PER_INTEGRATION, perKey: KEPT_ANSWERS_PER_KEY, bytes: KEPT_BYTES_PER_INTEGRATION };
+export const KEEP_CAPS: KeepCaps = {
+  keys: KEPT_KEYS_PER_INTEGRATION,
+  perKey: KEPT_ANSWERS_PER_KEY,
+  bytes: KEPT_BYTES_PER_INTEGRATION,
+};
 
 /** The kept counts of some keys, read before they are needed (a statement started, not yet awaited). */
 export interface KeptRead {
@@ -51,7 +55,10 @@ export async function decideKept(
 ): Promise<boolean[]> {
   if (candidates.length === 0) return [];
   const asked = [...new Set(candidates.map((c) => c.key))];
-  const counts = early && asked.every((key) => early.keys.has(key)) ? await early.counts : await tx.answers.kept(integrationId, asked);
+  const counts =
+    early && asked.every((key) => early.keys.has(key))
+      ? await early.counts
+      : await tx.answers.kept(integrationId, asked);
   let keys = counts.keys;
   let bytes = counts.bytes;
   const increments = new Map<string, KeptIncrement>();

@@ -52,7 +52,6 @@ export const AnswersResultSchema = z
   .meta({ id: 'AnswersResult' });
 export type AnswersResult = z.infer<typeof AnswersResultSchema>;
 
-
 export const AnswersSubmissionSchema = z
   .strictObject({
     event_id: EventIdSchema.meta({ description: 'A new value per change, e.g. telegram:laptop:123456:1' }),
@@ -61,7 +60,13 @@ export const AnswersSubmissionSchema = z
   })
   .meta({
     id: 'AnswersSubmission',
-    examples: [{ event_id: 'telegram:laptop:123456:1', external_contact_id: 'telegram:123456', answers: { laptop: 'yes', video_watched: true, days: 'mon, fri' } }],
+    examples: [
+      {
+        event_id: 'telegram:laptop:123456:1',
+        external_contact_id: 'telegram:123456',
+        answers: { laptop: 'yes', video_watched: true, days: 'mon, fri' },
+      },
+    ],
   });
 export type AnswersSubmission = z.infer<typeof AnswersSubmissionSchema>;
 

@@ -28,7 +28,10 @@ export function submitAnswers(
   // A test call (docs/api.md, "Test mode"): rehearsed, and the person it found recorded. The person is
   // one this integration bound (the only ones this route reaches); a lead another integration or an
   // operator made is answered as if it held no value, so no stored value is confirmed.
-  const rehearsal = options.testKeyId === undefined ? undefined : { found: testMatchRecorder(deps.store, integration, options.testKeyId, 'answers', body.event_id, now) };
+  const rehearsal =
+    options.testKeyId === undefined
+      ? undefined
+      : { found: testMatchRecorder(deps.store, integration, options.testKeyId, 'answers', body.event_id, now) };
   return runOnce<AnswersResponse>(
     deps.store,
     { integrationId: integration.id, endpoint: 'answers', eventId: body.event_id, body, rehearsal },
@@ -44,7 +47,11 @@ export function submitAnswers(
         // PostgreSQL (repos/holds.ts). A lead deleted while the unit waited: the next latest, read again.
         // The kept counts of answers no field will take, read at once (answers/keep.ts).
         const kept = readKept(tx, integration, body.answers, options.inexact);
-        const held = await tx.holds.binding(integration.id, body.external_contact_id, answerFieldIds(integration, body.answers));
+        const held = await tx.holds.binding(
+          integration.id,
+          body.external_contact_id,
+          answerFieldIds(integration, body.answers),
+        );
         const { contact } = held;
         const again = held.latest !== null && held.latest.deletedAt !== null;
         const lead = again && contact ? await lockLatestLead(tx, contact.id) : held.latest;
@@ -67,7 +74,13 @@ export function submitAnswers(
           lead_id: blind ? newId() : lead.id,
           contact_id: contact.id,
           submission_id: submissionId,
-          answers: await applyAnswers(tx, integration, { leadId: lead.id, submissionId, at, kept, ...target }, body.answers, options.inexact),
+          answers: await applyAnswers(
+            tx,
+            integration,
+            { leadId: lead.id, submissionId, at, kept, ...target },
+            body.answers,
+            options.inexact,
+          ),
         };
         return {
           reply: async () => ({ ...record, replayed: false, deleted: false }),

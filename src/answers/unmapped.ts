@@ -55,7 +55,8 @@ const NUMBER = /^-?\d+(\.\d+)?$/;
 export function guessFieldType(examples: readonly unknown[]): FieldType {
   const all = (test: (v: unknown) => boolean) => examples.length > 0 && examples.every(test);
   if (all((v) => typeof v === 'boolean')) return 'boolean';
-  if (all((v) => (typeof v === 'number' && Number.isFinite(v)) || (typeof v === 'string' && NUMBER.test(v)))) return 'number';
+  if (all((v) => (typeof v === 'number' && Number.isFinite(v)) || (typeof v === 'string' && NUMBER.test(v))))
+    return 'number';
   if (all((v) => typeof v === 'string' && DATE.test(v))) return 'date';
   if (all((v) => typeof v === 'string' && DATETIME.test(v))) return 'datetime';
   return 'text';
@@ -82,7 +83,11 @@ const nameFor = (fieldKey: string) => {
  * The YAML that maps `answerKey` in the integration's rules: to the workspace's field of the same key
  * when there is one, otherwise to a new field whose type is guessed from the examples.
  */
-export function mappingSnippet(integration: Integration, answerKey: string, examples: readonly unknown[]): MappingSnippet {
+export function mappingSnippet(
+  integration: Integration,
+  answerKey: string,
+  examples: readonly unknown[],
+): MappingSnippet {
   const fieldKey = fieldKeyFor(answerKey);
   const exists = integration.workspace.fields.has(fieldKey);
   const guessedType = exists ? null : guessFieldType(examples);
@@ -97,14 +102,25 @@ export function mappingSnippet(integration: Integration, answerKey: string, exam
  * The integration's pending unmapped keys, with their snippets; bounded by UNMAPPED_KEYS_SHOWN and
  * UNMAPPED_ANSWERS_SCANNED. `notKept`: unmapped and invalid answers not stored past the caps (keep.ts).
  */
-export async function unmappedAnswerKeys(store: Store, integration: Integration): Promise<{ keys: UnmappedKeyView[]; totalKeys: number; capped: boolean; notKept: number }> {
+export async function unmappedAnswerKeys(
+  store: Store,
+  integration: Integration,
+): Promise<{ keys: UnmappedKeyView[]; totalKeys: number; capped: boolean; notKept: number }> {
   const limits = { keys: UNMAPPED_KEYS_SHOWN, examples: UNMAPPED_EXAMPLES_PER_KEY, scan: UNMAPPED_ANSWERS_SCANNED };
-  const { summary, notKept } = await store.snapshot(async (r) => ({ summary: await r.answers.summarizePendingUnmapped(integration.id, limits), notKept: await r.answers.notKept(integration.id) }));
+  const { summary, notKept } = await store.snapshot(async (r) => ({
+    summary: await r.answers.summarizePendingUnmapped(integration.id, limits),
+    notKept: await r.answers.notKept(integration.id),
+  }));
   return {
     notKept,
     totalKeys: summary.totalKeys,
     capped: summary.scanned >= UNMAPPED_ANSWERS_SCANNED,
-    keys: summary.keys.map((k) => ({ ...k, examples: k.examples.map(exampleText), snippet: mappingSnippet(integration, k.key, k.examples), mappedNow: integration.answers.has(k.key) })),
+    keys: summary.keys.map((k) => ({
+      ...k,
+      examples: k.examples.map(exampleText),
+      snippet: mappingSnippet(integration, k.key, k.examples),
+      mappedNow: integration.answers.has(k.key),
+    })),
   };
 }
 

@@ -27,9 +27,14 @@ export function gatewayBase(url: string): string {
   } catch {
     throw new UsageError(`--url / LEAD_GATEWAY_URL: "${url}" is not a URL (e.g. https://gateway.internal:3000)`);
   }
-  if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') throw new UsageError(`--url / LEAD_GATEWAY_URL: use an http or https URL, not ${parsed.protocol}`);
-  if (parsed.username || parsed.password) throw new UsageError('--url / LEAD_GATEWAY_URL: a URL carries no credentials; the admin token comes from LEAD_GATEWAY_ADMIN_TOKEN');
-  if (parsed.search || parsed.hash) throw new UsageError('--url / LEAD_GATEWAY_URL: give the base URL only, without ? or #');
+  if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:')
+    throw new UsageError(`--url / LEAD_GATEWAY_URL: use an http or https URL, not ${parsed.protocol}`);
+  if (parsed.username || parsed.password)
+    throw new UsageError(
+      '--url / LEAD_GATEWAY_URL: a URL carries no credentials; the admin token comes from LEAD_GATEWAY_ADMIN_TOKEN',
+    );
+  if (parsed.search || parsed.hash)
+    throw new UsageError('--url / LEAD_GATEWAY_URL: give the base URL only, without ? or #');
   // A gateway behind a proxy may live under a path; the admin paths go below it.
   return `${parsed.origin}${parsed.pathname.replace(/\/+$/, '')}`;
 }
@@ -40,7 +45,9 @@ export function adminTokenFrom(env: Record<string, string | undefined>): { token
     const token = env[variable];
     if (token) return { token, variable };
   }
-  throw new EnvironmentError('no admin token: set LEAD_GATEWAY_ADMIN_TOKEN (or ADMIN_TOKEN) in the environment to your admin token (never on the command line)');
+  throw new EnvironmentError(
+    'no admin token: set LEAD_GATEWAY_ADMIN_TOKEN (or ADMIN_TOKEN) in the environment to your admin token (never on the command line)',
+  );
 }
 
 interface Problem {
@@ -49,7 +56,8 @@ interface Problem {
   code?: string;
 }
 
-const isProblem = (body: unknown): body is Problem => typeof body === 'object' && body !== null && typeof (body as Problem).detail === 'string';
+const isProblem = (body: unknown): body is Problem =>
+  typeof body === 'object' && body !== null && typeof (body as Problem).detail === 'string';
 
 export interface ClientOptions {
   timeoutMs?: number;
@@ -57,7 +65,11 @@ export interface ClientOptions {
   onAnswer?: () => void;
 }
 
-export function adminClient(base: string, credential: { token: string; variable: string }, options: ClientOptions = {}): AdminClient {
+export function adminClient(
+  base: string,
+  credential: { token: string; variable: string },
+  options: ClientOptions = {},
+): AdminClient {
   const timeoutMs = options.timeoutMs ?? ADMIN_REQUEST_TIMEOUT_MS;
   let answered = false;
   async function request<T>(method: 'GET' | 'POST' | 'DELETE', path: string, body?: unknown): Promise<T> {
@@ -70,7 +82,11 @@ export function adminClient(base: string, credential: { token: string; variable:
     try {
       response = await fetch(url, {
         method,
-        headers: { authorization: `Bearer ${credential.token}`, accept: 'application/json', ...(changes ? { 'content-type': 'application/json' } : {}) },
+        headers: {
+          authorization: `Bearer ${credential.token}`,
+          accept: 'application/json',
+          ...(changes ? { 'content-type': 'application/json' } : {}),
+        },
         ...(changes ? { body: JSON.stringify(body ?? {}) } : {}),
         redirect: 'manual',
         signal: AbortSignal.timeout(timeoutMs),
@@ -78,7 +94,8 @@ export function adminClient(base: string, credential: { token: string; variable:
       text = await response.text();
     } catch (error) {
       const e = error as Error & { cause?: { code?: string; message?: string } };
-      if (e.name === 'TimeoutError') throw new EnvironmentError(`${base}: no answer within ${timeoutMs / 1000} s${unsure}`);
+      if (e.name === 'TimeoutError')
+        throw new EnvironmentError(`${base}: no answer within ${timeoutMs / 1000} s${unsure}`);
       const cause = e.cause?.code ?? e.cause?.message ?? e.message;
       throw new EnvironmentError(`${base}: cannot reach the gateway (${cause})`);
     }
@@ -99,16 +116,26 @@ export function adminClient(base: string, credential: { token: string; variable:
     }
     const detail = isProblem(parsed) ? parsed.detail : undefined;
     // Redirects are not followed: the token would go to wherever they point.
-    if (status >= 300 && status < 400) throw new EnvironmentError(`${url} redirects (${status}) to ${response.headers.get('location') ?? 'nowhere'}: give --url the gateway's own base URL`);
+    if (status >= 300 && status < 400)
+      throw new EnvironmentError(
+        `${url} redirects (${status}) to ${response.headers.get('location') ?? 'nowhere'}: give --url the gateway's own base URL`,
+      );
     if (status === 401) {
-      throw new EnvironmentError(`${base} refused the admin token from ${credential.variable} (401): set LEAD_GATEWAY_ADMIN_TOKEN (or ADMIN_TOKEN) to a valid admin token`);
+      throw new EnvironmentError(
+        `${base} refused the admin token from ${credential.variable} (401): set LEAD_GATEWAY_ADMIN_TOKEN (or ADMIN_TOKEN) to a valid admin token`,
+      );
     }
     const retry = response.headers.get('retry-after');
     const later = retry ? ` (retry after ${retry} s)` : '';
-    if (status === 429 || status >= 500) throw new EnvironmentError(`${base}: the gateway answered ${status}${detail ? `: ${detail}` : ''}${later}${status >= 500 ? unsure : ''}`);
+    if (status === 429 || status >= 500)
+      throw new EnvironmentError(
+        `${base}: the gateway answered ${status}${detail ? `: ${detail}` : ''}${later}${status >= 500 ? unsure : ''}`,
+      );
     if (detail === undefined) {
       // Not the gateway's admin API: another server, a proxy's page, or a wrong base path.
-      throw new EnvironmentError(`${url} answered ${status} (${type}), not the admin API: is ${base} the gateway's base URL?`);
+      throw new EnvironmentError(
+        `${url} answered ${status} (${type}), not the admin API: is ${base} the gateway's base URL?`,
+      );
     }
     // As in database mode, the gateway's refusals are exit 1; a value outside the API's schema is usage.
     throw new RefusedError(detail, status === 400 || status === 422 ? EXIT.usage : EXIT.refused);
@@ -117,7 +144,9 @@ export function adminClient(base: string, credential: { token: string; variable:
   return {
     base,
     get: <T>(path: string, query: Record<string, string | number | undefined> = {}) => {
-      const q = new URLSearchParams(Object.entries(query).flatMap(([k, v]): [string, string][] => (v === undefined ? [] : [[k, String(v)]])));
+      const q = new URLSearchParams(
+        Object.entries(query).flatMap(([k, v]): [string, string][] => (v === undefined ? [] : [[k, String(v)]])),
+      );
       return request<T>('GET', q.size > 0 ? `${path}?${q}` : path);
     },
     post: <T>(path: string, body: unknown) => request<T>('POST', path, body),

@@ -8,16 +8,29 @@ import type { CommandDeps } from './command-deps.js';
 export function registerAdminTokenCommands(program: Command, deps: CommandDeps): void {
   // The credentials the admin API trusts are managed where the database is: an admin token cannot
   // mint or revoke admin tokens, so one stolen token cannot make itself others or lock operators out.
-  const tokensWhy = 'the admin API does not manage its own credentials, so an admin token cannot mint or revoke admin tokens';
-  const tokens = program.command('admin-token').description('named admin credentials: the audit log names their operator (database only)');
+  const tokensWhy =
+    'the admin API does not manage its own credentials, so an admin token cannot mint or revoke admin tokens';
+  const tokens = program
+    .command('admin-token')
+    .description('named admin credentials: the audit log names their operator (database only)');
   tokens
     .command('create')
     .description('issue a personal admin token for an operator (shown once)')
     .argument('<name>', 'the operator, as the audit log names them (a-z 0-9 . _ @ -)')
     .action((name: string) =>
       deps.onDatabase('admin-token', tokensWhy, async ({ store }) => {
-        const { credential, token } = await createAdminCredential(store, name, deps.actor, deps.env.ADMIN_TOKEN_NAME || undefined);
-        deps.print(`Admin token for ${name} (shown once, hand it over safely):\n\n  ${token}\n`, { id: credential.id, name, prefix: credential.prefix, token });
+        const { credential, token } = await createAdminCredential(
+          store,
+          name,
+          deps.actor,
+          deps.env.ADMIN_TOKEN_NAME || undefined,
+        );
+        deps.print(`Admin token for ${name} (shown once, hand it over safely):\n\n  ${token}\n`, {
+          id: credential.id,
+          name,
+          prefix: credential.prefix,
+          token,
+        });
       }),
     );
   tokens
@@ -26,8 +39,21 @@ export function registerAdminTokenCommands(program: Command, deps: CommandDeps):
     .action(() =>
       deps.onDatabase('admin-token', tokensWhy, async ({ store }) => {
         const list = await store.snapshot((r) => r.adminCredentials.list());
-        const items = list.map((c) => ({ id: c.id, name: c.name, prefix: c.prefix, created_at: c.createdAt, created_by: c.createdBy, revoked_at: c.revokedAt }));
-        deps.print(table(['NAME', 'PREFIX', 'CREATED', 'BY', 'REVOKED'], items.map((c) => [c.name, c.prefix, c.created_at, c.created_by, c.revoked_at])), listOf(items));
+        const items = list.map((c) => ({
+          id: c.id,
+          name: c.name,
+          prefix: c.prefix,
+          created_at: c.createdAt,
+          created_by: c.createdBy,
+          revoked_at: c.revokedAt,
+        }));
+        deps.print(
+          table(
+            ['NAME', 'PREFIX', 'CREATED', 'BY', 'REVOKED'],
+            items.map((c) => [c.name, c.prefix, c.created_at, c.created_by, c.revoked_at]),
+          ),
+          listOf(items),
+        );
       }),
     );
   tokens

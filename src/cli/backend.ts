@@ -2,7 +2,16 @@
 // database (the services, then the views) or a running gateway (its admin API, which answers the views).
 // Both answer the same objects, so every command prints the same table and the same --json either way.
 import type { z } from 'zod';
-import type { AuditEntrySchema, IntegrationSummarySchema, IssuedKeySchema, KeySummarySchema, LinkReportSchema, ListedKeySchema, ReplicasSchema, StateSchema } from '../admin/schemas.js';
+import type {
+  AuditEntrySchema,
+  IntegrationSummarySchema,
+  IssuedKeySchema,
+  KeySummarySchema,
+  LinkReportSchema,
+  ListedKeySchema,
+  ReplicasSchema,
+  StateSchema,
+} from '../admin/schemas.js';
 import type { MigrationReport } from '../migration/report.js';
 import type { NotFoundPage, PortedFlagView } from '../migration/porting.js';
 import type { TestMatchPage } from '../migration/test-matches.js';

@@ -1,7 +1,14 @@
 // `lead-gateway copy --from <file>`: a stopped gateway's SQLite file into the PostgreSQL database of
 // DATABASE_URL (src/store/copy.ts), its progress on stderr, the counts and their verdict on stdout.
 import type { Command } from 'commander';
-import { BROKEN_ROWS_SHOWN, BrokenReferencesError, copySqliteToPostgres, CopyError, type CopyResult, type SourceValue } from '../store/copy.js';
+import {
+  BROKEN_ROWS_SHOWN,
+  BrokenReferencesError,
+  copySqliteToPostgres,
+  CopyError,
+  type CopyResult,
+  type SourceValue,
+} from '../store/copy.js';
 import { StoreOpenError } from '../store/store.js';
 import { escapeControls } from '../printable-text.js';
 import { table } from './table.js';
@@ -24,26 +31,48 @@ function summary(result: CopyResult): string {
       ? `Counts checked: PostgreSQL holds at least the file's rows in each of the ${result.tables.length} tables.`
       : `INCOMPLETE: PostgreSQL holds fewer rows than the file in ${result.short.join(', ')}; run copy again.`;
   const skipped = result.skipped.map((s) => `  ${s.table}: ${s.why}`);
-  return [`from ${result.from}`, `to   ${result.to}`, '', table(['TABLE', 'SQLITE', 'POSTGRESQL', 'NEW'], rows), '', verdict, 'Not copied:', ...skipped].join('\n');
+  return [
+    `from ${result.from}`,
+    `to   ${result.to}`,
+    '',
+    table(['TABLE', 'SQLITE', 'POSTGRESQL', 'NEW'], rows),
+    '',
+    verdict,
+    'Not copied:',
+    ...skipped,
+  ].join('\n');
 }
 
 /** A value of the file as the terminal is given it: text quoted, its control characters escaped (a bot chose it). */
 const shown = (value: SourceValue): string =>
-  typeof value === 'string' ? escapeControls(JSON.stringify(value)) : Buffer.isBuffer(value) ? `x'${value.toString('hex')}'` : String(value);
+  typeof value === 'string'
+    ? escapeControls(JSON.stringify(value))
+    : Buffer.isBuffer(value)
+      ? `x'${value.toString('hex')}'`
+      : String(value);
 
 /** Each broken reference by table and column, how many rows, and the first of them by key. */
 function brokenReport(error: BrokenReferencesError): string {
   const rows = error.broken.reduce((sum, b) => sum + b.count, 0);
-  const lines = [`${error.location}: ${rows} rows name a row the file does not hold (written while SQLite's foreign keys were off); nothing was copied:`];
+  const lines = [
+    `${error.location}: ${rows} rows name a row the file does not hold (written while SQLite's foreign keys were off); nothing was copied:`,
+  ];
   for (const b of error.broken) {
-    const which = b.count === 1 ? '1 row' : b.count > BROKEN_ROWS_SHOWN ? `${figure(b.count)} rows, the first ${BROKEN_ROWS_SHOWN} by key` : `${figure(b.count)} rows`;
+    const which =
+      b.count === 1
+        ? '1 row'
+        : b.count > BROKEN_ROWS_SHOWN
+          ? `${figure(b.count)} rows, the first ${BROKEN_ROWS_SHOWN} by key`
+          : `${figure(b.count)} rows`;
     lines.push(`  ${b.table}.${b.columns.join(', ')} names a row of ${b.parent} that is not there: ${which}:`);
     for (const row of b.rows) {
       const key = row.key.map(([column, value]) => `${column} ${shown(value)}`).join(', ');
       lines.push(`    ${key}: ${b.columns.map((column, i) => `${column} ${shown(row.names[i] ?? null)}`).join(', ')}`);
     }
   }
-  lines.push('Repair or delete these rows in the file (docs/runbook.md, "Rows that name a missing row"), then copy again.');
+  lines.push(
+    'Repair or delete these rows in the file (docs/runbook.md, "Rows that name a missing row"), then copy again.',
+  );
   return lines.join('\n');
 }
 
@@ -51,16 +80,25 @@ export function registerCopyCommand(program: Command, deps: CopyCommandDeps): vo
   const { env, print, given } = deps;
   program
     .command('copy')
-    .description("copy every table of a stopped gateway's SQLite file into the PostgreSQL database of DATABASE_URL (safe to run again)")
+    .description(
+      "copy every table of a stopped gateway's SQLite file into the PostgreSQL database of DATABASE_URL (safe to run again)",
+    )
     .requiredOption('--from <file>', 'the SQLite file of the gateway (stop it first)')
     .action(async (o: { from: string }) => {
       // The target is the one the PostgreSQL gateways will use, named where they read it: a URL on
       // the command line would show its password in ps and the shell history.
-      if (given('databaseUrl')) throw new UsageError('copy: the PostgreSQL database is the one in DATABASE_URL (the environment or .env), never --database-url');
+      if (given('databaseUrl'))
+        throw new UsageError(
+          'copy: the PostgreSQL database is the one in DATABASE_URL (the environment or .env), never --database-url',
+        );
       if (given('database')) throw new UsageError('copy: --from names the SQLite file to copy, not --database');
-      if (given('url') || given('create') || given('timeout')) throw new UsageError('copy works on the two databases themselves: --url, --timeout and --create do not apply');
+      if (given('url') || given('create') || given('timeout'))
+        throw new UsageError('copy works on the two databases themselves: --url, --timeout and --create do not apply');
       const url = env.DATABASE_URL;
-      if (!url) throw new UsageError('copy: set DATABASE_URL (the environment or .env) to the PostgreSQL database to copy into');
+      if (!url)
+        throw new UsageError(
+          'copy: set DATABASE_URL (the environment or .env) to the PostgreSQL database to copy into',
+        );
       let result: CopyResult;
       try {
         result = await copySqliteToPostgres(o.from, url, printErr);
@@ -70,6 +108,9 @@ export function registerCopyCommand(program: Command, deps: CopyCommandDeps): vo
         throw error;
       }
       print(summary(result), result);
-      if (result.short.length > 0) throw Object.assign(new Error(`the copy is incomplete (${result.short.join(', ')})`), { exitCode: EXIT.refused });
+      if (result.short.length > 0)
+        throw Object.assign(new Error(`the copy is incomplete (${result.short.join(', ')})`), {
+          exitCode: EXIT.refused,
+        });
     });
 }

@@ -1,9 +1,28 @@
 // The CLI's database mode: the admin API's service functions on the gateway's own database, answered
 // through the same view functions the admin routes answer with.
 import { integrationByRef } from '../admin/integration-ref.js';
-import { auditView, integrationViews, issuedKeyView, keyView, linkView, listedKeyView, listOf, replicasView, stateView } from '../admin/views.js';
+import {
+  auditView,
+  integrationViews,
+  issuedKeyView,
+  keyView,
+  linkView,
+  listedKeyView,
+  listOf,
+  replicasView,
+  stateView,
+} from '../admin/views.js';
 import { listReplicas } from '../rules/replicas.js';
-import { importLegacyKey, issueTestKey, issueV1Key, relinkLegacyLeads, renewKeys, revokeKey, rollback, switchOff } from '../migration/service.js';
+import {
+  importLegacyKey,
+  issueTestKey,
+  issueV1Key,
+  relinkLegacyLeads,
+  renewKeys,
+  revokeKey,
+  rollback,
+  switchOff,
+} from '../migration/service.js';
 import { migrationReport } from '../migration/report.js';
 import { clearPorted, markPorted, NOT_FOUND_PAGE_DEFAULT, notFoundAnswers, portedView } from '../migration/porting.js';
 import { TEST_MATCHES_PAGE_DEFAULT, testMatches } from '../migration/test-matches.js';
@@ -32,7 +51,10 @@ export async function openDatabase(options: StoreOptions, rulesDir: string): Pro
     store = await openStore(options);
   } catch (error) {
     if (error instanceof StoreOpenError) {
-      const hint = error.problem === 'no such file' ? ' (the gateway creates it on its first start; pass --create to make an empty one here)' : '';
+      const hint =
+        error.problem === 'no such file'
+          ? ' (the gateway creates it on its first start; pass --create to make an empty one here)'
+          : '';
       const setting = options.engine === 'postgres' ? '--database-url / DATABASE_URL' : '--database / DATABASE_PATH';
       throw new EnvironmentError(`${setting}: ${error.message}${hint}.`);
     }
@@ -71,7 +93,9 @@ export function databaseBackend(ctx: Context, actor: string): Backend {
       return listOf((await store.snapshot((r) => r.keys.listForIntegration(integration.id))).map(listedKeyView));
     },
     async importKey(ref, input) {
-      return keyView(await importLegacyKey(deps, find(ref), { key: input.key, hash: input.hash, ...who(input.reason) }));
+      return keyView(
+        await importLegacyKey(deps, find(ref), { key: input.key, hash: input.hash, ...who(input.reason) }),
+      );
     },
     async issueKey(ref, reason) {
       const r = await issueV1Key(deps, find(ref), who(reason));
@@ -93,7 +117,12 @@ export function databaseBackend(ctx: Context, actor: string): Backend {
     },
     async switchOff(ref, input) {
       const integration = find(ref);
-      const state = await switchOff(deps, integration, { actor, reason: input.reason, force: input.force, quietPeriodHours: input.quietHours });
+      const state = await switchOff(deps, integration, {
+        actor,
+        reason: input.reason,
+        force: input.force,
+        quietPeriodHours: input.quietHours,
+      });
       return stateView(integration, state);
     },
     async rollback(ref, reason) {
@@ -108,8 +137,10 @@ export function databaseBackend(ctx: Context, actor: string): Backend {
       await clearPorted(deps, find(ref), { ...who(reason), role: 'service_team' });
       return { ported: null };
     },
-    notFound: (ref, page) => notFoundAnswers(deps, find(ref), { limit: page.limit ?? NOT_FOUND_PAGE_DEFAULT, after: page.after }),
-    testMatches: (ref, page) => testMatches(deps, find(ref), { limit: page.limit ?? TEST_MATCHES_PAGE_DEFAULT, after: page.after }),
+    notFound: (ref, page) =>
+      notFoundAnswers(deps, find(ref), { limit: page.limit ?? NOT_FOUND_PAGE_DEFAULT, after: page.after }),
+    testMatches: (ref, page) =>
+      testMatches(deps, find(ref), { limit: page.limit ?? TEST_MATCHES_PAGE_DEFAULT, after: page.after }),
     portingGuide: (ref) => portingGuide(deps, find(ref)),
     async audit(ref, limit) {
       const id = ref === undefined ? null : find(ref).id;
@@ -119,7 +150,8 @@ export function databaseBackend(ctx: Context, actor: string): Backend {
     },
     async replicas() {
       // A gateway on a SQLite file is the only process serving it, and records itself nowhere.
-      if (store.engine === 'sqlite') throw new UsageError('replicas: a gateway on a SQLite file records no replicas; ask it with --url');
+      if (store.engine === 'sqlite')
+        throw new UsageError('replicas: a gateway on a SQLite file records no replicas; ask it with --url');
       const survey = await listReplicas(store.replicas);
       // This command's own process runs no rules: it is left out.
       return replicasView({ ...survey, replicas: survey.replicas.filter((r) => r.id !== survey.self) });

@@ -36,9 +36,15 @@ export function linkSummary(links: LinkReportView): string[] {
   }
   for (const [code, e] of byCode) {
     const count = links.unlinked_by_code[code as keyof LinkReportView['unlinked_by_code']];
-    const listed = links.unlinked_leads_total > links.unlinked_leads.length ? `--json lists the first ${links.unlinked_leads.length} of all codes` : '--json lists all';
+    const listed =
+      links.unlinked_leads_total > links.unlinked_leads.length
+        ? `--json lists the first ${links.unlinked_leads.length} of all codes`
+        : '--json lists all';
     const more = count > e.ids.length ? `, and ${count - e.ids.length} more (${listed})` : '';
-    lines.push(`  ${count} ${shown(code)}${count === 1 ? `: ${shown(e.reason)}` : ` (e.g. ${shown(e.reason)})`}`, `    ${e.ids.join(', ')}${more}`);
+    lines.push(
+      `  ${count} ${shown(code)}${count === 1 ? `: ${shown(e.reason)}` : ` (e.g. ${shown(e.reason)})`}`,
+      `    ${e.ids.join(', ')}${more}`,
+    );
   }
   return lines;
 }
@@ -47,20 +53,34 @@ export function linkSummary(links: LinkReportView): string[] {
 function notFoundLatest(r: MigrationReport): string {
   const first = r.answers_not_found.items.slice(0, FIRST_UNLINKED);
   if (first.length === 0) return '';
-  const linked = (e: MigrationReport['answers_not_found']['items'][number]) => (e.legacy_leads.length > 0 ? ' (an unlinked legacy lead)' : '');
+  const linked = (e: MigrationReport['answers_not_found']['items'][number]) =>
+    e.legacy_leads.length > 0 ? ' (an unlinked legacy lead)' : '';
   return `, latest: ${first.map((e) => `${shown(e.external_contact_id)}${linked(e)}`).join(', ')}${r.answers_not_found.ids > first.length ? '; all: not-found <integration>' : ''}`;
 }
 
 /** The migration report in a screenful: state, readiness and why, calls per route, what is left. */
 export function reportText(r: MigrationReport): string {
   // OK 7D and LAST SUCCESS: the calls answered with a 2xx, which readiness asks of v1.
-  const row = (api: string) => (x: MigrationReport['v1']['routes'][number]) => [api, x.route, x.calls_24h, x.calls_7d, x.last_seen, x.successful_7d, x.last_success];
+  const row = (api: string) => (x: MigrationReport['v1']['routes'][number]) => [
+    api,
+    x.route,
+    x.calls_24h,
+    x.calls_7d,
+    x.last_seen,
+    x.successful_7d,
+    x.last_success,
+  ];
   const routes = [...r.legacy.routes.map(row('legacy')), ...r.v1.routes.map(row('v1'))];
   return [
     `${r.integration.handle} (${shown(r.integration.name)}): ${r.state}`,
     `readiness: ${r.readiness.verdict}${r.readiness.reasons.map((x) => `\n  - ${shown(x)}`).join('')}`,
     '',
-    routes.length > 0 ? table(['API', 'ROUTE', '24H', '7D', 'LAST SEEN', 'OK 7D', 'LAST SUCCESS'], routes as (string | number | null)[][]) : 'no calls counted yet',
+    routes.length > 0
+      ? table(
+          ['API', 'ROUTE', '24H', '7D', 'LAST SEEN', 'OK 7D', 'LAST SUCCESS'],
+          routes as (string | number | null)[][],
+        )
+      : 'no calls counted yet',
     '',
     // Field names a bot sent: anything a bot wrote is shown escaped.
     `ignored legacy fields: ${r.ignored_legacy_fields.map((f) => `${shown(f.field)} (${f.calls})`).join(', ') || 'none'}`,

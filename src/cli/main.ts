@@ -9,7 +9,13 @@ import { withEnvFile, withSecretFiles } from '../config.js';
 import type { Backend } from './backend.js';
 import { databaseBackend, openDatabase, type Context } from './database-backend.js';
 import { apiBackend } from './api-backend.js';
-import { ADMIN_REQUEST_TIMEOUT_MS, adminClient, adminTokenFrom, gatewayBase, type AdminClient } from './admin-client.js';
+import {
+  ADMIN_REQUEST_TIMEOUT_MS,
+  adminClient,
+  adminTokenFrom,
+  gatewayBase,
+  type AdminClient,
+} from './admin-client.js';
 import { EnvironmentError, UsageError, exitFor } from './exit.js';
 import { registerCopyCommand } from './copy.js';
 import { registerUserCommands } from './users.js';
@@ -67,9 +73,21 @@ function createProgram(): Command {
     .description("Keys and migration state of lead-gateway integrations (the service team's tool).")
     .version(`lead-gateway ${VERSION}`, '--version', 'print the version and exit')
     .option('--database <path>', 'SQLite file of the gateway', env.DATABASE_PATH || 'data/lead-gateway.db')
-    .option('--database-url <url>', 'PostgreSQL database of the gateway (instead of a SQLite file)', env.DATABASE_URL || undefined)
-    .option('--url <base-url>', 'a running gateway instead, over its admin API; token from LEAD_GATEWAY_ADMIN_TOKEN (or ADMIN_TOKEN)', env.LEAD_GATEWAY_URL || undefined)
-    .option('--timeout <seconds>', `with --url: how long one request may take (default ${ADMIN_REQUEST_TIMEOUT_MS / 1000})`, positiveNumber)
+    .option(
+      '--database-url <url>',
+      'PostgreSQL database of the gateway (instead of a SQLite file)',
+      env.DATABASE_URL || undefined,
+    )
+    .option(
+      '--url <base-url>',
+      'a running gateway instead, over its admin API; token from LEAD_GATEWAY_ADMIN_TOKEN (or ADMIN_TOKEN)',
+      env.LEAD_GATEWAY_URL || undefined,
+    )
+    .option(
+      '--timeout <seconds>',
+      `with --url: how long one request may take (default ${ADMIN_REQUEST_TIMEOUT_MS / 1000})`,
+      positiveNumber,
+    )
     .option('--create', 'create the database file if there is none (otherwise the CLI only opens an existing one)')
     .option('--rules <dir>', 'rules folder', env.RULES_DIR || 'rules')
     .option('--json', 'print JSON for scripts instead of tables')
@@ -84,30 +102,40 @@ function createProgram(): Command {
   /** The gateway's base URL when the commands go to its admin API, else null (the database). */
   function apiTarget(): string | null {
     const o = globals();
-    if (given('url') && (given('database') || given('databaseUrl'))) throw new UsageError('--url names a gateway and --database/--database-url a database: give one');
+    if (given('url') && (given('database') || given('databaseUrl')))
+      throw new UsageError('--url names a gateway and --database/--database-url a database: give one');
     // LEAD_GATEWAY_URL is the CLI's own variable, so it outranks the server's DATABASE_* (from the
     // environment or .env); a database named on the command line outranks it in turn.
     if (o.url === undefined || given('database') || given('databaseUrl')) {
       if (given('timeout')) throw new UsageError('--timeout is for requests to a gateway: give it with --url');
       return null;
     }
-    if (given('create')) throw new UsageError('--create makes a SQLite file; a gateway reached with --url has its own database');
+    if (given('create'))
+      throw new UsageError('--create makes a SQLite file; a gateway reached with --url has its own database');
     if (given('rules')) throw new UsageError('--rules: a gateway reached with --url applies its own rules');
     return gatewayBase(o.url);
   }
 
   async function database(): Promise<Context> {
     const o = globals();
-    if (o.databaseUrl && given('database')) throw new UsageError('--database and --database-url name two databases: give one');
+    if (o.databaseUrl && given('database'))
+      throw new UsageError('--database and --database-url name two databases: give one');
     // As the server: both variables set is refused, unless the command line names the one meant.
     if (env.DATABASE_URL && env.DATABASE_PATH && !given('databaseUrl') && !given('database')) {
-      throw new UsageError('DATABASE_URL and DATABASE_PATH are both set: set DATABASE_URL for PostgreSQL or DATABASE_PATH for SQLite, not both (or give --database-url or --database)');
+      throw new UsageError(
+        'DATABASE_URL and DATABASE_PATH are both set: set DATABASE_URL for PostgreSQL or DATABASE_PATH for SQLite, not both (or give --database-url or --database)',
+      );
     }
     // As with the admin token: a password on the command line shows in `ps` and the shell's history.
     if (given('databaseUrl') && o.databaseUrl && hasPassword(o.databaseUrl)) {
-      throw new UsageError('--database-url holds a password, which would show in ps and the shell history: put the URL in DATABASE_URL (the environment or .env), or the password in PGPASSWORD or ~/.pgpass');
+      throw new UsageError(
+        '--database-url holds a password, which would show in ps and the shell history: put the URL in DATABASE_URL (the environment or .env), or the password in PGPASSWORD or ~/.pgpass',
+      );
     }
-    if (o.databaseUrl && o.create) throw new UsageError('--create makes a SQLite file; a PostgreSQL database is created by its operator (createdb), and the CLI migrates it');
+    if (o.databaseUrl && o.create)
+      throw new UsageError(
+        '--create makes a SQLite file; a PostgreSQL database is created by its operator (createdb), and the CLI migrates it',
+      );
     const options: StoreOptions = o.databaseUrl
       ? { engine: 'postgres', url: o.databaseUrl, poolSize: 2 }
       : { engine: 'sqlite', path: o.database, synchronous: 'FULL', mustExist: !o.create };
@@ -126,7 +154,9 @@ function createProgram(): Command {
       backend = databaseBackend(ctx, CLI_ACTOR);
     } else {
       const timeoutMs = (globals().timeout ?? ADMIN_REQUEST_TIMEOUT_MS / 1000) * 1000;
-      backend = apiBackend(adminClient(base, adminTokenFrom(env), { timeoutMs, onAnswer: () => printErr(`gateway: ${base}`) }));
+      backend = apiBackend(
+        adminClient(base, adminTokenFrom(env), { timeoutMs, onAnswer: () => printErr(`gateway: ${base}`) }),
+      );
     }
     try {
       await fn(backend);
@@ -138,14 +168,18 @@ function createProgram(): Command {
   /** The admin API of the gateway --url names, for a command that only a running gateway can answer. */
   function gateway(command: string): AdminClient {
     const base = apiTarget();
-    if (base === null) throw new UsageError(`${command} compares with a running gateway: give --url (or LEAD_GATEWAY_URL) and the admin token in LEAD_GATEWAY_ADMIN_TOKEN`);
+    if (base === null)
+      throw new UsageError(
+        `${command} compares with a running gateway: give --url (or LEAD_GATEWAY_URL) and the admin token in LEAD_GATEWAY_ADMIN_TOKEN`,
+      );
     const timeoutMs = (globals().timeout ?? ADMIN_REQUEST_TIMEOUT_MS / 1000) * 1000;
     return adminClient(base, adminTokenFrom(env), { timeoutMs, onAnswer: () => printErr(`gateway: ${base}`) });
   }
 
   /** A command without an admin API equivalent: refused in API mode, saying why. */
   async function onDatabase(command: string, why: string, fn: (ctx: Context) => Promise<void>): Promise<void> {
-    if (apiTarget() !== null) throw new UsageError(`${command} works on the database only (--database or --database-url, not --url): ${why}`);
+    if (apiTarget() !== null)
+      throw new UsageError(`${command} works on the database only (--database or --database-url, not --url): ${why}`);
     const ctx = await database();
     printErr(ctx.location);
     try {

@@ -36,7 +36,13 @@ export function registerMigrationCommands(program: Command, deps: CommandDeps): 
     .action(() =>
       deps.withBackend(async (b) => {
         const data = await b.integrations();
-        deps.print(table(['HANDLE', 'STATE', 'NAME', 'ID'], data.items.map((d) => [d.handle, d.state, d.name, d.id])), data);
+        deps.print(
+          table(
+            ['HANDLE', 'STATE', 'NAME', 'ID'],
+            data.items.map((d) => [d.handle, d.state, d.name, d.id]),
+          ),
+          data,
+        );
       }),
     );
 
@@ -47,7 +53,21 @@ export function registerMigrationCommands(program: Command, deps: CommandDeps): 
     .action((ref: string) =>
       deps.withBackend(async (b) => {
         const data = await b.keys(ref);
-        deps.print(table(['ID', 'PREFIX', 'KIND', 'CREATED', 'BY', 'LAST USED', 'REVOKED'], data.items.map((k) => [k.id, k.prefix || '-', k.kind, k.created_at, k.created_by, k.last_used_at, k.revoked_at])), data);
+        deps.print(
+          table(
+            ['ID', 'PREFIX', 'KIND', 'CREATED', 'BY', 'LAST USED', 'REVOKED'],
+            data.items.map((k) => [
+              k.id,
+              k.prefix || '-',
+              k.kind,
+              k.created_at,
+              k.created_by,
+              k.last_used_at,
+              k.revoked_at,
+            ]),
+          ),
+          data,
+        );
       }),
     );
 
@@ -55,17 +75,34 @@ export function registerMigrationCommands(program: Command, deps: CommandDeps): 
     .command('import-key')
     .description('import an existing legacy key so unchanged bots keep working through the gateway')
     .argument('<integration>', 'id or workspace:integration handle')
-    .option('--key [-]', `the legacy key itself, from ${IMPORT_KEY_ENV} or else stdin (--key - : stdin only); never its value here`)
+    .option(
+      '--key [-]',
+      `the legacy key itself, from ${IMPORT_KEY_ENV} or else stdin (--key - : stdin only); never its value here`,
+    )
     .option('--hash <sha256>', 'or its SHA-256, hex')
     .option('--reason <text>', 'why, for the audit log (no control characters)', reasonArg)
     .action(async (ref: string, o: { key?: string | true; hash?: string; reason?: string }) => {
       if ((o.key === undefined) === (o.hash === undefined)) throw new UsageError('give exactly one of --key or --hash');
       if (typeof o.key === 'string' && o.key !== '-') {
-        throw new UsageError(`--key takes no value: a key on the command line lands in the shell history and in ps for every user of the host; give it on stdin (printf '%s\\n' "$KEY" | lead-gateway import-key ${ref} --key) or in ${IMPORT_KEY_ENV}`);
+        throw new UsageError(
+          `--key takes no value: a key on the command line lands in the shell history and in ps for every user of the host; give it on stdin (printf '%s\\n' "$KEY" | lead-gateway import-key ${ref} --key) or in ${IMPORT_KEY_ENV}`,
+        );
       }
-      if (o.hash !== undefined && !/^[0-9a-fA-F]{64}$/.test(o.hash)) throw new UsageError('--hash must be 64 hex digits (SHA-256)');
-      const secret = o.key === undefined ? undefined : await readSecret(deps.env, IMPORT_KEY_ENV, `--key: give the key on stdin or in ${IMPORT_KEY_ENV}, never as an argument`, o.key === '-');
-      if (secret === '') throw new UsageError(`--key: the key read from ${o.key === '-' ? 'stdin' : `${IMPORT_KEY_ENV} or stdin`} is empty`);
+      if (o.hash !== undefined && !/^[0-9a-fA-F]{64}$/.test(o.hash))
+        throw new UsageError('--hash must be 64 hex digits (SHA-256)');
+      const secret =
+        o.key === undefined
+          ? undefined
+          : await readSecret(
+              deps.env,
+              IMPORT_KEY_ENV,
+              `--key: give the key on stdin or in ${IMPORT_KEY_ENV}, never as an argument`,
+              o.key === '-',
+            );
+      if (secret === '')
+        throw new UsageError(
+          `--key: the key read from ${o.key === '-' ? 'stdin' : `${IMPORT_KEY_ENV} or stdin`} is empty`,
+        );
       return deps.withBackend(async (b) => {
         const key = await b.importKey(ref, { hash: o.hash, reason: o.reason, key: secret });
         deps.print(`Imported legacy key ${key.prefix ? `${key.prefix}… ` : ''}(id ${key.id}) for ${ref}.`, key);
@@ -87,7 +124,18 @@ export function registerMigrationCommands(program: Command, deps: CommandDeps): 
           unlinked_by_code: r.unlinked_by_code ?? { no_rule: 0, missing_member: 0, bound_to_another_person: 0 },
         };
         // The key comes last, set apart, so it is not lost above a long report.
-        deps.print([`state: ${r.state}`, ...linkSummary(links), '', `v1 key for ${ref} (shown once, store it now):`, '', `  ${r.key}`, ''].join('\n'), r);
+        deps.print(
+          [
+            `state: ${r.state}`,
+            ...linkSummary(links),
+            '',
+            `v1 key for ${ref} (shown once, store it now):`,
+            '',
+            `  ${r.key}`,
+            '',
+          ].join('\n'),
+          r,
+        );
       }),
     );
 
@@ -99,7 +147,12 @@ export function registerMigrationCommands(program: Command, deps: CommandDeps): 
     .action((ref: string, o: { reason?: string }) =>
       deps.withBackend(async (b) => {
         const r = await b.issueTestKey(ref, o.reason);
-        deps.print([`v1 test key for ${ref} (shown once, store it now; its calls keep nothing):`, '', `  ${r.key}`, ''].join('\n'), r);
+        deps.print(
+          [`v1 test key for ${ref} (shown once, store it now; its calls keep nothing):`, '', `  ${r.key}`, ''].join(
+            '\n',
+          ),
+          r,
+        );
       }),
     );
 
@@ -180,11 +233,19 @@ export function registerMigrationCommands(program: Command, deps: CommandDeps): 
 
   program
     .command('replicas')
-    .description('the live gateway replicas on the database, the rules version each runs, and whether they differ (PostgreSQL, or --url)')
+    .description(
+      'the live gateway replicas on the database, the rules version each runs, and whether they differ (PostgreSQL, or --url)',
+    )
     .action(() =>
       deps.withBackend(async (b) => {
         const data = await b.replicas();
-        const rows = data.items.map((r) => [r.id, r.rules_version ?? '-', r.rules_loaded_at ?? '-', r.last_heartbeat_at, r.last_reload_error ? `failed at ${r.last_reload_error.at}` : '-']);
+        const rows = data.items.map((r) => [
+          r.id,
+          r.rules_version ?? '-',
+          r.rules_loaded_at ?? '-',
+          r.last_heartbeat_at,
+          r.last_reload_error ? `failed at ${r.last_reload_error.at}` : '-',
+        ]);
         const summary = data.drift
           ? `DRIFT: the live replicas run ${data.rules_versions.length} versions of the rules: ${data.rules_versions.join(', ')}`
           : `rules: ${data.rules_versions[0] ?? 'none recorded'} on every live replica`;
@@ -202,7 +263,17 @@ export function registerMigrationCommands(program: Command, deps: CommandDeps): 
         const { list, handles } = await b.audit(ref, o.limit);
         const handleOf = (integrationId: string) => handles.get(integrationId) ?? integrationId;
         deps.print(
-          table(['AT', 'INTEGRATION', 'ACTION', 'STATE', 'ACTOR', 'REASON'], list.items.map((e) => [e.at, handleOf(e.integration_id), e.action, `${e.from_state} -> ${e.to_state}`, e.actor, e.reason])),
+          table(
+            ['AT', 'INTEGRATION', 'ACTION', 'STATE', 'ACTOR', 'REASON'],
+            list.items.map((e) => [
+              e.at,
+              handleOf(e.integration_id),
+              e.action,
+              `${e.from_state} -> ${e.to_state}`,
+              e.actor,
+              e.reason,
+            ]),
+          ),
           list,
         );
       }),

@@ -12,7 +12,9 @@ interface PortingGuideCommandDeps {
 export function registerPortingGuideCommand(program: Command, deps: PortingGuideCommandDeps): void {
   program
     .command('porting-guide')
-    .description("an integration's porting guide: each legacy route it called in 30 days and the v1 request that replaces it (Markdown; --json)")
+    .description(
+      "an integration's porting guide: each legacy route it called in 30 days and the v1 request that replaces it (Markdown; --json)",
+    )
     .argument('<integration>', 'id or workspace:integration handle')
     .action((ref: string) =>
       deps.withBackend(async (b) => {

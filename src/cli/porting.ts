@@ -45,7 +45,11 @@ export function notFoundText(page: NotFoundPage): string {
 }
 
 export function registerPortingCommands(program: Command, deps: PortingCommandDeps): void {
-  const ported = program.command('ported').description('the "ported" flag beside the migration state: marked by an owner or the service team, cleared by the service team');
+  const ported = program
+    .command('ported')
+    .description(
+      'the "ported" flag beside the migration state: marked by an owner or the service team, cleared by the service team',
+    );
   ported
     .command('mark')
     .description('mark an integration "ported" (audited; the readiness reasons show it)')
@@ -71,13 +75,18 @@ export function registerPortingCommands(program: Command, deps: PortingCommandDe
 
   program
     .command('not-found')
-    .description('answers calls that got 404, per external_contact_id, the latest first, with the unlinked legacy lead of each person')
+    .description(
+      'answers calls that got 404, per external_contact_id, the latest first, with the unlinked legacy lead of each person',
+    )
     .argument('<integration>', 'id or workspace:integration handle')
     .option('--limit <n>', 'entries per page (default 50, at most 500)', limitArg)
     .option('--after <cursor>', 'the page after the one that printed this cursor')
     .action((ref: string, o: { limit?: number; after?: string }) =>
       deps.withBackend(async (b) => {
-        const page = await b.notFound(ref, { ...(o.limit === undefined ? {} : { limit: o.limit }), ...(o.after === undefined ? {} : { after: o.after }) });
+        const page = await b.notFound(ref, {
+          ...(o.limit === undefined ? {} : { limit: o.limit }),
+          ...(o.after === undefined ? {} : { after: o.after }),
+        });
         deps.print(notFoundText(page), page);
       }),
     );

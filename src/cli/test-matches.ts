@@ -35,16 +35,27 @@ export function testMatchesText(page: TestMatchPage): string {
   ].join('\n');
 }
 
-export function registerTestMatchesCommand(program: Command, deps: { print(human: string, data: unknown): void; withBackend(fn: (backend: Backend) => Promise<void>): Promise<void> }): void {
+export function registerTestMatchesCommand(
+  program: Command,
+  deps: {
+    print(human: string, data: unknown): void;
+    withBackend(fn: (backend: Backend) => Promise<void>): Promise<void>;
+  },
+): void {
   program
     .command('test-matches')
-    .description('live persons that test calls found, per test key and person, the newest first (kept RETENTION_USAGE_DAYS)')
+    .description(
+      'live persons that test calls found, per test key and person, the newest first (kept RETENTION_USAGE_DAYS)',
+    )
     .argument('<integration>', 'id or workspace:integration handle')
     .option('--limit <n>', 'rows per page (default 50, at most 500)', limitArg)
     .option('--after <cursor>', 'the page after the one that printed this cursor')
     .action((ref: string, o: { limit?: number; after?: string }) =>
       deps.withBackend(async (b) => {
-        const page = await b.testMatches(ref, { ...(o.limit === undefined ? {} : { limit: o.limit }), ...(o.after === undefined ? {} : { after: o.after }) });
+        const page = await b.testMatches(ref, {
+          ...(o.limit === undefined ? {} : { limit: o.limit }),
+          ...(o.after === undefined ? {} : { after: o.after }),
+        });
         deps.print(testMatchesText(page), page);
       }),
     );

@@ -20,8 +20,11 @@ interface UserCommandDeps {
 }
 
 export function registerUserCommands(program: Command, deps: UserCommandDeps): void {
-  const why = 'the admin API does not manage the people who sign in, so an admin token cannot make itself a console user';
-  const users = program.command('users').description("the console's users: a name, a password, and what they may see (database only)");
+  const why =
+    'the admin API does not manage the people who sign in, so an admin token cannot make itself a console user';
+  const users = program
+    .command('users')
+    .description("the console's users: a name, a password, and what they may see (database only)");
   users
     .command('add')
     .description(`add a console user; the password comes from stdin or ${PASSWORD_ENV}`)
@@ -30,11 +33,26 @@ export function registerUserCommands(program: Command, deps: UserCommandDeps): v
     .option('--workspace <slug>', 'sees this one workspace only')
     .action((name: string, options: { serviceTeam?: boolean; workspace?: string }) =>
       deps.onDatabase('users', why, async ({ store, rules }) => {
-        if (Boolean(options.serviceTeam) === (options.workspace !== undefined)) throw new UsageError('give either --service-team or --workspace <slug>');
-        const password = await readSecret(deps.env, PASSWORD_ENV, `give the password on stdin or in ${PASSWORD_ENV}, never as an argument; e.g. read -rs PW && printf '%s\\n' "$PW" | lead-gateway users add ...`);
+        if (Boolean(options.serviceTeam) === (options.workspace !== undefined))
+          throw new UsageError('give either --service-team or --workspace <slug>');
+        const password = await readSecret(
+          deps.env,
+          PASSWORD_ENV,
+          `give the password on stdin or in ${PASSWORD_ENV}, never as an argument; e.g. read -rs PW && printf '%s\\n' "$PW" | lead-gateway users add ...`,
+        );
         const workspace = options.workspace ?? null;
-        const user = await createConsoleUser(store, rules.current(), { name, password, workspace, createdBy: deps.actor, sharedTokenName: deps.env.ADMIN_TOKEN_NAME || undefined });
-        deps.print(`Console user ${name} added (${workspace === null ? 'service team' : `workspace ${workspace}`}).`, { id: user.id, name, workspace });
+        const user = await createConsoleUser(store, rules.current(), {
+          name,
+          password,
+          workspace,
+          createdBy: deps.actor,
+          sharedTokenName: deps.env.ADMIN_TOKEN_NAME || undefined,
+        });
+        deps.print(`Console user ${name} added (${workspace === null ? 'service team' : `workspace ${workspace}`}).`, {
+          id: user.id,
+          name,
+          workspace,
+        });
       }),
     );
   users
@@ -50,12 +68,18 @@ export function registerUserCommands(program: Command, deps: UserCommandDeps): v
           created_by: u.createdBy,
           disabled_at: u.disabledAt,
         }));
-        deps.print(table(['NAME', 'SEES', 'CREATED', 'BY', 'DISABLED'], items.map((u) => [u.name, u.workspace ?? '(service team)', u.created_at, u.created_by, u.disabled_at])), listOf(items));
+        deps.print(
+          table(
+            ['NAME', 'SEES', 'CREATED', 'BY', 'DISABLED'],
+            items.map((u) => [u.name, u.workspace ?? '(service team)', u.created_at, u.created_by, u.disabled_at]),
+          ),
+          listOf(items),
+        );
       }),
     );
   users
     .command('disable')
-    .description("disable a console user and end their sessions at once")
+    .description('disable a console user and end their sessions at once')
     .argument('<name>', 'the person')
     .action((name: string) =>
       deps.onDatabase('users', why, async ({ store }) => {
@@ -65,14 +89,26 @@ export function registerUserCommands(program: Command, deps: UserCommandDeps): v
     );
   users
     .command('check-names')
-    .description('list names the audit log gives to more than one person (a console user and an admin token, or the shared token); exit 1 if any')
+    .description(
+      'list names the audit log gives to more than one person (a console user and an admin token, or the shared token); exit 1 if any',
+    )
     .action(() =>
       deps.onDatabase('users', why, async ({ store }) => {
         const found = await nameCollisions(store, deps.env.ADMIN_TOKEN_NAME || undefined);
         const items = found.map((c) => ({ name: c.name, holders: c.holders }));
-        if (found.length === 0) return deps.print('No name is shared: every name in the audit log is one person.', listOf(items));
-        deps.print(table(['NAME', 'HELD BY'], items.map((c) => [c.name, c.holders.join(', ')])), listOf(items));
-        throw new AppError('conflict', `${found.length} name(s) belong to more than one person; their audit entries cannot be told apart. Disable the console user or revoke the admin tokens of each, and give the person one name.`);
+        if (found.length === 0)
+          return deps.print('No name is shared: every name in the audit log is one person.', listOf(items));
+        deps.print(
+          table(
+            ['NAME', 'HELD BY'],
+            items.map((c) => [c.name, c.holders.join(', ')]),
+          ),
+          listOf(items),
+        );
+        throw new AppError(
+          'conflict',
+          `${found.length} name(s) belong to more than one person; their audit entries cannot be told apart. Disable the console user or revoke the admin tokens of each, and give the person one name.`,
+        );
       }),
     );
 }

@@ -7,7 +7,17 @@ import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { AppError } from '../errors.js';
 import type { Integration } from '../rules/catalog.js';
 import type { RulesHolder } from '../rules/loader.js';
-import { importLegacyKey, issueTestKey, issueV1Key, renewKeys, revokeKey, rollback, switchOff, type MigrationDeps, type WithIssued } from '../migration/service.js';
+import {
+  importLegacyKey,
+  issueTestKey,
+  issueV1Key,
+  renewKeys,
+  revokeKey,
+  rollback,
+  switchOff,
+  type MigrationDeps,
+  type WithIssued,
+} from '../migration/service.js';
 import { ImportKeyBodySchema, PortedBodySchema, ReasonBodySchema, RollbackBodySchema } from '../admin/schemas.js';
 import { clearPorted, markPorted } from '../migration/porting.js';
 import { listKeys, liveKeys } from '../migration/reads.js';
@@ -15,7 +25,6 @@ import { integrationForViewer } from './overview.js';
 import { CONFIRMED, ConsoleIntegrationParamsSchema, ConsoleKeyParamsSchema } from './schemas.js';
 import type { ConsoleFlash } from './flash.js';
 import type { Viewer } from './users.js';
-
 
 /** What an action's answer adds to the integration page. */
 export interface IntegrationExtras {
@@ -50,7 +59,11 @@ interface Helpers {
  * API, where these actions come from, is the service team's too). Another workspace is a 404 before this.
  */
 export function refuseUnlessServiceTeam(viewer: Viewer): void {
-  if (viewer.workspace !== null) throw new AppError('forbidden', "Changing an integration is the service team's; a workspace owner's console shows it only.");
+  if (viewer.workspace !== null)
+    throw new AppError(
+      'forbidden',
+      "Changing an integration is the service team's; a workspace owner's console shows it only.",
+    );
 }
 
 const form = (request: FastifyRequest): Record<string, string> => {
@@ -58,7 +71,8 @@ const form = (request: FastifyRequest): Record<string, string> => {
   return Object.fromEntries(Object.entries(body).filter((e): e is [string, string] => typeof e[1] === 'string'));
 };
 /** An empty field is a field not filled in. */
-const filled = (value: string | undefined): string | undefined => (value === undefined || value.trim() === '' ? undefined : value.trim());
+const filled = (value: string | undefined): string | undefined =>
+  value === undefined || value.trim() === '' ? undefined : value.trim();
 
 /** The admin API's body schema decides what a form may hold: a console refusal says what the API's would. */
 function parsed<T extends z.ZodType>(schema: T, value: unknown): z.infer<T> {
@@ -75,12 +89,19 @@ const reasonOf = (fields: Record<string, string>): string | null => {
 };
 
 export function consoleActions(app: FastifyInstance, deps: MigrationDeps & { rules: RulesHolder }, h: Helpers): void {
-  type Act = (ctx: { viewer: Viewer; integration: Integration; fields: Record<string, string>; request: FastifyRequest; reply: FastifyReply }) => Promise<FastifyReply>;
+  type Act = (ctx: {
+    viewer: Viewer;
+    integration: Integration;
+    fields: Record<string, string>;
+    request: FastifyRequest;
+    reply: FastifyReply;
+  }) => Promise<FastifyReply>;
   const routes = app.withTypeProvider<ZodTypeProvider>();
 
   // Every change answers with a redirect to the integration's page (POST, redirect, GET): a reload of
   // that page repeats nothing. A key issued travels there as a sealed one-time value (flash.ts).
-  const back = (reply: FastifyReply, integration: Integration) => reply.redirect(`/console/integrations/${encodeURIComponent(integration.handle)}`, 303);
+  const back = (reply: FastifyReply, integration: Integration) =>
+    reply.redirect(`/console/integrations/${encodeURIComponent(integration.handle)}`, 303);
   /** Keeps the key for the page the redirect leads to, in the unit that issues it: no key stands that does not wait to be shown. */
   const keepFor =
     (request: FastifyRequest, heading: string | ((issued: Parameters<WithIssued>[1]) => string)): WithIssued =>
@@ -94,29 +115,44 @@ export function consoleActions(app: FastifyInstance, deps: MigrationDeps & { rul
       });
 
   /** What a refusal of the rules shows on the integration page, with the reason the person typed kept. */
-  function refused(reply: FastifyReply, integration: Integration, error: unknown, canForceFrom: string | null, fields: Record<string, string>) {
+  function refused(
+    reply: FastifyReply,
+    integration: Integration,
+    error: unknown,
+    canForceFrom: string | null,
+    fields: Record<string, string>,
+  ) {
     // A refusal of the rules (a conflict, a form the API's schema refuses) is shown on the page the
     // person acted from, with its status; anything else is the console's error page.
     if (!(error instanceof AppError) || (error.code !== 'conflict' && error.code !== 'validation-failed')) throw error;
     const lastLegacyCall = typeof error.extra.last_legacy_call === 'string' ? error.extra.last_legacy_call : null;
-    const canForce = canForceFrom !== null && error.extra.state === 'migrating' && (lastLegacyCall !== null || canForceFrom === 'switch-off/force');
+    const canForce =
+      canForceFrom !== null &&
+      error.extra.state === 'migrating' &&
+      (lastLegacyCall !== null || canForceFrom === 'switch-off/force');
     const reason = (fields.reason ?? '').slice(0, 1000);
-    return h.showIntegration(reply.code(error.status), integration, { refusal: { status: error.status, detail: error.message, lastLegacyCall, canForce, reason } });
+    return h.showIntegration(reply.code(error.status), integration, {
+      refusal: { status: error.status, detail: error.message, lastLegacyCall, canForce, reason },
+    });
   }
 
   /** `owners`: a workspace owner may take it too (only marking ported, docs/console.md "Who can do what"). */
   function act(path: string, run: Act, options: { owners?: boolean } = {}): void {
-    routes.post(`/console/integrations/:integration/${path}`, { schema: { hide: true, params: ConsoleIntegrationParamsSchema } }, async (request, reply) => {
-      const viewer = h.signedIn(request, reply)!;
-      const integration = integrationForViewer(deps.rules.current(), viewer, request.params.integration);
-      if (options.owners !== true) refuseUnlessServiceTeam(viewer);
-      const fields = form(request);
-      try {
-        return await run({ viewer, integration, fields, request, reply });
-      } catch (error) {
-        return refused(reply, integration, error, path.startsWith('switch-off') ? path : null, fields);
-      }
-    });
+    routes.post(
+      `/console/integrations/:integration/${path}`,
+      { schema: { hide: true, params: ConsoleIntegrationParamsSchema } },
+      async (request, reply) => {
+        const viewer = h.signedIn(request, reply)!;
+        const integration = integrationForViewer(deps.rules.current(), viewer, request.params.integration);
+        if (options.owners !== true) refuseUnlessServiceTeam(viewer);
+        const fields = form(request);
+        try {
+          return await run({ viewer, integration, fields, request, reply });
+        } catch (error) {
+          return refused(reply, integration, error, path.startsWith('switch-off') ? path : null, fields);
+        }
+      },
+    );
   }
 
   /**
@@ -124,7 +160,12 @@ export function consoleActions(app: FastifyInstance, deps: MigrationDeps & { rul
    * consequence, whose button sends the same form again with confirm=yes. Works without script.
    */
   const confirmed = (fields: Record<string, string>) => fields.confirm === CONFIRMED;
-  function askFirst(reply: FastifyReply, integration: Integration, step: Omit<ConfirmStep, 'integration' | 'reason'>, fields: Record<string, string>) {
+  function askFirst(
+    reply: FastifyReply,
+    integration: Integration,
+    step: Omit<ConfirmStep, 'integration' | 'reason'>,
+    fields: Record<string, string>,
+  ) {
     return h.confirm(reply, { ...step, integration, reason: (fields.reason ?? '').slice(0, 1000) });
   }
 
@@ -137,21 +178,36 @@ export function consoleActions(app: FastifyInstance, deps: MigrationDeps & { rul
   act('keys/issue', async ({ viewer, integration, fields, request, reply }) => {
     const live = await liveKeys(deps.store, integration, 'v1');
     if (live.length > 0 && !confirmed(fields)) {
-      return askFirst(reply, integration, {
-        action: 'keys/issue',
-        heading: 'Issue another v1 key?',
-        consequence: `${integration.name} already has ${live.length} live v1 key(s) (${live.map((k) => k.prefix).join(', ')}). Another one is a second working credential: the bot uses one, and the other stays live until revoked. To replace the key, revoke the old one after the bot has the new one.`,
-        button: 'Issue another v1 key',
-        destructive: false,
-      }, fields);
+      return askFirst(
+        reply,
+        integration,
+        {
+          action: 'keys/issue',
+          heading: 'Issue another v1 key?',
+          consequence: `${integration.name} already has ${live.length} live v1 key(s) (${live.map((k) => k.prefix).join(', ')}). Another one is a second working credential: the bot uses one, and the other stays live until revoked. To replace the key, revoke the old one after the bot has the new one.`,
+          button: 'Issue another v1 key',
+          destructive: false,
+        },
+        fields,
+      );
     }
-    await issueV1Key(deps, integration, { actor: viewer.name, reason: reasonOf(fields) }, { within: keepFor(request, 'The new v1 key') });
+    await issueV1Key(
+      deps,
+      integration,
+      { actor: viewer.name, reason: reasonOf(fields) },
+      { within: keepFor(request, 'The new v1 key') },
+    );
     return back(reply, integration);
   });
 
   act('keys/test', async ({ viewer, integration, fields, request, reply }) => {
     // A test key moves no state and keeps nothing its calls send: no confirmation, as the admin API asks none.
-    await issueTestKey(deps, integration, { actor: viewer.name, reason: reasonOf(fields) }, keepFor(request, 'The new v1 test key (for the bot author; its calls keep nothing)'));
+    await issueTestKey(
+      deps,
+      integration,
+      { actor: viewer.name, reason: reasonOf(fields) },
+      keepFor(request, 'The new v1 test key (for the bot author; its calls keep nothing)'),
+    );
     return back(reply, integration);
   });
 
@@ -159,43 +215,64 @@ export function consoleActions(app: FastifyInstance, deps: MigrationDeps & { rul
     if (!confirmed(fields)) {
       const live = (await listKeys(deps.store, integration)).filter((k) => k.revokedAt === null);
       const legacy = live.filter((k) => k.kind === 'legacy').length;
-      return askFirst(reply, integration, {
-        action: 'keys/renew',
-        heading: 'Renew: revoke every key?',
-        consequence: `Every live key of ${integration.name} is revoked at once (${live.length} now${legacy > 0 ? `, ${legacy} of them legacy: the legacy bot is cut off, its next call is refused` : ''}), and one new v1 key is issued. Whatever still calls with an old key is refused from the next request.`,
-        button: 'Revoke every key and issue one v1 key',
-        destructive: true,
-      }, fields);
+      return askFirst(
+        reply,
+        integration,
+        {
+          action: 'keys/renew',
+          heading: 'Renew: revoke every key?',
+          consequence: `Every live key of ${integration.name} is revoked at once (${live.length} now${legacy > 0 ? `, ${legacy} of them legacy: the legacy bot is cut off, its next call is refused` : ''}), and one new v1 key is issued. Whatever still calls with an old key is refused from the next request.`,
+          button: 'Revoke every key and issue one v1 key',
+          destructive: true,
+        },
+        fields,
+      );
     }
-    await renewKeys(deps, integration, { actor: viewer.name, reason: reasonOf(fields) }, keepFor(request, (issued) => `Keys renewed: ${issued.revoked ?? 0} key(s) revoked, this new v1 key issued`));
+    await renewKeys(
+      deps,
+      integration,
+      { actor: viewer.name, reason: reasonOf(fields) },
+      keepFor(request, (issued) => `Keys renewed: ${issued.revoked ?? 0} key(s) revoked, this new v1 key issued`),
+    );
     return back(reply, integration);
   });
 
-  routes.post('/console/integrations/:integration/keys/:key/revoke', { schema: { hide: true, params: ConsoleKeyParamsSchema } }, async (request, reply) => {
-    const viewer = h.signedIn(request, reply)!;
-    const integration = integrationForViewer(deps.rules.current(), viewer, request.params.integration);
-    refuseUnlessServiceTeam(viewer);
-    const fields = form(request);
-    try {
-      if (!confirmed(fields)) {
-        const key = (await listKeys(deps.store, integration)).find((k) => k.id === request.params.key);
-        if (key === undefined) throw new AppError('not-found', `No key "${request.params.key}" for ${integration.handle}.`);
-        return await askFirst(reply, integration, {
-          action: `keys/${encodeURIComponent(key.id)}/revoke`,
-          heading: `Revoke the ${key.kind} key ${key.prefix}?`,
-          consequence: key.kind === 'legacy'
-            ? `The legacy bot calling with ${key.prefix} is cut off: its next call is refused (401). This cannot be undone; the key would have to be imported again.`
-            : `Whatever calls the v1 API with ${key.prefix} is refused (401) from its next request. This cannot be undone; a new key would have to be issued.`,
-          button: `Revoke ${key.prefix}`,
-          destructive: true,
-        }, fields);
+  routes.post(
+    '/console/integrations/:integration/keys/:key/revoke',
+    { schema: { hide: true, params: ConsoleKeyParamsSchema } },
+    async (request, reply) => {
+      const viewer = h.signedIn(request, reply)!;
+      const integration = integrationForViewer(deps.rules.current(), viewer, request.params.integration);
+      refuseUnlessServiceTeam(viewer);
+      const fields = form(request);
+      try {
+        if (!confirmed(fields)) {
+          const key = (await listKeys(deps.store, integration)).find((k) => k.id === request.params.key);
+          if (key === undefined)
+            throw new AppError('not-found', `No key "${request.params.key}" for ${integration.handle}.`);
+          return await askFirst(
+            reply,
+            integration,
+            {
+              action: `keys/${encodeURIComponent(key.id)}/revoke`,
+              heading: `Revoke the ${key.kind} key ${key.prefix}?`,
+              consequence:
+                key.kind === 'legacy'
+                  ? `The legacy bot calling with ${key.prefix} is cut off: its next call is refused (401). This cannot be undone; the key would have to be imported again.`
+                  : `Whatever calls the v1 API with ${key.prefix} is refused (401) from its next request. This cannot be undone; a new key would have to be issued.`,
+              button: `Revoke ${key.prefix}`,
+              destructive: true,
+            },
+            fields,
+          );
+        }
+        await revokeKey(deps, integration, request.params.key, { actor: viewer.name, reason: reasonOf(fields) });
+      } catch (error) {
+        return refused(reply, integration, error, null, fields);
       }
-      await revokeKey(deps, integration, request.params.key, { actor: viewer.name, reason: reasonOf(fields) });
-    } catch (error) {
-      return refused(reply, integration, error, null, fields);
-    }
-    return back(reply, integration);
-  });
+      return back(reply, integration);
+    },
+  );
 
   act('switch-off', async ({ viewer, integration, fields, reply }) => {
     await switchOff(deps, integration, { actor: viewer.name, reason: reasonOf(fields), force: false });
@@ -206,9 +283,17 @@ export function consoleActions(app: FastifyInstance, deps: MigrationDeps & { rul
     // Forcing cuts off a bot that called within the quiet period: the handle typed in is the proof
     // that the person means this integration, as a repository's name is before deleting it.
     if (fields.confirm?.trim() !== integration.handle) {
-      throw new AppError('validation-failed', `To force the switch-off, type the integration's handle, ${integration.handle}, exactly. Nothing was changed.`, { state: 'migrating' });
+      throw new AppError(
+        'validation-failed',
+        `To force the switch-off, type the integration's handle, ${integration.handle}, exactly. Nothing was changed.`,
+        { state: 'migrating' },
+      );
     }
-    await switchOff(deps, integration, { actor: viewer.name, reason: reasonOf(fields) ?? 'forced from the console', force: true });
+    await switchOff(deps, integration, {
+      actor: viewer.name,
+      reason: reasonOf(fields) ?? 'forced from the console',
+      force: true,
+    });
     return back(reply, integration);
   });
 
@@ -216,7 +301,11 @@ export function consoleActions(app: FastifyInstance, deps: MigrationDeps & { rul
     'ported',
     async ({ viewer, integration, fields, reply }) => {
       const body = parsed(PortedBodySchema, { note: filled(fields.note) });
-      await markPorted(deps, integration, { actor: viewer.name, note: body?.note ?? null, role: viewer.workspace === null ? 'service_team' : 'owner' });
+      await markPorted(deps, integration, {
+        actor: viewer.name,
+        note: body?.note ?? null,
+        role: viewer.workspace === null ? 'service_team' : 'owner',
+      });
       return back(reply, integration);
     },
     { owners: true },
@@ -224,13 +313,18 @@ export function consoleActions(app: FastifyInstance, deps: MigrationDeps & { rul
 
   act('ported/clear', async ({ viewer, integration, fields, reply }) => {
     if (!confirmed(fields)) {
-      return askFirst(reply, integration, {
-        action: 'ported/clear',
-        heading: 'Clear the ported flag?',
-        consequence: `${integration.name} is no longer shown as ported: the owner's mark (who, when, the note) leaves the page, the overview and the readiness reasons, and stays only in the audit trail. The owner may mark it again.`,
-        button: 'Clear the ported flag',
-        destructive: true,
-      }, fields);
+      return askFirst(
+        reply,
+        integration,
+        {
+          action: 'ported/clear',
+          heading: 'Clear the ported flag?',
+          consequence: `${integration.name} is no longer shown as ported: the owner's mark (who, when, the note) leaves the page, the overview and the readiness reasons, and stays only in the audit trail. The owner may mark it again.`,
+          button: 'Clear the ported flag',
+          destructive: true,
+        },
+        fields,
+      );
     }
     await clearPorted(deps, integration, { actor: viewer.name, reason: reasonOf(fields), role: 'service_team' });
     return back(reply, integration);

@@ -6,7 +6,14 @@ import type { Store } from '../store/store.js';
 import type { Integration } from '../rules/catalog.js';
 import type { RulesHolder } from '../rules/loader.js';
 import { KEPT_ANSWERS_PER_KEY, KEPT_BYTES_PER_INTEGRATION, KEPT_KEYS_PER_INTEGRATION } from '../answers/keep.js';
-import { applyStoredAnswers, EXAMPLE_VALUE_CHARS, UNMAPPED_ANSWERS_SCANNED, UNMAPPED_EXAMPLES_PER_KEY, UNMAPPED_KEYS_SHOWN, unmappedAnswerKeys } from '../answers/unmapped.js';
+import {
+  applyStoredAnswers,
+  EXAMPLE_VALUE_CHARS,
+  UNMAPPED_ANSWERS_SCANNED,
+  UNMAPPED_EXAMPLES_PER_KEY,
+  UNMAPPED_KEYS_SHOWN,
+  unmappedAnswerKeys,
+} from '../answers/unmapped.js';
 import { APPLY_STORED_MAX, type UnmappedApplication } from '../answers/engine.js';
 import { listReview } from '../migration/reads.js';
 import { integrationForViewer } from './overview.js';
@@ -26,15 +33,26 @@ interface Helpers {
 function appliedSummary(report: UnmappedApplication) {
   const outcomes: Record<string, number> = { written: 0, unchanged: 0, kept_existing: 0, invalid: 0 };
   for (const a of report.applied) outcomes[a.outcome] = (outcomes[a.outcome] ?? 0) + 1;
-  return { applied: report.applied.length, outcomes, stillUnmapped: report.still_unmapped, skippedDeletedLead: report.skipped_deleted_lead, remaining: report.remaining };
+  return {
+    applied: report.applied.length,
+    outcomes,
+    stillUnmapped: report.still_unmapped,
+    skippedDeletedLead: report.skipped_deleted_lead,
+    remaining: report.remaining,
+  };
 }
 
 export function answerRoutes(app: FastifyInstance, deps: { store: Store; rules: RulesHolder }, h: Helpers): void {
   const routes = app.withTypeProvider<ZodTypeProvider>();
   const withParams = { schema: { hide: true, params: ConsoleIntegrationParamsSchema } };
-  const integrationOf = (request: { params: { integration: string } }, viewer: Viewer) => integrationForViewer(deps.rules.current(), viewer, request.params.integration);
+  const integrationOf = (request: { params: { integration: string } }, viewer: Viewer) =>
+    integrationForViewer(deps.rules.current(), viewer, request.params.integration);
 
-  async function showAnswers(reply: FastifyReply, integration: Integration, applied: ReturnType<typeof appliedSummary> | null = null) {
+  async function showAnswers(
+    reply: FastifyReply,
+    integration: Integration,
+    applied: ReturnType<typeof appliedSummary> | null = null,
+  ) {
     const { keys, totalKeys, capped, notKept } = await unmappedAnswerKeys(deps.store, integration);
     const limits = {
       keys: UNMAPPED_KEYS_SHOWN,
@@ -46,7 +64,16 @@ export function answerRoutes(app: FastifyInstance, deps: { store: Store; rules: 
       keptPerKey: KEPT_ANSWERS_PER_KEY,
       keptMiB: KEPT_BYTES_PER_INTEGRATION / 1_048_576,
     };
-    return render(reply, 'answers', { title: `Unmapped answers · ${integration.name}`, integration, keys, totalKeys, capped, notKept, limits, applied });
+    return render(reply, 'answers', {
+      title: `Unmapped answers · ${integration.name}`,
+      integration,
+      keys,
+      totalKeys,
+      capped,
+      notKept,
+      limits,
+      applied,
+    });
   }
 
   routes.get('/console/integrations/:integration/answers', withParams, async (request, reply) => {
@@ -61,7 +88,10 @@ export function answerRoutes(app: FastifyInstance, deps: { store: Store; rules: 
     const viewer = h.signedIn(request, reply)!;
     const integration = integrationOf(request, viewer);
     const report = await applyStoredAnswers(deps.store, integration, { actor: viewer.name });
-    request.log.info({ console_user: viewer.name, integration: integration.handle, applied: report.applied.length }, 'stored answers applied');
+    request.log.info(
+      { console_user: viewer.name, integration: integration.handle, applied: report.applied.length },
+      'stored answers applied',
+    );
     return showAnswers(reply, integration, appliedSummary(report));
   });
 
@@ -70,6 +100,11 @@ export function answerRoutes(app: FastifyInstance, deps: { store: Store; rules: 
     if (viewer === null) return reply;
     const integration = integrationOf(request, viewer);
     const items = await listReview(deps.store, integration, REVIEW_ITEMS_SHOWN);
-    return render(reply, 'review', { title: `Needs review · ${integration.name}`, integration, items, shown: REVIEW_ITEMS_SHOWN });
+    return render(reply, 'review', {
+      title: `Needs review · ${integration.name}`,
+      integration,
+      items,
+      shown: REVIEW_ITEMS_SHOWN,
+    });
   });
 }

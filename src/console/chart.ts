@@ -13,7 +13,11 @@ const SPEC: Record<ChartRange, { buckets: number; ms: number; keyChars: number }
 };
 
 /** How each range is named on the page: its link, and the chart's title. */
-export const RANGE_WORDS: Record<ChartRange, string> = { '24h': 'last 24 hours, per hour', '7d': 'last 7 days, per hour', '30d': 'last 30 days, per day' };
+export const RANGE_WORDS: Record<ChartRange, string> = {
+  '24h': 'last 24 hours, per hour',
+  '7d': 'last 7 days, per hour',
+  '30d': 'last 30 days, per day',
+};
 
 /** Drawing size in SVG units; the CSS scales it to the page's width. */
 export const CHART_WIDTH = 720;
@@ -51,7 +55,9 @@ export function rangeStartHour(range: ChartRange, now: Date): string {
 function bucketKeys(range: ChartRange, now: Date): string[] {
   const { buckets, ms, keyChars } = SPEC[range];
   const last = Math.floor(now.getTime() / ms) * ms;
-  return Array.from({ length: buckets }, (_, i) => new Date(last - (buckets - 1 - i) * ms).toISOString().slice(0, keyChars));
+  return Array.from({ length: buckets }, (_, i) =>
+    new Date(last - (buckets - 1 - i) * ms).toISOString().slice(0, keyChars),
+  );
 }
 
 /** Hours summed into the range's buckets (UTC); a bucket with no rows is zero, rows outside the range are dropped. */
@@ -100,11 +106,21 @@ export function chartModel(buckets: readonly Bucket[], range: ChartRange): Chart
   const base = PAD.top + plotH;
   const step = buckets.length > 1 ? plotW / (buckets.length - 1) : 0;
   const y = (v: number): number => round(base - (v / max) * plotH);
-  const points = buckets.map((b, i) => ({ key: b.key, label: label(b.key), x: round(PAD.left + i * step), legacy: b.legacy, v1: b.v1, yLegacy: y(b.legacy), yV1: y(b.v1) }));
+  const points = buckets.map((b, i) => ({
+    key: b.key,
+    label: label(b.key),
+    x: round(PAD.left + i * step),
+    legacy: b.legacy,
+    v1: b.v1,
+    yLegacy: y(b.legacy),
+    yV1: y(b.v1),
+  }));
   // One label every 6 hours (24 h, the hour), per day (7 d) or per week (30 d), at the bucket where it starts.
   const every = range === '24h' ? 6 : range === '7d' ? 24 : 7;
   const tick = (key: string) => (range === '24h' ? `${key.slice(11, 13)}:00` : key.slice(5, 10));
-  const xTicks = points.filter((_, i) => (points.length - 1 - i) % every === 0).map((p) => ({ x: p.x, label: tick(p.key) }));
+  const xTicks = points
+    .filter((_, i) => (points.length - 1 - i) % every === 0)
+    .map((p) => ({ x: p.x, label: tick(p.key) }));
   const yTicks = [0, max / 2, max].map((v) => ({ y: y(v), label: String(Number.isInteger(v) ? v : v.toFixed(1)) }));
   return {
     range,

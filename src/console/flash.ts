@@ -36,12 +36,16 @@ export const WAITING_KEYS_MAX = 10;
 export const FlashSchema = z.union([
   z.object({ keys: z.array(WaitingKeySchema) }),
   z
-    .object({ integration: z.string(), issued: z.object({ secret: z.string(), prefix: z.string(), heading: z.string() }).optional() })
+    .object({
+      integration: z.string(),
+      issued: z.object({ secret: z.string(), prefix: z.string(), heading: z.string() }).optional(),
+    })
     .transform((old) => ({ keys: old.issued ? [{ integration: old.integration, keyId: '', ...old.issued }] : [] })),
 ]);
 export type Flash = z.output<typeof FlashSchema>;
 
-const keyFor = (secret: string, sessionId: string): Buffer => createHmac('sha256', secret).update(`console-flash\u0000${sessionId}`).digest();
+const keyFor = (secret: string, sessionId: string): Buffer =>
+  createHmac('sha256', secret).update(`console-flash\u0000${sessionId}`).digest();
 
 export function seal(secret: string, sessionId: string, flash: Flash): string {
   const iv = randomBytes(12);
@@ -64,11 +68,15 @@ export function unseal(secret: string, sessionId: string, sealed: string): Flash
 }
 
 export function consoleFlash(store: Store, secret: string) {
-  const opened = (request: FastifyRequest, sealed: string | null) => (sealed === null ? null : unseal(secret, request.session.sessionId, sealed));
+  const opened = (request: FastifyRequest, sealed: string | null) =>
+    sealed === null ? null : unseal(secret, request.session.sessionId, sealed);
   /** The keys waiting in the session's row, if any; reads the database only when the row said one waits. */
   const waiting = async (request: FastifyRequest): Promise<WaitingKey[]> => {
     if (request.session.hasFlash !== true) return [];
-    return opened(request, await store.readOne((r) => r.consoleSessions.peekFlash(idHash(request.session.sessionId))))?.keys ?? [];
+    return (
+      opened(request, await store.readOne((r) => r.consoleSessions.peekFlash(idHash(request.session.sessionId))))
+        ?.keys ?? []
+    );
   };
   /** Changes the keys waiting, in the caller's unit: read, changed, written back (or cleared when none is left). */
   const change = async (tx: Repos, request: FastifyRequest, fn: (keys: WaitingKey[]) => WaitingKey[]) => {
@@ -95,7 +103,13 @@ export function consoleFlash(store: Store, secret: string) {
         return [...keys, key];
       });
       const at = new Date().toISOString();
-      await tx.consoleSessions.holdUnshown({ keyId: key.keyId, integrationId: key.integration, prefix: key.prefix, idHash: idHash(request.session.sessionId), at });
+      await tx.consoleSessions.holdUnshown({
+        keyId: key.keyId,
+        integrationId: key.integration,
+        prefix: key.prefix,
+        idHash: idHash(request.session.sessionId),
+        at,
+      });
     },
     /** The keys waiting for this integration's page, left in place (`shown` clears them). */
     async peek(request: FastifyRequest, integrationId: string): Promise<WaitingKey[]> {

@@ -14,7 +14,8 @@ const TAG = /^[A-Za-z0-9_-]{43}$/;
  * secret can make one, and the cookie does not show which names the browser signed in as.
  */
 export function knownDevices(secret: string) {
-  const tagOf = (name: string) => createHmac('sha256', secret).update(`console known device\0${name}`).digest('base64url');
+  const tagOf = (name: string) =>
+    createHmac('sha256', secret).update(`console known device\0${name}`).digest('base64url');
   const tagsIn = (cookie: string | undefined): string[] =>
     (cookie ?? '')
       .split('.')

@@ -28,7 +28,11 @@ const many = z
   .transform((v) => (v === undefined ? [] : [v].flat()))
   .pipe(z.array(z.string()).max(LEAD_FILTER_CONDITIONS_MAX));
 /** A GET form sends every field, empty ones as "": empty means "any". */
-const optional = <T extends z.ZodType<string>>(schema: T) => z.union([z.literal(''), schema]).optional().transform((v) => (v === '' ? undefined : v));
+const optional = <T extends z.ZodType<string>>(schema: T) =>
+  z
+    .union([z.literal(''), schema])
+    .optional()
+    .transform((v) => (v === '' ? undefined : v));
 
 export const LeadsPageQuerySchema = z.object({
   workspace: optional(z.string().max(100)),
@@ -53,7 +57,8 @@ function workspaceFor(rules: Rules, viewer: Viewer, asked: string | undefined): 
   const all = [...rules.workspaces.values()].sort((a, b) => a.name.localeCompare(b.name));
   const wanted = viewer.workspace ?? asked;
   const ws = wanted === undefined ? all[0] : all.find((w) => w.slug === wanted || w.id === wanted);
-  if (!ws || (asked !== undefined && viewer.workspace !== null && ws.slug !== asked && ws.id !== asked)) throw new AppError('not-found', `No workspace "${asked ?? wanted}".`);
+  if (!ws || (asked !== undefined && viewer.workspace !== null && ws.slug !== asked && ws.id !== asked))
+    throw new AppError('not-found', `No workspace "${asked ?? wanted}".`);
   return ws;
 }
 
@@ -67,7 +72,12 @@ export function fieldValueText(ws: Workspace, v: FieldValue): string {
 }
 
 /** The next page's address: the same filters, from where this page ended. */
-function nextPage(ws: Workspace, query: z.infer<typeof LeadsPageQuerySchema>, filters: { key: string; value: string }[], before: string): string {
+function nextPage(
+  ws: Workspace,
+  query: z.infer<typeof LeadsPageQuerySchema>,
+  filters: { key: string; value: string }[],
+  before: string,
+): string {
   const params = new URLSearchParams({ workspace: ws.slug });
   if (query.integration !== undefined) params.set('integration', query.integration);
   if (query.stage !== undefined) params.set('stage', query.stage);
@@ -79,7 +89,11 @@ function nextPage(ws: Workspace, query: z.infer<typeof LeadsPageQuerySchema>, fi
   return `/console/leads?${params}`;
 }
 
-export function leadRoutes(app: FastifyInstance, deps: { store: Store; rules: RulesHolder }, h: { signedIn(request: FastifyRequest, reply: FastifyReply): Viewer | null }): void {
+export function leadRoutes(
+  app: FastifyInstance,
+  deps: { store: Store; rules: RulesHolder },
+  h: { signedIn(request: FastifyRequest, reply: FastifyReply): Viewer | null },
+): void {
   const leadDeps = { store: deps.store, rules: () => deps.rules.current() };
 
   app.get('/console/leads', hidden, async (request, reply) => {
@@ -89,12 +103,22 @@ export function leadRoutes(app: FastifyInstance, deps: { store: Store; rules: Ru
     const query = parsedQuery(LeadsPageQuerySchema, request.query);
     const ws = workspaceFor(rules, viewer, query.workspace);
     const integrations = [...rules.integrations.values()].filter((i) => i.workspace.id === ws.id);
-    const filters = query.fk.map((key, n) => ({ key, value: query.fv[n] ?? '' })).filter((f) => f.key !== '' && f.value !== '');
+    const filters = query.fk
+      .map((key, n) => ({ key, value: query.fv[n] ?? '' }))
+      .filter((f) => f.key !== '' && f.value !== '');
     const workspaces = viewer.workspace === null ? [...rules.workspaces.values()] : [ws];
     const page = { title: 'Leads', ws, workspaces, integrations, query, filters, rows: FIELD_FILTER_ROWS };
     // Only this workspace's integrations: a handle from another is as unknown as one that never was.
-    if (query.integration !== undefined && !integrations.some((i) => i.handle === query.integration || i.id === query.integration)) {
-      return render(reply.code(404), 'leads', { ...page, items: [], nextHref: null, error: `No integration "${query.integration}" in ${ws.name}.` });
+    if (
+      query.integration !== undefined &&
+      !integrations.some((i) => i.handle === query.integration || i.id === query.integration)
+    ) {
+      return render(reply.code(404), 'leads', {
+        ...page,
+        items: [],
+        nextHref: null,
+        error: `No integration "${query.integration}" in ${ws.name}.`,
+      });
     }
     let result;
     try {
@@ -108,30 +132,58 @@ export function leadRoutes(app: FastifyInstance, deps: { store: Store; rules: Ru
       });
     } catch (error) {
       // A filter the field's type cannot take (a word for a number field, say) is said on the form.
-      if (!(error instanceof AppError) || (error.code !== 'validation-failed' && error.code !== 'not-found')) throw error;
-      return render(reply.code(error.code === 'not-found' ? 404 : 400), 'leads', { ...page, items: [], nextHref: null, error: error.message });
+      if (!(error instanceof AppError) || (error.code !== 'validation-failed' && error.code !== 'not-found'))
+        throw error;
+      return render(reply.code(error.code === 'not-found' ? 404 : 400), 'leads', {
+        ...page,
+        items: [],
+        nextHref: null,
+        error: error.message,
+      });
     }
-    return render(reply, 'leads', { ...page, items: result.items, nextHref: result.next_before === null ? null : nextPage(ws, query, filters, result.next_before), error: null });
+    return render(reply, 'leads', {
+      ...page,
+      items: result.items,
+      nextHref: result.next_before === null ? null : nextPage(ws, query, filters, result.next_before),
+      error: null,
+    });
   });
 
-  app.withTypeProvider<ZodTypeProvider>().get('/console/leads/:id', { schema: { hide: true, params: ConsoleLeadParamsSchema } }, async (request, reply) => {
-    const viewer = h.signedIn(request, reply);
-    if (viewer === null) return reply;
-    const id = request.params.id;
-    const rules = deps.rules.current();
-    const found = await deps.store.snapshot(async (r) => {
-      const lead = await r.leads.get(id);
-      const ws = lead ? rules.workspaces.get(lead.workspaceId) : undefined;
-      // Another workspace's lead is as absent as a lead that never was: its id tells nothing.
-      if (!lead || !ws || lead.deletedAt !== null || (viewer.workspace !== null && ws.slug !== viewer.workspace)) return null;
-      return { ws, lead: await renderLead(r, ws, lead), values: await r.fieldValues.listForLead(id) };
+  app
+    .withTypeProvider<ZodTypeProvider>()
+    .get('/console/leads/:id', { schema: { hide: true, params: ConsoleLeadParamsSchema } }, async (request, reply) => {
+      const viewer = h.signedIn(request, reply);
+      if (viewer === null) return reply;
+      const id = request.params.id;
+      const rules = deps.rules.current();
+      const found = await deps.store.snapshot(async (r) => {
+        const lead = await r.leads.get(id);
+        const ws = lead ? rules.workspaces.get(lead.workspaceId) : undefined;
+        // Another workspace's lead is as absent as a lead that never was: its id tells nothing.
+        if (!lead || !ws || lead.deletedAt !== null || (viewer.workspace !== null && ws.slug !== viewer.workspace))
+          return null;
+        return { ws, lead: await renderLead(r, ws, lead), values: await r.fieldValues.listForLead(id) };
+      });
+      if (found === null) throw new AppError('not-found', `No lead ${id}.`);
+      const { ws, lead, values } = found;
+      const fields = values.map((v) => {
+        const writer =
+          v.writtenBy.kind === 'integration' && v.writtenBy.ref !== null
+            ? (rules.findIntegration(v.writtenBy.ref)?.handle ?? v.writtenBy.ref)
+            : v.writtenBy.ref;
+        return {
+          name: ws.fieldsById.get(v.fieldId)?.name ?? v.fieldId,
+          value: fieldValueText(ws, v),
+          writer: { kind: v.writtenBy.kind, ref: writer },
+          updatedAt: v.updatedAt,
+        };
+      });
+      return render(reply, 'lead', {
+        title: `${lead.first_name} ${lead.last_name ?? ''}`.trim(),
+        ws,
+        lead,
+        fields,
+        stage: lead.stage === null ? null : (ws.stages.get(lead.stage) ?? null),
+      });
     });
-    if (found === null) throw new AppError('not-found', `No lead ${id}.`);
-    const { ws, lead, values } = found;
-    const fields = values.map((v) => {
-      const writer = v.writtenBy.kind === 'integration' && v.writtenBy.ref !== null ? (rules.findIntegration(v.writtenBy.ref)?.handle ?? v.writtenBy.ref) : v.writtenBy.ref;
-      return { name: ws.fieldsById.get(v.fieldId)?.name ?? v.fieldId, value: fieldValueText(ws, v), writer: { kind: v.writtenBy.kind, ref: writer }, updatedAt: v.updatedAt };
-    });
-    return render(reply, 'lead', { title: `${lead.first_name} ${lead.last_name ?? ''}`.trim(), ws, lead, fields, stage: lead.stage === null ? null : (ws.stages.get(lead.stage) ?? null) });
-  });
 }

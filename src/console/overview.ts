@@ -9,14 +9,24 @@ import type { Viewer } from './users.js';
 
 const STATES = ['legacy', 'migrating', 'switched_off'] as const;
 const VERDICTS = ['ready', 'not_ready', 'switched_off'] as const;
-export const SORT_COLUMNS = ['integration', 'workspace', 'state', 'legacy_24h', 'legacy_7d', 'last_legacy', 'v1_7d', 'verdict'] as const;
+export const SORT_COLUMNS = [
+  'integration',
+  'workspace',
+  'state',
+  'legacy_24h',
+  'legacy_7d',
+  'last_legacy',
+  'v1_7d',
+  'verdict',
+] as const;
 export type SortColumn = (typeof SORT_COLUMNS)[number];
 
 /**
  * A filter left empty: the form's "All" option sends `workspace=`, an empty search box `q=`. Either
  * means no filter, not a workspace or a name that is the empty string.
  */
-const unlessEmpty = <T extends z.ZodType>(schema: T) => z.preprocess((v) => (v === '' ? undefined : v), schema.optional()).catch(undefined);
+const unlessEmpty = <T extends z.ZodType>(schema: T) =>
+  z.preprocess((v) => (v === '' ? undefined : v), schema.optional()).catch(undefined);
 
 /**
  * The overview's query: filters and the sort, all in the URL so that the page works without script and
@@ -78,7 +88,8 @@ export const visibleIntegrations = (rules: Rules, viewer: Viewer): Integration[]
  */
 export function integrationForViewer(rules: Rules, viewer: Viewer, ref: string): Integration {
   const integration = rules.findIntegration(ref);
-  if (!integration || (viewer.workspace !== null && integration.workspace.slug !== viewer.workspace)) throw new AppError('not-found', `No integration "${ref}".`);
+  if (!integration || (viewer.workspace !== null && integration.workspace.slug !== viewer.workspace))
+    throw new AppError('not-found', `No integration "${ref}".`);
   return integration;
 }
 
@@ -118,14 +129,26 @@ export function summariseFleet(rows: OverviewRow[]): FleetSummary {
   const v1Calls7d = rows.reduce((n, r) => n + r.v17d, 0);
   const total = legacyCalls7d + v1Calls7d;
   const notStarted = rows.filter((r) => r.notStarted).length;
-  return { integrations: rows.length, byState, notStarted, legacyCalls7d, v1Calls7d, legacyShare7d: total === 0 ? null : legacyCalls7d / total };
+  return {
+    integrations: rows.length,
+    byState,
+    notStarted,
+    legacyCalls7d,
+    v1Calls7d,
+    legacyShare7d: total === 0 ? null : legacyCalls7d / total,
+  };
 }
 
 /** The rows the query asks for, sorted, and the summary of every integration the viewer may see. */
-export async function integrationsOverview(deps: MigrationDeps & { rules: Rules }, viewer: Viewer, query: OverviewQuery): Promise<{ rows: OverviewRow[]; fleet: FleetSummary }> {
+export async function integrationsOverview(
+  deps: MigrationDeps & { rules: Rules },
+  viewer: Viewer,
+  query: OverviewQuery,
+): Promise<{ rows: OverviewRow[]; fleet: FleetSummary }> {
   const all: OverviewRow[] = [];
   // A row says how many legacy leads are unlinked (its reasons), never which: none is listed.
-  for (const integration of visibleIntegrations(deps.rules, viewer)) all.push(toRow(integration, await migrationReport(deps, integration, undefined, { unlinked: 0, notFound: 0 })));
+  for (const integration of visibleIntegrations(deps.rules, viewer))
+    all.push(toRow(integration, await migrationReport(deps, integration, undefined, { unlinked: 0, notFound: 0 })));
   const needle = query.q?.toLowerCase();
   const rows = all.filter(
     (r) =>

@@ -34,25 +34,83 @@ export async function rendered(reply: FastifyReply, template: string, data: Reco
 }
 
 /** What a person is told of a failure: the problem catalogue's code and words, as the API would answer; a 5xx is logged and masked. */
-function describe(error: Error & { statusCode?: number; code?: string }): { status: number; code: ProblemCode; title: string; detail: string; headers: Record<string, string> } {
-  if (error instanceof AppError) return { status: error.status, code: error.code, title: problemCatalogue[error.code].title, detail: error.message, headers: error.headers };
+function describe(error: Error & { statusCode?: number; code?: string }): {
+  status: number;
+  code: ProblemCode;
+  title: string;
+  detail: string;
+  headers: Record<string, string>;
+} {
+  if (error instanceof AppError)
+    return {
+      status: error.status,
+      code: error.code,
+      title: problemCatalogue[error.code].title,
+      detail: error.message,
+      headers: error.headers,
+    };
   if (error instanceof StoreUnavailableError) {
     // As the API answers it: the store did not answer (a lock held too long, a lost connection) and
     // nothing of the request stands, so the person may simply send it again.
-    return { status: 503, code: 'service-unavailable', title: problemCatalogue['service-unavailable'].title, detail: 'The database did not answer in time; nothing was changed. Try again in a moment.', headers: { 'retry-after': '1' } };
+    return {
+      status: 503,
+      code: 'service-unavailable',
+      title: problemCatalogue['service-unavailable'].title,
+      detail: 'The database did not answer in time; nothing was changed. Try again in a moment.',
+      headers: { 'retry-after': '1' },
+    };
   }
   if (error.code === 'FST_CSRF_INVALID_TOKEN' || error.code === 'FST_CSRF_MISSING_SECRET') {
-    return { status: 403, code: 'forbidden', title: problemCatalogue.forbidden.title, detail: 'The form was sent without its security token, or with an old one. Go back, reload the page and send it again.', headers: {} };
+    return {
+      status: 403,
+      code: 'forbidden',
+      title: problemCatalogue.forbidden.title,
+      detail:
+        'The form was sent without its security token, or with an old one. Go back, reload the page and send it again.',
+      headers: {},
+    };
   }
   const status = error.statusCode ?? 500;
-  if (status === 413) return { status, code: 'payload-too-large', title: problemCatalogue['payload-too-large'].title, detail: 'The form is larger than the console takes.', headers: {} };
-  if (status === 415) return { status, code: 'unsupported-media-type', title: problemCatalogue['unsupported-media-type'].title, detail: 'Console forms are sent as application/x-www-form-urlencoded.', headers: {} };
-  if (status >= 400 && status < 500) return { status: 400, code: 'bad-request', title: problemCatalogue['bad-request'].title, detail: 'The console could not read this request.', headers: {} };
-  return { status: 500, code: 'internal', title: problemCatalogue.internal.title, detail: 'Something failed on our side.', headers: {} };
+  if (status === 413)
+    return {
+      status,
+      code: 'payload-too-large',
+      title: problemCatalogue['payload-too-large'].title,
+      detail: 'The form is larger than the console takes.',
+      headers: {},
+    };
+  if (status === 415)
+    return {
+      status,
+      code: 'unsupported-media-type',
+      title: problemCatalogue['unsupported-media-type'].title,
+      detail: 'Console forms are sent as application/x-www-form-urlencoded.',
+      headers: {},
+    };
+  if (status >= 400 && status < 500)
+    return {
+      status: 400,
+      code: 'bad-request',
+      title: problemCatalogue['bad-request'].title,
+      detail: 'The console could not read this request.',
+      headers: {},
+    };
+  return {
+    status: 500,
+    code: 'internal',
+    title: problemCatalogue.internal.title,
+    detail: 'Something failed on our side.',
+    headers: {},
+  };
 }
 
 /** `outage` logs a store failure as one episode with the API's (outage.ts); a fault of the console is logged every time. */
-export function renderError(reply: FastifyReply, request: FastifyRequest, error: Error, outage: StoreOutage): FastifyReply {
+export function renderError(
+  reply: FastifyReply,
+  request: FastifyRequest,
+  error: Error,
+  outage: StoreOutage,
+): FastifyReply {
   const problem = describe(error);
   if (error instanceof StoreUnavailableError) {
     outage.refused(error, request.log);
@@ -62,5 +120,11 @@ export function renderError(reply: FastifyReply, request: FastifyRequest, error:
   }
   // The sign-out form needs a CSRF token; a page for nobody signed in sets no cookie.
   const csrf = viewerOf(request) === null ? { csrf: null } : {};
-  return render(reply.code(problem.status).headers(problem.headers), 'error', { title: problem.title, status: problem.status, code: problem.code, detail: problem.detail, ...csrf });
+  return render(reply.code(problem.status).headers(problem.headers), 'error', {
+    title: problem.title,
+    status: problem.status,
+    code: problem.code,
+    detail: problem.detail,
+    ...csrf,
+  });
 }

@@ -19,7 +19,9 @@ export const MAX_PASSWORD_LENGTH = 1024;
 
 const derive = (password: string, salt: Buffer, params: ScryptOptions): Promise<Buffer> =>
   new Promise((resolve, reject) =>
-    scrypt(password.normalize('NFC'), salt, KEY_BYTES, { ...params, maxmem: MAX_MEMORY }, (error, key) => (error ? reject(error) : resolve(key))),
+    scrypt(password.normalize('NFC'), salt, KEY_BYTES, { ...params, maxmem: MAX_MEMORY }, (error, key) =>
+      error ? reject(error) : resolve(key),
+    ),
   );
 
 /** `scrypt$N$r$p$salt$hash` (base64url): a hash keeps its parameters, so they can be raised later. */
@@ -43,4 +45,11 @@ export async function verifyPassword(password: string, stored: string): Promise<
  * Random bytes in the hash's place, not the hash of a password: no password matches it, and it is
  * ready at start (made lazily, the first unknown name after each start paid for two scrypt runs).
  */
-export const DECOY_HASH = ['scrypt', SCRYPT_PARAMS.N, SCRYPT_PARAMS.r, SCRYPT_PARAMS.p, randomBytes(SALT_BYTES).toString('base64url'), randomBytes(KEY_BYTES).toString('base64url')].join('$');
+export const DECOY_HASH = [
+  'scrypt',
+  SCRYPT_PARAMS.N,
+  SCRYPT_PARAMS.r,
+  SCRYPT_PARAMS.p,
+  randomBytes(SALT_BYTES).toString('base64url'),
+  randomBytes(KEY_BYTES).toString('base64url'),
+].join('$');

@@ -116,24 +116,40 @@ export function consolePlugin(deps: ConsoleDeps) {
       referrerPolicy: { policy: 'same-origin' },
     });
     // Eta escapes every <%= %> output (autoEscape); only <%~ %> writes raw HTML (the layout's body).
-    await app.register(view, { engine: { eta: new Eta({ views: VIEWS_DIR, autoEscape: true, autoTrim: [false, 'nl'] }) }, root: VIEWS_DIR });
+    await app.register(view, {
+      engine: { eta: new Eta({ views: VIEWS_DIR, autoEscape: true, autoTrim: [false, 'nl'] }) },
+      root: VIEWS_DIR,
+    });
 
     // U+0000 in a decoded field or name is refused here, for every form at once, as the API refuses it in
     // JSON (PostgreSQL cannot store it; SQLite would). The URL's %00 is refused before this (nul-in-url.ts).
-    app.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string', bodyLimit: FORM_BODY_LIMIT_BYTES }, (_request, body, done) => {
-      const fields = [...new URLSearchParams(body as string)];
-      const nul = fields.find(([name, value]) => name.includes('\u0000') || value.includes('\u0000'));
-      if (nul !== undefined) {
-        done(new AppError('nul-character', `The form field "${escapeControls(nul[0])}" holds the character U+0000 (%00); it cannot be stored. Remove it and send the form again. Nothing was changed.`), undefined);
-        return;
-      }
-      done(null, Object.fromEntries(fields));
-    });
+    app.addContentTypeParser(
+      'application/x-www-form-urlencoded',
+      { parseAs: 'string', bodyLimit: FORM_BODY_LIMIT_BYTES },
+      (_request, body, done) => {
+        const fields = [...new URLSearchParams(body as string)];
+        const nul = fields.find(([name, value]) => name.includes('\u0000') || value.includes('\u0000'));
+        if (nul !== undefined) {
+          done(
+            new AppError(
+              'nul-character',
+              `The form field "${escapeControls(nul[0])}" holds the character U+0000 (%00); it cannot be stored. Remove it and send the form again. Nothing was changed.`,
+            ),
+            undefined,
+          );
+          return;
+        }
+        done(null, Object.fromEntries(fields));
+      },
+    );
     // With Secure cookies a browser on plain http keeps none of them: every sign-in would fail as a
     // missing CSRF token. Said plainly instead (behind a TLS proxy, TRUST_PROXY makes this https).
     app.addHook('onRequest', async (request) => {
       if (deps.secureCookies && request.protocol !== 'https' && !isStatic(request.url)) {
-        throw new AppError('forbidden', 'The console is served with Secure cookies: open it over HTTPS (behind a proxy, name it in TRUST_PROXY). For development on plain http, set CONSOLE_SECURE_COOKIES=false.');
+        throw new AppError(
+          'forbidden',
+          'The console is served with Secure cookies: open it over HTTPS (behind a proxy, name it in TRUST_PROXY). For development on plain http, set CONSOLE_SECURE_COOKIES=false.',
+        );
       }
     });
     // Every form posts its CSRF token: a POST without it (or with another browser's) is refused with 403.
@@ -151,7 +167,10 @@ export function consolePlugin(deps: ConsoleDeps) {
       reply.header('content-type', 'text/css; charset=utf-8').header('cache-control', 'public, max-age=3600').send(css),
     );
     app.get('/console/static/console.js', { schema: { hide: true } }, (_request, reply) =>
-      reply.header('content-type', 'text/javascript; charset=utf-8').header('cache-control', 'public, max-age=3600').send(script),
+      reply
+        .header('content-type', 'text/javascript; charset=utf-8')
+        .header('cache-control', 'public, max-age=3600')
+        .send(script),
     );
     app.get('/favicon.ico', { schema: { hide: true } }, (_request, reply) =>
       reply.header('content-type', 'image/x-icon').header('cache-control', 'public, max-age=86400').send(favicon),

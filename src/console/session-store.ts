@@ -27,7 +27,8 @@ export interface ConsoleSessionData {
 export const idHash = (sessionId: string) => createHash('sha256').update(sessionId).digest('hex');
 
 export function consoleSessionStore(store: Store, now: () => number = Date.now) {
-  const expired = (createdAt: string, lastSeenAt: string) => Date.parse(lastSeenAt) < now() - SESSION_IDLE_MS || Date.parse(createdAt) < now() - SESSION_MAX_MS;
+  const expired = (createdAt: string, lastSeenAt: string) =>
+    Date.parse(lastSeenAt) < now() - SESSION_IDLE_MS || Date.parse(createdAt) < now() - SESSION_MAX_MS;
 
   async function get(sessionId: string): Promise<ConsoleSessionData | null> {
     const hash = idHash(sessionId);
@@ -39,10 +40,19 @@ export function consoleSessionStore(store: Store, now: () => number = Date.now) 
       if (session.credentialId !== null) {
         const credential = await r.adminCredentials.findById(session.credentialId);
         const live = credential !== null && credential.revokedAt === null && credential.name === session.userName;
-        return { session, viewer: live ? { user: session.userName, workspace: null, credential: session.credentialId } : null };
+        return {
+          session,
+          viewer: live ? { user: session.userName, workspace: null, credential: session.credentialId } : null,
+        };
       }
       const user = await r.consoleUsers.findByName(session.userName);
-      return { session, viewer: user !== null && user.disabledAt === null ? { user: user.name, workspace: user.workspace, credential: null } : null };
+      return {
+        session,
+        viewer:
+          user !== null && user.disabledAt === null
+            ? { user: user.name, workspace: user.workspace, credential: null }
+            : null,
+      };
     });
     if (found === null) return null;
     if (expired(found.session.createdAt, found.session.lastSeenAt) || found.viewer === null) {
@@ -58,7 +68,15 @@ export function consoleSessionStore(store: Store, now: () => number = Date.now) 
     // No seenAt: the session was made by this request (sign-in). Otherwise it was read from the table,
     // and is only touched: one signed out meanwhile stays signed out.
     if (data.seenAt === undefined) {
-      await store.transact((tx) => tx.consoleSessions.insert({ idHash: idHash(sessionId), userName: data.user!, credentialId: data.credential ?? null, createdAt: at, lastSeenAt: at }));
+      await store.transact((tx) =>
+        tx.consoleSessions.insert({
+          idHash: idHash(sessionId),
+          userName: data.user!,
+          credentialId: data.credential ?? null,
+          createdAt: at,
+          lastSeenAt: at,
+        }),
+      );
     } else if (now() - data.seenAt >= TOUCH_EVERY_MS) {
       await store.transact((tx) => tx.consoleSessions.touch(idHash(sessionId), at));
     }
@@ -68,14 +86,20 @@ export function consoleSessionStore(store: Store, now: () => number = Date.now) 
     // @fastify/session restores the cookie from its own options when the stored data has none.
     get: (sessionId, callback) => void get(sessionId).then((data) => callback(null, data as Session | null), callback),
     set: (sessionId, data, callback) => void set(sessionId, data).then(() => callback(), callback),
-    destroy: (sessionId, callback) => void store.transact((tx) => tx.consoleSessions.delete(idHash(sessionId))).then(() => callback(), callback),
+    destroy: (sessionId, callback) =>
+      void store.transact((tx) => tx.consoleSessions.delete(idHash(sessionId))).then(() => callback(), callback),
   };
   return {
     ...callbacks,
     /** Drops the rows of sessions that are over (run at each sign-in: the table stays the size of the live sessions). */
     sweep: () => {
       const t = now();
-      return store.transact((tx) => tx.consoleSessions.deleteExpired(new Date(t - SESSION_IDLE_MS).toISOString(), new Date(t - SESSION_MAX_MS).toISOString()));
+      return store.transact((tx) =>
+        tx.consoleSessions.deleteExpired(
+          new Date(t - SESSION_IDLE_MS).toISOString(),
+          new Date(t - SESSION_MAX_MS).toISOString(),
+        ),
+      );
     },
   };
 }

@@ -11,15 +11,31 @@ import { ConsoleIntegrationParamsSchema, NotFoundPageQuerySchema } from './schem
 import { render } from './pages.js';
 import type { Viewer } from './users.js';
 
-export function testMatchRoutes(app: FastifyInstance, deps: { store: Store; rules: RulesHolder }, h: { signedIn(request: FastifyRequest, reply: FastifyReply): Viewer | null }): void {
+export function testMatchRoutes(
+  app: FastifyInstance,
+  deps: { store: Store; rules: RulesHolder },
+  h: { signedIn(request: FastifyRequest, reply: FastifyReply): Viewer | null },
+): void {
   const routes = app.withTypeProvider<ZodTypeProvider>();
   // A cursor that is not one is a 400 page, as on the answers 404s.
-  routes.get('/console/integrations/:integration/test-matches', { schema: { hide: true, params: ConsoleIntegrationParamsSchema, querystring: NotFoundPageQuerySchema } }, async (request, reply) => {
-    const viewer = h.signedIn(request, reply);
-    if (viewer === null) return reply;
-    const integration = integrationForViewer(deps.rules.current(), viewer, request.params.integration);
-    refuseUnlessServiceTeam(viewer);
-    const page = await testMatches(deps, integration, { limit: TEST_MATCHES_PAGE_DEFAULT, after: request.query.after });
-    return render(reply, 'test-matches', { title: `Test calls that found a person · ${integration.name}`, integration, page, limit: TEST_MATCHES_PAGE_DEFAULT });
-  });
+  routes.get(
+    '/console/integrations/:integration/test-matches',
+    { schema: { hide: true, params: ConsoleIntegrationParamsSchema, querystring: NotFoundPageQuerySchema } },
+    async (request, reply) => {
+      const viewer = h.signedIn(request, reply);
+      if (viewer === null) return reply;
+      const integration = integrationForViewer(deps.rules.current(), viewer, request.params.integration);
+      refuseUnlessServiceTeam(viewer);
+      const page = await testMatches(deps, integration, {
+        limit: TEST_MATCHES_PAGE_DEFAULT,
+        after: request.query.after,
+      });
+      return render(reply, 'test-matches', {
+        title: `Test calls that found a person · ${integration.name}`,
+        integration,
+        page,
+        limit: TEST_MATCHES_PAGE_DEFAULT,
+      });
+    },
+  );
 }

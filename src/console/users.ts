@@ -25,8 +25,10 @@ export interface NewConsoleUser {
 }
 
 export function checkPassword(password: string): void {
-  if (password.length < MIN_PASSWORD_LENGTH) throw new AppError('validation-failed', `A console password has at least ${MIN_PASSWORD_LENGTH} characters.`);
-  if (password.length > MAX_PASSWORD_LENGTH) throw new AppError('validation-failed', `A console password has at most ${MAX_PASSWORD_LENGTH} characters.`);
+  if (password.length < MIN_PASSWORD_LENGTH)
+    throw new AppError('validation-failed', `A console password has at least ${MIN_PASSWORD_LENGTH} characters.`);
+  if (password.length > MAX_PASSWORD_LENGTH)
+    throw new AppError('validation-failed', `A console password has at most ${MAX_PASSWORD_LENGTH} characters.`);
 }
 
 export async function createConsoleUser(store: Store, rules: Rules, input: NewConsoleUser): Promise<ConsoleUser> {
@@ -47,7 +49,11 @@ export async function createConsoleUser(store: Store, rules: Rules, input: NewCo
   };
   await store.transact(async (tx) => {
     await refuseNameOfAnother(tx, user.name, 'console user');
-    if (await tx.consoleUsers.findByName(user.name)) throw new AppError('conflict', `A console user named "${user.name}" exists already (names are never reused: the audit log keeps them).`);
+    if (await tx.consoleUsers.findByName(user.name))
+      throw new AppError(
+        'conflict',
+        `A console user named "${user.name}" exists already (names are never reused: the audit log keeps them).`,
+      );
     await tx.consoleUsers.insert(user);
   });
   return user;
@@ -56,7 +62,8 @@ export async function createConsoleUser(store: Store, rules: Rules, input: NewCo
 /** Disables a user and ends their sessions at once, on every replica (the sessions live in the database). */
 export async function disableConsoleUser(store: Store, name: string): Promise<{ sessionsEnded: number }> {
   return store.transact(async (tx) => {
-    if ((await tx.consoleUsers.disable(name, new Date().toISOString())) === 0) throw new AppError('not-found', `No enabled console user named "${name}".`);
+    if ((await tx.consoleUsers.disable(name, new Date().toISOString())) === 0)
+      throw new AppError('not-found', `No enabled console user named "${name}".`);
     return { sessionsEnded: await tx.consoleSessions.deleteForUser(name) };
   });
 }
@@ -66,7 +73,8 @@ export async function disableConsoleUser(store: Store, name: string): Promise<{ 
  * as a known one, so the time of an answer does not tell which names exist.
  */
 export async function checkSignIn(store: Store, name: string, password: string): Promise<ConsoleUser | null> {
-  const user = password.length > MAX_PASSWORD_LENGTH ? null : await store.readOne((r) => r.consoleUsers.findByName(name));
+  const user =
+    password.length > MAX_PASSWORD_LENGTH ? null : await store.readOne((r) => r.consoleUsers.findByName(name));
   const matches = await verifyPassword(password.slice(0, MAX_PASSWORD_LENGTH), user?.passwordHash ?? DECOY_HASH);
   return user !== null && user.disabledAt === null && matches ? user : null;
 }

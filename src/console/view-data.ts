@@ -18,7 +18,8 @@ export function when(iso: string | null | undefined, none = 'never'): string {
 }
 
 /** A sentence with the times in it written as `when` writes them: the services' words keep raw ISO for the API. */
-export const timesIn = (text: string): string => text.replace(ISO_IN_TEXT, (_m, day: string, time: string) => `${day} ${time} UTC`);
+export const timesIn = (text: string): string =>
+  text.replace(ISO_IN_TEXT, (_m, day: string, time: string) => `${day} ${time} UTC`);
 
 /** A value that may be a date-time (a custom field's): in the one format when it is one, as it is otherwise. */
 export const valueWithTime = (value: string): string => (ISO_ALONE.test(value) ? when(value) : value);

@@ -14,8 +14,13 @@ export function refuseRepeatedCredentials(app: FastifyInstance): void {
     const raw = request.raw.rawHeaders;
     for (const name of CREDENTIAL_HEADERS) {
       let seen = 0;
-      for (let i = 0; i < raw.length; i += 2) if (raw[i]!.length === name.length && raw[i]!.toLowerCase() === name) seen++;
-      if (seen > 1) throw new AppError('bad-request', `Send one ${name === 'authorization' ? 'Authorization' : 'X-Bot-API-Key'} header, not ${seen}.`);
+      for (let i = 0; i < raw.length; i += 2)
+        if (raw[i]!.length === name.length && raw[i]!.toLowerCase() === name) seen++;
+      if (seen > 1)
+        throw new AppError(
+          'bad-request',
+          `Send one ${name === 'authorization' ? 'Authorization' : 'X-Bot-API-Key'} header, not ${seen}.`,
+        );
     }
   });
 }

@@ -67,7 +67,11 @@ function weightOf(accept: string, type: string): number {
   const [major] = type.split('/');
   let best = { specificity: -1, q: 0 };
   for (const part of accept.split(',')) {
-    const [range = '', ...params] = part.trim().toLowerCase().split(';').map((s) => s.trim());
+    const [range = '', ...params] = part
+      .trim()
+      .toLowerCase()
+      .split(';')
+      .map((s) => s.trim());
     const specificity = range === type ? 2 : range === `${major}/*` ? 1 : range === '*/*' ? 0 : -1;
     if (specificity <= best.specificity) continue;
     const q = Number(params.find((p) => p.startsWith('q='))?.slice(2) ?? '1');
@@ -88,11 +92,20 @@ export async function docsRoutes(app: FastifyInstance): Promise<void> {
   const html = guidePage(guide);
   app.get(
     MIGRATION_GUIDE,
-    { schema: { tags: ['operations'], summary: 'The migration guide for bot authors (HTML, or Markdown for Accept: text/markdown)', produces: ['text/html', 'text/markdown'] } },
+    {
+      schema: {
+        tags: ['operations'],
+        summary: 'The migration guide for bot authors (HTML, or Markdown for Accept: text/markdown)',
+        produces: ['text/html', 'text/markdown'],
+      },
+    },
     async (request, reply) => {
       reply.header('vary', 'Accept').header('x-content-type-options', 'nosniff');
       if (wantsMarkdown(request)) return reply.type('text/markdown; charset=utf-8').send(guide);
-      return reply.type('text/html; charset=utf-8').header('content-security-policy', CONTENT_SECURITY_POLICY).send(html);
+      return reply
+        .type('text/html; charset=utf-8')
+        .header('content-security-policy', CONTENT_SECURITY_POLICY)
+        .send(html);
     },
   );
 }

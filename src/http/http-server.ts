@@ -33,7 +33,8 @@ export function requestIdFor(req: IncomingMessage): string {
  * at most 1 s, keeps the cut-off within 10% of the configured time at the cost of a walk over the
  * open connections.
  */
-export const checkIntervalMs = (limits: ConnectionLimits): number => Math.max(50, Math.min(1_000, Math.floor(limits.headersTimeoutMs / 10)));
+export const checkIntervalMs = (limits: ConnectionLimits): number =>
+  Math.max(50, Math.min(1_000, Math.floor(limits.headersTimeoutMs / 10)));
 
 /** Options for Fastify() and, through `http`, for Node's http.createServer. */
 export function serverOptions(limits: ConnectionLimits) {
@@ -64,31 +65,59 @@ export function guardConnections(app: FastifyInstance, limits: ConnectionLimits)
   app.server.maxConnections = limits.maxConnections;
   app.server.on('drop', (data?: { remoteAddress?: string }) => {
     // Node closes the socket before any byte is read: there is no request to answer.
-    app.log.warn({ reason: 'connection-limit', remote_address: data?.remoteAddress ?? null, max_connections: limits.maxConnections }, 'client refused');
+    app.log.warn(
+      {
+        reason: 'connection-limit',
+        remote_address: data?.remoteAddress ?? null,
+        max_connections: limits.maxConnections,
+      },
+      'client refused',
+    );
   });
   app.server.on('connect', (req: IncomingMessage, socket: Duplex) => {
     const id = requestIdFor(req);
-    app.log.warn({ request_id: id, reason: 'connect-method', remote_address: req.socket.remoteAddress ?? null }, 'client refused');
+    app.log.warn(
+      { request_id: id, reason: 'connect-method', remote_address: req.socket.remoteAddress ?? null },
+      'client refused',
+    );
     socket.on('error', () => {});
     socket.end(rawProblem('method-not-allowed', 'CONNECT is not allowed: this is not a proxy.', id, req.url));
   });
 }
 
 /** What a socket-level error means for the client, and what it is told. */
-function classify(error: Error & { code?: string }, socket: Duplex, inFlight: boolean, limits: ConnectionLimits): { reason: string; code: ProblemCode; detail: string } {
+function classify(
+  error: Error & { code?: string },
+  socket: Duplex,
+  inFlight: boolean,
+  limits: ConnectionLimits,
+): { reason: string; code: ProblemCode; detail: string } {
   switch (error.code) {
     case 'ERR_HTTP_REQUEST_TIMEOUT':
       // Node reports both timeouts with one code: a request with its headers parsed has a response.
-      if (inFlight) return { reason: 'request-timeout', code: 'request-timeout', detail: `The request was not received in full within ${limits.requestTimeoutMs} ms.` };
+      if (inFlight)
+        return {
+          reason: 'request-timeout',
+          code: 'request-timeout',
+          detail: `The request was not received in full within ${limits.requestTimeoutMs} ms.`,
+        };
       return {
         reason: (socket as { bytesRead?: number }).bytesRead === 0 ? 'idle' : 'headers-timeout',
         code: 'request-timeout',
         detail: `The request headers were not received within ${limits.headersTimeoutMs} ms.`,
       };
     case 'HPE_HEADER_OVERFLOW':
-      return { reason: 'headers-too-large', code: 'headers-too-large', detail: `The request headers are larger than ${MAX_HEADER_BYTES} bytes.` };
+      return {
+        reason: 'headers-too-large',
+        code: 'headers-too-large',
+        detail: `The request headers are larger than ${MAX_HEADER_BYTES} bytes.`,
+      };
     case 'HPE_CHUNK_EXTENSIONS_OVERFLOW':
-      return { reason: 'chunk-extensions-too-large', code: 'payload-too-large', detail: 'The chunk extensions of the body are too large.' };
+      return {
+        reason: 'chunk-extensions-too-large',
+        code: 'payload-too-large',
+        detail: 'The chunk extensions of the body are too large.',
+      };
     default:
       return { reason: 'malformed-request', code: 'bad-request', detail: 'The request is not valid HTTP/1.1.' };
   }
@@ -105,17 +134,31 @@ export function setAnswered(socket: Duplex, answered: boolean): void {
 }
 
 /** Fastify's clientErrorHandler: a warn line, a problem when the socket can still take one, then close. */
-function refuseConnection(app: FastifyInstance, limits: ConnectionLimits, error: Error & { code?: string }, socket: Duplex): void {
+function refuseConnection(
+  app: FastifyInstance,
+  limits: ConnectionLimits,
+  error: Error & { code?: string },
+  socket: Duplex,
+): void {
   // The client went away (or Node already closed the socket): there is no one to answer.
   if (error.code === 'ECONNRESET' || socket.destroyed) return;
   const response = (socket as { _httpMessage?: ServerResponse | null })._httpMessage ?? null;
   const { reason, code, detail } = classify(error, socket, response !== null, limits);
   const id = response ? requestIdFor(response.req) : randomUUID();
-  app.log.warn({ request_id: id, reason, remote_address: (socket as { remoteAddress?: string }).remoteAddress ?? null, error_code: error.code ?? null }, 'client refused');
+  app.log.warn(
+    {
+      request_id: id,
+      reason,
+      remote_address: (socket as { remoteAddress?: string }).remoteAddress ?? null,
+      error_code: error.code ?? null,
+    },
+    'client refused',
+  );
   // A response already under way, or already given to the request still sending its body, cannot be
   // followed by another on the same connection.
   const answered = (socket as { [ANSWERED]?: boolean })[ANSWERED] === true;
-  if (socket.writable && response?.headersSent !== true && !answered) socket.write(rawProblem(code, detail, id, response?.req.url));
+  if (socket.writable && response?.headersSent !== true && !answered)
+    socket.write(rawProblem(code, detail, id, response?.req.url));
   socket.destroy();
 }
 

@@ -102,7 +102,9 @@ function pointerOf(text: string, stack: readonly Frame[], cut: boolean): string 
       if (!cut && frame.keyEnd - frame.keyStart > MAX_KEY_TEXT) return null;
       let key: string;
       try {
-        key = JSON.parse(text.slice(frame.keyStart, Math.min(frame.keyEnd, frame.keyStart + MAX_KEY_TEXT + 2))) as string;
+        key = JSON.parse(
+          text.slice(frame.keyStart, Math.min(frame.keyEnd, frame.keyStart + MAX_KEY_TEXT + 2)),
+        ) as string;
       } catch {
         key = text.slice(frame.keyStart + 1, Math.min(frame.keyEnd - 1, frame.keyStart + 1 + MAX_KEY_TEXT));
       }
@@ -153,7 +155,8 @@ function backslashesBefore(text: string, at: number): number {
 }
 
 /** Whether the current key of `frame` is written exactly `name` (no escapes), compared in place. */
-const keyIs = (text: string, frame: Frame, name: string) => frame.keyEnd - frame.keyStart - 2 === name.length && text.startsWith(name, frame.keyStart + 1);
+const keyIs = (text: string, frame: Frame, name: string) =>
+  frame.keyEnd - frame.keyStart - 2 === name.length && text.startsWith(name, frame.keyStart + 1);
 
 const scanResult = (refusal: JsonRefusal | null, inexactNumbers: string[], nulAt: string | null): JsonScan => ({
   tooDeepAt: refusal?.kind === 'too-deep' ? refusal.at : null,
@@ -171,7 +174,8 @@ const shown = (text: string, frames: readonly Frame[]): string => pointerOf(text
 function countValue(text: string, stack: readonly Frame[], values: number, maxValues: number): JsonRefusal | null {
   if (values > maxValues) return { kind: 'too-many-values', at: shown(text, stack) };
   const top = stack[stack.length - 1];
-  if (top !== undefined && top.counted !== null && ++top.values > top.cap) return { kind: 'too-many-members', at: shown(text, stack.slice(0, -1)), counted: top.counted };
+  if (top !== undefined && top.counted !== null && ++top.values > top.cap)
+    return { kind: 'too-many-members', at: shown(text, stack.slice(0, -1)), counted: top.counted };
   return null;
 }
 
@@ -217,7 +221,8 @@ export function scanJson(text: string, given: Partial<JsonScanLimits> = {}): Jso
         const refusal = countValue(text, stack, ++values, maxValues);
         if (refusal) return scanResult(refusal, inexactNumbers, nulAt);
       }
-      if (end - i - 1 > maxStringChars) return scanResult({ kind: 'string-too-long', at: shown(text, stack) }, inexactNumbers, nulAt);
+      if (end - i - 1 > maxStringChars)
+        return scanResult({ kind: 'string-too-long', at: shown(text, stack) }, inexactNumbers, nulAt);
       // `\\u0000` is a backslash and the text u0000: only an unescaped backslash starts the escape.
       while (nextNul >= 0 && nextNul < end) {
         if (nextNul > i && backslashesBefore(text, nextNul) % 2 === 0) {
@@ -231,9 +236,20 @@ export function scanJson(text: string, given: Partial<JsonScanLimits> = {}): Jso
       if (refusal) return scanResult(refusal, inexactNumbers, nulAt);
       const parent = stack[stack.length - 1];
       let member: CountedMember | null = null;
-      if (stack.length === 1 && parent && !parent.array) for (const m of counted) if (keyIs(text, parent, m.member)) member = m;
-      stack.push({ array: c === 91, index: 0, keyStart: -1, keyEnd: -1, expectKey: c === 123, values: 0, cap: member?.max ?? -1, counted: member });
-      if (stack.length > maxDepth) return scanResult({ kind: 'too-deep', at: shown(text, stack.slice(0, -1)) }, inexactNumbers, nulAt);
+      if (stack.length === 1 && parent && !parent.array)
+        for (const m of counted) if (keyIs(text, parent, m.member)) member = m;
+      stack.push({
+        array: c === 91,
+        index: 0,
+        keyStart: -1,
+        keyEnd: -1,
+        expectKey: c === 123,
+        values: 0,
+        cap: member?.max ?? -1,
+        counted: member,
+      });
+      if (stack.length > maxDepth)
+        return scanResult({ kind: 'too-deep', at: shown(text, stack.slice(0, -1)) }, inexactNumbers, nulAt);
       i++;
     } else if (c === 125 /* } */ || c === 93 /* ] */) {
       stack.pop();
@@ -252,7 +268,11 @@ export function scanJson(text: string, given: Partial<JsonScanLimits> = {}): Jso
       if (refusal) return scanResult(refusal, inexactNumbers, nulAt);
       let end = i + 1;
       while (end < text.length && isNumberChar(text.charCodeAt(end))) end++;
-      if (stack.length <= INEXACT_MAX_DEPTH && inexactNumbers.length < MAX_INEXACT_NOTED && !isExactNumber(text.slice(i, end))) {
+      if (
+        stack.length <= INEXACT_MAX_DEPTH &&
+        inexactNumbers.length < MAX_INEXACT_NOTED &&
+        !isExactNumber(text.slice(i, end))
+      ) {
         const pointer = pointerOf(text, stack, false);
         if (pointer !== null) inexactNumbers.push(pointer);
       }
@@ -286,9 +306,13 @@ export function inexactKeysUnder(request: Pick<FastifyRequest, 'inexactNumbers'>
  */
 function nulInBody(at: string): AppError {
   const shown = shownPointer(at).replaceAll('\0', '\\u0000');
-  return new AppError('nul-character', `The body holds the character U+0000 (\\u0000) at ${shown}; it cannot be stored. Remove it and resend.`, {
-    errors: [{ path: at, message: 'holds the character U+0000' }],
-  });
+  return new AppError(
+    'nul-character',
+    `The body holds the character U+0000 (\\u0000) at ${shown}; it cannot be stored. Remove it and resend.`,
+    {
+      errors: [{ path: at, message: 'holds the character U+0000' }],
+    },
+  );
 }
 
 /** The escape of a UTF-16 surrogate (`\ud800`-`\udfff`): the only way JSON text can hold an unpaired one. */
@@ -319,23 +343,37 @@ export function unpairedSurrogateAt(value: unknown, at = ''): string | null {
 function refusalError(refusal: JsonRefusal, maxValues: number): AppError {
   switch (refusal.kind) {
     case 'too-deep':
-      return new AppError('nesting-too-deep', `The body nests objects and arrays deeper than ${JSON_MAX_DEPTH} levels (at ${shownPointer(refusal.at)}).`, {
-        errors: [{ path: refusal.at, message: `nests deeper than ${JSON_MAX_DEPTH} levels` }],
-        max_depth: JSON_MAX_DEPTH,
-      });
+      return new AppError(
+        'nesting-too-deep',
+        `The body nests objects and arrays deeper than ${JSON_MAX_DEPTH} levels (at ${shownPointer(refusal.at)}).`,
+        {
+          errors: [{ path: refusal.at, message: `nests deeper than ${JSON_MAX_DEPTH} levels` }],
+          max_depth: JSON_MAX_DEPTH,
+        },
+      );
     case 'too-many-values':
-      return new AppError('too-many-values', `The body holds more than ${maxValues} values (members and array elements) on this route; the first past it is at ${shownPointer(refusal.at)}.`, {
-        errors: [{ path: refusal.at, message: `is past the ${maxValues} values this route takes in one body` }],
-        max_values: maxValues,
-      });
+      return new AppError(
+        'too-many-values',
+        `The body holds more than ${maxValues} values (members and array elements) on this route; the first past it is at ${shownPointer(refusal.at)}.`,
+        {
+          errors: [{ path: refusal.at, message: `is past the ${maxValues} values this route takes in one body` }],
+          max_values: maxValues,
+        },
+      );
     case 'string-too-long':
-      return new AppError('string-too-long', `A string of the body is longer than ${JSON_MAX_STRING_CHARS} characters of JSON text (at ${shownPointer(refusal.at)}).`, {
-        errors: [{ path: refusal.at, message: `is longer than ${JSON_MAX_STRING_CHARS} characters` }],
-        max_chars: JSON_MAX_STRING_CHARS,
-      });
+      return new AppError(
+        'string-too-long',
+        `A string of the body is longer than ${JSON_MAX_STRING_CHARS} characters of JSON text (at ${shownPointer(refusal.at)}).`,
+        {
+          errors: [{ path: refusal.at, message: `is longer than ${JSON_MAX_STRING_CHARS} characters` }],
+          max_chars: JSON_MAX_STRING_CHARS,
+        },
+      );
     case 'too-many-members':
       // The same problem the schema gives for this member, found before anything is parsed.
-      return new AppError('validation-failed', `${shownPointer(refusal.at)}: ${refusal.counted.message}`, { errors: [{ path: refusal.at, message: refusal.counted.message }] });
+      return new AppError('validation-failed', `${shownPointer(refusal.at)}: ${refusal.counted.message}`, {
+        errors: [{ path: refusal.at, message: refusal.counted.message }],
+      });
   }
 }
 
@@ -364,9 +402,13 @@ export function registerJsonParser(app: FastifyInstance): void {
     const unpaired = SURROGATE_ESCAPE.test(text) ? unpairedSurrogateAt(parsed) : null;
     if (unpaired !== null) {
       return done(
-        new AppError('unpaired-surrogate', `The body holds half of a UTF-16 surrogate pair at ${shownPointer(unpaired)} (an escape such as \\ud800 without its partner); it is not Unicode text and cannot be stored.`, {
-          errors: [{ path: unpaired, message: 'holds an unpaired surrogate' }],
-        }),
+        new AppError(
+          'unpaired-surrogate',
+          `The body holds half of a UTF-16 surrogate pair at ${shownPointer(unpaired)} (an escape such as \\ud800 without its partner); it is not Unicode text and cannot be stored.`,
+          {
+            errors: [{ path: unpaired, message: 'holds an unpaired surrogate' }],
+          },
+        ),
         undefined,
       );
     }

@@ -34,13 +34,50 @@ export function createMetrics(): Metrics {
   const seconds = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
   return {
     registry,
-    requests: new Counter({ name: 'lead_gateway_http_requests_total', help: 'HTTP requests by route and status', labelNames: ['method', 'route', 'status'], registers: [registry] }),
-    duration: new Histogram({ name: 'lead_gateway_http_request_duration_seconds', help: 'Time to answer, by route', labelNames: ['method', 'route'], buckets: seconds, registers: [registry] }),
-    events: new Counter({ name: 'lead_gateway_events_total', help: 'v1 events by endpoint and outcome (replayed, conflict and test calls included)', labelNames: ['endpoint', 'outcome'], registers: [registry] }),
-    answers: new Counter({ name: 'lead_gateway_answers_total', help: 'Answers by result', labelNames: ['result'], registers: [registry] }),
-    legacyCalls: new Counter({ name: 'lead_gateway_legacy_calls_total', help: 'Deprecated-interface calls by integration and route', labelNames: ['integration', 'route'], registers: [registry] }),
-    upstreamErrors: new Counter({ name: 'lead_gateway_upstream_errors_total', help: 'Upstream failures: timeout or unavailable', labelNames: ['kind'], registers: [registry] }),
-    upstreamDuration: new Histogram({ name: 'lead_gateway_upstream_duration_seconds', help: 'Forwarded requests, by answer status', labelNames: ['status'], buckets: seconds, registers: [registry] }),
+    requests: new Counter({
+      name: 'lead_gateway_http_requests_total',
+      help: 'HTTP requests by route and status',
+      labelNames: ['method', 'route', 'status'],
+      registers: [registry],
+    }),
+    duration: new Histogram({
+      name: 'lead_gateway_http_request_duration_seconds',
+      help: 'Time to answer, by route',
+      labelNames: ['method', 'route'],
+      buckets: seconds,
+      registers: [registry],
+    }),
+    events: new Counter({
+      name: 'lead_gateway_events_total',
+      help: 'v1 events by endpoint and outcome (replayed, conflict and test calls included)',
+      labelNames: ['endpoint', 'outcome'],
+      registers: [registry],
+    }),
+    answers: new Counter({
+      name: 'lead_gateway_answers_total',
+      help: 'Answers by result',
+      labelNames: ['result'],
+      registers: [registry],
+    }),
+    legacyCalls: new Counter({
+      name: 'lead_gateway_legacy_calls_total',
+      help: 'Deprecated-interface calls by integration and route',
+      labelNames: ['integration', 'route'],
+      registers: [registry],
+    }),
+    upstreamErrors: new Counter({
+      name: 'lead_gateway_upstream_errors_total',
+      help: 'Upstream failures: timeout or unavailable',
+      labelNames: ['kind'],
+      registers: [registry],
+    }),
+    upstreamDuration: new Histogram({
+      name: 'lead_gateway_upstream_duration_seconds',
+      help: 'Forwarded requests, by answer status',
+      labelNames: ['status'],
+      buckets: seconds,
+      registers: [registry],
+    }),
     storeUnavailable: new Counter({
       name: 'lead_gateway_store_unavailable_total',
       help: "Requests answered 503 because the store could not commit or read, by the engine's code (a store outage; a fault of the gateway is a 500)",
@@ -54,7 +91,11 @@ export function createMetrics(): Metrics {
  * `lead_gateway_rules_info{version="…"} 1`: the rules this replica runs; `lead_gateway_rules_versions_live`:
  * how many distinct versions the live replicas run (1 without drift), as recorded on the database.
  */
-export function registerRulesInfo(metrics: Metrics, rules: Pick<RulesHolder, 'version'>, shared: Pick<RulesAcrossReplicas, 'recentSurvey'>): void {
+export function registerRulesInfo(
+  metrics: Metrics,
+  rules: Pick<RulesHolder, 'version'>,
+  shared: Pick<RulesAcrossReplicas, 'recentSurvey'>,
+): void {
   // A registry shared by two apps (tests) keeps the first one's gauges.
   if (metrics.registry.getSingleMetric('lead_gateway_rules_info')) return;
   new Gauge({
@@ -122,7 +163,9 @@ export function registerMetrics(app: FastifyInstance, metrics: Metrics): void {
       metrics.legacyCalls.inc({ integration: request.integration.handle, route: `${request.method} ${route}` });
     }
   });
-  app.get('/metrics', { schema: { tags: ['operations'], summary: 'Prometheus metrics', produces: ['text/plain'] } }, async (_request, reply) =>
-    reply.type(metrics.registry.contentType).send(await metrics.registry.metrics()),
+  app.get(
+    '/metrics',
+    { schema: { tags: ['operations'], summary: 'Prometheus metrics', produces: ['text/plain'] } },
+    async (_request, reply) => reply.type(metrics.registry.contentType).send(await metrics.registry.metrics()),
   );
 }

@@ -12,7 +12,10 @@ import { AppError } from '../errors.js';
 export function refuseNulInUrl(app: FastifyInstance): void {
   app.addHook('onRequest', async (request) => {
     if (request.url.includes('%00')) {
-      throw new AppError('nul-character', 'The URL holds %00, the character U+0000, in its path or query; it cannot be stored. Remove it and resend.');
+      throw new AppError(
+        'nul-character',
+        'The URL holds %00, the character U+0000, in its path or query; it cannot be stored. Remove it and resend.',
+      );
     }
   });
 }

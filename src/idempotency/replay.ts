@@ -94,7 +94,8 @@ export async function runOnce<T>(
   const seen = async (r: Repos, { found, body }: Known): Promise<T> => {
     const { lead, ...submission } = found;
     ledger.held(store, lookUps.keyOf(submission.eventId));
-    if (submission.fingerprint !== fingerprint(body)) throw conflict(submission, await r.submissions.firstBody(submission.id), body);
+    if (submission.fingerprint !== fingerprint(body))
+      throw conflict(submission, await r.submissions.firstBody(submission.id), body);
     return handlers.replay(r, submission, lead);
   };
 
@@ -105,7 +106,9 @@ export async function runOnce<T>(
       const reply = await store.transact(
         async (tx) => {
           // Sent at once, answered before the first read `fresh` awaits.
-          const looked = ledger.inside(attempt, request.earlier !== undefined) ? lookUps.both(tx) : Promise.resolve(null);
+          const looked = ledger.inside(attempt, request.earlier !== undefined)
+            ? lookUps.both(tx)
+            : Promise.resolve(null);
           looked.catch(() => {});
           const work = await handlers.fresh(tx).catch(async (error: unknown) => {
             // A refusal (404, 422) or a failure of an event recorded already is answered as its replay.
@@ -141,7 +144,11 @@ export async function runOnce<T>(
  * A test call (docs/api.md, "Test mode"): `fresh` in a unit the store undoes, the ledger neither read
  * nor written; the live person it found is recorded after the rollback, before the answer.
  */
-async function rehearse<T>(store: Store, rehearsal: NonNullable<IdempotentRequest['rehearsal']>, fresh: Parameters<typeof runOnce<T>>[2]['fresh']): Promise<T> {
+async function rehearse<T>(
+  store: Store,
+  rehearsal: NonNullable<IdempotentRequest['rehearsal']>,
+  fresh: Parameters<typeof runOnce<T>>[2]['fresh'],
+): Promise<T> {
   const { reply, found } = await store.rehearse(async (tx) => {
     const work = await fresh(tx);
     return { reply: await work.reply(), found: work.found ?? null };
@@ -153,7 +160,8 @@ async function rehearse<T>(store: Store, rehearsal: NonNullable<IdempotentReques
 /** The request's look-ups in the ledger, each answering the recorded event it is, with the body it has as that event. */
 function eventLookUps(request: IdempotentRequest): EventLookUps<Known> {
   const { earlier } = request;
-  const findOne = (r: Repos, eventId: string) => r.submissions.findWithLead(request.integrationId, request.endpoint, eventId);
+  const findOne = (r: Repos, eventId: string) =>
+    r.submissions.findWithLead(request.integrationId, request.endpoint, eventId);
   /** Which of the records found the request is: the earlier event while it holds, else its own. */
   const choose = (own: Found | null, before: Found | null): Known | null => {
     if (before && earlier?.holds(before.createdAt)) return { found: before, body: earlier.body };
@@ -164,7 +172,10 @@ function eventLookUps(request: IdempotentRequest): EventLookUps<Known> {
     earlier: earlier ? async (r) => choose(null, await findOne(r, earlier.eventId)) : null,
     // Both started before either is awaited: on PostgreSQL they share a round trip.
     both: async (r) => {
-      const [own, before] = await Promise.all([findOne(r, request.eventId), earlier ? findOne(r, earlier.eventId) : null]);
+      const [own, before] = await Promise.all([
+        findOne(r, request.eventId),
+        earlier ? findOne(r, earlier.eventId) : null,
+      ]);
       return choose(own, before);
     },
     keyOf: (eventId) => JSON.stringify([request.integrationId, request.endpoint, eventId]),

@@ -7,7 +7,12 @@ import { TEST_MODE_RESPONSE_HEADERS, v1Authenticator } from '../migration/authen
 import type { UsageRecorder } from '../migration/usage.js';
 import { markFreeOfQuota, type IntegrationQuota } from '../rate-limit/quota.js';
 import type { AuthFailureGuard } from '../rate-limit/auth-failures.js';
-import { LEAD_BODY_LIMIT_BYTES, LEAD_BODY_MAX_VALUES, LeadSubmissionResponseSchema, LeadSubmissionSchema } from './schemas.js';
+import {
+  LEAD_BODY_LIMIT_BYTES,
+  LEAD_BODY_MAX_VALUES,
+  LeadSubmissionResponseSchema,
+  LeadSubmissionSchema,
+} from './schemas.js';
 import { submitLead } from './service.js';
 import {
   ANSWERS_BODY_LIMIT_BYTES,
@@ -31,7 +36,14 @@ const answerCounts = (a: AnswersResult) => ({
   not_kept: a.not_kept?.length ?? 0,
 });
 
-export function intakeRoutes(deps: { store: Store; rules: RulesHolder; usage: UsageRecorder; quota: IntegrationQuota; authFailures: AuthFailureGuard; refusedKeyHashes: ReadonlySet<string> }) {
+export function intakeRoutes(deps: {
+  store: Store;
+  rules: RulesHolder;
+  usage: UsageRecorder;
+  quota: IntegrationQuota;
+  authFailures: AuthFailureGuard;
+  refusedKeyHashes: ReadonlySet<string>;
+}) {
   return async function register(app: FastifyInstance): Promise<void> {
     const r = app.withTypeProvider<ZodTypeProvider>();
     app.decorateRequest('v1TestMode', false);
@@ -43,7 +55,14 @@ export function intakeRoutes(deps: { store: Store; rules: RulesHolder; usage: Us
     r.addHook('onResponse', async (request, reply) => {
       if (!request.integration) return;
       const iface = request.v1TestMode ? 'v1-test' : 'v1';
-      deps.usage.record(request.integration.id, iface, `${request.method} ${request.routeOptions.url}`, reply.statusCode < 300, undefined, request.apiKeyId);
+      deps.usage.record(
+        request.integration.id,
+        iface,
+        `${request.method} ${request.routeOptions.url}`,
+        reply.statusCode < 300,
+        undefined,
+        request.apiKeyId,
+      );
     });
 
     r.post(
@@ -60,7 +79,9 @@ export function intakeRoutes(deps: { store: Store; rules: RulesHolder; usage: Us
           security: [{ integrationBearer: [] }],
           body: LeadSubmissionSchema,
           response: {
-            200: LeadSubmissionResponseSchema.describe('The inquiry joined an existing lead, or the request is a replay'),
+            200: LeadSubmissionResponseSchema.describe(
+              'The inquiry joined an existing lead, or the request is a replay',
+            ),
             201: LeadSubmissionResponseSchema.describe('A new lead was created'),
           },
           problems: ['event-id-conflict', 'limit-reached'],
@@ -72,7 +93,10 @@ export function intakeRoutes(deps: { store: Store; rules: RulesHolder; usage: Us
         const rehearsal = request.v1TestMode;
         // Set by the key check with v1TestMode: a test call always has its key's id.
         const testKeyId = rehearsal ? request.apiKeyId! : undefined;
-        const result = await submitLead(deps, integration, request.body, { inexactAnswers: inexactKeysUnder(request, '/answers'), testKeyId });
+        const result = await submitLead(deps, integration, request.body, {
+          inexactAnswers: inexactKeysUnder(request, '/answers'),
+          testKeyId,
+        });
         if (result.body.replayed) markFreeOfQuota(request);
         reply.logContext = {
           event_id: request.body.event_id,
@@ -93,7 +117,7 @@ export function intakeRoutes(deps: { store: Store; rules: RulesHolder; usage: Us
         schema: {
           summary: 'Submit answers about a lead',
           description:
-            "Writes answers into the custom fields of the lead of a person this integration submitted. 404 when there is none yet: submit the lead, then resend with the same event_id.",
+            'Writes answers into the custom fields of the lead of a person this integration submitted. 404 when there is none yet: submit the lead, then resend with the same event_id.',
           tags: ['v1'],
           security: [{ integrationBearer: [] }],
           body: AnswersSubmissionSchema,
@@ -106,14 +130,22 @@ export function intakeRoutes(deps: { store: Store; rules: RulesHolder; usage: Us
         const rehearsal = request.v1TestMode;
         // Set by the key check with v1TestMode: a test call always has its key's id.
         const testKeyId = rehearsal ? request.apiKeyId! : undefined;
-        const result = await submitAnswers(deps, request.integration!, request.body, { inexact: inexactKeysUnder(request, '/answers'), testKeyId }).catch((error: unknown) => {
+        const result = await submitAnswers(deps, request.integration!, request.body, {
+          inexact: inexactKeysUnder(request, '/answers'),
+          testKeyId,
+        }).catch((error: unknown) => {
           // The answer is the same 404; the service team sees it in the migration report (docs/runbook.md).
           // A test call's 404 is the bot author's own rehearsal, not a person the bot lost: not counted.
-          if (!rehearsal && error instanceof AppError && error.code === 'not-found') deps.usage.recordNotFound(request.integration!.id, request.body.external_contact_id);
+          if (!rehearsal && error instanceof AppError && error.code === 'not-found')
+            deps.usage.recordNotFound(request.integration!.id, request.body.external_contact_id);
           throw error;
         });
         if (result.replayed) markFreeOfQuota(request);
-        reply.logContext = { event_id: request.body.event_id, outcome: rehearsal ? 'test' : result.replayed ? 'replayed' : 'answered', answers: answerCounts(result.answers) };
+        reply.logContext = {
+          event_id: request.body.event_id,
+          outcome: rehearsal ? 'test' : result.replayed ? 'replayed' : 'answered',
+          answers: answerCounts(result.answers),
+        };
         return result;
       },
     );

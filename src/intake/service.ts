@@ -58,7 +58,10 @@ export function submitLead(
 ): Promise<LeadSubmissionReply> {
   const now = deps.now ?? (() => new Date().toISOString());
   const { earlier, testKeyId } = options;
-  const rehearsal = testKeyId === undefined ? undefined : { found: testMatchRecorder(deps.store, integration, testKeyId, 'leads', body.event_id, now) };
+  const rehearsal =
+    testKeyId === undefined
+      ? undefined
+      : { found: testMatchRecorder(deps.store, integration, testKeyId, 'leads', body.event_id, now) };
   return runOnce(
     deps.store,
     {
@@ -72,7 +75,8 @@ export function submitLead(
     },
     {
       replay: (r, submission, found) => replayLead(r, integration, submission, found),
-      fresh: (tx) => intake(tx, integration, body, now(), options.origin ?? 'v1', options.inexactAnswers, rehearsal !== undefined),
+      fresh: (tx) =>
+        intake(tx, integration, body, now(), options.origin ?? 'v1', options.inexactAnswers, rehearsal !== undefined),
     },
   );
 }
@@ -101,7 +105,12 @@ async function respond(
   };
 }
 
-async function replayLead(r: Repos, integration: Integration, submission: Submission, found?: LeadWithParts | null): Promise<LeadSubmissionReply> {
+async function replayLead(
+  r: Repos,
+  integration: Integration,
+  submission: Submission,
+  found?: LeadWithParts | null,
+): Promise<LeadSubmissionReply> {
   return { status: 200, body: await respond(r, integration, submission.outcome as LeadOutcomeRecord, true, found) };
 }
 
@@ -138,7 +147,10 @@ const jsonBytes = (value: unknown) => Buffer.byteLength(JSON.stringify(value) ??
  * within EXTRA_DATA_MAX_BYTES. A member that does not fit is not merged; it stays, with the rest of
  * the metadata, on the inquiry's own submission.
  */
-function mergeExtra(existing: Record<string, unknown> | null, metadata: Record<string, unknown> | null): Record<string, unknown> | null {
+function mergeExtra(
+  existing: Record<string, unknown> | null,
+  metadata: Record<string, unknown> | null,
+): Record<string, unknown> | null {
   if (metadata === null) return existing;
   const entries = Object.entries(existing ?? {});
   const present = new Set(entries.map(([key]) => key));
@@ -180,7 +192,8 @@ async function intake(
   // attaching a lead one after the other. On PostgreSQL all of it is one statement (repos/holds.ts).
   const fieldIds = body.answers ? answerFieldIds(integration, body.answers) : [];
   const held = await tx.holds.person(integration.workspace.id, integration.id, person, fieldIds);
-  const by: MatchedBy = held.found === null ? null : held.found.by === 'binding' ? 'external_contact_id' : held.found.by;
+  const by: MatchedBy =
+    held.found === null ? null : held.found.by === 'binding' ? 'external_contact_id' : held.found.by;
   const matched = held.found && (held.locked ?? held.found.contact);
   // A lead deleted while the unit waited for its lock: the next latest one, and its values read again.
   const again = held.latest !== null && held.latest.deletedAt !== null;
@@ -194,7 +207,8 @@ async function intake(
   const ownLead = latest !== null && latest.integrationId === integration.id;
   const own = by === 'external_contact_id' || ownLead;
   const joined = rehearsal && !ownLead ? null : latest;
-  const found: FoundPerson | null = held.found && by ? { contactId: held.found.contact.id, leadId: latest?.id ?? null, matchedBy: by, own } : null;
+  const found: FoundPerson | null =
+    held.found && by ? { contactId: held.found.contact.id, leadId: latest?.id ?? null, matchedBy: by, own } : null;
   const values = again || joined === null ? undefined : held.values;
   // Rehearsed, the person's stored name and phone are compared only when the lead is this integration's.
   const reason = rehearsal && !ownLead ? null : reviewReason(matched, by, person);
@@ -239,13 +253,29 @@ async function intake(
       updatedAt: at,
     };
     if (outcome === 'reactivated') {
-      Object.assign(patch, { stageId: integration.defaults.stageId, closedAt: null, closedBy: null, closeOutcome: null, closeReason: null });
+      Object.assign(patch, {
+        stageId: integration.defaults.stageId,
+        closedAt: null,
+        closedBy: null,
+        closeOutcome: null,
+        closeReason: null,
+      });
     }
     await tx.leads.update(joined.id, patch);
     // A note past a comment cap is not added; the inquiry still joins the lead, and the note stays on
     // its submission, with the rest of the body it came with (as metadata past EXTRA_DATA_MAX_BYTES does).
     if (notes !== null) {
-      await tx.leads.addCommentWithin({ id: newId(), leadId: joined.id, body: notes, authorKind: 'integration', authorRef: integration.id, createdAt: at }, COMMENT_CAPS);
+      await tx.leads.addCommentWithin(
+        {
+          id: newId(),
+          leadId: joined.id,
+          body: notes,
+          authorKind: 'integration',
+          authorRef: integration.id,
+          createdAt: at,
+        },
+        COMMENT_CAPS,
+      );
     }
     lead = { ...joined, ...patch };
   }
@@ -255,7 +285,13 @@ async function intake(
   const made = joined === null;
   const newLeadValues: FieldValue[] = [];
   const answers = body.answers
-    ? await applyAnswers(tx, integration, { leadId: lead.id, submissionId, at, leadIsNew: made, newLeadValues, kept, ...(values ? { values } : {}) }, body.answers, inexactAnswers)
+    ? await applyAnswers(
+        tx,
+        integration,
+        { leadId: lead.id, submissionId, at, leadIsNew: made, newLeadValues, kept, ...(values ? { values } : {}) },
+        body.answers,
+        inexactAnswers,
+      )
     : emptyAnswersResult();
   const record: LeadOutcomeRecord = {
     contact_id: contact.id,
@@ -271,9 +307,20 @@ async function intake(
   return {
     reply: async () => ({
       status: created ? 201 : 200,
-      body: await respond(tx, integration, record, false, { lead, parts: made ? ownParts(integration, newLeadValues) : undefined }),
+      body: await respond(tx, integration, record, false, {
+        lead,
+        parts: made ? ownParts(integration, newLeadValues) : undefined,
+      }),
     }),
-    record: { id: submissionId, contactId: contact.id, leadId: lead.id, outcome: record, needsReview: reason !== null, reviewReason: reason, createdAt: at },
+    record: {
+      id: submissionId,
+      contactId: contact.id,
+      leadId: lead.id,
+      outcome: record,
+      needsReview: reason !== null,
+      reviewReason: reason,
+      createdAt: at,
+    },
     found,
   };
 }

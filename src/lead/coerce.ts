@@ -4,7 +4,15 @@ import type { FieldData } from '../store/repos/field-values.js';
 
 export type Coerced = { ok: true; data: FieldData } | { ok: false; error: string };
 
-const EMPTY: FieldData = { text: null, decimal: null, bool: null, date: null, datetime: null, optionId: null, optionIds: [] };
+const EMPTY: FieldData = {
+  text: null,
+  decimal: null,
+  bool: null,
+  date: null,
+  datetime: null,
+  optionId: null,
+  optionIds: [],
+};
 const ok = (data: Partial<FieldData>): Coerced => ({ ok: true, data: { ...EMPTY, ...data } });
 const fail = (error: string): Coerced => ({ ok: false, error });
 
@@ -28,7 +36,8 @@ export const inexactNumberError = (name: string): string =>
   `${name}: this number cannot be carried exactly as a JSON number; send it as a string, e.g. "12345678901234567890"`;
 
 /** How a value is quoted in an error: strings in quotes, the rest as JSON. */
-const show = (raw: unknown): string => (typeof raw === 'string' ? `'${raw.length > 60 ? `${raw.slice(0, 57)}...` : raw}'` : JSON.stringify(raw));
+const show = (raw: unknown): string =>
+  typeof raw === 'string' ? `'${raw.length > 60 ? `${raw.slice(0, 57)}...` : raw}'` : JSON.stringify(raw);
 
 /** `+007.50` -> `7.5`; decimals are carried as strings so no precision is lost. */
 function canonicalDecimal(text: string): string | null {
@@ -63,7 +72,9 @@ const optionList = (field: CustomField) => field.options.map((o) => o.label).joi
  */
 export function coerce(field: CustomField, raw: unknown, values: Map<string, string | boolean> = new Map()): Coerced {
   if (typeof raw !== 'string' && typeof raw !== 'boolean' && typeof raw !== 'number') {
-    return fail(`${field.name} takes a string, a boolean or a number, not ${raw === null ? 'null' : Array.isArray(raw) ? 'a list' : typeof raw}`);
+    return fail(
+      `${field.name} takes a string, a boolean or a number, not ${raw === null ? 'null' : Array.isArray(raw) ? 'a list' : typeof raw}`,
+    );
   }
   if (typeof raw === 'number' && (!Number.isFinite(raw) || (Number.isInteger(raw) && !Number.isSafeInteger(raw)))) {
     return fail(inexactNumberError(field.name));
@@ -78,13 +89,17 @@ export function coerce(field: CustomField, raw: unknown, values: Map<string, str
       return ok({ text });
     case 'number': {
       const decimal = typeof raw === 'boolean' ? null : canonicalDecimal(typeof raw === 'number' ? String(raw) : text);
-      return decimal === null ? fail(`${show(raw)} is not a number for ${field.name}; send digits like 42 or 42.5`) : ok({ decimal });
+      return decimal === null
+        ? fail(`${show(raw)} is not a number for ${field.name}; send digits like 42 or 42.5`)
+        : ok({ decimal });
     }
     case 'boolean': {
       if (typeof raw === 'boolean') return ok({ bool: raw });
       const mapped = values.get(text.toLowerCase());
       const bool = typeof mapped === 'boolean' ? mapped : BUILTIN_BOOLEANS.get(text.toLowerCase());
-      return bool === undefined ? fail(`${show(raw)} is not a yes/no value for ${field.name}; send true or false`) : ok({ bool });
+      return bool === undefined
+        ? fail(`${show(raw)} is not a yes/no value for ${field.name}; send true or false`)
+        : ok({ bool });
     }
     case 'date':
       return typeof raw === 'string' && isCalendarDate(text)
@@ -92,15 +107,22 @@ export function coerce(field: CustomField, raw: unknown, values: Map<string, str
         : fail(`${show(raw)} is not a date for ${field.name}; send YYYY-MM-DD, e.g. 2026-03-15`);
     case 'datetime':
       if (typeof raw !== 'string' || !DATETIME.test(text) || Number.isNaN(Date.parse(text))) {
-        return fail(`${show(raw)} is not a date-time with a time zone for ${field.name}; send e.g. 2026-03-15T14:30:00+05:00`);
+        return fail(
+          `${show(raw)} is not a date-time with a time zone for ${field.name}; send e.g. 2026-03-15T14:30:00+05:00`,
+        );
       }
       return ok({ datetime: new Date(text).toISOString() });
     case 'single_choice': {
       const option = findOption(field, values, text);
-      return option ? ok({ optionId: option.id }) : fail(`${show(raw)} is not an option of ${field.name}; options: ${optionList(field)}`);
+      return option
+        ? ok({ optionId: option.id })
+        : fail(`${show(raw)} is not an option of ${field.name}; options: ${optionList(field)}`);
     }
     case 'multiple_choice': {
-      const items = text.split(',').map((s) => s.trim()).filter((s) => s !== '');
+      const items = text
+        .split(',')
+        .map((s) => s.trim())
+        .filter((s) => s !== '');
       const chosen = new Set<FieldOption>();
       for (const item of items) {
         const option = findOption(field, values, item);

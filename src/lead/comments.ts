@@ -33,7 +33,11 @@ export interface CommentLimit {
 export async function commentLimitPassed(tx: Repos, leadId: string, text: string): Promise<CommentLimit | null> {
   const { count, bytes } = await tx.leads.commentTotals(leadId);
   if (count >= COMMENTS_PER_LEAD_MAX) {
-    return { limit: 'comments_per_lead', max: COMMENTS_PER_LEAD_MAX, detail: `This lead has ${count} comments, the most a lead may hold (${COMMENTS_PER_LEAD_MAX}).` };
+    return {
+      limit: 'comments_per_lead',
+      max: COMMENTS_PER_LEAD_MAX,
+      detail: `This lead has ${count} comments, the most a lead may hold (${COMMENTS_PER_LEAD_MAX}).`,
+    };
   }
   const added = Buffer.byteLength(text, 'utf8');
   if (bytes + added > COMMENT_BYTES_PER_LEAD_MAX) {

@@ -8,7 +8,12 @@ const MEMBER = /\{([a-z_.]+)\}/g;
 export function renderTemplate(template: string, source: Record<string, unknown>): string | null {
   let missing = false;
   const out = template.replace(MEMBER, (_, path: string) => {
-    const value = path.split('.').reduce<unknown>((v, part) => (v !== null && typeof v === 'object' ? (v as Record<string, unknown>)[part] : undefined), source);
+    const value = path
+      .split('.')
+      .reduce<unknown>(
+        (v, part) => (v !== null && typeof v === 'object' ? (v as Record<string, unknown>)[part] : undefined),
+        source,
+      );
     if ((typeof value !== 'string' && typeof value !== 'number') || String(value).trim() === '') {
       missing = true;
       return '';
@@ -45,7 +50,8 @@ export function personIdTemplate(template: string): PersonIdTemplate | null {
     literals.push(template.slice(at, match.index));
     at = match.index + match[0].length;
     const [head, ...rest] = match[1]!.split('.');
-    if (rest.length === 0 && COLUMNS.has(head!)) members.push({ column: head as 'id' | 'first_name' | 'last_name' | 'phone' | 'email' });
+    if (rest.length === 0 && COLUMNS.has(head!))
+      members.push({ column: head as 'id' | 'first_name' | 'last_name' | 'phone' | 'email' });
     else if (head === 'extra_data' && rest.length > 0) members.push({ extraData: rest });
     else return null;
   }

@@ -26,7 +26,9 @@ export async function writeField(
   overwriteOthers: boolean,
   known?: Map<string, FieldValue | null>,
 ): Promise<WriteOutcome> {
-  const existing = known?.has(target.fieldId) ? known.get(target.fieldId)! : await tx.fieldValues.get(target.leadId, target.fieldId);
+  const existing = known?.has(target.fieldId)
+    ? known.get(target.fieldId)!
+    : await tx.fieldValues.get(target.leadId, target.fieldId);
   if (existing && sameData(existing, data)) return 'unchanged';
   if (existing && !sameWriter(existing.writtenBy, writer) && !overwriteOthers) return 'kept_existing';
   const value: FieldValue = {

@@ -29,7 +29,13 @@ function patchFor(ws: Workspace, lead: Lead, action: OperatorAction, at: string)
           errors: [{ path: '/closed_by', message: 'is not a user of the lead’s workspace' }],
         });
       }
-      return { closedAt: at, closedBy: user?.id ?? null, closeOutcome: action.outcome, closeReason: action.reason, updatedAt: at };
+      return {
+        closedAt: at,
+        closedBy: user?.id ?? null,
+        closeOutcome: action.outcome,
+        closeReason: action.reason,
+        updatedAt: at,
+      };
     }
     case 'reopen':
       return { closedAt: null, closedBy: null, closeOutcome: null, closeReason: null, updatedAt: at };
@@ -85,11 +91,15 @@ export interface LeadQuery {
 }
 
 /** Lists a workspace's leads for operators, filtered by stage, integration and custom field values. */
-export async function listLeads(deps: { store: Store; rules: () => Rules }, query: LeadQuery): Promise<{ items: LeadObject[]; next_before: string | null }> {
+export async function listLeads(
+  deps: { store: Store; rules: () => Rules },
+  query: LeadQuery,
+): Promise<{ items: LeadObject[]; next_before: string | null }> {
   const rules = deps.rules();
   const ws = [...rules.workspaces.values()].find((w) => w.slug === query.workspace || w.id === query.workspace);
   if (!ws) throw new AppError('not-found', `No workspace "${query.workspace}".`);
-  const invalid = (path: string, message: string) => new AppError('validation-failed', `${path}: ${message}`, { errors: [{ path, message }] });
+  const invalid = (path: string, message: string) =>
+    new AppError('validation-failed', `${path}: ${message}`, { errors: [{ path, message }] });
   const conditions = query.fields.map((condition): FieldCondition => {
     const at = condition.indexOf(':');
     const field = at > 0 ? ws.fields.get(condition.slice(0, at)) : undefined;
@@ -111,9 +121,17 @@ export async function listLeads(deps: { store: Store; rules: () => Rules }, quer
     return { fieldId: field.id, column, value: value! };
   });
   const integrationId = query.integration === undefined ? undefined : rules.findIntegration(query.integration)?.id;
-  if (query.integration !== undefined && integrationId === undefined) throw new AppError('not-found', `No integration "${query.integration}".`);
+  if (query.integration !== undefined && integrationId === undefined)
+    throw new AppError('not-found', `No integration "${query.integration}".`);
   return deps.store.snapshot(async (r) => {
-    const leads = await r.leads.list({ workspaceId: ws.id, stageId: query.stage, integrationId, fields: conditions, before: query.before, limit: query.limit });
+    const leads = await r.leads.list({
+      workspaceId: ws.id,
+      stageId: query.stage,
+      integrationId,
+      fields: conditions,
+      before: query.before,
+      limit: query.limit,
+    });
     return {
       items: await Promise.all(leads.map((lead) => renderLead(r, ws, lead))),
       next_before: leads.length === query.limit ? leads.at(-1)!.createdAt : null,

@@ -67,7 +67,12 @@ const userOf = (ws: Workspace, id: string | null) => (id === null ? undefined : 
  * `parts`: the lead's parts as read with it (`leadViews.withLead`), or a lead's own parts as the unit
  * that created it knows them (only the counts are read then); read here when not given.
  */
-export async function renderLead(r: Repos, ws: Workspace, lead: Lead, parts?: LeadViewParts | OwnLeadParts): Promise<LeadObject> {
+export async function renderLead(
+  r: Repos,
+  ws: Workspace,
+  lead: Lead,
+  parts?: LeadViewParts | OwnLeadParts,
+): Promise<LeadObject> {
   const status = lead.statusId === null ? undefined : ws.statuses.get(lead.statusId);
   const group = lead.groupId === null ? undefined : ws.groups.get(lead.groupId);
   // Counted only for a status and a group the catalog knows: an unknown one is shown as none.
@@ -116,7 +121,14 @@ export async function renderLead(r: Repos, ws: Workspace, lead: Lead, parts?: Le
         }
       : null,
     group_detail: group
-      ? { id: group.id, name: group.name, color: group.color, leads_count: groupCount, order: group.order, created_at: null }
+      ? {
+          id: group.id,
+          name: group.name,
+          color: group.color,
+          leads_count: groupCount,
+          order: group.order,
+          created_at: null,
+        }
       : null,
     age: null,
     comments_count: commentsCount,

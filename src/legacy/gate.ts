@@ -11,7 +11,6 @@ import type { UsageRecorder } from '../migration/usage.js';
 import { replacementFor } from '../porting/replacements.js';
 import type { AuthFailureGuard } from '../rate-limit/auth-failures.js';
 
-
 /** RFC 9745: the interface is deprecated as of this moment (a structured-field date). */
 const DEPRECATED_SINCE = Date.UTC(2026, 0, 1) / 1000;
 
@@ -27,7 +26,13 @@ const httpDate = (isoDate: string) => {
  * Runs before the integration's quota is charged (routes.ts), so the 403 of a switched-off key costs
  * none: a forgotten bot that keeps calling after switch-off must not use up the v1 key's budget.
  */
-export function legacyGate(deps: { store: Store; rules: RulesHolder; usage: UsageRecorder; authFailures: AuthFailureGuard; refusedKeyHashes?: ReadonlySet<string> }) {
+export function legacyGate(deps: {
+  store: Store;
+  rules: RulesHolder;
+  usage: UsageRecorder;
+  authFailures: AuthFailureGuard;
+  refusedKeyHashes?: ReadonlySet<string>;
+}) {
   const authenticate = legacyAuthenticator(deps);
   return async function gate(request: FastifyRequest, reply: FastifyReply): Promise<void> {
     reply.header('deprecation', `@${DEPRECATED_SINCE}`);

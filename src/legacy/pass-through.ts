@@ -21,14 +21,25 @@ export const UPSTREAM_CONNECTIONS = 128;
 export const BUFFERED_ANSWER_MAX_BYTES = 64 * 1024;
 
 /** RFC 9110 7.6.1: meaningful for one connection only, never passed on (undici refuses several). */
-const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'proxy-connection', 'proxy-authenticate', 'proxy-authorization', 'te', 'trailer', 'transfer-encoding', 'upgrade']);
+const HOP_BY_HOP = new Set([
+  'connection',
+  'keep-alive',
+  'proxy-connection',
+  'proxy-authenticate',
+  'proxy-authorization',
+  'te',
+  'trailer',
+  'transfer-encoding',
+  'upgrade',
+]);
 
 type Headers = Record<string, string | string[] | undefined>;
 
 /** Copies `headers` without the hop-by-hop ones, those that `Connection` names included. */
 function withoutHopByHop(headers: Headers, into: Headers): Headers {
   const connection = headers.connection;
-  const listed = typeof connection === 'string' ? new Set(connection.split(',').map((h) => h.trim().toLowerCase())) : null;
+  const listed =
+    typeof connection === 'string' ? new Set(connection.split(',').map((h) => h.trim().toLowerCase())) : null;
   for (const name in headers) {
     if (!HOP_BY_HOP.has(name) && (listed === null || !listed.has(name))) into[name] = headers[name];
   }
@@ -92,7 +103,12 @@ class Forwarding implements Dispatcher.DispatchHandler {
     const headers = withoutHopByHop(util.parseHeaders(rawHeaders) as Headers, {});
     const length = Number(headers['content-length'] ?? NaN);
     // HEAD, 204 and 304 carry no body whatever their Content-Length says: streamed, as Fastify expects.
-    if (length <= BUFFERED_ANSWER_MAX_BYTES && statusCode !== 204 && statusCode !== 304 && this.reply.request.method !== 'HEAD') {
+    if (
+      length <= BUFFERED_ANSWER_MAX_BYTES &&
+      statusCode !== 204 &&
+      statusCode !== 304 &&
+      this.reply.request.method !== 'HEAD'
+    ) {
       this.held = { headers, chunks: [] };
       return true;
     }
@@ -119,7 +135,9 @@ class Forwarding implements Dispatcher.DispatchHandler {
   onComplete(): void {
     const held = this.held;
     if (held !== null) {
-      void this.reply.headers(held.headers).send(held.chunks.length === 1 ? held.chunks[0] : Buffer.concat(held.chunks));
+      void this.reply
+        .headers(held.headers)
+        .send(held.chunks.length === 1 ? held.chunks[0] : Buffer.concat(held.chunks));
       return;
     }
     const body = this.body!;
@@ -142,7 +160,10 @@ class Forwarding implements Dispatcher.DispatchHandler {
  * verified. Nothing is ever re-sent by the gateway, whatever the method or answer: a retry is the
  * bot's decision (undici's core never retries). Returns the route handler that forwards.
  */
-export function registerUpstream(app: FastifyInstance, upstream: UpstreamConfig): (request: FastifyRequest, reply: FastifyReply) => FastifyReply {
+export function registerUpstream(
+  app: FastifyInstance,
+  upstream: UpstreamConfig,
+): (request: FastifyRequest, reply: FastifyReply) => FastifyReply {
   const target = new URL(upstream.url);
   const pool = new Pool(target.origin, {
     connections: UPSTREAM_CONNECTIONS,
@@ -170,7 +191,10 @@ export function registerUpstream(app: FastifyInstance, upstream: UpstreamConfig)
       delete headers['content-length'];
     }
     const forwarding = new Forwarding(reply);
-    pool.dispatch({ origin: target.origin, path: request.url, method: request.method as Dispatcher.HttpMethod, headers, body }, forwarding);
+    pool.dispatch(
+      { origin: target.origin, path: request.url, method: request.method as Dispatcher.HttpMethod, headers, body },
+      forwarding,
+    );
     return reply;
   };
 }

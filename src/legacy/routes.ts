@@ -45,7 +45,8 @@ import { z } from 'zod';
 
 const meta = legacyMeta;
 
-const idempotencyKey = (header: string | string[] | undefined) => (typeof header === 'string' && header !== '' ? header : undefined);
+const idempotencyKey = (header: string | string[] | undefined) =>
+  typeof header === 'string' && header !== '' ? header : undefined;
 
 /** Legacy requests without a v1 translation: served locally, or forwarded when an upstream is set. */
 export const FORWARDED: [HTTPMethods, string][] = [
@@ -84,9 +85,20 @@ export function legacyRoutes(deps: {
         deps.usage.record(request.integration.id, 'legacy', route, reply.statusCode < 300, undefined, request.apiKeyId);
         // One answered call per route kept for the porting guide, redacted here, written with the counts.
         if (reply.statusCode < 300 && deps.usage.wantsSample(request.integration.id, route)) {
-          const call = { method: request.method, routeUrl: request.routeOptions.url ?? '', query: request.query as Record<string, unknown> | null, body: request.body, status: reply.statusCode };
+          const call = {
+            method: request.method,
+            routeUrl: request.routeOptions.url ?? '',
+            query: request.query as Record<string, unknown> | null,
+            body: request.body,
+            status: reply.statusCode,
+          };
           const sample = redactLegacyCall(call, redactionRules(request.integration));
-          deps.usage.recordSample({ integrationId: request.integration.id, route, at: new Date().toISOString(), sample: { ...sample } });
+          deps.usage.recordSample({
+            integrationId: request.integration.id,
+            route,
+            at: new Date().toISOString(),
+            sample: { ...sample },
+          });
         }
       }
     });
@@ -99,9 +111,22 @@ export function legacyRoutes(deps: {
         // Refused by size, then by its values, tag ids and extra_data counted on the raw text (json-body.ts).
         bodyLimit: LEGACY_CREATE_BODY_LIMIT_BYTES,
         config: { jsonLimits: { maxValues: LEGACY_WRITE_MAX_VALUES, counted: LEGACY_WRITE_COUNTED } },
-        schema: { ...meta, summary: 'Create a lead (translated into a v1 submission)', body: LegacyLeadCreateSchema, response: { 201: LeadObjectSchema }, problems: ['not-found', 'event-id-conflict'] } },
+        schema: {
+          ...meta,
+          summary: 'Create a lead (translated into a v1 submission)',
+          body: LegacyLeadCreateSchema,
+          response: { 201: LeadObjectSchema },
+          problems: ['not-found', 'event-id-conflict'],
+        },
+      },
       async (request, reply) => {
-        const { lead, replayed } = await createLegacyLead(deps, request.integration!, request.body, idempotencyKey(request.headers['idempotency-key']), inexactKeysUnder(request, '/extra_data'));
+        const { lead, replayed } = await createLegacyLead(
+          deps,
+          request.integration!,
+          request.body,
+          idempotencyKey(request.headers['idempotency-key']),
+          inexactKeysUnder(request, '/extra_data'),
+        );
         if (replayed) markFreeOfQuota(request);
         if (lead === null) throw new AppError('not-found', 'This lead was created earlier and has since been deleted.');
         return reply.code(201).send(lead);
@@ -114,9 +139,23 @@ export function legacyRoutes(deps: {
         url: '/api/bots/api/leads/:id/',
         bodyLimit: LEGACY_UPDATE_BODY_LIMIT_BYTES,
         config: { jsonLimits: { maxValues: LEGACY_WRITE_MAX_VALUES, counted: LEGACY_WRITE_COUNTED } },
-        schema: { ...meta, summary: 'Add a tag or data to a lead (translated into answers)', params: LegacyLeadParamsSchema, body: LegacyLeadUpdateSchema, response: { 200: LeadObjectSchema }, problems: ['not-found', 'event-id-conflict'] },
+        schema: {
+          ...meta,
+          summary: 'Add a tag or data to a lead (translated into answers)',
+          params: LegacyLeadParamsSchema,
+          body: LegacyLeadUpdateSchema,
+          response: { 200: LeadObjectSchema },
+          problems: ['not-found', 'event-id-conflict'],
+        },
         handler: async (request) => {
-          const { lead, replayed } = await updateLegacyLead(deps, request.integration!, request.params.id, request.body, idempotencyKey(request.headers['idempotency-key']), inexactKeysUnder(request, '/extra_data'));
+          const { lead, replayed } = await updateLegacyLead(
+            deps,
+            request.integration!,
+            request.params.id,
+            request.body,
+            idempotencyKey(request.headers['idempotency-key']),
+            inexactKeysUnder(request, '/extra_data'),
+          );
           if (replayed) markFreeOfQuota(request);
           return lead;
         },
@@ -125,10 +164,21 @@ export function legacyRoutes(deps: {
 
     r.post(
       '/api/bots/api/tags/create/',
-      { bodyLimit: LEGACY_SMALL_WRITE_BODY_LIMIT_BYTES, schema: { ...meta, summary: 'Create a tag (a stable id per name)', body: LegacyTagCreateSchema, response: { 201: LegacyTagSchema }, problems: ['limit-reached'] } },
+      {
+        bodyLimit: LEGACY_SMALL_WRITE_BODY_LIMIT_BYTES,
+        schema: {
+          ...meta,
+          summary: 'Create a tag (a stable id per name)',
+          body: LegacyTagCreateSchema,
+          response: { 201: LegacyTagSchema },
+          problems: ['limit-reached'],
+        },
+      },
       async (request, reply) => {
         const tag = await createLegacyTag(deps, request.integration!, request.body.name, request.body.color ?? null);
-        return reply.code(201).send({ id: tag.id, name: tag.name, color: tag.color, is_active: true, archived_at: null });
+        return reply
+          .code(201)
+          .send({ id: tag.id, name: tag.name, color: tag.color, is_active: true, archived_at: null });
       },
     );
 
@@ -141,16 +191,21 @@ export function legacyRoutes(deps: {
         config: { uncounted: true },
         schema: {
           ...meta,
-          summary: "This bot's porting guide (the gateway's own read, not a legacy call): JSON, or Markdown for format=markdown or Accept: text/markdown",
+          summary:
+            "This bot's porting guide (the gateway's own read, not a legacy call): JSON, or Markdown for format=markdown or Accept: text/markdown",
           querystring: PortingGuideQuerySchema,
           response: {
-            200: { description: 'The guide as JSON, or as Markdown text', content: { 'application/json': { schema: PortingGuideSchema }, 'text/markdown': { schema: z.string() } } },
+            200: {
+              description: 'The guide as JSON, or as Markdown text',
+              content: { 'application/json': { schema: PortingGuideSchema }, 'text/markdown': { schema: z.string() } },
+            },
           },
         },
       },
       async (request, reply) => {
         const guide = await portingGuide(deps, request.integration!);
-        if (wantsMarkdown(request.query.format, request.headers.accept)) return reply.header('vary', 'Accept').type('text/markdown; charset=utf-8').send(guideMarkdown(guide));
+        if (wantsMarkdown(request.query.format, request.headers.accept))
+          return reply.header('vary', 'Accept').type('text/markdown; charset=utf-8').send(guideMarkdown(guide));
         return reply.header('vary', 'Accept').send(guide);
       },
     );
@@ -164,10 +219,17 @@ export function legacyRoutes(deps: {
         else deps.metrics.upstreamDuration.observe({ status: String(reply.statusCode) }, reply.elapsedTime / 1000);
       });
       for (const [method, url] of FORWARDED) {
-        r.route({ method, url, config: { forwarded: true }, schema: { ...meta, summary: `Forwarded to the upstream legacy API` }, handler: forward });
+        r.route({
+          method,
+          url,
+          config: { forwarded: true },
+          schema: { ...meta, summary: `Forwarded to the upstream legacy API` },
+          handler: forward,
+        });
       }
       // The prefix itself too (with or without its slash): every legacy path passes the gate (docs/legacy-api.md, "Every call").
-      for (const url of ['/api/bots/api', '/api/bots/api/*']) r.all(url, { config: { forwarded: true }, schema: { hide: true } }, forward);
+      for (const url of ['/api/bots/api', '/api/bots/api/*'])
+        r.all(url, { config: { forwarded: true }, schema: { hide: true } }, forward);
       return;
     }
     await app.register(localRoutes({ ...deps, rules: () => deps.rules.current() }));

@@ -6,7 +6,14 @@ import { GroupDetailSchema, LeadObjectSchema, StatusDetailSchema } from '../lead
 import { CONTROL_CHARACTER_MESSAGE, hasControlCharacter } from '../printable-text.js';
 
 // The lead bodies are also what the translation onto v1 reads, so they live beside it in src/porting/.
-export { LEGACY_ITEMS_MAX, LEGACY_WRITE_COUNTED, LegacyLeadCreateSchema, LegacyLeadUpdateSchema, type LegacyLeadCreate, type LegacyLeadUpdate } from '../porting/legacy-lead.js';
+export {
+  LEGACY_ITEMS_MAX,
+  LEGACY_WRITE_COUNTED,
+  LegacyLeadCreateSchema,
+  LegacyLeadUpdateSchema,
+  type LegacyLeadCreate,
+  type LegacyLeadUpdate,
+} from '../porting/legacy-lead.js';
 
 export const legacyMeta = { tags: ['legacy (deprecated)'], deprecated: true, security: [{ legacyBotKey: [] }] };
 
@@ -37,13 +44,24 @@ export const LegacyLeadParamsSchema = z.object({ id: z.string().min(1) });
  */
 export const LegacyTagCreateSchema = z
   .looseObject({
-    name: z.string().trim().min(1).max(100).refine((name) => !hasControlCharacter(name), { message: CONTROL_CHARACTER_MESSAGE }),
+    name: z
+      .string()
+      .trim()
+      .min(1)
+      .max(100)
+      .refine((name) => !hasControlCharacter(name), { message: CONTROL_CHARACTER_MESSAGE }),
     color: z.string().max(32).nullish(),
   })
   .meta({ id: 'LegacyTagCreate' });
 
 export const LegacyTagSchema = z
-  .object({ id: z.uuid(), name: z.string(), color: z.string().nullable(), is_active: z.boolean(), archived_at: z.string().nullable() })
+  .object({
+    id: z.uuid(),
+    name: z.string(),
+    color: z.string().nullable(),
+    is_active: z.boolean(),
+    archived_at: z.string().nullable(),
+  })
   .meta({ id: 'LegacyTag' });
 
 /** `page=` reaches at most this many leads deep; the `next` link (a cursor) reaches any depth. */
@@ -57,8 +75,17 @@ const CursorSchema = z
   .max(200)
   .transform((text, ctx): PageKey => {
     const [createdAt, id, ...rest] = Buffer.from(text, 'base64url').toString('utf8').split(' ');
-    if (createdAt === undefined || id === undefined || rest.length > 0 || Number.isNaN(Date.parse(createdAt)) || !/^[0-9a-f-]{36}$/.test(id)) {
-      ctx.addIssue({ code: 'custom', message: 'is not a cursor of this list; follow the next or previous link as given' });
+    if (
+      createdAt === undefined ||
+      id === undefined ||
+      rest.length > 0 ||
+      Number.isNaN(Date.parse(createdAt)) ||
+      !/^[0-9a-f-]{36}$/.test(id)
+    ) {
+      ctx.addIssue({
+        code: 'custom',
+        message: 'is not a cursor of this list; follow the next or previous link as given',
+      });
       return z.NEVER;
     }
     return { createdAt, id };
@@ -73,7 +100,8 @@ export const LegacyPageQuerySchema = z
     before: CursorSchema.meta({ description: 'Cursor from a previous link: the page before that lead' }),
   })
   .superRefine((q, ctx) => {
-    if (q.after !== undefined && q.before !== undefined) ctx.addIssue({ code: 'custom', path: ['before'], message: 'give after or before, not both' });
+    if (q.after !== undefined && q.before !== undefined)
+      ctx.addIssue({ code: 'custom', path: ['before'], message: 'give after or before, not both' });
     if (q.after === undefined && q.before === undefined && q.page * q.page_size > LEGACY_PAGE_DEPTH_MAX) {
       ctx.addIssue({
         code: 'custom',
@@ -90,16 +118,31 @@ export type LegacyPageQuery = z.infer<typeof LegacyPageQuerySchema>;
  * a page, and gets DRF's page-number shape. Without either, the plain array it always had.
  */
 export const LegacyListPageQuerySchema = z.object({
-  page: z.coerce.number().int().min(1).optional().meta({ description: 'Asks for a page (from 1) instead of the whole list' }),
-  page_size: z.coerce.number().int().min(1).max(100).optional().meta({ description: 'Items a page, at most 100 (20 when not given)' }),
+  page: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .optional()
+    .meta({ description: 'Asks for a page (from 1) instead of the whole list' }),
+  page_size: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(100)
+    .optional()
+    .meta({ description: 'Items a page, at most 100 (20 when not given)' }),
 });
 export type LegacyListPageQuery = z.infer<typeof LegacyListPageQuerySchema>;
 
 /** Items a page of comments or tags when the bot gives no `page_size=`, as `GET leads/`. */
 export const LEGACY_LIST_PAGE_SIZE = 20;
 
-export const LegacyMoveSchema = z.looseObject({ stage: z.uuid('must be a stage id (uuid)') }).meta({ id: 'LegacyMove' });
-export const LegacyCommentSchema = z.looseObject({ text: z.string().trim().min(1).max(COMMENT_TEXT_MAX) }).meta({ id: 'LegacyComment' });
+export const LegacyMoveSchema = z
+  .looseObject({ stage: z.uuid('must be a stage id (uuid)') })
+  .meta({ id: 'LegacyMove' });
+export const LegacyCommentSchema = z
+  .looseObject({ text: z.string().trim().min(1).max(COMMENT_TEXT_MAX) })
+  .meta({ id: 'LegacyComment' });
 export const LegacyPaymentSchema = z
   .looseObject({ amount: z.union([z.string(), z.number()]), comment: z.string().max(1000).nullish() })
   .meta({ id: 'LegacyPayment' });
@@ -107,7 +150,11 @@ export const LegacyPaymentSchema = z
 // --- Answers of the reads and actions served from the gateway's store ---
 
 export const LegacyBoardSchema = z
-  .object({ id: z.uuid(), name: z.string(), stages: z.array(z.object({ id: z.uuid(), name: z.string(), order: z.number().int() })) })
+  .object({
+    id: z.uuid(),
+    name: z.string(),
+    stages: z.array(z.object({ id: z.uuid(), name: z.string(), order: z.number().int() })),
+  })
   .meta({ id: 'LegacyBoard' });
 
 export const LegacyInfoSchema = z
@@ -121,7 +168,12 @@ export const LegacyInfoSchema = z
   .meta({ id: 'LegacyInfo' });
 
 export const LegacyLeadPageSchema = z
-  .object({ count: z.number().int(), next: z.string().nullable(), previous: z.string().nullable(), results: z.array(LeadObjectSchema) })
+  .object({
+    count: z.number().int(),
+    next: z.string().nullable(),
+    previous: z.string().nullable(),
+    results: z.array(LeadObjectSchema),
+  })
   .meta({ id: 'LegacyLeadPage' });
 
 export const LegacyCommentObjectSchema = z
@@ -129,10 +181,20 @@ export const LegacyCommentObjectSchema = z
   .meta({ id: 'LegacyCommentObject' });
 
 const pageOf = <T extends z.ZodType>(item: T, id: string) =>
-  z.object({ count: z.number().int(), next: z.string().nullable(), previous: z.string().nullable(), results: z.array(item) }).meta({ id });
+  z
+    .object({
+      count: z.number().int(),
+      next: z.string().nullable(),
+      previous: z.string().nullable(),
+      results: z.array(item),
+    })
+    .meta({ id });
 
 /** `GET leads/{id}/comments/`: the plain array, or a page when the bot asks for one. */
-export const LegacyCommentListSchema = z.union([z.array(LegacyCommentObjectSchema), pageOf(LegacyCommentObjectSchema, 'LegacyCommentPage')]);
+export const LegacyCommentListSchema = z.union([
+  z.array(LegacyCommentObjectSchema),
+  pageOf(LegacyCommentObjectSchema, 'LegacyCommentPage'),
+]);
 
 /** `GET tags/`: the plain array, or a page when the bot asks for one. */
 export const LegacyTagListSchema = z.union([z.array(LegacyTagSchema), pageOf(LegacyTagSchema, 'LegacyTagPage')]);

@@ -39,9 +39,16 @@ export interface LegacyEvent {
  * creates nothing new, while the same body a day later is a new inquiry. The previous bucket's event is
  * looked for with the request's own, in the same round trip (`runOnce`, `earlier`).
  */
-export function legacyEvent(deps: LegacyDeps, integration: Integration, scope: string, body: unknown, idempotencyKey: string | undefined): LegacyEvent {
+export function legacyEvent(
+  deps: LegacyDeps,
+  integration: Integration,
+  scope: string,
+  body: unknown,
+  idempotencyKey: string | undefined,
+): LegacyEvent {
   if (idempotencyKey !== undefined) {
-    const key = idempotencyKey.length <= 200 ? idempotencyKey : createHash('sha256').update(idempotencyKey).digest('hex');
+    const key =
+      idempotencyKey.length <= 200 ? idempotencyKey : createHash('sha256').update(idempotencyKey).digest('hex');
     return { eventId: `legacy:${scope}:key:${key}` };
   }
   const now = (deps.now?.() ?? new Date()).getTime();
@@ -49,7 +56,10 @@ export function legacyEvent(deps: LegacyDeps, integration: Integration, scope: s
   const bucket = Math.floor(now / DAY_MS);
   return {
     eventId: `legacy:${scope}:${digest}:${bucket}`,
-    earlier: { eventId: `legacy:${scope}:${digest}:${bucket - 1}`, holds: (createdAt) => now - Date.parse(createdAt) < DAY_MS },
+    earlier: {
+      eventId: `legacy:${scope}:${digest}:${bucket - 1}`,
+      holds: (createdAt) => now - Date.parse(createdAt) < DAY_MS,
+    },
   };
 }
 
@@ -76,7 +86,12 @@ export async function createLegacyLead(
   idempotencyKey: string | undefined,
   inexactData?: ReadonlySet<string>,
 ): Promise<{ lead: LeadObject | null; replayed: boolean }> {
-  const translation = translateLegacyLead(integration, body, await tagNames(deps.store, integration, body.tag_ids ?? []), inexactData);
+  const translation = translateLegacyLead(
+    integration,
+    body,
+    await tagNames(deps.store, integration, body.tag_ids ?? []),
+    inexactData,
+  );
   const event = legacyEvent(deps, integration, 'lead', body, idempotencyKey);
   const submission = LeadSubmissionSchema.safeParse({
     event_id: event.eventId,
@@ -119,21 +134,31 @@ export const LEGACY_TAGS_PER_WORKSPACE_MAX = 500;
  * a 409 naming the cap, nothing stored. The workspace's tags lock (an advisory lock on PostgreSQL) makes
  * the count and the insert of two replicas' units one after the other, so the cap holds exactly.
  */
-export async function createLegacyTag(deps: LegacyDeps, integration: Integration, name: string, color: string | null): Promise<LegacyTag> {
+export async function createLegacyTag(
+  deps: LegacyDeps,
+  integration: Integration,
+  name: string,
+  color: string | null,
+): Promise<LegacyTag> {
   const ws = integration.workspace;
   const id = stableId(ws.slug, 'tag', name);
   const catalog = ws.tags.get(id);
-  if (catalog) return { workspaceId: ws.id, id, name: catalog.name, color: catalog.color, createdAt: new Date(0).toISOString() };
+  if (catalog)
+    return { workspaceId: ws.id, id, name: catalog.name, color: catalog.color, createdAt: new Date(0).toISOString() };
   const at = (deps.now?.() ?? new Date()).toISOString();
   return deps.store.transact(async (tx) => {
     await tx.locks.legacyTags(ws.id);
     const known = await tx.legacyTags.get(ws.id, id);
     if (known) return known;
     if ((await tx.legacyTags.count(ws.id)) >= LEGACY_TAGS_PER_WORKSPACE_MAX) {
-      throw new AppError('limit-reached', `This workspace's bots have created ${LEGACY_TAGS_PER_WORKSPACE_MAX} tags, the most it may hold; reuse one of them (GET tags/).`, {
-        limit: 'tags_per_workspace',
-        max: LEGACY_TAGS_PER_WORKSPACE_MAX,
-      });
+      throw new AppError(
+        'limit-reached',
+        `This workspace's bots have created ${LEGACY_TAGS_PER_WORKSPACE_MAX} tags, the most it may hold; reuse one of them (GET tags/).`,
+        {
+          limit: 'tags_per_workspace',
+          max: LEGACY_TAGS_PER_WORKSPACE_MAX,
+        },
+      );
     }
     return tx.legacyTags.ensure({ workspaceId: ws.id, id, name, color, createdAt: at });
   });
@@ -148,7 +173,12 @@ export async function createLegacyTag(deps: LegacyDeps, integration: Integration
 export type LeadReach = 'view' | 'manage';
 
 /** The lead if it is within the bot's reach and not deleted; another workspace's lead is never reached. */
-async function reachable(r: Repos, integration: Integration, found: Lead | null, reach: LeadReach): Promise<Lead | null> {
+async function reachable(
+  r: Repos,
+  integration: Integration,
+  found: Lead | null,
+  reach: LeadReach,
+): Promise<Lead | null> {
   if (!found || found.deletedAt !== null || found.workspaceId !== integration.workspace.id) return null;
   if (found.integrationId === integration.id) return found;
   return reach === 'view' && (await r.submissions.submittedTo(integration.id, found.id)) ? found : null;
@@ -157,7 +187,12 @@ async function reachable(r: Repos, integration: Integration, found: Lead | null,
 const notOwn = (leadId: string) => new AppError('not-found', `No lead ${leadId} of this bot.`);
 
 /** A lead within the bot's reach, read in `r`'s snapshot, or a 404. */
-export async function ownLead(r: Repos, integration: Integration, leadId: string, reach: LeadReach = 'view'): Promise<Lead> {
+export async function ownLead(
+  r: Repos,
+  integration: Integration,
+  leadId: string,
+  reach: LeadReach = 'view',
+): Promise<Lead> {
   const lead = await reachable(r, integration, await r.leads.get(leadId), reach);
   if (!lead) throw notOwn(leadId);
   return lead;
@@ -168,12 +203,23 @@ export async function ownLead(r: Repos, integration: Integration, leadId: string
  * The check and the write it guards are one unit: a lead deleted or moved out of reach meanwhile is
  * refused, never written.
  */
-export async function lockOwnLead(tx: Repos, integration: Integration, leadId: string, reach: LeadReach = 'view'): Promise<Lead> {
+export async function lockOwnLead(
+  tx: Repos,
+  integration: Integration,
+  leadId: string,
+  reach: LeadReach = 'view',
+): Promise<Lead> {
   return assertOwn(tx, integration, leadId, await tx.leads.lock(leadId), reach);
 }
 
 /** `lead` (as the unit read it) if it is within the bot's reach, else a 404. */
-export async function assertOwn(tx: Repos, integration: Integration, leadId: string, lead: Lead | null, reach: LeadReach): Promise<Lead> {
+export async function assertOwn(
+  tx: Repos,
+  integration: Integration,
+  leadId: string,
+  lead: Lead | null,
+  reach: LeadReach,
+): Promise<Lead> {
   const own = await reachable(tx, integration, lead, reach);
   if (!own) throw notOwn(leadId);
   return own;
@@ -194,14 +240,25 @@ export async function updateLegacyLead(
   const lead = await deps.store.snapshot((r) => ownLead(r, integration, leadId));
   const current = new Set(await deps.store.snapshot((r) => r.leads.tagIds(lead.id)));
   const added = (body.tag_ids ?? []).filter((id) => !current.has(id));
-  const { answers, inexactAnswers, ignored } = answersFromLegacy(integration, await tagNames(deps.store, integration, added), body.extra_data ?? {}, inexactData);
+  const { answers, inexactAnswers, ignored } = answersFromLegacy(
+    integration,
+    await tagNames(deps.store, integration, added),
+    body.extra_data ?? {},
+    inexactData,
+  );
   let replayed = false;
   if (Object.keys(answers).length > 0) {
     const { eventId, earlier } = legacyEvent(deps, integration, `patch:${lead.id}`, body, idempotencyKey);
     const recorded = { lead_id: lead.id, answers };
     replayed = await runOnce(
       deps.store,
-      { integrationId: integration.id, endpoint: 'answers', eventId, body: recorded, ...(earlier ? { earlier: { ...earlier, body: recorded } } : {}) },
+      {
+        integrationId: integration.id,
+        endpoint: 'answers',
+        eventId,
+        body: recorded,
+        ...(earlier ? { earlier: { ...earlier, body: recorded } } : {}),
+      },
       {
         replay: async () => true,
         fresh: async (tx) => {
@@ -209,13 +266,34 @@ export async function updateLegacyLead(
           await lockOwnLead(tx, integration, lead.id);
           const at = (deps.now?.() ?? new Date()).toISOString();
           const id = newId();
-          const result = await applyAnswers(tx, integration, { leadId: lead.id, submissionId: id, at }, answers, inexactAnswers);
-          return { reply: async () => false, record: { id, contactId: lead.contactId, leadId: lead.id, outcome: { lead_id: lead.id, contact_id: lead.contactId, submission_id: id, answers: result }, createdAt: at } };
+          const result = await applyAnswers(
+            tx,
+            integration,
+            { leadId: lead.id, submissionId: id, at },
+            answers,
+            inexactAnswers,
+          );
+          return {
+            reply: async () => false,
+            record: {
+              id,
+              contactId: lead.contactId,
+              leadId: lead.id,
+              outcome: { lead_id: lead.id, contact_id: lead.contactId, submission_id: id, answers: result },
+              createdAt: at,
+            },
+          };
         },
       },
     );
   }
   // Counted only now: a refused request (409) leaves the migration report as it was.
-  deps.usage.recordIgnored(integration.id, [...Object.keys(body).filter((k) => k !== 'tag_ids' && k !== 'extra_data'), ...ignored]);
-  return { lead: await deps.store.snapshot(async (r) => renderLead(r, integration.workspace, (await r.leads.get(lead.id))!)), replayed };
+  deps.usage.recordIgnored(integration.id, [
+    ...Object.keys(body).filter((k) => k !== 'tag_ids' && k !== 'extra_data'),
+    ...ignored,
+  ]);
+  return {
+    lead: await deps.store.snapshot(async (r) => renderLead(r, integration.workspace, (await r.leads.get(lead.id))!)),
+    replayed,
+  };
 }

@@ -8,7 +8,13 @@ import type { Rules } from '../rules/catalog.js';
 import { assertOwn, lockOwnLead, ownLead, type LegacyDeps } from './service.js';
 import { newId } from '../store/ids.js';
 import type { PagePosition } from '../store/repos/lead-pages.js';
-import { encodeCursor, LEGACY_LIST_PAGE_SIZE, LEGACY_PAGE_DEPTH_MAX, type LegacyListPageQuery, type LegacyPageQuery } from './schemas.js';
+import {
+  encodeCursor,
+  LEGACY_LIST_PAGE_SIZE,
+  LEGACY_PAGE_DEPTH_MAX,
+  type LegacyListPageQuery,
+  type LegacyPageQuery,
+} from './schemas.js';
 import { commentLimitPassed, COMMENTS_PER_LEAD_MAX } from '../lead/comments.js';
 
 type Deps = LegacyDeps & { rules: () => Rules };
@@ -26,14 +32,31 @@ export function listBoards(ws: Workspace) {
 export async function listStatuses(deps: Deps, ws: Workspace) {
   return deps.store.snapshot((r) =>
     Promise.all(
-      [...ws.statuses.values()].map(async (s) => ({ id: s.id, name: s.name, color: s.color, is_default: s.isDefault, leads_count: await r.leads.countByStatus(s.id), order: s.order, created_at: null })),
+      [...ws.statuses.values()].map(async (s) => ({
+        id: s.id,
+        name: s.name,
+        color: s.color,
+        is_default: s.isDefault,
+        leads_count: await r.leads.countByStatus(s.id),
+        order: s.order,
+        created_at: null,
+      })),
     ),
   );
 }
 
 export async function listGroups(deps: Deps, ws: Workspace) {
   return deps.store.snapshot((r) =>
-    Promise.all([...ws.groups.values()].map(async (g) => ({ id: g.id, name: g.name, color: g.color, leads_count: await r.leads.countByGroup(g.id), order: g.order, created_at: null }))),
+    Promise.all(
+      [...ws.groups.values()].map(async (g) => ({
+        id: g.id,
+        name: g.name,
+        color: g.color,
+        leads_count: await r.leads.countByGroup(g.id),
+        order: g.order,
+        created_at: null,
+      })),
+    ),
   );
 }
 
@@ -64,9 +87,17 @@ function pageOf<T>(path: string, asked: { page: number; size: number; offset: nu
  * Catalog tags, then the tags the workspace's bots created (at most LEGACY_TAGS_PER_WORKSPACE_MAX):
  * the whole plain array, or one page of it when the bot asks.
  */
-export async function listTags(deps: Deps, ws: Workspace, query: LegacyListPageQuery = {}, path = '/api/bots/api/tags/') {
+export async function listTags(
+  deps: Deps,
+  ws: Workspace,
+  query: LegacyListPageQuery = {},
+  path = '/api/bots/api/tags/',
+) {
   const created = await deps.store.snapshot((r) => r.legacyTags.list(ws.id));
-  const all = [...[...ws.tags.values()].map((t) => ({ id: t.id, name: t.name, color: t.color })), ...created.filter((t) => !ws.tags.has(t.id))].map((t) => ({
+  const all = [
+    ...[...ws.tags.values()].map((t) => ({ id: t.id, name: t.name, color: t.color })),
+    ...created.filter((t) => !ws.tags.has(t.id)),
+  ].map((t) => ({
     id: t.id,
     name: t.name,
     color: t.color,
@@ -86,7 +117,11 @@ export async function listTags(deps: Deps, ws: Workspace, query: LegacyListPageQ
 export async function listOwnLeads(deps: Deps, integration: Integration, query: LegacyPageQuery, path: string) {
   const ws = integration.workspace;
   const { page, page_size: size } = query;
-  const position: PagePosition = query.after ? { after: query.after } : query.before ? { before: query.before } : { offset: (page - 1) * size };
+  const position: PagePosition = query.after
+    ? { after: query.after }
+    : query.before
+      ? { before: query.before }
+      : { offset: (page - 1) * size };
   return deps.store.snapshot(async (r) => {
     const count = await r.leadPages.countOfIntegration(integration.id);
     const rows = await r.leadPages.pageOfIntegration(integration.id, position, size + 1);
@@ -101,7 +136,13 @@ export async function listOwnLeads(deps: Deps, integration: Integration, query: 
     return {
       count,
       next: hasNext && last ? link(page + 1, `&after=${encodeCursor(last)}`) : null,
-      previous: !hasPrevious ? null : first ? link(Math.max(page - 1, 1), `&before=${encodeCursor(first)}`) : (page - 1) * size <= LEGACY_PAGE_DEPTH_MAX ? link(page - 1) : null,
+      previous: !hasPrevious
+        ? null
+        : first
+          ? link(Math.max(page - 1, 1), `&before=${encodeCursor(first)}`)
+          : (page - 1) * size <= LEGACY_PAGE_DEPTH_MAX
+            ? link(page - 1)
+            : null,
       results: await Promise.all(leads.map((lead) => renderLead(r, ws, lead))),
     };
   });
@@ -112,8 +153,15 @@ export async function getOwnLead(deps: Deps, integration: Integration, leadId: s
 }
 
 // The bot's writes check its reach in the unit that writes, on the lead locked (legacy/service.ts).
-export async function moveOwnLead(deps: Deps, integration: Integration, leadId: string, stageId: string): Promise<LeadObject> {
-  return (await actOnLead(deps, leadId, { kind: 'move', stageId }, (tx, lead) => assertOwn(tx, integration, leadId, lead, 'manage')))!;
+export async function moveOwnLead(
+  deps: Deps,
+  integration: Integration,
+  leadId: string,
+  stageId: string,
+): Promise<LeadObject> {
+  return (await actOnLead(deps, leadId, { kind: 'move', stageId }, (tx, lead) =>
+    assertOwn(tx, integration, leadId, lead, 'manage'),
+  ))!;
 }
 
 export async function deleteOwnLead(deps: Deps, integration: Integration, leadId: string): Promise<void> {
@@ -127,7 +175,14 @@ export async function addComment(deps: Deps, integration: Integration, leadId: s
     const lead = await lockOwnLead(tx, integration, leadId);
     const passed = await commentLimitPassed(tx, lead.id, text);
     if (passed) throw new AppError('limit-reached', passed.detail, { limit: passed.limit, max: passed.max });
-    const c = { id: newId(), leadId: lead.id, body: text, authorKind: 'integration' as const, authorRef: integration.id, createdAt };
+    const c = {
+      id: newId(),
+      leadId: lead.id,
+      body: text,
+      authorKind: 'integration' as const,
+      authorRef: integration.id,
+      createdAt,
+    };
     await tx.leads.addComment(c);
     return c;
   });
@@ -135,16 +190,27 @@ export async function addComment(deps: Deps, integration: Integration, leadId: s
 }
 
 /** The lead's comments, oldest first (at most COMMENTS_PER_LEAD_MAX): the plain array, or a page when the bot asks. */
-export async function listComments(deps: Deps, integration: Integration, leadId: string, query: LegacyListPageQuery = {}) {
+export async function listComments(
+  deps: Deps,
+  integration: Integration,
+  leadId: string,
+  query: LegacyListPageQuery = {},
+) {
   const asked = pageAsked(query);
-  const shape = (c: { id: string; leadId: string; body: string; createdAt: string }) => ({ id: c.id, lead: c.leadId, text: c.body, created_at: c.createdAt });
+  const shape = (c: { id: string; leadId: string; body: string; createdAt: string }) => ({
+    id: c.id,
+    lead: c.leadId,
+    text: c.body,
+    created_at: c.createdAt,
+  });
   return deps.store.snapshot(async (r) => {
     const lead = await ownLead(r, integration, leadId);
     // A lead that held more before the caps existed answers its oldest COMMENTS_PER_LEAD_MAX here; page= reaches the rest.
     if (!asked) return (await r.leads.listComments(lead.id, { offset: 0, limit: COMMENTS_PER_LEAD_MAX })).map(shape);
     const count = await r.leads.commentsCount(lead.id);
     // Past the end there is nothing to read (and an offset of any size never reaches the engine).
-    const rows = asked.offset < count ? await r.leads.listComments(lead.id, { offset: asked.offset, limit: asked.size }) : [];
+    const rows =
+      asked.offset < count ? await r.leads.listComments(lead.id, { offset: asked.offset, limit: asked.size }) : [];
     return pageOf(`/api/bots/api/leads/${lead.id}/comments/`, asked, count, rows.map(shape));
   });
 }
@@ -165,12 +231,21 @@ export function toMinor(amount: string | number, inexact = false): bigint {
     const message = inexact
       ? 'cannot be carried exactly as a JSON number; send it as a string, e.g. "250000.50"'
       : `must be a positive amount with at most ${PAYMENT_INTEGER_DIGITS_MAX} digits before the decimal point and two after`;
-    throw new AppError('validation-failed', `amount ${message}, e.g. 250000 or 99.50`, { errors: [{ path: '/amount', message }] });
+    throw new AppError('validation-failed', `amount ${message}, e.g. 250000 or 99.50`, {
+      errors: [{ path: '/amount', message }],
+    });
   }
   return BigInt(m[1]!) * 100n + BigInt((m[2] ?? '').padEnd(2, '0'));
 }
 
-export async function addPayment(deps: Deps, integration: Integration, leadId: string, amount: string | number, note: string | null, inexact = false) {
+export async function addPayment(
+  deps: Deps,
+  integration: Integration,
+  leadId: string,
+  amount: string | number,
+  note: string | null,
+  inexact = false,
+) {
   const amountMinor = toMinor(amount, inexact);
   const createdAt = new Date().toISOString();
   const payment = await deps.store.transact(async (tx) => {
@@ -179,5 +254,11 @@ export async function addPayment(deps: Deps, integration: Integration, leadId: s
     await tx.leads.addPayment(p);
     return p;
   });
-  return { id: payment.id, lead: payment.leadId, amount: formatMinor(payment.amountMinor), comment: note, created_at: payment.createdAt };
+  return {
+    id: payment.id,
+    lead: payment.leadId,
+    amount: formatMinor(payment.amountMinor),
+    comment: note,
+    created_at: payment.createdAt,
+  };
 }

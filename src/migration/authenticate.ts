@@ -19,7 +19,6 @@ declare module 'fastify' {
   }
 }
 
-
 /** The header as the OpenAPI document declares it on every v1 response. */
 export const TEST_MODE_RESPONSE_HEADERS = {
   'Lead-Gateway-Test-Mode': {
@@ -70,7 +69,12 @@ export function v1Authenticator(deps: KeyCheckDeps) {
     const integration = key ? deps.rules.current().integrations.get(key.integrationId) : undefined;
     if (!integration) {
       await deps.authFailures.recordFailure(request, 'v1');
-      throw new AppError('unauthorized', 'The key is unknown, revoked, or not a v1 integration key.', {}, challenge('invalid_token'));
+      throw new AppError(
+        'unauthorized',
+        'The key is unknown, revoked, or not a v1 integration key.',
+        {},
+        challenge('invalid_token'),
+      );
     }
     request.integration = integration;
     request.apiKeyId = key!.id;

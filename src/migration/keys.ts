@@ -78,7 +78,12 @@ export async function findLiveKey(
   // Published keys (demo mode's) never open a door outside demo mode, whatever the database holds.
   if (refusedHashes?.has(hash)) return null;
   // Only keys that exist are remembered, so guessing fills nothing (store/hot-reads.ts).
-  const key = await read(`key:${hash}`, () => store.readOne((r) => r.keys.findByHash(hash)), (k) => k !== null);
-  if (!key || !(typeof kind === 'string' ? key.kind === kind : kind.includes(key.kind)) || key.revokedAt !== null) return null;
+  const key = await read(
+    `key:${hash}`,
+    () => store.readOne((r) => r.keys.findByHash(hash)),
+    (k) => k !== null,
+  );
+  if (!key || !(typeof kind === 'string' ? key.kind === kind : kind.includes(key.kind)) || key.revokedAt !== null)
+    return null;
   return timingSafeEqual(Buffer.from(key.hash, 'hex'), Buffer.from(hash, 'hex')) ? key : null;
 }

@@ -16,39 +16,67 @@ export const PortedFlagSchema = z
     ported_by: z.string().meta({ description: 'The operator or console user who marked it' }),
     note: z.string().nullable(),
   })
-  .meta({ id: 'PortedFlag', description: 'The integration was marked "ported" (a flag beside the state, not a state). Null: not marked' });
+  .meta({
+    id: 'PortedFlag',
+    description: 'The integration was marked "ported" (a flag beside the state, not a state). Null: not marked',
+  });
 export type PortedFlagView = z.infer<typeof PortedFlagSchema>;
 
-export const portedView = (flag: PortedFlag | null): PortedFlagView | null => (flag === null ? null : { ported_at: flag.at, ported_by: flag.by, note: flag.note });
+export const portedView = (flag: PortedFlag | null): PortedFlagView | null =>
+  flag === null ? null : { ported_at: flag.at, ported_by: flag.by, note: flag.note };
 
 /** Who marks: the service team (admin API, CLI, console) or the workspace's owner (console). */
 export type PortingRole = 'service_team' | 'owner';
 
 /** Marks the integration ported, audited under its lock. Marked already: 409, nothing changes. */
-export async function markPorted(deps: MigrationDeps, integration: Pick<Integration, 'id' | 'handle'>, who: Actor & { note: string | null; role: PortingRole }): Promise<PortedFlag> {
-  const flag: PortedFlag = { integrationId: integration.id, at: (deps.now?.() ?? new Date()).toISOString(), by: who.actor, note: who.note };
+export async function markPorted(
+  deps: MigrationDeps,
+  integration: Pick<Integration, 'id' | 'handle'>,
+  who: Actor & { note: string | null; role: PortingRole },
+): Promise<PortedFlag> {
+  const flag: PortedFlag = {
+    integrationId: integration.id,
+    at: (deps.now?.() ?? new Date()).toISOString(),
+    by: who.actor,
+    note: who.note,
+  };
   return deps.store.transact(async (tx) => {
     await tx.locks.integration(integration.id);
     if (!(await tx.states.setPorted(flag))) {
       const found = (await tx.states.ported(integration.id))!;
-      throw new AppError('conflict', `${integration.handle} was marked ported by ${found.by} at ${found.at}: clear the flag first to mark it again.`, {
-        ported: portedView(found),
-      });
+      throw new AppError(
+        'conflict',
+        `${integration.handle} was marked ported by ${found.by} at ${found.at}: clear the flag first to mark it again.`,
+        {
+          ported: portedView(found),
+        },
+      );
     }
-    await recordAction(tx, integration, 'marked_ported', { actor: who.actor, reason: who.note }, flag.at, { role: who.role });
+    await recordAction(tx, integration, 'marked_ported', { actor: who.actor, reason: who.note }, flag.at, {
+      role: who.role,
+    });
     return flag;
   });
 }
 
 /** Clears the flag, audited under the integration's lock: the service team's alone. Not marked: 409. */
-export async function clearPorted(deps: MigrationDeps, integration: Pick<Integration, 'id' | 'handle'>, who: Actor & { role: PortingRole }): Promise<void> {
+export async function clearPorted(
+  deps: MigrationDeps,
+  integration: Pick<Integration, 'id' | 'handle'>,
+  who: Actor & { role: PortingRole },
+): Promise<void> {
   if (who.role !== 'service_team') throw new AppError('forbidden', 'Only the service team may clear the ported flag.');
   const at = (deps.now?.() ?? new Date()).toISOString();
   await deps.store.transact(async (tx) => {
     await tx.locks.integration(integration.id);
     const found = await tx.states.ported(integration.id);
-    if (found === null || !(await tx.states.clearPorted(integration.id))) throw new AppError('conflict', `${integration.handle} is not marked ported.`, { ported: null });
-    await recordAction(tx, integration, 'ported_cleared', who, at, { ported_at: found.at, ported_by: found.by, note: found.note });
+    if (found === null || !(await tx.states.clearPorted(integration.id)))
+      throw new AppError('conflict', `${integration.handle} is not marked ported.`, { ported: null });
+    await recordAction(tx, integration, 'ported_cleared', who, at, {
+      ported_at: found.at,
+      ported_by: found.by,
+      note: found.note,
+    });
   });
 }
 
@@ -58,7 +86,11 @@ export const LegacyCandidateSchema = z
     code: z.enum(['not_linked', 'bound_to_another_person']),
     reason: z.string(),
   })
-  .meta({ id: 'LegacyCandidate', description: 'A legacy-created lead whose legacy rule gives this external_contact_id, not linked to the integration' });
+  .meta({
+    id: 'LegacyCandidate',
+    description:
+      'A legacy-created lead whose legacy rule gives this external_contact_id, not linked to the integration',
+  });
 
 export const NotFoundEntrySchema = z
   .object({
@@ -66,7 +98,9 @@ export const NotFoundEntrySchema = z
     calls: z.number().int(),
     first_at: z.iso.datetime(),
     last_at: z.iso.datetime(),
-    legacy_leads: z.array(LegacyCandidateSchema).meta({ description: 'Unlinked legacy leads of this person (empty: none found)' }),
+    legacy_leads: z
+      .array(LegacyCandidateSchema)
+      .meta({ description: 'Unlinked legacy leads of this person (empty: none found)' }),
   })
   .meta({ id: 'AnswersNotFound' });
 
@@ -76,7 +110,10 @@ export const NotFoundPageSchema = z
     next: z.string().nullable().meta({ description: 'Give as `after` for the next page; null: the last page' }),
     ids: z.number().int().meta({ description: 'external_contact_ids listed in all' }),
     calls: z.number().int().meta({ description: 'Their 404s counted in all' }),
-    ids_max: z.number().int().meta({ description: 'At most this many ids are listed per integration; a further id is not counted' }),
+    ids_max: z
+      .number()
+      .int()
+      .meta({ description: 'At most this many ids are listed per integration; a further id is not counted' }),
   })
   .meta({ id: 'AnswersNotFoundPage' });
 export type NotFoundPage = z.infer<typeof NotFoundPageSchema>;
@@ -105,7 +142,9 @@ export async function notFoundAnswers(
 ): Promise<NotFoundPage> {
   const after = page.after === undefined ? null : decodeCursor(CURSOR, page.after);
   await deps.usage.flush();
-  return deps.store.snapshot((r) => notFoundPage(r, integration, page.limit, after, deps.usage.caps.notFoundIdsPerIntegration));
+  return deps.store.snapshot((r) =>
+    notFoundPage(r, integration, page.limit, after, deps.usage.caps.notFoundIdsPerIntegration),
+  );
 }
 
 /**
@@ -136,22 +175,47 @@ async function unlinkedLegacyLeadsOf(r: Repos, integration: Integration, ids: st
 }
 
 /** The page, in the caller's read (the migration report's first page, or a page of its own): what it reads is bounded by `limit`. */
-export async function notFoundPage(r: Repos, integration: Integration, limit: number, after: NotFoundCursor | null, idsMax: number): Promise<NotFoundPage> {
+export async function notFoundPage(
+  r: Repos,
+  integration: Integration,
+  limit: number,
+  after: NotFoundCursor | null,
+  idsMax: number,
+): Promise<NotFoundPage> {
   // One more than the page: whether there is a next one.
   const rows = await r.states.notFound(integration.id, limit + 1, after);
   const entries = rows.slice(0, limit);
   const totals = await r.states.notFoundTotals(integration.id);
-  const leadsOf = await unlinkedLegacyLeadsOf(r, integration, entries.map((e) => e.externalContactId));
+  const leadsOf = await unlinkedLegacyLeadsOf(
+    r,
+    integration,
+    entries.map((e) => e.externalContactId),
+  );
   const items = [];
   for (const e of entries) {
     const leads = leadsOf.get(e.externalContactId) ?? [];
     const bound = leads.length === 0 ? null : await r.contacts.findByBinding(integration.id, e.externalContactId);
     const legacy = leads.map((lead) =>
       bound !== null && bound.id !== lead.contactId
-        ? { lead_id: lead.id, code: 'bound_to_another_person' as const, reason: `${e.externalContactId} is already bound to another person` }
-        : { lead_id: lead.id, code: 'not_linked' as const, reason: 'not linked yet: linking (lead-gateway link, POST /admin/v1/integrations/{integration}/link) binds it' },
+        ? {
+            lead_id: lead.id,
+            code: 'bound_to_another_person' as const,
+            reason: `${e.externalContactId} is already bound to another person`,
+          }
+        : {
+            lead_id: lead.id,
+            code: 'not_linked' as const,
+            reason:
+              'not linked yet: linking (lead-gateway link, POST /admin/v1/integrations/{integration}/link) binds it',
+          },
     );
-    items.push({ external_contact_id: e.externalContactId, calls: e.calls, first_at: e.firstAt, last_at: e.lastAt, legacy_leads: legacy });
+    items.push({
+      external_contact_id: e.externalContactId,
+      calls: e.calls,
+      first_at: e.firstAt,
+      last_at: e.lastAt,
+      legacy_leads: legacy,
+    });
   }
   const last = entries.at(-1);
   return {

@@ -8,7 +8,8 @@ import type { AuditEntry } from '../store/repos/states.js';
 import type { Submission } from '../store/repos/submissions.js';
 
 /** Every key of the integration, live and revoked, never its value. */
-export const listKeys = (store: Store, integration: Integration): Promise<ListedKey[]> => store.snapshot((r) => r.keys.listForIntegration(integration.id));
+export const listKeys = (store: Store, integration: Integration): Promise<ListedKey[]> =>
+  store.snapshot((r) => r.keys.listForIntegration(integration.id));
 
 /** The live keys of one kind (a second live v1 key is what the console asks to confirm). */
 export const liveKeys = async (store: Store, integration: Integration, kind: ListedKey['kind']): Promise<ListedKey[]> =>

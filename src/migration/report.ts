@@ -25,10 +25,14 @@ const callCounts = {
   last_success: z.iso.datetime().nullable().meta({ description: 'The last call ever answered with a 2xx' }),
 };
 
-export const RouteUsageSchema = z.object({ route: z.string().meta({ description: 'METHOD /path, e.g. POST /api/bots/api/leads/' }), ...callCounts }).meta({ id: 'RouteUsage' });
+export const RouteUsageSchema = z
+  .object({ route: z.string().meta({ description: 'METHOD /path, e.g. POST /api/bots/api/leads/' }), ...callCounts })
+  .meta({ id: 'RouteUsage' });
 export type RouteUsage = z.infer<typeof RouteUsageSchema>;
 
-const InterfaceUsageSchema = z.object({ routes: z.array(RouteUsageSchema), ...callCounts }).meta({ id: 'InterfaceUsage' });
+const InterfaceUsageSchema = z
+  .object({ routes: z.array(RouteUsageSchema), ...callCounts })
+  .meta({ id: 'InterfaceUsage' });
 type InterfaceUsage = z.infer<typeof InterfaceUsageSchema>;
 
 export const MigrationReportSchema = z
@@ -40,33 +44,51 @@ export const MigrationReportSchema = z
     v1: InterfaceUsageSchema,
     // Calls made with a test key: counted apart, never as v1 traffic for the readiness verdict.
     v1_test: InterfaceUsageSchema,
-    ignored_legacy_fields: z.array(z.object({ field: z.string(), calls: z.number().int(), last_seen: z.iso.datetime() })),
+    ignored_legacy_fields: z.array(
+      z.object({ field: z.string(), calls: z.number().int(), last_seen: z.iso.datetime() }),
+    ),
     unlinked_legacy_leads: z
       .array(z.object({ lead_id: z.uuid(), first_name: z.string(), created_at: z.iso.datetime() }))
-      .meta({ description: `Legacy-created leads not linked to the integration: the first ${REPORT_UNLINKED_ITEMS} (re-run linking to bind them)` }),
+      .meta({
+        description: `Legacy-created leads not linked to the integration: the first ${REPORT_UNLINKED_ITEMS} (re-run linking to bind them)`,
+      }),
     unlinked_legacy_leads_total: z
       .number()
       .int()
-      .meta({ description: `How many unlinked legacy leads there are in all, counted up to ${UNLINKED_LEGACY_EXAMINED} (see \`unlinked_legacy_leads_total_capped\`)` }),
-    unlinked_legacy_leads_total_capped: z
-      .boolean()
-      .meta({ description: `True: there are more than ${UNLINKED_LEGACY_EXAMINED} unlinked legacy leads, and \`unlinked_legacy_leads_total\` stopped counting there` }),
-    keys: z.object({ v1: z.number().int(), legacy: z.number().int(), test: z.number().int() }).meta({ description: 'Live (not revoked) keys' }),
+      .meta({
+        description: `How many unlinked legacy leads there are in all, counted up to ${UNLINKED_LEGACY_EXAMINED} (see \`unlinked_legacy_leads_total_capped\`)`,
+      }),
+    unlinked_legacy_leads_total_capped: z.boolean().meta({
+      description: `True: there are more than ${UNLINKED_LEGACY_EXAMINED} unlinked legacy leads, and \`unlinked_legacy_leads_total\` stopped counting there`,
+    }),
+    keys: z
+      .object({ v1: z.number().int(), legacy: z.number().int(), test: z.number().int() })
+      .meta({ description: 'Live (not revoked) keys' }),
     ported: PortedFlagSchema.nullable(),
-    answers_not_found: NotFoundPageSchema.meta({ description: `Answers calls answered 404, per external_contact_id: the latest ${REPORT_NOT_FOUND_ITEMS}; \`next\` pages on at GET .../not-found` }),
+    answers_not_found: NotFoundPageSchema.meta({
+      description: `Answers calls answered 404, per external_contact_id: the latest ${REPORT_NOT_FOUND_ITEMS}; \`next\` pages on at GET .../not-found`,
+    }),
     readiness: z.object({ verdict: z.enum(['ready', 'not_ready', 'switched_off']), reasons: z.array(z.string()) }),
   })
   .meta({ id: 'MigrationReport' });
 export type MigrationReport = z.infer<typeof MigrationReportSchema>;
 
-const latest = (values: (string | null)[]) => values.reduce<string | null>((max, v) => (v !== null && (max === null || v > max) ? v : max), null);
+const latest = (values: (string | null)[]) =>
+  values.reduce<string | null>((max, v) => (v !== null && (max === null || v > max) ? v : max), null);
 
 const hourOf = (date: Date) => date.toISOString().slice(0, 13);
 
 function summarise(iface: Interface, day: UsageRow[], week: UsageRow[]): InterfaceUsage {
   const routes = new Map<string, RouteUsage>();
   for (const row of week.filter((r) => r.interface === iface)) {
-    routes.set(row.route, { route: row.route, calls_24h: 0, calls_7d: row.calls, last_seen: row.lastSeen, successful_7d: row.okCalls, last_success: row.lastOk });
+    routes.set(row.route, {
+      route: row.route,
+      calls_24h: 0,
+      calls_7d: row.calls,
+      last_seen: row.lastSeen,
+      successful_7d: row.okCalls,
+      last_success: row.lastOk,
+    });
   }
   for (const row of day.filter((r) => r.interface === iface)) {
     const entry = routes.get(row.route);
@@ -91,10 +113,18 @@ function withTold(reasons: string[], told: { at: number; text: string }[]): stri
 }
 
 /** The first `listed` unlinked legacy leads, and a count of them made by the database up to UNLINKED_LEGACY_EXAMINED. */
-async function unlinkedLeads(r: Repos, integration: Integration, listed: number): Promise<{ leads: Lead[]; count: number; capped: boolean }> {
+async function unlinkedLeads(
+  r: Repos,
+  integration: Integration,
+  listed: number,
+): Promise<{ leads: Lead[]; count: number; capped: boolean }> {
   const counted = await r.leads.countUnlinkedLegacy(integration.id, UNLINKED_LEGACY_EXAMINED + 1);
   const count = Math.min(counted, UNLINKED_LEGACY_EXAMINED);
-  return { leads: count === 0 || listed === 0 ? [] : await r.leads.listLegacy(integration.id, true, listed), count, capped: counted > count };
+  return {
+    leads: count === 0 || listed === 0 ? [] : await r.leads.listLegacy(integration.id, true, listed),
+    count,
+    capped: counted > count,
+  };
 }
 
 /** How much of each list a report names: what it reads is bounded by what it names. */
@@ -139,22 +169,37 @@ export async function migrationReport(
   const reasons: string[] = [];
   if (data.state === 'legacy') reasons.push('no v1 key has been issued yet');
   if (legacy.last_seen !== null && legacy.last_seen > quietSince) {
-    reasons.push(`the deprecated interface was called at ${legacy.last_seen}, within the ${quietPeriodHours} h quiet period`);
+    reasons.push(
+      `the deprecated interface was called at ${legacy.last_seen}, within the ${quietPeriodHours} h quiet period`,
+    );
   }
   // The flag is said beside the traffic, never weighed: the verdict is the traffic's (docs/runbook.md).
   const told: { at: number; text: string }[] = [];
   if (data.ported !== null) {
     const p = data.ported;
-    told.push({ at: reasons.length, text: `marked ported by ${p.by} at ${p.at}${p.note === null ? '' : `: ${p.note}`}` });
+    told.push({
+      at: reasons.length,
+      text: `marked ported by ${p.by} at ${p.at}${p.note === null ? '' : `: ${p.note}`}`,
+    });
     if (legacy.last_seen !== null && legacy.last_seen > p.at) {
-      told.push({ at: reasons.length, text: `warning: the deprecated interface was called after the integration was marked ported (last at ${legacy.last_seen})` });
+      told.push({
+        at: reasons.length,
+        text: `warning: the deprecated interface was called after the integration was marked ported (last at ${legacy.last_seen})`,
+      });
     }
   }
   // A run of 422s shows a bot that calls, not one that works: only an accepted call counts.
   if (data.state !== 'switched_off' && v1.last_success === null) {
-    reasons.push(v1.last_seen === null ? 'the v1 interface has not been called yet' : 'no v1 call has succeeded yet (every one was refused)');
+    reasons.push(
+      v1.last_seen === null
+        ? 'the v1 interface has not been called yet'
+        : 'no v1 call has succeeded yet (every one was refused)',
+    );
   }
-  if (data.unlinked.count > 0) reasons.push(`${data.unlinked.capped ? 'more than ' : ''}${data.unlinked.count} legacy lead(s) are not linked: their answers would get 404`);
+  if (data.unlinked.count > 0)
+    reasons.push(
+      `${data.unlinked.capped ? 'more than ' : ''}${data.unlinked.count} legacy lead(s) are not linked: their answers would get 404`,
+    );
 
   const report: MigrationReport = {
     integration: { id: integration.id, handle: integration.handle, name: integration.name },
@@ -164,7 +209,11 @@ export async function migrationReport(
     v1,
     v1_test: v1Test,
     ignored_legacy_fields: data.ignored.map((f) => ({ field: f.field, calls: f.calls, last_seen: f.lastSeen })),
-    unlinked_legacy_leads: data.unlinked.leads.map((l) => ({ lead_id: l.id, first_name: l.firstName, created_at: l.createdAt })),
+    unlinked_legacy_leads: data.unlinked.leads.map((l) => ({
+      lead_id: l.id,
+      first_name: l.firstName,
+      created_at: l.createdAt,
+    })),
     unlinked_legacy_leads_total: data.unlinked.count,
     unlinked_legacy_leads_total_capped: data.unlinked.capped,
     keys: {
@@ -174,7 +223,10 @@ export async function migrationReport(
     },
     ported: portedView(data.ported),
     answers_not_found: data.notFound,
-    readiness: { verdict: data.state === 'switched_off' ? 'switched_off' : reasons.length === 0 ? 'ready' : 'not_ready', reasons: withTold(reasons, told) },
+    readiness: {
+      verdict: data.state === 'switched_off' ? 'switched_off' : reasons.length === 0 ? 'ready' : 'not_ready',
+      reasons: withTold(reasons, told),
+    },
   };
   return report;
 }

@@ -72,7 +72,14 @@ async function move(
 }
 
 /** Audits an action that changes no state (applying stored answers, say) under `who`, in the caller's unit. */
-export async function recordAction(tx: Repos, integration: Pick<Integration, 'id'>, action: string, who: Actor, at: string, details: Record<string, unknown> | null = null): Promise<void> {
+export async function recordAction(
+  tx: Repos,
+  integration: Pick<Integration, 'id'>,
+  action: string,
+  who: Actor,
+  at: string,
+  details: Record<string, unknown> | null = null,
+): Promise<void> {
   await move(tx, integration, action, null, who, at, details);
 }
 
@@ -104,19 +111,32 @@ function leaveUnlinked(report: LinkReport, item: LinkReport['unlinked'][number])
  * (null: no rule, or a member missing), for linking to bind. The 404 list reads only those of its ids
  * (porting.ts).
  */
-async function unlinkedLegacyLeads(r: Pick<Repos, 'leads'>, integration: Integration): Promise<{ lead: Lead; externalId: string | null }[]> {
+async function unlinkedLegacyLeads(
+  r: Pick<Repos, 'leads'>,
+  integration: Integration,
+): Promise<{ lead: Lead; externalId: string | null }[]> {
   const template = integration.legacy.externalContactId;
-  return (await r.leads.listLegacy(integration.id, true)).map((lead) => ({ lead, externalId: template === null ? null : renderExternalId(template, lead) }));
+  return (await r.leads.listLegacy(integration.id, true)).map((lead) => ({
+    lead,
+    externalId: template === null ? null : renderExternalId(template, lead),
+  }));
 }
 
 /** Binds each legacy-created lead's person to the integration through its legacy rule. */
 async function linkLegacyLeads(tx: Repos, integration: Integration, at: string): Promise<LinkReport> {
-  const report: LinkReport = { linked: 0, unlinked: [], unlinkedTotal: 0, unlinkedByCode: { no_rule: 0, missing_member: 0, bound_to_another_person: 0 } };
+  const report: LinkReport = {
+    linked: 0,
+    unlinked: [],
+    unlinkedTotal: 0,
+    unlinkedByCode: { no_rule: 0, missing_member: 0, bound_to_another_person: 0 },
+  };
   const template = integration.legacy.externalContactId;
   const leads = await unlinkedLegacyLeads(tx, integration);
   // The bindings are made under their person locks, all taken at once: a lead submitted meanwhile with
   // one of these external_contact_ids waits, then finds the binding (intake/service.ts).
-  const keys = leads.flatMap(({ externalId }) => (externalId === null ? [] : [{ kind: 'binding' as const, integrationId: integration.id, externalId }]));
+  const keys = leads.flatMap(({ externalId }) =>
+    externalId === null ? [] : [{ kind: 'binding' as const, integrationId: integration.id, externalId }],
+  );
   await tx.locks.persons(integration.workspace.id, keys);
   for (const { lead, externalId } of leads) {
     if (externalId === null) {
@@ -130,7 +150,11 @@ async function linkLegacyLeads(tx: Repos, integration: Integration, at: string):
     }
     const bound = await tx.contacts.findByBinding(integration.id, externalId);
     if (bound && bound.id !== lead.contactId) {
-      leaveUnlinked(report, { lead_id: lead.id, code: 'bound_to_another_person', reason: `${externalId} is already bound to another person` });
+      leaveUnlinked(report, {
+        lead_id: lead.id,
+        code: 'bound_to_another_person',
+        reason: `${externalId} is already bound to another person`,
+      });
       continue;
     }
     // Not bound now though the look-up found no binding: someone bound it without its person lock.
@@ -183,11 +207,22 @@ export interface IssueResult extends IssuedKey {
  */
 export type WithIssued = (tx: Repos, issued: IssuedKey & { revoked?: number }) => Promise<void>;
 
-export async function issueV1Key(deps: MigrationDeps, integration: Integration, who: Actor, options: { secret?: string; within?: WithIssued } = {}): Promise<IssueResult> {
+export async function issueV1Key(
+  deps: MigrationDeps,
+  integration: Integration,
+  who: Actor,
+  options: { secret?: string; within?: WithIssued } = {},
+): Promise<IssueResult> {
   const at = (deps.now?.() ?? new Date()).toISOString();
   return commitChange(deps.store, integration.id, async (tx) => {
     const { secret } = options;
-    const issued = await storeKey(tx, { integrationId: integration.id, kind: 'v1', createdBy: who.actor, at, ...(secret === undefined ? {} : { secret }) });
+    const issued = await storeKey(tx, {
+      integrationId: integration.id,
+      kind: 'v1',
+      createdBy: who.actor,
+      at,
+      ...(secret === undefined ? {} : { secret }),
+    });
     await options.within?.(tx, issued);
     const current = await tx.states.get(integration.id);
     const links = await linkLegacyLeads(tx, integration, at);
@@ -205,18 +240,31 @@ export async function issueV1Key(deps: MigrationDeps, integration: Integration, 
  * A v1 test key: its calls run the whole v1 path and keep nothing (docs/api.md, "Test mode"). Issued
  * as many times as asked, like the v1 key, in any state; it moves no state and links nothing.
  */
-export async function issueTestKey(deps: MigrationDeps, integration: Integration, who: Actor, within?: WithIssued): Promise<IssuedKey & { state: MigrationState }> {
+export async function issueTestKey(
+  deps: MigrationDeps,
+  integration: Integration,
+  who: Actor,
+  within?: WithIssued,
+): Promise<IssuedKey & { state: MigrationState }> {
   const at = (deps.now?.() ?? new Date()).toISOString();
   return commitChange(deps.store, integration.id, async (tx) => {
     const issued = await storeKey(tx, { integrationId: integration.id, kind: 'test', createdBy: who.actor, at });
     await within?.(tx, issued);
-    const state = await move(tx, integration, 'test_key_issued', null, who, at, { key_id: issued.key.id, prefix: issued.key.prefix });
+    const state = await move(tx, integration, 'test_key_issued', null, who, at, {
+      key_id: issued.key.id,
+      prefix: issued.key.prefix,
+    });
     return { ...issued, state };
   });
 }
 
 /** The owner's "renew key": every current key stops at once (test keys too), one new v1 key is issued. */
-export async function renewKeys(deps: MigrationDeps, integration: Integration, who: Actor, within?: WithIssued): Promise<IssuedKey & { revoked: number; state: MigrationState }> {
+export async function renewKeys(
+  deps: MigrationDeps,
+  integration: Integration,
+  who: Actor,
+  within?: WithIssued,
+): Promise<IssuedKey & { revoked: number; state: MigrationState }> {
   const at = (deps.now?.() ?? new Date()).toISOString();
   return commitChange(deps.store, integration.id, async (tx) => {
     const revoked = await tx.keys.revokeAll(integration.id, at);
@@ -236,27 +284,45 @@ export async function renewKeys(deps: MigrationDeps, integration: Integration, w
  * Revokes the keys the console issued whose session ended before a page showed them (retention runs
  * it), each audited as never shown; in the caller's unit. Returns how many were live.
  */
-export async function revokeNeverShown(tx: Repos, keys: readonly { keyId: string; integrationId: string; prefix: string }[], at: string): Promise<number> {
+export async function revokeNeverShown(
+  tx: Repos,
+  keys: readonly { keyId: string; integrationId: string; prefix: string }[],
+  at: string,
+): Promise<number> {
   let revoked = 0;
   for (const key of keys) {
     if (!(await tx.keys.revoke(key.keyId, at))) continue;
     revoked++;
-    await move(tx, { id: key.integrationId }, 'key_revoked', null, { actor: 'console', reason: 'never shown: the console session that issued it ended before a page showed it' }, at, {
-      key_id: key.keyId,
-      prefix: key.prefix,
-      never_shown: true,
-    });
+    await move(
+      tx,
+      { id: key.integrationId },
+      'key_revoked',
+      null,
+      { actor: 'console', reason: 'never shown: the console session that issued it ended before a page showed it' },
+      at,
+      {
+        key_id: key.keyId,
+        prefix: key.prefix,
+        never_shown: true,
+      },
+    );
   }
   return revoked;
 }
 
 /** Revokes one key of the integration, audited; the other keys go on working. */
-export async function revokeKey(deps: MigrationDeps, integration: Pick<Integration, 'id'>, keyId: string, who: Actor): Promise<ApiKey> {
+export async function revokeKey(
+  deps: MigrationDeps,
+  integration: Pick<Integration, 'id'>,
+  keyId: string,
+  who: Actor,
+): Promise<ApiKey> {
   const at = (deps.now?.() ?? new Date()).toISOString();
   return commitChange(deps.store, integration.id, async (tx) => {
     const key = (await tx.keys.listForIntegration(integration.id)).find((k) => k.id === keyId);
     if (!key) throw new AppError('not-found', `No key ${keyId} belongs to this integration.`);
-    if (!(await tx.keys.revoke(key.id, at))) throw new AppError('conflict', `Key ${keyId} was revoked at ${key.revokedAt}.`, { revoked_at: key.revokedAt });
+    if (!(await tx.keys.revoke(key.id, at)))
+      throw new AppError('conflict', `Key ${keyId} was revoked at ${key.revokedAt}.`, { revoked_at: key.revokedAt });
     await move(tx, integration, 'key_revoked', null, who, at, { key_id: key.id, kind: key.kind, prefix: key.prefix });
     return { ...key, revokedAt: at };
   });
@@ -266,11 +332,18 @@ export async function revokeKey(deps: MigrationDeps, integration: Pick<Integrati
  * Links the legacy-created leads not linked yet, as issuing the v1 key does, without issuing one:
  * after a fix to the legacy rule or to the data.
  */
-export async function relinkLegacyLeads(deps: MigrationDeps, integration: Integration, who: Actor): Promise<LinkReport> {
+export async function relinkLegacyLeads(
+  deps: MigrationDeps,
+  integration: Integration,
+  who: Actor,
+): Promise<LinkReport> {
   const at = (deps.now?.() ?? new Date()).toISOString();
   return commitChange(deps.store, integration.id, async (tx) => {
     const links = await linkLegacyLeads(tx, integration, at);
-    await move(tx, integration, 'legacy_leads_linked', null, who, at, { linked_leads: links.linked, unlinked_leads: links.unlinkedTotal });
+    await move(tx, integration, 'legacy_leads_linked', null, who, at, {
+      linked_leads: links.linked,
+      unlinked_leads: links.unlinkedTotal,
+    });
     return links;
   });
 }
@@ -305,20 +378,36 @@ export async function switchOff(
         { state: current, last_legacy_call: lastLegacy },
       );
     }
-    return move(tx, integration, input.force ? 'switched_off_forced' : 'switched_off', 'switched_off', input, now.toISOString(), {
-      last_legacy_call: lastLegacy,
-      quiet_period_hours: quietHours,
-    });
+    return move(
+      tx,
+      integration,
+      input.force ? 'switched_off_forced' : 'switched_off',
+      'switched_off',
+      input,
+      now.toISOString(),
+      {
+        last_legacy_call: lastLegacy,
+        quiet_period_hours: quietHours,
+      },
+    );
   });
 }
 
 /** switched_off -> migrating: the old key works again. A reason is required. */
-export async function rollback(deps: MigrationDeps, integration: Integration, who: Actor & { reason: string }): Promise<MigrationState> {
+export async function rollback(
+  deps: MigrationDeps,
+  integration: Integration,
+  who: Actor & { reason: string },
+): Promise<MigrationState> {
   const at = (deps.now?.() ?? new Date()).toISOString();
   return commitChange(deps.store, integration.id, async (tx) => {
     const current = await tx.states.get(integration.id);
     if (current !== 'switched_off') {
-      throw new AppError('conflict', `${integration.handle} is ${current}; only a switched-off integration can be rolled back.`, { state: current });
+      throw new AppError(
+        'conflict',
+        `${integration.handle} is ${current}; only a switched-off integration can be rolled back.`,
+        { state: current },
+      );
     }
     return move(tx, integration, 'rolled_back', 'migrating', who, at);
   });

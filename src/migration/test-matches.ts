@@ -41,7 +41,14 @@ export async function recordTestMatch(store: Store, match: TestMatch): Promise<v
 }
 
 /** What a test call's service gives `runOnce` (idempotency/replay.ts): records the person its unit found. */
-export function testMatchRecorder(store: Store, integration: Pick<Integration, 'id'>, keyId: string, endpoint: TestMatch['endpoint'], eventId: string, now: () => string) {
+export function testMatchRecorder(
+  store: Store,
+  integration: Pick<Integration, 'id'>,
+  keyId: string,
+  endpoint: TestMatch['endpoint'],
+  eventId: string,
+  now: () => string,
+) {
   return (person: Pick<TestMatch, 'contactId' | 'leadId' | 'matchedBy' | 'own'>) =>
     recordTestMatch(store, { ...person, integrationId: integration.id, keyId, endpoint, eventId, at: now() });
 }
@@ -49,10 +56,19 @@ export function testMatchRecorder(store: Store, integration: Pick<Integration, '
 export const TestMatchSchema = z
   .object({
     key_id: z.string().meta({ description: 'The test key that made the calls' }),
-    key_prefix: z.string().nullable().meta({ description: "The key's readable prefix (null: the key is no longer listed)" }),
+    key_prefix: z
+      .string()
+      .nullable()
+      .meta({ description: "The key's readable prefix (null: the key is no longer listed)" }),
     contact_id: z.string().meta({ description: 'The person found' }),
-    lead_id: z.string().nullable().meta({ description: "The person's lead the last call would have joined or answered (null: none)" }),
-    own: z.boolean().meta({ description: "Whether the integration had submitted the person itself (false: another integration's or an operator's person, shown to the test call as unknown)" }),
+    lead_id: z
+      .string()
+      .nullable()
+      .meta({ description: "The person's lead the last call would have joined or answered (null: none)" }),
+    own: z.boolean().meta({
+      description:
+        "Whether the integration had submitted the person itself (false: another integration's or an operator's person, shown to the test call as unknown)",
+    }),
     endpoint: z.enum(['leads', 'answers']).meta({ description: 'The v1 route of the last call' }),
     matched_by: z.enum(['external_contact_id', 'phone', 'email']),
     last_event_id: z.string().meta({ description: 'The event_id of the last call, as the bot sent it' }),
@@ -67,7 +83,10 @@ export const TestMatchPageSchema = z
     items: z.array(TestMatchSchema),
     next: z.string().nullable().meta({ description: 'Give as `after` for the next page; null: the last page' }),
     rows: z.number().int().meta({ description: 'Rows (test key and person) kept in all for the integration' }),
-    rows_max_per_key: z.number().int().meta({ description: 'At most this many rows (persons) are kept per test key; a call with that key that would add one more is refused' }),
+    rows_max_per_key: z.number().int().meta({
+      description:
+        'At most this many rows (persons) are kept per test key; a call with that key that would add one more is refused',
+    }),
   })
   .meta({ id: 'TestMatchPage' });
 export type TestMatchPage = z.infer<typeof TestMatchPageSchema>;
@@ -81,11 +100,18 @@ export const TestMatchQuerySchema = z.object({
 const CURSOR = ['firstAt', 'keyId', 'contactId'] as const satisfies readonly (keyof TestMatchCursor)[];
 
 /** One page of the persons the integration's test calls found, the newest rows first. */
-export async function testMatches(deps: Pick<MigrationDeps, 'store'>, integration: Pick<Integration, 'id'>, page: { limit: number; after?: string | undefined }): Promise<TestMatchPage> {
+export async function testMatches(
+  deps: Pick<MigrationDeps, 'store'>,
+  integration: Pick<Integration, 'id'>,
+  page: { limit: number; after?: string | undefined },
+): Promise<TestMatchPage> {
   const after: TestMatchCursor | null = page.after === undefined ? null : decodeCursor(CURSOR, page.after);
   return deps.store.snapshot(async (r) => {
     // One more than the page: whether there is a next one.
-    const [found, rows] = await Promise.all([r.testMatches.page(integration.id, page.limit + 1, after), r.testMatches.count(integration.id)]);
+    const [found, rows] = await Promise.all([
+      r.testMatches.page(integration.id, page.limit + 1, after),
+      r.testMatches.count(integration.id),
+    ]);
     const entries = found.slice(0, page.limit);
     const last = entries.at(-1);
     return {

@@ -24,7 +24,10 @@ export interface UsageCaps {
   notFoundPending: number;
 }
 
-export const USAGE_CAPS: UsageCaps = { notFoundIdsPerIntegration: NOT_FOUND_IDS_PER_INTEGRATION, notFoundPending: NOT_FOUND_PENDING_MAX };
+export const USAGE_CAPS: UsageCaps = {
+  notFoundIdsPerIntegration: NOT_FOUND_IDS_PER_INTEGRATION,
+  notFoundPending: NOT_FOUND_PENDING_MAX,
+};
 
 /** The names one request contributes to the report: distinct, cut, and at most a fixed number. */
 export function boundedIgnoredNames(fields: readonly string[]): string[] {
@@ -90,7 +93,11 @@ const isoNow = (): string => {
  * gather in memory and are written together every `intervalMs`. A crash loses at most that much
  * counting, never a request.
  */
-export function createUsageRecorder(store: Store, intervalMs = USAGE_FLUSH_MS, caps: UsageCaps = USAGE_CAPS): UsageRecorder {
+export function createUsageRecorder(
+  store: Store,
+  intervalMs = USAGE_FLUSH_MS,
+  caps: UsageCaps = USAGE_CAPS,
+): UsageRecorder {
   let pending = new Map<string, UsageIncrement>();
   let notFound = new Map<string, NotFoundIncrement>();
   let ignored: { integrationId: string; fields: readonly string[]; at: string }[] = [];
@@ -101,7 +108,8 @@ export function createUsageRecorder(store: Store, intervalMs = USAGE_FLUSH_MS, c
   // still being written waits for them, so the report (and the switch-off check) never reads early.
   let committing: Promise<void> = Promise.resolve();
   const flush = (): Promise<void> => {
-    if (pending.size === 0 && ignored.length === 0 && keysUsed.size === 0 && notFound.size === 0 && samples.size === 0) return committing.catch(() => undefined);
+    if (pending.size === 0 && ignored.length === 0 && keysUsed.size === 0 && notFound.size === 0 && samples.size === 0)
+      return committing.catch(() => undefined);
     const batch = [...pending.values()];
     const missed = [...notFound.values()];
     notFound = new Map();
@@ -118,7 +126,8 @@ export function createUsageRecorder(store: Store, intervalMs = USAGE_FLUSH_MS, c
         store.transact(async (tx) => {
           await tx.states.addUsage(batch);
           await tx.keys.markUsed(uses);
-          for (const f of fields) await tx.states.countIgnored(f.integrationId, f.fields, f.at, IGNORED_NAMES_MAX_PER_INTEGRATION);
+          for (const f of fields)
+            await tx.states.countIgnored(f.integrationId, f.fields, f.at, IGNORED_NAMES_MAX_PER_INTEGRATION);
           if (missed.length > 0) await tx.states.countNotFound(missed, caps.notFoundIdsPerIntegration);
           if (kept.length > 0) await tx.states.putSamples(kept);
         }),
@@ -135,7 +144,11 @@ export function createUsageRecorder(store: Store, intervalMs = USAGE_FLUSH_MS, c
       const hour = iso.slice(0, 13);
       const key = `${integrationId}|${iface}|${route}|${hour}`;
       let entry = pending.get(key);
-      if (!entry) pending.set(key, (entry = { integrationId, interface: iface, route, hour, calls: 0, lastSeen: iso, okCalls: 0, lastOk: null }));
+      if (!entry)
+        pending.set(
+          key,
+          (entry = { integrationId, interface: iface, route, hour, calls: 0, lastSeen: iso, okCalls: 0, lastOk: null }),
+        );
       entry.calls++;
       entry.lastSeen = iso;
       if (ok) {

@@ -15,7 +15,10 @@ export const GUIDE_WINDOW_DAYS = 30;
 
 /** The guide's query, on the admin route and under the legacy prefix alike. */
 export const PortingGuideQuerySchema = z.object({
-  format: z.enum(['json', 'markdown']).optional().meta({ description: 'markdown: the guide as Markdown (text/markdown); it outranks the Accept header' }),
+  format: z
+    .enum(['json', 'markdown'])
+    .optional()
+    .meta({ description: 'markdown: the guide as Markdown (text/markdown); it outranks the Accept header' }),
 });
 
 const RedactedCallSchema = z.object({
@@ -36,14 +39,19 @@ const V1ExampleSchema = z.object({
 
 const GuideRouteSchema = z
   .object({
-    route: z.string().meta({ description: 'METHOD /path as the gateway counts it, e.g. PATCH /api/bots/api/leads/:id/' }),
+    route: z
+      .string()
+      .meta({ description: 'METHOD /path as the gateway counts it, e.g. PATCH /api/bots/api/leads/:id/' }),
     kind: z.enum(['translated', 'not_needed', 'not_available']),
     calls_30d: z.number().int(),
     last_call: z.iso.datetime().nullable(),
     replacement: z.object({ method: z.string(), path: z.string() }).nullable(),
     advice: z.string(),
     sample: z.object({ captured_at: z.iso.datetime(), call: RedactedCallSchema }).nullable(),
-    v1_example: V1ExampleSchema.nullable().meta({ description: 'The v1 request replacing the sample, its personal values as placeholders; null when nothing replaces it or no sample is kept' }),
+    v1_example: V1ExampleSchema.nullable().meta({
+      description:
+        'The v1 request replacing the sample, its personal values as placeholders; null when nothing replaces it or no sample is kept',
+    }),
     notes: z.array(z.string()),
   })
   .meta({ id: 'PortingGuideRoute' });
@@ -53,17 +61,27 @@ export const PortingGuideSchema = z
     integration: z.object({ id: z.uuid(), handle: z.string(), name: z.string() }),
     state: z.enum(['legacy', 'migrating', 'switched_off']),
     generated_at: z.iso.datetime(),
-    fix_by: z.string().nullable().meta({ description: "The integration's legacy sunset date (legacy.sunset): the deprecated interface stops answering after it" }),
+    fix_by: z.string().nullable().meta({
+      description:
+        "The integration's legacy sunset date (legacy.sunset): the deprecated interface stops answering after it",
+    }),
     window_days: z.number().int(),
-    person_id: z.object({ rule: z.string().nullable(), v1: z.string().meta({ description: 'The external_contact_id to send, placeholders for the person' }) }),
+    person_id: z.object({
+      rule: z.string().nullable(),
+      v1: z.string().meta({ description: 'The external_contact_id to send, placeholders for the person' }),
+    }),
     event_id_scheme: z.object({ lead: z.string(), answers: z.string(), advice: z.string() }),
     source: z.string(),
     data_rules: z.array(z.object({ extra_data_key: z.string(), answer: z.string() })),
-    tag_rules: z.array(z.object({ tag: z.string(), answer: z.string(), value: z.union([z.string(), z.boolean(), z.number()]) })),
+    tag_rules: z.array(
+      z.object({ tag: z.string(), answer: z.string(), value: z.union([z.string(), z.boolean(), z.number()]) }),
+    ),
     routes: z.array(GuideRouteSchema),
     not_needed: z.array(z.object({ route: z.string(), calls_30d: z.number().int() })),
     not_available: z.array(z.object({ route: z.string(), calls_30d: z.number().int() })),
-    ignored_legacy_fields: z.array(z.object({ field: z.string(), calls: z.number().int(), last_seen: z.iso.datetime(), advice: z.string() })),
+    ignored_legacy_fields: z.array(
+      z.object({ field: z.string(), calls: z.number().int(), last_seen: z.iso.datetime(), advice: z.string() }),
+    ),
     placeholders: z.record(z.string(), z.string()),
   })
   .meta({ id: 'PortingGuide' });
@@ -90,8 +108,10 @@ export const PLACEHOLDER_MEANINGS: Record<string, string> = {
   '<email>': "the person's e-mail",
   '<text>': 'free text the person or the bot wrote',
   '<id>': "an id: in external_contact_id and event_id the person's own (e.g. their Telegram id)",
-  '<number-id>': "the person's id, the one in external_contact_id, as a JSON number without quotes: the bot sent it as a number",
-  '<number>': 'a number: send it as a JSON number, without quotes, as the examples write it (the JSON form of the guide, being JSON, holds this placeholder as a string)',
+  '<number-id>':
+    "the person's id, the one in external_contact_id, as a JSON number without quotes: the bot sent it as a number",
+  '<number>':
+    'a number: send it as a JSON number, without quotes, as the examples write it (the JSON form of the guide, being JSON, holds this placeholder as a string)',
   '<source>': 'the campaign or referral key the bot sent as source',
   '<value>': 'a value the sample does not show',
   '<n>': 'a counter of your own: a new one per new inquiry or change, the same one when you resend after a failure',
@@ -104,7 +124,13 @@ const ANSWERS = '/api/integrations/v1/leads/answers/';
 export function personIdExample(template: string | null): string {
   if (template === null) return '<id>';
   return template.replace(/\{([a-z_.]+)\}/g, (_, member: string) =>
-    member === 'phone' ? '<phone>' : member === 'email' ? '<email>' : member === 'first_name' || member === 'last_name' ? '<name>' : '<id>',
+    member === 'phone'
+      ? '<phone>'
+      : member === 'email'
+        ? '<email>'
+        : member === 'first_name' || member === 'last_name'
+          ? '<name>'
+          : '<id>',
   );
 }
 
@@ -112,7 +138,11 @@ export function personIdExample(template: string | null): string {
 function unmarked(value: unknown): unknown {
   if (Array.isArray(value)) return value.filter((v) => v !== TRUNCATED).map(unmarked);
   if (value === null || typeof value !== 'object') return value;
-  return Object.fromEntries(Object.entries(value).filter(([k]) => k !== TRUNCATED).map(([k, v]) => [k, unmarked(v)]));
+  return Object.fromEntries(
+    Object.entries(value)
+      .filter(([k]) => k !== TRUNCATED)
+      .map(([k, v]) => [k, unmarked(v)]),
+  );
 }
 
 const shellQuoted = (text: string) => `'${text.replaceAll("'", "'\\''")}'`;
@@ -125,9 +155,12 @@ export function curlFor(path: string, body: Record<string, unknown>): string {
   ].join(' \\\n');
 }
 
-const tagIdsOf = (body: Record<string, unknown>): string[] => (Array.isArray(body.tag_ids) ? body.tag_ids.filter((t): t is string => typeof t === 'string') : []);
+const tagIdsOf = (body: Record<string, unknown>): string[] =>
+  Array.isArray(body.tag_ids) ? body.tag_ids.filter((t): t is string => typeof t === 'string') : [];
 const dataOf = (body: Record<string, unknown>): Record<string, unknown> =>
-  body.extra_data !== null && typeof body.extra_data === 'object' && !Array.isArray(body.extra_data) ? (body.extra_data as Record<string, unknown>) : {};
+  body.extra_data !== null && typeof body.extra_data === 'object' && !Array.isArray(body.extra_data)
+    ? (body.extra_data as Record<string, unknown>)
+    : {};
 
 function tagNames(input: GuideInput, ids: readonly string[]): string[] {
   const names: string[] = [];
@@ -161,31 +194,56 @@ function answersExample(input: GuideInput, body: Record<string, unknown>): Recor
   return { event_id: `${person}:answers:<n>`, external_contact_id: person, answers };
 }
 
-function routeEntry(input: GuideInput, rules: RedactionRules, row: UsageRow, sample: LegacySample | undefined): GuideRoute {
+function routeEntry(
+  input: GuideInput,
+  rules: RedactionRules,
+  row: UsageRow,
+  sample: LegacySample | undefined,
+): GuideRoute {
   const [method = '', path = ''] = row.route.split(' ');
   const replacement = replacementFor(method, path);
-  const kind = replacement.method !== null ? 'translated' : replacement.advice.startsWith('Not needed') ? 'not_needed' : 'not_available';
+  const kind =
+    replacement.method !== null
+      ? 'translated'
+      : replacement.advice.startsWith('Not needed')
+        ? 'not_needed'
+        : 'not_available';
   const notes: string[] = [];
   let example: GuideRoute['v1_example'] = null;
   // Names as today's rule shows them, whenever the sample was kept.
   const call = sample ? renamed(sample.sample as unknown as RedactedCall, rules) : undefined;
   if (kind === 'translated' && replacement.path !== null) {
-    const body = call && call.body !== null && typeof call.body === 'object' && !Array.isArray(call.body) ? (unmarked(call.body) as Record<string, unknown>) : null;
-    if (body === null) notes.push('No answered call of this route is kept (samples are kept as long as the call counts), so there is no example.');
+    const body =
+      call && call.body !== null && typeof call.body === 'object' && !Array.isArray(call.body)
+        ? (unmarked(call.body) as Record<string, unknown>)
+        : null;
+    if (body === null)
+      notes.push(
+        'No answered call of this route is kept (samples are kept as long as the call counts), so there is no example.',
+      );
     else {
       const v1 = replacement.path === LEADS ? leadExample(input, body) : answersExample(input, body);
-      if (v1 === null) notes.push('Nothing to send: none of the tags or data in this call has a rule (legacy.tags, legacy.data); they changed nothing.');
+      if (v1 === null)
+        notes.push(
+          'Nothing to send: none of the tags or data in this call has a rule (legacy.tags, legacy.data); they changed nothing.',
+        );
       else example = { method: 'POST', path: replacement.path, body: v1, curl: curlFor(replacement.path, v1) };
       if (call?.truncated) notes.push('The sample was cut to its first members (8 KiB): the example shows only those.');
     }
-    if (replacement.path === ANSWERS) notes.push('Stage and tags stay as the integration settings give them; a tag is sent as the answer its legacy.tags rule names.');
+    if (replacement.path === ANSWERS)
+      notes.push(
+        'Stage and tags stay as the integration settings give them; a tag is sent as the answer its legacy.tags rule names.',
+      );
   }
   return {
     route: row.route,
     kind,
     calls_30d: row.calls,
     last_call: row.lastSeen,
-    replacement: replacement.method !== null && replacement.path !== null ? { method: replacement.method, path: replacement.path } : null,
+    replacement:
+      replacement.method !== null && replacement.path !== null
+        ? { method: replacement.method, path: replacement.path }
+        : null,
     advice: replacement.advice,
     sample: call && sample ? { captured_at: sample.at, call } : null,
     v1_example: example,
@@ -194,8 +252,10 @@ function routeEntry(input: GuideInput, rules: RedactionRules, row: UsageRow, sam
 }
 
 function ignoredAdvice(field: string): string {
-  if (field.startsWith('tag:')) return 'This tag has no legacy.tags rule: nothing came of it. Send the fact it stands for as an answer, or ask for a rule (docs/rules.md).';
-  if (['stage', 'status', 'group', 'assigned_to', 'board'].includes(field)) return 'Set by the integration settings (lead_defaults); drop it.';
+  if (field.startsWith('tag:'))
+    return 'This tag has no legacy.tags rule: nothing came of it. Send the fact it stands for as an answer, or ask for a rule (docs/rules.md).';
+  if (['stage', 'status', 'group', 'assigned_to', 'board'].includes(field))
+    return 'Set by the integration settings (lead_defaults); drop it.';
   return 'Never read by the gateway: drop it, or send it as an answer if it is a fact about the person.';
 }
 
@@ -203,15 +263,19 @@ function ignoredAdvice(field: string): string {
  * An ignored member's name as the samples show member names (keptName), N its place in the list; a tag
  * (`tag:<name>`) by its name, a label the workspace's bots list with GET tags/.
  */
-const ignoredShown = (field: string, index: number, rules: RedactionRules): string => (field.startsWith('tag:') ? field : keptName(field, index, rules));
+const ignoredShown = (field: string, index: number, rules: RedactionRules): string =>
+  field.startsWith('tag:') ? field : keptName(field, index, rules);
 
 export function buildGuide(input: GuideInput): PortingGuide {
   const { integration } = input;
   const samples = new Map(input.samples.map((s) => [s.route, s]));
-  const rows = input.usage.filter((r) => r.interface === 'legacy' && r.calls > 0).sort((a, b) => a.route.localeCompare(b.route));
+  const rows = input.usage
+    .filter((r) => r.interface === 'legacy' && r.calls > 0)
+    .sort((a, b) => a.route.localeCompare(b.route));
   const rules = redactionRules(integration);
   const routes = rows.map((r) => routeEntry(input, rules, r, samples.get(r.route)));
-  const listed = (kind: GuideRoute['kind']) => routes.filter((r) => r.kind === kind).map((r) => ({ route: r.route, calls_30d: r.calls_30d }));
+  const listed = (kind: GuideRoute['kind']) =>
+    routes.filter((r) => r.kind === kind).map((r) => ({ route: r.route, calls_30d: r.calls_30d }));
   const person = personIdExample(integration.legacy.externalContactId);
   return {
     integration: { id: integration.id, handle: integration.handle, name: integration.name },
@@ -223,15 +287,22 @@ export function buildGuide(input: GuideInput): PortingGuide {
     event_id_scheme: {
       lead: `${person}:lead:<n>`,
       answers: `${person}:answers:<n>`,
-      advice: 'One event_id per change, kept when the same request is resent: a resend is then answered as a replay and creates nothing.',
+      advice:
+        'One event_id per change, kept when the same request is resent: a resend is then answered as a replay and creates nothing.',
     },
-    source: 'The legacy source is sent as metadata.source_key; the integration settings (sources) turn it into the lead source.',
+    source:
+      'The legacy source is sent as metadata.source_key; the integration settings (sources) turn it into the lead source.',
     data_rules: [...integration.legacy.data].map(([key, answer]) => ({ extra_data_key: key, answer })),
     tag_rules: [...integration.legacy.tags].map(([tag, rule]) => ({ tag, answer: rule.answer, value: rule.value })),
     routes,
     not_needed: listed('not_needed'),
     not_available: listed('not_available'),
-    ignored_legacy_fields: input.ignored.map((f, i) => ({ field: ignoredShown(f.field, i, rules), calls: f.calls, last_seen: f.lastSeen, advice: ignoredAdvice(f.field) })),
+    ignored_legacy_fields: input.ignored.map((f, i) => ({
+      field: ignoredShown(f.field, i, rules),
+      calls: f.calls,
+      last_seen: f.lastSeen,
+      advice: ignoredAdvice(f.field),
+    })),
     placeholders: PLACEHOLDER_MEANINGS,
   };
 }

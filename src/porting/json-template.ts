@@ -8,7 +8,11 @@ export function templateJson(value: unknown, indent = 0, depth = 0): string {
   if (NUMBER_PLACEHOLDERS.has(value)) return value as string;
   if (value === null || typeof value !== 'object') return JSON.stringify(value) ?? 'null';
   const array = Array.isArray(value);
-  const items = array ? value.map((v: unknown) => templateJson(v, indent, depth + 1)) : Object.entries(value).map(([k, v]) => `${JSON.stringify(k)}:${indent > 0 ? ' ' : ''}${templateJson(v, indent, depth + 1)}`);
+  const items = array
+    ? value.map((v: unknown) => templateJson(v, indent, depth + 1))
+    : Object.entries(value).map(
+        ([k, v]) => `${JSON.stringify(k)}:${indent > 0 ? ' ' : ''}${templateJson(v, indent, depth + 1)}`,
+      );
   const [open, close] = array ? ['[', ']'] : ['{', '}'];
   if (items.length === 0) return open + close;
   if (indent === 0) return open + items.join(',') + close;

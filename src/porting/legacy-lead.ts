@@ -8,8 +8,16 @@ import { COMMENT_TEXT_MAX } from '../lead/comments.js';
 export const LEGACY_ITEMS_MAX = ANSWERS_MAX;
 
 /** `tag_ids` and `extra_data` counted while the body is scanned, before it is parsed (json-body.ts), with the schema's own messages. */
-const TAG_IDS_COUNTED = { member: 'tag_ids', max: LEGACY_ITEMS_MAX, message: `must hold at most ${LEGACY_ITEMS_MAX} tag ids` } as const;
-const EXTRA_DATA_COUNTED = { member: 'extra_data', max: LEGACY_ITEMS_MAX, message: `must hold at most ${LEGACY_ITEMS_MAX} keys` } as const;
+const TAG_IDS_COUNTED = {
+  member: 'tag_ids',
+  max: LEGACY_ITEMS_MAX,
+  message: `must hold at most ${LEGACY_ITEMS_MAX} tag ids`,
+} as const;
+const EXTRA_DATA_COUNTED = {
+  member: 'extra_data',
+  max: LEGACY_ITEMS_MAX,
+  message: `must hold at most ${LEGACY_ITEMS_MAX} keys`,
+} as const;
 export const LEGACY_WRITE_COUNTED = [TAG_IDS_COUNTED, EXTRA_DATA_COUNTED] as const;
 
 const legacyTagIds = (description: string) =>
@@ -18,7 +26,8 @@ const legacyData = (description: string) =>
   z
     .record(z.string(), z.unknown())
     .superRefine((value, ctx) => {
-      if (Object.keys(value).length > LEGACY_ITEMS_MAX) ctx.addIssue({ code: 'custom', message: EXTRA_DATA_COUNTED.message });
+      if (Object.keys(value).length > LEGACY_ITEMS_MAX)
+        ctx.addIssue({ code: 'custom', message: EXTRA_DATA_COUNTED.message });
     })
     .nullish()
     .meta({ description, maxProperties: LEGACY_ITEMS_MAX });

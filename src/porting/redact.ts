@@ -53,7 +53,18 @@ const BY_NAME: Record<string, string> = {
 };
 
 /** Members that hold the workspace's own ids (its catalog: tags, stages, statuses, groups, users): configuration, kept. */
-const CATALOG_IDS = new Set(['tag_ids', 'stage', 'stage_id', 'status', 'status_id', 'group', 'group_id', 'assigned_to', 'board', 'board_id']);
+const CATALOG_IDS = new Set([
+  'tag_ids',
+  'stage',
+  'stage_id',
+  'status',
+  'status_id',
+  'group',
+  'group_id',
+  'assigned_to',
+  'board',
+  'board_id',
+]);
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const EMAIL = /@/;
@@ -86,7 +97,8 @@ export interface RedactionRules {
 /** What the integration's rules say may stay in one of its samples. */
 export function redactionRules(integration: Integration): RedactionRules {
   const personIdMembers = new Set<string>();
-  for (const [, member] of (integration.legacy.externalContactId ?? '').matchAll(/\{extra_data\.([a-z_]+)\}/g)) personIdMembers.add(member!);
+  for (const [, member] of (integration.legacy.externalContactId ?? '').matchAll(/\{extra_data\.([a-z_]+)\}/g))
+    personIdMembers.add(member!);
   const mappedValues = new Map<string, Set<string>>();
   for (const [dataKey, answerKey] of integration.legacy.data) {
     const mapping = integration.answers.get(answerKey);
@@ -96,7 +108,8 @@ export function redactionRules(integration: Integration): RedactionRules {
   return { personIdMembers, names, mappedValues };
 }
 
-const cutName = (name: string) => (name.length > SAMPLE_NAME_MAX_CHARS ? `${name.slice(0, SAMPLE_NAME_MAX_CHARS - 1)}…` : name);
+const cutName = (name: string) =>
+  name.length > SAMPLE_NAME_MAX_CHARS ? `${name.slice(0, SAMPLE_NAME_MAX_CHARS - 1)}…` : name;
 
 /** What a member name may look like to be kept as it is: an identifier, as a field's name is. */
 const PLAIN_NAME = /^[A-Za-z_][A-Za-z0-9_.-]{0,63}$/;
@@ -161,7 +174,9 @@ function redactAny(value: unknown, depth: number, rules: RedactionRules): unknow
   }
   const out: Record<string, unknown> = {};
   const entries = Object.entries(value);
-  entries.slice(0, SAMPLE_MAX_MEMBERS).forEach(([name, v], i) => (out[keptName(name, i, rules)] = redactAny(v, depth + 1, rules)));
+  entries
+    .slice(0, SAMPLE_MAX_MEMBERS)
+    .forEach(([name, v], i) => (out[keptName(name, i, rules)] = redactAny(v, depth + 1, rules)));
   if (entries.length > SAMPLE_MAX_MEMBERS) out[TRUNCATED] = true;
   return out;
 }
@@ -186,15 +201,18 @@ const catalogId = (v: unknown) => (typeof v === 'string' && UUID.test(v) ? v : p
 function redactBody(body: unknown, rules: RedactionRules): unknown {
   if (body === null || body === undefined) return null;
   // A body no parser read (a forwarded stream, raw bytes) shows nothing of itself.
-  if (Buffer.isBuffer(body) || ArrayBuffer.isView(body) || typeof (body as { pipe?: unknown }).pipe === 'function') return '<value>';
+  if (Buffer.isBuffer(body) || ArrayBuffer.isView(body) || typeof (body as { pipe?: unknown }).pipe === 'function')
+    return '<value>';
   if (typeof body !== 'object' || Array.isArray(body)) return redactAny(body, 0, rules);
   const out: Record<string, unknown> = {};
   const entries = Object.entries(body as Record<string, unknown>);
   for (const [i, [name, v]] of entries.slice(0, SAMPLE_MAX_MEMBERS).entries()) {
     const key = keptName(name, i, rules);
     if (name in BY_NAME) out[key] = v === null ? null : BY_NAME[name];
-    else if (name === 'extra_data' && v !== null && typeof v === 'object' && !Array.isArray(v)) out[key] = redactExtraData(v as Record<string, unknown>, rules);
-    else if (CATALOG_IDS.has(name)) out[key] = Array.isArray(v) ? v.slice(0, SAMPLE_MAX_MEMBERS).map(catalogId) : catalogId(v);
+    else if (name === 'extra_data' && v !== null && typeof v === 'object' && !Array.isArray(v))
+      out[key] = redactExtraData(v as Record<string, unknown>, rules);
+    else if (CATALOG_IDS.has(name))
+      out[key] = Array.isArray(v) ? v.slice(0, SAMPLE_MAX_MEMBERS).map(catalogId) : catalogId(v);
     else out[key] = redactAny(v, 1, rules);
   }
   if (entries.length > SAMPLE_MAX_MEMBERS) out[TRUNCATED] = true;
@@ -218,7 +236,9 @@ function bounded(body: unknown): { body: unknown; truncated: boolean } {
 export function redactLegacyCall(call: LegacyCall, rules: RedactionRules): RedactedCall {
   const path = call.routeUrl.replace(/:[a-z_]+/gi, '<id>');
   const query: Record<string, string> = {};
-  Object.keys(call.query ?? {}).slice(0, SAMPLE_MAX_MEMBERS).forEach((name, i) => (query[keptName(name, i, rules)] = '<value>'));
+  Object.keys(call.query ?? {})
+    .slice(0, SAMPLE_MAX_MEMBERS)
+    .forEach((name, i) => (query[keptName(name, i, rules)] = '<value>'));
   const { body, truncated } = bounded(redactBody(call.body, rules));
   return { method: call.method, path, query, body, status: call.status, truncated };
 }
@@ -227,7 +247,10 @@ export function redactLegacyCall(call: LegacyCall, rules: RedactionRules): Redac
 function renamedAny(value: unknown, rules: RedactionRules): unknown {
   if (Array.isArray(value)) return value.map((v) => renamedAny(v, rules));
   if (value === null || typeof value !== 'object') return value;
-  const entries = Object.entries(value).map(([name, v], i) => [name === TRUNCATED || MADE_NAME.test(name) ? name : keptName(name, i, rules), renamedAny(v, rules)]);
+  const entries = Object.entries(value).map(([name, v], i) => [
+    name === TRUNCATED || MADE_NAME.test(name) ? name : keptName(name, i, rules),
+    renamedAny(v, rules),
+  ]);
   return Object.fromEntries(entries);
 }
 
@@ -236,5 +259,9 @@ function renamedAny(value: unknown, rules: RedactionRules): unknown {
  * rule shows no name a new one would not. Its values are placeholders already.
  */
 export function renamed(call: RedactedCall, rules: RedactionRules): RedactedCall {
-  return { ...call, query: renamedAny(call.query ?? {}, rules) as Record<string, string>, body: renamedAny(call.body, rules) };
+  return {
+    ...call,
+    query: renamedAny(call.query ?? {}, rules) as Record<string, string>,
+    body: renamedAny(call.body, rules),
+  };
 }

@@ -17,14 +17,27 @@ export function replacementFor(method: string, legacyPath: string): Replacement 
     return { method: 'POST', path: LEADS, advice: `Send POST ${LEADS} with an event_id and your external_contact_id.` };
   }
   if ((method === 'PATCH' || method === 'PUT') && /^\/leads\/[^/]+$/.test(path)) {
-    return { method: 'POST', path: ANSWERS, advice: `Send the tag or data as answers: POST ${ANSWERS}, keyed by the person's external_contact_id.` };
+    return {
+      method: 'POST',
+      path: ANSWERS,
+      advice: `Send the tag or data as answers: POST ${ANSWERS}, keyed by the person's external_contact_id.`,
+    };
   }
   if (path.startsWith('/tags')) {
-    return { method: null, path: null, advice: 'Not needed: tags come from the integration settings; send facts as answers.' };
+    return {
+      method: null,
+      path: null,
+      advice: 'Not needed: tags come from the integration settings; send facts as answers.',
+    };
   }
   if (method === 'GET' || method === 'HEAD') {
     // Reading a lead's comments too: a read, whatever it reads.
     return { method: null, path: null, advice: 'Not needed: on the v1 interface the bot reads nothing.' };
   }
-  return { method: null, path: null, advice: 'Not available in the v1 interface (moving a lead, adding a comment or a payment, and DELETE are done in the service).' };
+  return {
+    method: null,
+    path: null,
+    advice:
+      'Not available in the v1 interface (moving a lead, adding a comment or a payment, and DELETE are done in the service).',
+  };
 }

@@ -14,7 +14,10 @@ export async function portingGuide(deps: MigrationDeps, integration: Integration
     const createdTags = new Map<string, string>();
     for (const s of samples) {
       const body = (s.sample as { body?: unknown }).body;
-      const ids = body !== null && typeof body === 'object' && Array.isArray((body as { tag_ids?: unknown }).tag_ids) ? ((body as { tag_ids: unknown[] }).tag_ids) : [];
+      const ids =
+        body !== null && typeof body === 'object' && Array.isArray((body as { tag_ids?: unknown }).tag_ids)
+          ? (body as { tag_ids: unknown[] }).tag_ids
+          : [];
       for (const id of ids) {
         if (typeof id !== 'string' || integration.workspace.tags.has(id) || createdTags.has(id)) continue;
         const tag = await r.legacyTags.get(integration.workspace.id, id);

@@ -49,12 +49,20 @@ export function answersFromLegacy(
 function refuseInexactIdMembers(template: string, inexactData: ReadonlySet<string>): void {
   for (const [, path] of template.matchAll(/\{extra_data\.([a-z_]+)\}/g)) {
     if (!inexactData.has(path!)) continue;
-    const message = 'is a number JavaScript cannot carry exactly, and it makes the person id (legacy.external_contact_id); send it as a string';
-    throw new AppError('validation-failed', `/extra_data/${path}: ${message}`, { errors: [{ path: `/extra_data/${path}`, message }] });
+    const message =
+      'is a number JavaScript cannot carry exactly, and it makes the person id (legacy.external_contact_id); send it as a string';
+    throw new AppError('validation-failed', `/extra_data/${path}: ${message}`, {
+      errors: [{ path: `/extra_data/${path}`, message }],
+    });
   }
 }
 
-export function translateLegacyLead(integration: Integration, body: LegacyLeadCreate, tagNames: readonly string[], inexactData?: ReadonlySet<string>): Translation {
+export function translateLegacyLead(
+  integration: Integration,
+  body: LegacyLeadCreate,
+  tagNames: readonly string[],
+  inexactData?: ReadonlySet<string>,
+): Translation {
   const extra = body.extra_data ?? {};
   const template = integration.legacy.externalContactId;
   if (template !== null && inexactData) refuseInexactIdMembers(template, inexactData);

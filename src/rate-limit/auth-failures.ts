@@ -31,8 +31,13 @@ export function clientBucket(ip: string): string {
   const [head = '', tail = ''] = ip.toLowerCase().split('::');
   const left = head ? head.split(':') : [];
   const right = tail ? tail.split(':') : [];
-  const groups = ip.includes('::') ? [...left, ...Array<string>(8 - left.length - right.length).fill('0'), ...right] : left;
-  return `${groups.slice(0, 4).map((g) => g.replace(/^0+(?=.)/, '')).join(':')}::/64`;
+  const groups = ip.includes('::')
+    ? [...left, ...Array<string>(8 - left.length - right.length).fill('0'), ...right]
+    : left;
+  return `${groups
+    .slice(0, 4)
+    .map((g) => g.replace(/^0+(?=.)/, ''))
+    .join(':')}::/64`;
 }
 
 /**
@@ -45,7 +50,12 @@ export function clientBucket(ip: string): string {
 export function createAuthFailureGuard(limiter: RateLimiter, maxPerMinute: number): AuthFailureGuard {
   const throttled = (usage: WindowUsage) => {
     const retryAfter = Math.max(Math.ceil((usage.resetAt - Date.now()) / 1000), 1);
-    return new AppError('rate-limited', `Too many failed authentications from this address. Retry after ${retryAfter} s.`, {}, { 'retry-after': String(retryAfter) });
+    return new AppError(
+      'rate-limited',
+      `Too many failed authentications from this address. Retry after ${retryAfter} s.`,
+      {},
+      { 'retry-after': String(retryAfter) },
+    );
   };
   return {
     async refuseIfThrottled(request) {
@@ -56,7 +66,16 @@ export function createAuthFailureGuard(limiter: RateLimiter, maxPerMinute: numbe
       const bucket = clientBucket(request.ip);
       const usage = await limiter.hit(bucket);
       if (usage.used > maxPerMinute) {
-        if (usage.used === maxPerMinute + 1) request.log.warn({ client_address: request.ip, interface: iface, failures: maxPerMinute, throttled_for_s: Math.ceil((usage.resetAt - Date.now()) / 1000) }, 'failed authentications from this address throttled');
+        if (usage.used === maxPerMinute + 1)
+          request.log.warn(
+            {
+              client_address: request.ip,
+              interface: iface,
+              failures: maxPerMinute,
+              throttled_for_s: Math.ceil((usage.resetAt - Date.now()) / 1000),
+            },
+            'failed authentications from this address throttled',
+          );
         throw throttled(usage);
       }
       return { succeeded: async () => void (await limiter.giveBack(bucket, usage)) };
@@ -65,7 +84,12 @@ export function createAuthFailureGuard(limiter: RateLimiter, maxPerMinute: numbe
       const usage = await limiter.hit(clientBucket(request.ip));
       if (usage.used === maxPerMinute) {
         request.log.warn(
-          { client_address: request.ip, interface: iface, failures: usage.used, throttled_for_s: Math.ceil((usage.resetAt - Date.now()) / 1000) },
+          {
+            client_address: request.ip,
+            interface: iface,
+            failures: usage.used,
+            throttled_for_s: Math.ceil((usage.resetAt - Date.now()) / 1000),
+          },
           'failed authentications from this address throttled',
         );
       }

@@ -4,7 +4,9 @@ import { WINDOW_MS, type RateLimiter, type RateLimiters, type WindowUsage } from
 
 /** A library answer as a window's usage: a record whose window has ended may linger until its timer fires, and counts as none. */
 export const usageOf = (res: RateLimiterRes | null): WindowUsage =>
-  res === null || res.msBeforeNext <= 0 ? { used: 0, resetAt: Date.now() } : { used: res.consumedPoints, resetAt: Date.now() + res.msBeforeNext };
+  res === null || res.msBeforeNext <= 0
+    ? { used: 0, resetAt: Date.now() }
+    : { used: res.consumedPoints, resetAt: Date.now() + res.msBeforeNext };
 
 /**
  * rate-limiter-flexible keeps a fixed window per key that starts at its first point, with atomic
@@ -13,7 +15,11 @@ export const usageOf = (res: RateLimiterRes | null): WindowUsage =>
  * count with the integration's current limit.
  */
 export function createMemoryLimiter(name: string, windowMs = WINDOW_MS): RateLimiter {
-  const counter = new RateLimiterMemory({ keyPrefix: name, points: Number.MAX_SAFE_INTEGER, duration: windowMs / 1000 });
+  const counter = new RateLimiterMemory({
+    keyPrefix: name,
+    points: Number.MAX_SAFE_INTEGER,
+    duration: windowMs / 1000,
+  });
   return {
     hit: async (key) => usageOf(await counter.penalty(key, 1)),
     async giveBack(key, hit) {

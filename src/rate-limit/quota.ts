@@ -70,7 +70,9 @@ export const shareOfLimit = (limit: number, usage: WindowUsage): number => {
 /** What a replica counting alone allows, in words: its share of the limit, or of what the shared count left of it. */
 function aloneShare(limit: number, usage: WindowUsage): string {
   const settled = usage.settled ?? 0;
-  return settled === 0 ? `its share of ${limit}` : `${settled} counted across the replicas, then its share of the ${Math.max(limit - settled, 0)} left of ${limit}`;
+  return settled === 0
+    ? `its share of ${limit}`
+    : `${settled} counted across the replicas, then its share of the ${Math.max(limit - settled, 0)} left of ${limit}`;
 }
 
 /** Integrations over their limit that a process remembers at most; past it, those whose window ended go. */
@@ -122,10 +124,17 @@ function rateLimitHeaders(charge: QuotaCharge): Record<string, string> {
  * onRequest, before the body is read: a request over the limit is refused without parsing or
  * validating anything, and every request that gets further counts, whatever its status.
  */
-export function createIntegrationQuota(limiters: Pick<RateLimiters, 'quota' | 'freeOutcomes'>, defaultPerMinute: number): IntegrationQuota {
+export function createIntegrationQuota(
+  limiters: Pick<RateLimiters, 'quota' | 'freeOutcomes'>,
+  defaultPerMinute: number,
+): IntegrationQuota {
   const { quota: limiter, freeOutcomes } = limiters;
   const over = overLimit();
-  async function counted(integrationId: string, limit: number, overFree: boolean): Promise<{ usage: WindowUsage; allowed: number }> {
+  async function counted(
+    integrationId: string,
+    limit: number,
+    overFree: boolean,
+  ): Promise<{ usage: WindowUsage; allowed: number }> {
     const known = over.get(integrationId, limit);
     if (known) return { usage: known, allowed: shareOfLimit(limit, known) };
     const usage = overFree ? await limiter.peek(integrationId) : await limiter.hit(integrationId, limit);
@@ -151,9 +160,14 @@ export function createIntegrationQuota(limiters: Pick<RateLimiters, 'quota' | 'f
         : usage.localOnly
           ? `More than ${allowed} requests a minute for this integration on this replica (${aloneShare(limit, usage)} while the shared counts cannot be reached)`
           : `More than ${limit} requests a minute for this integration`;
-      throw new AppError('rate-limited', `${what}. Retry after ${retryAfter} s; this request was not read, so resend it unchanged (same event_id).`, {}, {
-        'retry-after': String(retryAfter),
-      });
+      throw new AppError(
+        'rate-limited',
+        `${what}. Retry after ${retryAfter} s; this request was not read, so resend it unchanged (same event_id).`,
+        {},
+        {
+          'retry-after': String(retryAfter),
+        },
+      );
     }
   }
 

@@ -16,14 +16,16 @@ export const DEFAULT_SYNC_MS = 100;
 export const TOLERANCE_SHARE = 0.1;
 
 /** The units a replica may accept beyond the shared total it last read: its part of the tolerance, at least one. */
-export const unseenBudget = (limit: number, replicas: number): number => Math.max(Math.floor((limit * TOLERANCE_SHARE) / Math.max(replicas, 1)), 1);
+export const unseenBudget = (limit: number, replicas: number): number =>
+  Math.max(Math.floor((limit * TOLERANCE_SHARE) / Math.max(replicas, 1)), 1);
 
 /**
  * How many units past `limit` R replicas may accept together in a window: the others' unseen budgets,
  * (R - 1) × unseenBudget, at most max(10% of the limit, R - 1). Which replica's view is the latest does
  * not matter: every unit a replica accepted is either in the total it last read or in its budget.
  */
-export const quotaTolerance = (limit: number, replicas: number): number => (Math.max(replicas, 1) - 1) * unseenBudget(limit, replicas);
+export const quotaTolerance = (limit: number, replicas: number): number =>
+  (Math.max(replicas, 1) - 1) * unseenBudget(limit, replicas);
 
 /** What the settlement needs of the shared limiter: its pool, its fallback and the table's key prefix. */
 export interface SettlementContext {
@@ -110,13 +112,21 @@ export function createSettledQuota(context: SettlementContext): SettledQuota {
     fallback.isDown()
       ? // Counted alone: the window's total as last read stays counted, and the units the shared count
         // has not taken are added to it; the replica's share is of what the limit left (quota.ts).
-        { used: count.settled + unseen(count), settled: count.settled, resetAt: count.resetAt, localOnly: true, replicas: fallback.replicasSeen() }
+        {
+          used: count.settled + unseen(count),
+          settled: count.settled,
+          resetAt: count.resetAt,
+          localOnly: true,
+          replicas: fallback.replicasSeen(),
+        }
       : { used: count.settled + unseen(count), resetAt: count.resetAt };
 
   async function settle(): Promise<void> {
     const now = Date.now();
     for (const [key, count] of counts) if (count.resetAt <= now) counts.delete(key);
-    const batch = [...counts].filter(([key, count]) => count.pending !== 0 || reads.has(key)).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+    const batch = [...counts]
+      .filter(([key, count]) => count.pending !== 0 || reads.has(key))
+      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
     reads.clear();
     if (batch.length === 0) return;
     for (const [, count] of batch) {
@@ -128,7 +138,12 @@ export function createSettledQuota(context: SettlementContext): SettledQuota {
       const { rows } = await pool.query<{ key: string; points: number; expire: string }>({
         name: `${keyPrefix}-settle`,
         text,
-        values: [batch.map(([key]) => `${keyPrefix}:${key}`), batch.map(([, c]) => c.inFlight), batch.map(([, c]) => c.resetAt), now],
+        values: [
+          batch.map(([key]) => `${keyPrefix}:${key}`),
+          batch.map(([, c]) => c.inFlight),
+          batch.map(([, c]) => c.resetAt),
+          now,
+        ],
       });
       const totals = new Map(rows.map((row) => [row.key, row]));
       for (const [key, count] of batch) {

@@ -17,12 +17,14 @@ export interface FallbackLines {
  * makes the failures' counts wait must not make every integration's quota count alone.
  */
 export const QUOTA_LINES: FallbackLines = {
-  unreachable: 'shared rate limits unreachable: this replica counts alone until the database answers (allowing its share of each limit)',
+  unreachable:
+    'shared rate limits unreachable: this replica counts alone until the database answers (allowing its share of each limit)',
   reachable: 'shared rate limits reachable again: counting across all replicas',
 };
 
 export const AUTH_FAILURES_LINES: FallbackLines = {
-  unreachable: 'shared failed-authentication counts unreachable: this replica counts failed authentications alone until the database answers',
+  unreachable:
+    'shared failed-authentication counts unreachable: this replica counts failed authentications alone until the database answers',
   reachable: 'shared failed-authentication counts reachable again: counting across all replicas',
 };
 

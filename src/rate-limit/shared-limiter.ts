@@ -38,8 +38,16 @@ export const REPLICAS_LOOK_MS = 5_000;
 export type { LimiterLog } from './shared-fallback.js';
 
 /** Runs `shared`, or `local` when the database is skipped or fails; says which one counted, and among how many replicas. */
-async function either(fallback: Fallback, shared: () => Promise<RateLimiterRes | null>, local: () => Promise<RateLimiterRes | null>): Promise<WindowUsage> {
-  const alone = async (): Promise<WindowUsage> => ({ ...usageOf(await local()), localOnly: true, replicas: fallback.replicasSeen() });
+async function either(
+  fallback: Fallback,
+  shared: () => Promise<RateLimiterRes | null>,
+  local: () => Promise<RateLimiterRes | null>,
+): Promise<WindowUsage> {
+  const alone = async (): Promise<WindowUsage> => ({
+    ...usageOf(await local()),
+    localOnly: true,
+    replicas: fallback.replicasSeen(),
+  });
   if (fallback.skipShared()) return alone();
   const probe = fallback.startCall();
   try {
@@ -122,7 +130,14 @@ function unitsCountedAlone() {
   };
 }
 
-function sharedLimiter(shared: RateLimiterPostgres, local: RateLimiterMemory, fallback: Fallback, peekFrom: PeekFrom, carryAlone: boolean, inFlightMax = Infinity): RateLimiter {
+function sharedLimiter(
+  shared: RateLimiterPostgres,
+  local: RateLimiterMemory,
+  fallback: Fallback,
+  peekFrom: PeekFrom,
+  carryAlone: boolean,
+  inFlightMax = Infinity,
+): RateLimiter {
   const seen = lastSeenCounts();
   // Hits sent to the database at once, at most `inFlightMax`; the others wait in order for a turn.
   let inFlight = 0;
@@ -141,10 +156,19 @@ function sharedLimiter(shared: RateLimiterPostgres, local: RateLimiterMemory, fa
     else inFlight--;
   };
   const hitShared = async (key: string): Promise<WindowUsage> => {
-    if (inFlightMax === Infinity || fallback.skipShared()) return either(fallback, () => shared.penalty(key, 1), () => local.penalty(key, 1));
+    if (inFlightMax === Infinity || fallback.skipShared())
+      return either(
+        fallback,
+        () => shared.penalty(key, 1),
+        () => local.penalty(key, 1),
+      );
     await takeTurn();
     try {
-      return await either(fallback, () => shared.penalty(key, 1), () => local.penalty(key, 1));
+      return await either(
+        fallback,
+        () => shared.penalty(key, 1),
+        () => local.penalty(key, 1),
+      );
     } finally {
       endTurn();
     }
@@ -168,7 +192,15 @@ function sharedLimiter(shared: RateLimiterPostgres, local: RateLimiterMemory, fa
     const own = carryAlone ? alone.units(key) : counted.used;
     return { ...counted, used: base.used + own, settled: base.used, resetAt: windowEnd(key, counted) };
   };
-  const ask = async (key: string) => fromShared(key, await either(fallback, () => shared.get(key), () => local.get(key)));
+  const ask = async (key: string) =>
+    fromShared(
+      key,
+      await either(
+        fallback,
+        () => shared.get(key),
+        () => local.get(key),
+      ),
+    );
   const peek = async (key: string) => (peekFrom === 'shared' ? ask(key) : seen.get(key));
   const carry = () => {
     for (const { key, units, resetAt } of alone.take()) {
@@ -198,7 +230,11 @@ function sharedLimiter(shared: RateLimiterPostgres, local: RateLimiterMemory, fa
       // After the window ended, a reward would open a new window at -1: one request more than allowed.
       if (Date.now() >= hit.resetAt) return peek(key);
       if (hit.localOnly) {
-        const counted: WindowUsage = { ...usageOf(await local.reward(key, 1)), localOnly: true, replicas: fallback.replicasSeen() };
+        const counted: WindowUsage = {
+          ...usageOf(await local.reward(key, 1)),
+          localOnly: true,
+          replicas: fallback.replicasSeen(),
+        };
         if (carryAlone) alone.add(key, windowEnd(key, counted), -1);
         return fromShared(key, counted);
       }
@@ -220,7 +256,14 @@ function postgresCounter(pool: pg.Pool, keyPrefix: string, tableCreated: boolean
   let ready: (error?: Error) => void = () => {};
   const created = new Promise<void>((resolve, reject) => (ready = (error) => (error ? reject(error) : resolve())));
   const limiter = new RateLimiterPostgres(
-    { storeClient: pool, tableName: SHARED_LIMITS_TABLE, keyPrefix, points: Number.MAX_SAFE_INTEGER, duration: WINDOW_MS / 1000, tableCreated },
+    {
+      storeClient: pool,
+      tableName: SHARED_LIMITS_TABLE,
+      keyPrefix,
+      points: Number.MAX_SAFE_INTEGER,
+      duration: WINDOW_MS / 1000,
+      tableCreated,
+    },
     (error?: Error) => ready(error),
   );
   return created.then(() => limiter);
@@ -242,7 +285,9 @@ export interface SharedLimitersOptions {
  * The live replicas as this process last saw them: looked up at open and every REPLICAS_LOOK_MS on
  * the store's pool; a look that fails keeps the last count (at least 1, this process).
  */
-async function watchReplicas(replicas: SharedLimitersOptions['replicas']): Promise<{ seen: () => number; stop: () => void }> {
+async function watchReplicas(
+  replicas: SharedLimitersOptions['replicas'],
+): Promise<{ seen: () => number; stop: () => void }> {
   let seen = 1;
   if (!replicas) return { seen: () => seen, stop: () => {} };
   const look = () =>
@@ -266,7 +311,11 @@ async function watchReplicas(replicas: SharedLimitersOptions['replicas']): Promi
  * replicas it last saw (its share); the quota's units counted alone go to the shared rows when the
  * database answers again. Each counter has its own fallback (shared-fallback.ts).
  */
-export async function openSharedLimiters(url: string, log: LimiterLog, options: SharedLimitersOptions = {}): Promise<RateLimiters> {
+export async function openSharedLimiters(
+  url: string,
+  log: LimiterLog,
+  options: SharedLimitersOptions = {},
+): Promise<RateLimiters> {
   const pool = new pg.Pool({
     connectionString: url,
     max: SHARED_LIMITS_POOL_SIZE,
@@ -291,15 +340,36 @@ export async function openSharedLimiters(url: string, log: LimiterLog, options: 
     const replicas = await watchReplicas(options.replicas);
     const retryMs = options.retryMs ?? SHARED_LIMITS_RETRY_MS;
     // One fallback per counter: failed authentications that cannot be counted never change how quotas are.
-    const fallback = createFallback(log, { table: SHARED_LIMITS_TABLE, retryMs, replicasSeen: replicas.seen, lines: QUOTA_LINES });
-    const authFallback = createFallback(log, { table: SHARED_LIMITS_TABLE, retryMs, replicasSeen: replicas.seen, lines: AUTH_FAILURES_LINES });
-    const local = (keyPrefix: string) => new RateLimiterMemory({ keyPrefix, points: Number.MAX_SAFE_INTEGER, duration: WINDOW_MS / 1000 });
+    const fallback = createFallback(log, {
+      table: SHARED_LIMITS_TABLE,
+      retryMs,
+      replicasSeen: replicas.seen,
+      lines: QUOTA_LINES,
+    });
+    const authFallback = createFallback(log, {
+      table: SHARED_LIMITS_TABLE,
+      retryMs,
+      replicasSeen: replicas.seen,
+      lines: AUTH_FAILURES_LINES,
+    });
+    const local = (keyPrefix: string) =>
+      new RateLimiterMemory({ keyPrefix, points: Number.MAX_SAFE_INTEGER, duration: WINDOW_MS / 1000 });
     const syncMs = options.syncMs ?? DEFAULT_SYNC_MS;
-    const settled = syncMs > 0 ? createSettledQuota({ pool, keyPrefix: 'quota', table: SHARED_LIMITS_TABLE, syncMs, fallback }) : null;
+    const settled =
+      syncMs > 0
+        ? createSettledQuota({ pool, keyPrefix: 'quota', table: SHARED_LIMITS_TABLE, syncMs, fallback })
+        : null;
     return {
       quota: settled ?? sharedLimiter(quota, local('quota'), fallback, 'shared', true),
       freeOutcomes: createMemoryLimiter('free-outcomes'),
-      authFailures: sharedLimiter(authFailures, local('auth-failures'), authFallback, 'last-seen', false, AUTH_FAILURES_IN_FLIGHT),
+      authFailures: sharedLimiter(
+        authFailures,
+        local('auth-failures'),
+        authFallback,
+        'last-seen',
+        false,
+        AUTH_FAILURES_IN_FLIGHT,
+      ),
       close: async () => {
         replicas.stop();
         // The counts not yet settled go to the shared rows before the pool closes.

@@ -60,7 +60,13 @@ const NOTHING: RetentionRun = {
  * waiting: a run that finds it held does nothing). Hourly counts and answers at most `batch` rows each;
  * sessions that are over all at once (the table holds at most 12 hours of sign-ins).
  */
-export async function runRetention(store: Store, settings: RetentionSettings, sessions: SessionBounds, now: Date = new Date(), batch = RETENTION_BATCH): Promise<RetentionRun> {
+export async function runRetention(
+  store: Store,
+  settings: RetentionSettings,
+  sessions: SessionBounds,
+  now: Date = new Date(),
+  batch = RETENTION_BATCH,
+): Promise<RetentionRun> {
   const t = now.getTime();
   const run = await store.transact(async (tx): Promise<RetentionRun> => {
     if (!(await tx.locks.tryRetention())) return { ...NOTHING, ran: false };
@@ -71,16 +77,26 @@ export async function runRetention(store: Store, settings: RetentionSettings, se
     // A sample is usage data: kept as long as the hourly counts it stands beside.
     const samples = await tx.states.deleteSamplesBefore(new Date(t - settings.usageDays * DAY_MS).toISOString(), batch);
     // What test keys looked up is kept as long as the calls they are counted among.
-    const testMatches = await tx.testMatches.deleteBefore(new Date(t - settings.usageDays * DAY_MS).toISOString(), batch);
+    const testMatches = await tx.testMatches.deleteBefore(
+      new Date(t - settings.usageDays * DAY_MS).toISOString(),
+      batch,
+    );
     // A member name a bot sent may be the person's (a bot may key its data by them): usage data, kept as long.
     const ignored = await tx.states.deleteIgnoredBefore(new Date(t - settings.usageDays * DAY_MS).toISOString(), batch);
     const expired = await tx.answers.deleteExpired(new Date(t - settings.answersDays * DAY_MS).toISOString(), batch);
     await tx.answers.addKept(expired.perKey);
     // The session store's own bounds: a session idle or open longer than them signs nobody in again.
-    const ended = await tx.consoleSessions.deleteExpired(new Date(t - sessions.idleMs).toISOString(), new Date(t - sessions.maxMs).toISOString());
+    const ended = await tx.consoleSessions.deleteExpired(
+      new Date(t - sessions.idleMs).toISOString(),
+      new Date(t - sessions.maxMs).toISOString(),
+    );
     // A key the console issued for a session that ended before a page showed it is a live key nobody
     // saw: revoked, audited as never shown (the sessions deleted above are among those ended).
-    const neverShown = await revokeNeverShown(tx, await tx.consoleSessions.takeUnshownOfEndedSessions(batch), now.toISOString());
+    const neverShown = await revokeNeverShown(
+      tx,
+      await tx.consoleSessions.takeUnshownOfEndedSessions(batch),
+      now.toISOString(),
+    );
     return {
       ran: true,
       usage_hours_rolled_up: rolled,
@@ -99,7 +115,13 @@ export async function runRetention(store: Store, settings: RetentionSettings, se
 }
 
 /** Runs retention every `everyMs` in this process (unref'd: it never keeps the process alive) until stopped. */
-export function startRetention(store: Store, settings: RetentionSettings, sessions: SessionBounds, log: FastifyBaseLogger, everyMs = RETENTION_EVERY_MS): { stop(): Promise<void> } {
+export function startRetention(
+  store: Store,
+  settings: RetentionSettings,
+  sessions: SessionBounds,
+  log: FastifyBaseLogger,
+  everyMs = RETENTION_EVERY_MS,
+): { stop(): Promise<void> } {
   let running: Promise<void> = Promise.resolve();
   const timer = setInterval(() => {
     running = running.then(() =>

@@ -116,7 +116,13 @@ export interface Rules {
 }
 
 const globToRegExp = (glob: string): RegExp =>
-  new RegExp(`^${glob.replace(/[.+^${}()|[\]\\]/g, '\\$&').replaceAll('*', '.*').replaceAll('?', '.')}$`, 's');
+  new RegExp(
+    `^${glob
+      .replace(/[.+^${}()|[\]\\]/g, '\\$&')
+      .replaceAll('*', '.*')
+      .replaceAll('?', '.')}$`,
+    's',
+  );
 
 function buildWorkspace(file: RulesFile): Workspace {
   const ws = file.workspace;
@@ -130,7 +136,13 @@ function buildWorkspace(file: RulesFile): Workspace {
     avatar: u.avatar ?? null,
   }));
   const stages = ws.boards.flatMap((b) =>
-    b.stages.map<Stage>((s, order) => ({ id: id('stage', b.name, s), name: s, boardId: id('board', b.name), boardName: b.name, order })),
+    b.stages.map<Stage>((s, order) => ({
+      id: id('stage', b.name, s),
+      name: s,
+      boardId: id('board', b.name),
+      boardName: b.name,
+      order,
+    })),
   );
   const fields = Object.entries(ws.custom_fields).map<CustomField>(([key, f]) => {
     const fieldId = id('field', key);
@@ -156,10 +168,20 @@ function buildWorkspace(file: RulesFile): Workspace {
     usersByName: new Map(users.map((u) => [u.username, u])),
     stages: new Map(stages.map((s) => [s.id, s])),
     statuses: new Map(
-      ws.statuses.map((s, order) => [id('status', s.name), { id: id('status', s.name), name: s.name, color: s.color ?? null, isDefault: s.is_default, order }]),
+      ws.statuses.map((s, order) => [
+        id('status', s.name),
+        { id: id('status', s.name), name: s.name, color: s.color ?? null, isDefault: s.is_default, order },
+      ]),
     ),
-    groups: new Map(ws.groups.map((g, order) => [id('group', g.name), { id: id('group', g.name), name: g.name, color: g.color ?? null, order }])),
-    tags: new Map(ws.tags.map((t) => [id('tag', t.name), { id: id('tag', t.name), name: t.name, color: t.color ?? null }])),
+    groups: new Map(
+      ws.groups.map((g, order) => [
+        id('group', g.name),
+        { id: id('group', g.name), name: g.name, color: g.color ?? null, order },
+      ]),
+    ),
+    tags: new Map(
+      ws.tags.map((t) => [id('tag', t.name), { id: id('tag', t.name), name: t.name, color: t.color ?? null }]),
+    ),
     fields: new Map(fields.map((f) => [f.key, f])),
     fieldsById: new Map(fields.map((f) => [f.id, f])),
     optionsById: new Map(fields.flatMap((f) => f.options.map((o) => [o.id, o] as const))),

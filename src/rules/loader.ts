@@ -15,13 +15,19 @@ export class RulesError extends Error {
 
 /** `['integrations', 0, 'lead_defaults', 'stage']` -> `integrations[0].lead_defaults.stage` */
 export const formatPath = (path: readonly PropertyKey[]): string =>
-  path.reduce<string>((out, part) => (typeof part === 'number' ? `${out}[${part}]` : out ? `${out}.${String(part)}` : String(part)), '') ||
-  '(top level)';
+  path.reduce<string>(
+    (out, part) => (typeof part === 'number' ? `${out}[${part}]` : out ? `${out}.${String(part)}` : String(part)),
+    '',
+  ) || '(top level)';
 
 const FORBIDDEN_KEYS = new Set(['__proto__', 'constructor', 'prototype']);
 
 /** Paths of members named like JavaScript's object internals, anywhere in a parsed file. */
-function forbiddenKeyPaths(value: unknown, path: (string | number)[] = [], out: (string | number)[][] = []): (string | number)[][] {
+function forbiddenKeyPaths(
+  value: unknown,
+  path: (string | number)[] = [],
+  out: (string | number)[][] = [],
+): (string | number)[][] {
   if (Array.isArray(value)) value.forEach((item, i) => forbiddenKeyPaths(item, [...path, i], out));
   else if (value !== null && typeof value === 'object') {
     for (const key of Object.keys(value)) {
@@ -44,14 +50,16 @@ function parseFile(dir: string, name: string, problems: string[], texts: Map<str
   texts.set(name, text);
   const doc = parseDocument(text, { prettyErrors: true, uniqueKeys: true });
   if (doc.errors.length > 0) {
-    for (const e of doc.errors) problems.push(`${label}: line ${e.linePos?.[0].line ?? '?'}: ${e.message.split('\n')[0]}`);
+    for (const e of doc.errors)
+      problems.push(`${label}: line ${e.linePos?.[0].line ?? '?'}: ${e.message.split('\n')[0]}`);
     return null;
   }
   const raw: unknown = doc.toJS();
   // zod drops a `__proto__` member without a word, so a rule named so would vanish silently.
   const forbidden = forbiddenKeyPaths(raw);
   if (forbidden.length > 0) {
-    for (const path of forbidden) problems.push(`${label}: ${formatPath(path)}: "${String(path.at(-1))}" cannot be used as a name`);
+    for (const path of forbidden)
+      problems.push(`${label}: ${formatPath(path)}: "${String(path.at(-1))}" cannot be used as a name`);
     return null;
   }
   const result = RulesFileSchema.safeParse(raw);
@@ -85,7 +93,11 @@ export interface RulesFileText {
 }
 
 const filesOf = (texts: Map<string, string>): RulesFileText[] =>
-  [...texts.keys()].sort().map((name) => ({ name, sha256: createHash('sha256').update(texts.get(name)!).digest('hex'), text: texts.get(name)! }));
+  [...texts.keys()].sort().map((name) => ({
+    name,
+    sha256: createHash('sha256').update(texts.get(name)!).digest('hex'),
+    text: texts.get(name)!,
+  }));
 
 /**
  * Every problem of every rules file of `dir`, as a gateway would refuse them at start, without loading
@@ -104,7 +116,9 @@ export function checkRules(dir: string): { files: string[]; problems: string[]; 
 /** The `*.yaml`/`*.yml` files of `dir` in name order, or null when the folder cannot be read. */
 function yamlNames(dir: string): string[] | null {
   try {
-    return readdirSync(dir).filter((n) => /\.ya?ml$/.test(n)).sort();
+    return readdirSync(dir)
+      .filter((n) => /\.ya?ml$/.test(n))
+      .sort();
   } catch {
     return null;
   }
@@ -114,7 +128,9 @@ function loadVersionedRules(dir: string): { rules: Rules; version: string; files
   const problems: string[] = [];
   let names: string[];
   try {
-    names = readdirSync(dir).filter((n) => /\.ya?ml$/.test(n)).sort();
+    names = readdirSync(dir)
+      .filter((n) => /\.ya?ml$/.test(n))
+      .sort();
   } catch (error) {
     throw new RulesError([`${dir}: cannot be read (${(error as Error).message})`]);
   }
@@ -128,7 +144,10 @@ function loadVersionedRules(dir: string): { rules: Rules; version: string; files
   const seen = new Map<string, string>();
   for (const { name, file } of files) {
     const other = seen.get(file.workspace.slug);
-    if (other) problems.push(`${join(dir, name)}: workspace.slug: "${file.workspace.slug}" is already used by ${join(dir, other)}`);
+    if (other)
+      problems.push(
+        `${join(dir, name)}: workspace.slug: "${file.workspace.slug}" is already used by ${join(dir, other)}`,
+      );
     seen.set(file.workspace.slug, name);
   }
   if (problems.length > 0) throw new RulesError(problems);

@@ -55,7 +55,8 @@ export interface RulesAcrossReplicas {
   close(): void;
 }
 
-const distinctVersions = (replicas: ReplicaRecord[]): string[] => [...new Set(replicas.flatMap((r) => (r.rules ? [r.rules.version] : [])))].sort();
+const distinctVersions = (replicas: ReplicaRecord[]): string[] =>
+  [...new Set(replicas.flatMap((r) => (r.rules ? [r.rules.version] : [])))].sort();
 
 /** The live replicas as recorded, seen from the process `replicas` belongs to. */
 export async function listReplicas(replicas: ReplicaSet): Promise<Survey> {
@@ -69,7 +70,11 @@ const outcomeOf = (replica: ReplicaRecord, request: number): ReloadOutcome =>
   replica.answered < request ? 'no-answer' : replica.rules?.reloadError ? 'failed' : 'reloaded';
 
 /** Starts recording the rules of this process and answering reloads asked by other replicas. */
-export async function shareRules(deps: { replicas: ReplicaSet; rules: RulesHolder; log?: RulesLog }): Promise<RulesAcrossReplicas> {
+export async function shareRules(deps: {
+  replicas: ReplicaSet;
+  rules: RulesHolder;
+  log?: RulesLog;
+}): Promise<RulesAcrossReplicas> {
   const { replicas, rules, log } = deps;
   let reloadError: RulesRecord['reloadError'] = null;
   const record = (): RulesRecord => ({ ...rules.version(), reloadError });
@@ -81,7 +86,10 @@ export async function shareRules(deps: { replicas: ReplicaSet; rules: RulesHolde
       log?.info({ rules_version: result.version, trigger }, 'rules reloaded');
     } else {
       reloadError = { at: new Date().toISOString(), problems: result.problems };
-      log?.error({ problems: result.problems, rules_version: rules.version().version, trigger }, 'rules reload failed; the previous rules stay in force');
+      log?.error(
+        { problems: result.problems, rules_version: rules.version().version, trigger },
+        'rules reload failed; the previous rules stay in force',
+      );
     }
     return { result, written: replicas.record(record(), request) };
   };
@@ -95,7 +103,10 @@ export async function shareRules(deps: { replicas: ReplicaSet; rules: RulesHolde
     if (drift && !drifting && (settled || Date.now() - driftSince! >= DRIFT_SETTLE_MS)) {
       drifting = true;
       log?.warn(
-        { rules_versions: versions, replicas: live.filter((r) => r.rules).map((r) => ({ id: r.id, rules_version: r.rules!.version })) },
+        {
+          rules_versions: versions,
+          replicas: live.filter((r) => r.rules).map((r) => ({ id: r.id, rules_version: r.rules!.version })),
+        },
         'rules drift: live replicas run different rules (a rolling update, or a folder not updated on every replica)',
       );
     } else if (!drift && drifting) {
@@ -107,7 +118,8 @@ export async function shareRules(deps: { replicas: ReplicaSet; rules: RulesHolde
 
   let recent: { at: number; survey: Promise<Survey | null> } | null = null;
   const recentSurvey = () => {
-    if (recent === null || Date.now() - recent.at > SURVEY_REUSE_MS) recent = { at: Date.now(), survey: survey().catch(() => null) };
+    if (recent === null || Date.now() - recent.at > SURVEY_REUSE_MS)
+      recent = { at: Date.now(), survey: survey().catch(() => null) };
     return recent.survey;
   };
 
@@ -140,15 +152,30 @@ export async function shareRules(deps: { replicas: ReplicaSet; rules: RulesHolde
       await written;
       const deadline = Date.now() + RELOAD_ANSWER_TIMEOUT_MS;
       // Replicas part-way through the reload differ for a moment: only the last look may tell drift.
-      const answered = (look: Survey) => look.replicas.every((r) => !r.rules || r.id === look.self || r.answered >= request);
-      while (!answered(await listReplicas(replicas)) && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, ANSWER_POLL_MS));
+      const answered = (look: Survey) =>
+        look.replicas.every((r) => !r.rules || r.id === look.self || r.answered >= request);
+      while (!answered(await listReplicas(replicas)) && Date.now() < deadline)
+        await new Promise((resolve) => setTimeout(resolve, ANSWER_POLL_MS));
       let now = await survey(true);
       recent = null;
       // This replica's own record is the one in memory (its row may wait behind a feed reconnecting).
-      now = { ...now, replicas: now.replicas.map((r) => (r.id === now.self ? { ...r, rules: record(), answered: Math.max(r.answered, request) } : r)) };
-      const outcomes = new Map(now.replicas.filter((r) => r.rules).map((r) => [r.id, r.id === now.self ? (result.ok ? 'reloaded' : 'failed') : outcomeOf(r, request)] as const));
+      now = {
+        ...now,
+        replicas: now.replicas.map((r) =>
+          r.id === now.self ? { ...r, rules: record(), answered: Math.max(r.answered, request) } : r,
+        ),
+      };
+      const outcomes = new Map(
+        now.replicas
+          .filter((r) => r.rules)
+          .map((r) => [r.id, r.id === now.self ? (result.ok ? 'reloaded' : 'failed') : outcomeOf(r, request)] as const),
+      );
       const silent = [...outcomes].filter(([, o]) => o === 'no-answer').map(([id]) => id);
-      if (silent.length > 0) log?.warn({ replicas: silent, waited_ms: RELOAD_ANSWER_TIMEOUT_MS, request }, 'rules reload: these replicas did not answer in time');
+      if (silent.length > 0)
+        log?.warn(
+          { replicas: silent, waited_ms: RELOAD_ANSWER_TIMEOUT_MS, request },
+          'rules reload: these replicas did not answer in time',
+        );
       return { ...now, here: result, outcomes };
     },
     survey: () => survey(),

@@ -6,9 +6,7 @@ const color = z
   .string()
   .regex(/^#[0-9a-fA-F]{6}$/, 'must be a colour like #1e88e5')
   .meta({ description: 'Hex colour, #rrggbb' });
-const slug = z
-  .string()
-  .regex(/^[a-z0-9][a-z0-9-]{0,62}$/, 'must be lower-case letters, digits and dashes (a slug)');
+const slug = z.string().regex(/^[a-z0-9][a-z0-9-]{0,62}$/, 'must be lower-case letters, digits and dashes (a slug)');
 
 export const UserSchema = z.strictObject({
   username: z.string().regex(/^[a-z0-9_.-]{2,64}$/, 'must be 2-64 of a-z, 0-9, _ . -'),
@@ -80,16 +78,18 @@ export const LeadDefaultsSchema = z.strictObject({
   tags: z.array(name).default([]),
 });
 
-export const ConflictPolicySchema = z
-  .enum(['keep_existing', 'integration_wins'])
-  .meta({ description: 'keep_existing: a value from another source is kept; integration_wins: this integration overwrites it' });
+export const ConflictPolicySchema = z.enum(['keep_existing', 'integration_wins']).meta({
+  description: 'keep_existing: a value from another source is kept; integration_wins: this integration overwrites it',
+});
 
 export const AnswerMappingSchema = z.strictObject({
   field: z.string().meta({ description: 'Key of a custom field of the workspace' }),
   values: z
     .record(z.string(), z.union([z.string(), z.boolean()]))
     .optional()
-    .meta({ description: 'Incoming value -> option label (choice fields) or true/false (boolean fields); case-insensitive' }),
+    .meta({
+      description: 'Incoming value -> option label (choice fields) or true/false (boolean fields); case-insensitive',
+    }),
   policy: ConflictPolicySchema.default('keep_existing'),
 });
 
@@ -98,10 +98,16 @@ const scalar = z.union([z.string(), z.boolean(), z.number()]);
 export const LegacySettingsSchema = z.strictObject({
   external_contact_id: z
     .string()
-    .regex(/\{[a-z_.]+\}/, 'must name at least one member of the legacy lead in braces, e.g. telegram:{extra_data.telegram_id}')
+    .regex(
+      /\{[a-z_.]+\}/,
+      'must name at least one member of the legacy lead in braces, e.g. telegram:{extra_data.telegram_id}',
+    )
     .optional()
     .meta({ description: 'Template deriving the person id from a legacy lead; {member} or {extra_data.key}' }),
-  sunset: z.iso.date().optional().meta({ description: 'Date the deprecated interface ends for this integration (Sunset header)' }),
+  sunset: z.iso
+    .date()
+    .optional()
+    .meta({ description: 'Date the deprecated interface ends for this integration (Sunset header)' }),
   tags: z
     .record(z.string(), z.strictObject({ answer: z.string().min(1), value: scalar }))
     .default({})
@@ -138,7 +144,9 @@ export const RulesFileSchema = z
       statuses: z.array(StatusSchema).default([]),
       groups: z.array(GroupSchema).default([]),
       tags: z.array(TagSchema).default([]),
-      custom_fields: z.record(z.string().regex(/^[a-z][a-z0-9_]{0,63}$/, 'field keys are snake_case'), CustomFieldSchema).default({}),
+      custom_fields: z
+        .record(z.string().regex(/^[a-z][a-z0-9_]{0,63}$/, 'field keys are snake_case'), CustomFieldSchema)
+        .default({}),
     }),
     integrations: z.array(IntegrationSchema).default([]),
   })
@@ -168,15 +176,18 @@ function checkReferences(file: RulesFile, ctx: z.RefinementCtx): void {
   for (const [list, names] of lists) {
     for (const d of duplicates(names)) issue(['workspace', list], `"${d}" appears twice`);
   }
-  for (const d of duplicates(file.integrations.map((i) => i.slug))) issue(['integrations'], `slug "${d}" appears twice`);
-  if (ws.statuses.filter((s) => s.is_default).length > 1) issue(['workspace', 'statuses'], 'at most one status is_default');
+  for (const d of duplicates(file.integrations.map((i) => i.slug)))
+    issue(['integrations'], `slug "${d}" appears twice`);
+  if (ws.statuses.filter((s) => s.is_default).length > 1)
+    issue(['workspace', 'statuses'], 'at most one status is_default');
 
   file.integrations.forEach((integration, i) => {
     const at = (...rest: (string | number)[]) => ['integrations', i, ...rest];
     const d = integration.lead_defaults;
     const board = ws.boards.find((b) => b.name === d.board);
     if (!board) issue(at('lead_defaults', 'board'), `no board "${d.board}" in the workspace`);
-    else if (!board.stages.includes(d.stage)) issue(at('lead_defaults', 'stage'), `no stage "${d.stage}" on board "${d.board}"`);
+    else if (!board.stages.includes(d.stage))
+      issue(at('lead_defaults', 'stage'), `no stage "${d.stage}" on board "${d.board}"`);
     if (d.status !== undefined && !ws.statuses.some((s) => s.name === d.status))
       issue(at('lead_defaults', 'status'), `no status "${d.status}" in the workspace`);
     if (d.group !== undefined && !ws.groups.some((g) => g.name === d.group))
@@ -184,7 +195,8 @@ function checkReferences(file: RulesFile, ctx: z.RefinementCtx): void {
     if (d.assigned_to !== undefined && !users.has(d.assigned_to))
       issue(at('lead_defaults', 'assigned_to'), `no user "${d.assigned_to}" in the workspace`);
     d.tags.forEach((tag, t) => {
-      if (!ws.tags.some((x) => x.name === tag)) issue(at('lead_defaults', 'tags', t), `no tag "${tag}" in the workspace`);
+      if (!ws.tags.some((x) => x.name === tag))
+        issue(at('lead_defaults', 'tags', t), `no tag "${tag}" in the workspace`);
     });
     for (const [key, mapping] of Object.entries(integration.answers)) {
       checkAnswerMapping(ws.custom_fields, mapping, (message, ...rest) => issue(at('answers', key, ...rest), message));
@@ -200,7 +212,11 @@ type Fields = RulesFile['workspace']['custom_fields'];
 type Mapping = z.infer<typeof AnswerMappingSchema>;
 
 /** A mapping must name a field of the workspace, and its value map must land on that field's values. */
-function checkAnswerMapping(fields: Fields, mapping: Mapping, issue: (message: string, ...path: string[]) => void): void {
+function checkAnswerMapping(
+  fields: Fields,
+  mapping: Mapping,
+  issue: (message: string, ...path: string[]) => void,
+): void {
   // An own member only: `toString` or `constructor` would otherwise be found on Object.prototype.
   const field = Object.hasOwn(fields, mapping.field) ? fields[mapping.field] : undefined;
   if (!field) {
@@ -214,7 +230,11 @@ function checkAnswerMapping(fields: Fields, mapping: Mapping, issue: (message: s
       if (typeof target !== 'boolean') issue('a boolean field maps values to true or false', 'values', incoming);
     } else if (field.type === 'single_choice' || field.type === 'multiple_choice') {
       if (typeof target !== 'string' || !labels.includes(target)) {
-        issue(`"${String(target)}" is not an option of ${field.name}; options: ${labels.join(', ')}`, 'values', incoming);
+        issue(
+          `"${String(target)}" is not an option of ${field.name}; options: ${labels.join(', ')}`,
+          'values',
+          incoming,
+        );
       }
     } else {
       issue(`a ${field.type} field takes no value map`, 'values');

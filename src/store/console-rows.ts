@@ -31,4 +31,11 @@ export interface ConsoleSessionRow {
   flash: string | null;
 }
 
-export const rowToConsoleSession = (r: ConsoleSessionRow): ConsoleSession => ({ idHash: r.id_hash, userName: r.user_name, credentialId: r.credential_id, createdAt: r.created_at, lastSeenAt: r.last_seen_at, hasFlash: r.flash !== null });
+export const rowToConsoleSession = (r: ConsoleSessionRow): ConsoleSession => ({
+  idHash: r.id_hash,
+  userName: r.user_name,
+  credentialId: r.credential_id,
+  createdAt: r.created_at,
+  lastSeenAt: r.last_seen_at,
+  hasFlash: r.flash !== null,
+});

@@ -86,7 +86,9 @@ export class BrokenReferencesError extends CopyError {
     readonly broken: BrokenReference[],
   ) {
     const rows = broken.reduce((sum, b) => sum + b.count, 0);
-    super(`${location}: ${rows} rows name a row the file does not hold (${broken.map((b) => `${b.table}.${b.columns.join(', ')}`).join('; ')}); nothing was copied`);
+    super(
+      `${location}: ${rows} rows name a row the file does not hold (${broken.map((b) => `${b.table}.${b.columns.join(', ')}`).join('; ')}); nothing was copied`,
+    );
   }
 }
 
@@ -98,11 +100,20 @@ const figure = (n: number) => n.toLocaleString('en-US');
  * (refused while a gateway has it open), and refused if a row names a row it does not hold; the
  * database is migrated first, as a gateway migrates it.
  */
-export async function copySqliteToPostgres(from: string, url: string, progress: (line: string) => void): Promise<CopyResult> {
+export async function copySqliteToPostgres(
+  from: string,
+  url: string,
+  progress: (line: string) => void,
+): Promise<CopyResult> {
   const source = openCopySource(from);
   try {
-    const unknown = source.tables().filter((t) => !(COPIED_TABLES as readonly string[]).includes(t) && !(t in SKIPPED_TABLES));
-    if (unknown.length > 0) throw new CopyError(`${source.location} holds table(s) this release does not know how to copy: ${unknown.join(', ')}`);
+    const unknown = source
+      .tables()
+      .filter((t) => !(COPIED_TABLES as readonly string[]).includes(t) && !(t in SKIPPED_TABLES));
+    if (unknown.length > 0)
+      throw new CopyError(
+        `${source.location} holds table(s) this release does not know how to copy: ${unknown.join(', ')}`,
+      );
     // Before the target is touched (its migration included): a refused file leaves it as it was.
     const broken = source.brokenReferences(COPIED_TABLES, BROKEN_ROWS_SHOWN);
     if (broken.length > 0) throw new BrokenReferencesError(source.location, broken);
@@ -123,7 +134,10 @@ export async function copySqliteToPostgres(from: string, url: string, progress: 
             inserted += await target.insert(table, columns, rows);
           } catch (error) {
             // The rows before this batch are in: after fixing the cause, running copy again goes on from here.
-            throw new CopyError(`${table}: the batch after row ${figure(done)} of ${figure(total)} was refused by PostgreSQL: ${(error as Error).message}`, { cause: error });
+            throw new CopyError(
+              `${table}: the batch after row ${figure(done)} of ${figure(total)} was refused by PostgreSQL: ${(error as Error).message}`,
+              { cause: error },
+            );
           }
           done += rows.length;
           if (++batches % 100 === 0 && done < total) progress(`copying ${table}: ${figure(done)} / ${figure(total)}`);
@@ -135,7 +149,13 @@ export async function copySqliteToPostgres(from: string, url: string, progress: 
       // Checked once every table is in: nothing writes the file meanwhile, so its counts still hold.
       for (const copied of tables) copied.target = await target.count(copied.table);
       const short = tables.filter((t) => t.target < t.source).map((t) => t.table);
-      return { from: source.location, to: target.location, tables, skipped: Object.entries(SKIPPED_TABLES).map(([table, why]) => ({ table, why })), short };
+      return {
+        from: source.location,
+        to: target.location,
+        tables,
+        skipped: Object.entries(SKIPPED_TABLES).map(([table, why]) => ({ table, why })),
+        short,
+      };
     } finally {
       await target.close();
     }

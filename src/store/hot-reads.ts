@@ -32,7 +32,12 @@ function cacheOf(store: Store): Cache {
 export type HotRead = <V>(key: string, load: () => Promise<V>, keep?: (value: V) => boolean) => Promise<V>;
 
 /** One look-up, with its own check of the change generation. */
-export function hotRead<V>(store: Store, key: string, load: () => Promise<V>, keep: (value: V) => boolean = () => true): Promise<V> {
+export function hotRead<V>(
+  store: Store,
+  key: string,
+  load: () => Promise<V>,
+  keep: (value: V) => boolean = () => true,
+): Promise<V> {
   return lookUp(store, checkedCache(store), key, load, keep);
 }
 
@@ -65,7 +70,13 @@ function checkedCache(store: Store): Cache {
   return cache;
 }
 
-async function lookUp<V>(store: Store, cache: Cache, key: string, load: () => Promise<V>, keep: (value: V) => boolean): Promise<V> {
+async function lookUp<V>(
+  store: Store,
+  cache: Cache,
+  key: string,
+  load: () => Promise<V>,
+  keep: (value: V) => boolean,
+): Promise<V> {
   const generation = cache.generation;
   const now = Date.now();
   const hit = cache.entries.get(key);

@@ -45,15 +45,37 @@ export interface PostgresOptions {
 
 /** The store the configuration names: PostgreSQL when DATABASE_URL is set, else the SQLite file at DATABASE_PATH. */
 export const storeOptionsFrom = (
-  config: Pick<Config, 'databasePath' | 'databaseUrl' | 'databasePoolSize' | 'databaseStatementTimeoutMs' | 'sqliteSynchronous' | 'readyMinFreeBytes'>,
+  config: Pick<
+    Config,
+    | 'databasePath'
+    | 'databaseUrl'
+    | 'databasePoolSize'
+    | 'databaseStatementTimeoutMs'
+    | 'sqliteSynchronous'
+    | 'readyMinFreeBytes'
+  >,
 ): StoreOptions =>
   config.databaseUrl !== null
-    ? { engine: 'postgres', url: config.databaseUrl, poolSize: config.databasePoolSize, statementTimeoutMs: config.databaseStatementTimeoutMs }
-    : { engine: 'sqlite', path: config.databasePath, synchronous: config.sqliteSynchronous, minFreeBytes: config.readyMinFreeBytes };
+    ? {
+        engine: 'postgres',
+        url: config.databaseUrl,
+        poolSize: config.databasePoolSize,
+        statementTimeoutMs: config.databaseStatementTimeoutMs,
+      }
+    : {
+        engine: 'sqlite',
+        path: config.databasePath,
+        synchronous: config.sqliteSynchronous,
+        minFreeBytes: config.readyMinFreeBytes,
+      };
 
 /** Where the store is, as logs and messages may show it: a file's absolute path, or the URL without its password. */
 export const storeLocation = (options: StoreOptions): string =>
-  options.engine === 'sqlite' ? (options.path === ':memory:' ? options.path : resolve(options.path)) : safeLocation(options.url);
+  options.engine === 'sqlite'
+    ? options.path === ':memory:'
+      ? options.path
+      : resolve(options.path)
+    : safeLocation(options.url);
 
 /**
  * Opens the store, creating (SQLite, where allowed) and migrating its schema; a PostgreSQL schema is

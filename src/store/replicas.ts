@@ -69,6 +69,16 @@ export function aloneReplicaSet(): ReplicaSet {
     },
     onReloadAsked: () => {},
     askReload: async () => ++requests,
-    live: async () => [{ id: self, host: hostname(), pid: process.pid, startedAt, heartbeatAt: new Date().toISOString(), rules, answered }],
+    live: async () => [
+      {
+        id: self,
+        host: hostname(),
+        pid: process.pid,
+        startedAt,
+        heartbeatAt: new Date().toISOString(),
+        rules,
+        answered,
+      },
+    ],
   };
 }

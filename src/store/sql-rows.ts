@@ -23,7 +23,10 @@ export interface KeyRow {
   revoked_at: string | null;
 }
 
-export const rowToListedKey = (r: KeyRow & { last_used_at: string | null }): ListedKey => ({ ...rowToKey(r), lastUsedAt: r.last_used_at });
+export const rowToListedKey = (r: KeyRow & { last_used_at: string | null }): ListedKey => ({
+  ...rowToKey(r),
+  lastUsedAt: r.last_used_at,
+});
 
 export const rowToKey = (r: KeyRow): ApiKey => ({
   id: r.id,
@@ -86,7 +89,13 @@ export interface LegacyTagRow {
   created_at: string;
 }
 
-export const rowToTag = (r: LegacyTagRow): LegacyTag => ({ workspaceId: r.workspace_id, id: r.id, name: r.name, color: r.color, createdAt: r.created_at });
+export const rowToTag = (r: LegacyTagRow): LegacyTag => ({
+  workspaceId: r.workspace_id,
+  id: r.id,
+  name: r.name,
+  color: r.color,
+  createdAt: r.created_at,
+});
 
 export interface AuditRow {
   id: string;
@@ -174,7 +183,8 @@ export const rowToFieldValue = (r: FieldValueRow): FieldValue => ({
 });
 
 /** The ledger's columns a found event is read with: all but the body, which only a 409 reads. */
-export const SUBMISSION_COLUMNS = 'id, integration_id, endpoint, event_id, fingerprint, contact_id, lead_id, outcome, needs_review, review_reason, created_at';
+export const SUBMISSION_COLUMNS =
+  'id, integration_id, endpoint, event_id, fingerprint, contact_id, lead_id, outcome, needs_review, review_reason, created_at';
 
 export interface SubmissionRow {
   id: string;
@@ -299,7 +309,8 @@ export function foldUnmappedKeys(rows: readonly UnmappedKeyRow[]): UnmappedSumma
   const keys: UnmappedKey[] = [];
   for (const r of rows) {
     let entry = keys.at(-1);
-    if (entry?.key !== r.answer_key) keys.push((entry = { key: r.answer_key, count: Number(r.n), lastSeen: r.last_seen, examples: [] }));
+    if (entry?.key !== r.answer_key)
+      keys.push((entry = { key: r.answer_key, count: Number(r.n), lastSeen: r.last_seen, examples: [] }));
     if (r.has_example) entry.examples.push(r.raw_value);
   }
   return { keys, totalKeys: Number(rows[0]?.total_keys ?? 0), scanned: Number(rows[0]?.scanned ?? 0) };

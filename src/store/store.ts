@@ -233,11 +233,19 @@ export class BrokenReferenceError extends Error {
     const key = Object.entries(reference.key)
       .map(([column, value]) => `${column} ${JSON.stringify(value)}`)
       .join(', ');
-    super(`the ${reference.table} row (${key}) names ${reference.column} ${JSON.stringify(reference.missing)}, which ${reference.parent} does not hold`);
+    super(
+      `the ${reference.table} row (${key}) names ${reference.column} ${JSON.stringify(reference.missing)}, which ${reference.parent} does not hold`,
+    );
     this.name = 'BrokenReferenceError';
   }
 }
 
 /** The binding of an external id whose person is not in `contacts`. */
 export const brokenBinding = (integrationId: string, externalId: string, contactId: string): BrokenReferenceError =>
-  new BrokenReferenceError({ table: 'contact_bindings', key: { integration_id: integrationId, external_contact_id: externalId }, column: 'contact_id', parent: 'contacts', missing: contactId });
+  new BrokenReferenceError({
+    table: 'contact_bindings',
+    key: { integration_id: integrationId, external_contact_id: externalId },
+    column: 'contact_id',
+    parent: 'contacts',
+    missing: contactId,
+  });

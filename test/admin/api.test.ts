@@ -14,21 +14,36 @@ describe('admin authentication', () => {
   it('refuses a missing token, a wrong token and an integration key', async () => {
     const key = await gw.issueKey('brightpath:telegram-bot');
     for (const authorization of [undefined, 'Bearer wrong-token', `Bearer ${key}`, ADMIN_TOKEN]) {
-      const res = await gw.app.inject({ method: 'GET', url: '/admin/v1/integrations', headers: authorization ? { authorization } : {} });
+      const res = await gw.app.inject({
+        method: 'GET',
+        url: '/admin/v1/integrations',
+        headers: authorization ? { authorization } : {},
+      });
       expect(res.statusCode).toBe(401);
       expect(res.headers['www-authenticate']).toMatch(/^Bearer/);
     }
   });
 
   it('guards the rules and replicas routes too', async () => {
-    for (const [method, url] of [['GET', '/admin/v1/rules'], ['POST', '/admin/v1/rules/reload'], ['GET', '/admin/v1/replicas']] as const) {
+    for (const [method, url] of [
+      ['GET', '/admin/v1/rules'],
+      ['POST', '/admin/v1/rules/reload'],
+      ['GET', '/admin/v1/replicas'],
+    ] as const) {
       expect((await gw.app.inject({ method, url })).statusCode).toBe(401);
-      expect((await gw.app.inject({ method, url, headers: { authorization: 'Bearer wrong-token' } })).statusCode).toBe(401);
+      expect((await gw.app.inject({ method, url, headers: { authorization: 'Bearer wrong-token' } })).statusCode).toBe(
+        401,
+      );
     }
   });
 
   it('an admin token is not an integration key', async () => {
-    const res = await gw.app.inject({ method: 'POST', url: '/api/integrations/v1/leads/', headers: { authorization: `Bearer ${ADMIN_TOKEN}` }, payload: { event_id: 'x', first_name: 'A' } });
+    const res = await gw.app.inject({
+      method: 'POST',
+      url: '/api/integrations/v1/leads/',
+      headers: { authorization: `Bearer ${ADMIN_TOKEN}` },
+      payload: { event_id: 'x', first_name: 'A' },
+    });
     expect(res.statusCode).toBe(401);
   });
 });
@@ -75,18 +90,23 @@ describe('operator actions', () => {
   it('refuses a stage of another workspace and a lead that does not exist', async () => {
     const key = await gw.issueKey('smile-dental:booking-form');
     const lead = (await gw.submit(key, { event_id: 'op-1', first_name: 'Sabina' })).json().lead;
-    const brightpathStage = (await gw.submit(await gw.issueKey('brightpath:telegram-bot'), { event_id: 'op-2', first_name: 'X' })).json().lead.stage;
+    const brightpathStage = (
+      await gw.submit(await gw.issueKey('brightpath:telegram-bot'), { event_id: 'op-2', first_name: 'X' })
+    ).json().lead.stage;
     const res = await gw.admin('POST', `/admin/v1/leads/${lead.id}/move`, { stage: brightpathStage });
     expect(res.statusCode).toBe(422);
     expect((await gw.admin('GET', `/admin/v1/leads/${lead.id}`)).json().stage).toBe(lead.stage);
-    expect((await gw.admin('POST', '/admin/v1/leads/00000000-0000-4000-8000-000000000000/reopen')).statusCode).toBe(404);
+    expect((await gw.admin('POST', '/admin/v1/leads/00000000-0000-4000-8000-000000000000/reopen')).statusCode).toBe(
+      404,
+    );
   });
 });
 
 describe('control characters in printed free text', () => {
   it('a reason with a line break or an escape sequence is refused with 422 and a path; nothing is audited or changed', async () => {
     const handle = 'brightpath:website-form';
-    const audit = async () => (await gw.admin('GET', `/admin/v1/integrations/${handle}/audit`)).json<{ items: unknown[] }>().items;
+    const audit = async () =>
+      (await gw.admin('GET', `/admin/v1/integrations/${handle}/audit`)).json<{ items: unknown[] }>().items;
     const before = await audit();
     for (const reason of ['ok\n2026-11-26T00:00:00Z  forged  rollback', 'colour \u001b[2J', 'c1 \u0085']) {
       for (const [url, body] of [
@@ -96,7 +116,10 @@ describe('control characters in printed free text', () => {
       ] as const) {
         const res = await gw.admin('POST', url, body);
         expect({ url, status: res.statusCode }).toEqual({ url, status: 422 });
-        expect(res.json()).toMatchObject({ code: 'validation-failed', errors: [{ path: '/reason', message: expect.stringContaining('control characters') }] });
+        expect(res.json()).toMatchObject({
+          code: 'validation-failed',
+          errors: [{ path: '/reason', message: expect.stringContaining('control characters') }],
+        });
       }
     }
     expect(await audit()).toEqual(before);

@@ -25,7 +25,11 @@ afterAll(() => gw.close());
 
 const list = async (query: string) => {
   const res = await gw.admin('GET', `/admin/v1/leads?workspace=brightpath&${query}`);
-  return { status: res.statusCode, names: res.statusCode === 200 ? (res.json().items as { first_name: string }[]).map((l) => l.first_name).sort() : [], body: res.json() };
+  return {
+    status: res.statusCode,
+    names: res.statusCode === 200 ? (res.json().items as { first_name: string }[]).map((l) => l.first_name).sort() : [],
+    body: res.json(),
+  };
 };
 
 describe('GET /admin/v1/leads', () => {
@@ -68,6 +72,8 @@ describe('GET /admin/v1/leads', () => {
     expect(await list(conditions(LEAD_FILTER_CONDITIONS_MAX))).toMatchObject({ status: 200, names: ['ali', 'cho'] });
     const over = await list(conditions(1000));
     expect(over.status).toBe(422);
-    expect(over.body.errors).toEqual([{ path: '/field', message: `must be given at most ${LEAD_FILTER_CONDITIONS_MAX} times` }]);
+    expect(over.body.errors).toEqual([
+      { path: '/field', message: `must be given at most ${LEAD_FILTER_CONDITIONS_MAX} times` },
+    ]);
   });
 });

@@ -13,14 +13,29 @@ beforeAll(async () => {
   gw = await startGateway({ rateLimitPerMinute: 1_000_000 });
   key = await gw.issueKey(HANDLE);
   integrationId = gw.rules.current().findIntegration(HANDLE)!.id;
-  expect((await gw.submit(key, { event_id: 'seed', external_contact_id: 'telegram:1', first_name: 'Seed', phone: '+998901234567' })).statusCode).toBe(201);
+  expect(
+    (
+      await gw.submit(key, {
+        event_id: 'seed',
+        external_contact_id: 'telegram:1',
+        first_name: 'Seed',
+        phone: '+998901234567',
+      })
+    ).statusCode,
+  ).toBe(201);
 });
 afterAll(() => gw.close());
 
 const answer = (eventId: string, answers: Record<string, unknown>) =>
-  gw.app.inject({ method: 'POST', url: '/api/integrations/v1/leads/answers/', headers: { authorization: `Bearer ${key}` }, payload: { event_id: eventId, external_contact_id: 'telegram:1', answers } });
+  gw.app.inject({
+    method: 'POST',
+    url: '/api/integrations/v1/leads/answers/',
+    headers: { authorization: `Bearer ${key}` },
+    payload: { event_id: eventId, external_contact_id: 'telegram:1', answers },
+  });
 /** Counts as if the integration had kept that many answers of a key: the caps read these counts. */
-const pretendKept = (answerKey: string, answers: number, bytes: number) => gw.store.transact((tx) => tx.answers.addKept([{ integrationId, key: answerKey, answers, bytes }]));
+const pretendKept = (answerKey: string, answers: number, bytes: number) =>
+  gw.store.transact((tx) => tx.answers.addKept([{ integrationId, key: answerKey, answers, bytes }]));
 const stored = (answerKey: string) => gw.inspect.answers.count({ key: answerKey });
 const notKept = () => gw.store.snapshot((r) => r.answers.notKept(integrationId));
 
@@ -28,7 +43,13 @@ describe('unmapped and invalid answers under the caps', () => {
   it('are stored, and the answer has no not_kept member', async () => {
     const res = await answer('under-1', { kept_color: 'red', '': 'x', course: 'python' });
     expect(res.statusCode).toBe(200);
-    expect(res.json().answers).toEqual({ written: ['course'], unchanged: [], kept_existing: [], unmapped: ['kept_color'], invalid: [{ key: '', error: 'an answer key must not be empty' }] });
+    expect(res.json().answers).toEqual({
+      written: ['course'],
+      unchanged: [],
+      kept_existing: [],
+      unmapped: ['kept_color'],
+      invalid: [{ key: '', error: 'an answer key must not be empty' }],
+    });
     expect(await stored('kept_color')).toBe(1);
     expect(await stored('')).toBe(1);
   });
@@ -53,7 +74,10 @@ describe(`past ${KEPT_ANSWERS_PER_KEY} answers of one key`, () => {
     await pretendKept('', KEPT_ANSWERS_PER_KEY, 10);
     const before = await stored('');
     const res = await answer('per-key-invalid', { '': 'x' });
-    expect(res.json().answers).toMatchObject({ invalid: [{ key: '', error: 'an answer key must not be empty' }], not_kept: [''] });
+    expect(res.json().answers).toMatchObject({
+      invalid: [{ key: '', error: 'an answer key must not be empty' }],
+      not_kept: [''],
+    });
     expect(await stored('')).toBe(before);
   });
 });
@@ -77,7 +101,14 @@ describe(`past ${KEPT_KEYS_PER_INTEGRATION} distinct keys`, () => {
   it('an answer of a new key is not kept, one of a key kept already still is', async () => {
     const { keys } = await gw.store.snapshot((r) => r.answers.kept(integrationId, []));
     await gw.store.transact((tx) =>
-      tx.answers.addKept(Array.from({ length: KEPT_KEYS_PER_INTEGRATION - keys }, (_, i) => ({ integrationId, key: `many_${i}`, answers: 1, bytes: 1 }))),
+      tx.answers.addKept(
+        Array.from({ length: KEPT_KEYS_PER_INTEGRATION - keys }, (_, i) => ({
+          integrationId,
+          key: `many_${i}`,
+          answers: 1,
+          bytes: 1,
+        })),
+      ),
     );
     const res = await answer('keys-1', { brand_new: 'x', many_0: 'y' });
     expect(res.json().answers).toMatchObject({ unmapped: ['brand_new', 'many_0'], not_kept: ['brand_new'] });
@@ -86,9 +117,18 @@ describe(`past ${KEPT_KEYS_PER_INTEGRATION} distinct keys`, () => {
   });
 
   it('a lead submission past the caps succeeds and names what it did not keep', async () => {
-    const res = await gw.submit(key, { event_id: 'keys-lead', first_name: 'Aziza', phone: '+998901239999', answers: { another_new: 'x', course: 'python' } });
+    const res = await gw.submit(key, {
+      event_id: 'keys-lead',
+      first_name: 'Aziza',
+      phone: '+998901239999',
+      answers: { another_new: 'x', course: 'python' },
+    });
     expect(res.statusCode).toBe(201);
-    expect(res.json().answers).toMatchObject({ written: ['course'], unmapped: ['another_new'], not_kept: ['another_new'] });
+    expect(res.json().answers).toMatchObject({
+      written: ['course'],
+      unmapped: ['another_new'],
+      not_kept: ['another_new'],
+    });
     expect(await stored('another_new')).toBe(0);
   });
 });

@@ -27,7 +27,10 @@ describe('the mapping snippet of an unmapped answer key', () => {
     expect(snippet.guessedType).toBe(type);
     const rules = source();
     Object.assign(rules.workspace.custom_fields, parse(snippet.field!).custom_fields);
-    Object.assign(rules.integrations.find((i: { slug: string }) => i.slug === 'telegram-bot').answers, parse(snippet.answers).answers);
+    Object.assign(
+      rules.integrations.find((i: { slug: string }) => i.slug === 'telegram-bot').answers,
+      parse(snippet.answers).answers,
+    );
     const checked = RulesFileSchema.safeParse(rules);
     expect(checked.success, JSON.stringify(checked.error?.issues)).toBe(true);
     expect(Object.keys(parse(snippet.field!).custom_fields)).toEqual([fieldKey]);

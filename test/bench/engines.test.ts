@@ -27,12 +27,16 @@ lead_gateway_postgres_round_trips_total_extra 99
 describe('the bench reading /metrics', () => {
   it('sums a counter over its label sets, leaves out what `skip` accepts, ignores comments and longer names', () => {
     expect(counterSum(METRICS, ROUND_TRIPS_COUNTER)).toBe(3600);
-    expect(counterSum(METRICS, 'lead_gateway_http_requests_total', (labels) => labels.includes('route="/metrics"'))).toBe(1203);
+    expect(
+      counterSum(METRICS, 'lead_gateway_http_requests_total', (labels) => labels.includes('route="/metrics"')),
+    ).toBe(1203);
     expect(counterSum('lead_gateway_unlabelled 5\n', 'lead_gateway_unlabelled')).toBe(5);
   });
 
   it('answers null for a counter the gateway does not expose, and a per-request figure only when both ends are known', () => {
-    const withoutCounter = METRICS.split('\n').filter((line) => !line.startsWith(ROUND_TRIPS_COUNTER)).join('\n');
+    const withoutCounter = METRICS.split('\n')
+      .filter((line) => !line.startsWith(ROUND_TRIPS_COUNTER))
+      .join('\n');
     expect(counterSum(withoutCounter, ROUND_TRIPS_COUNTER)).toBeNull();
     expect(countPerRequest(3600, 4600, 400)).toBe(2.5);
     expect(countPerRequest(0, 1000, 3)).toBe(333.33);
@@ -67,8 +71,20 @@ function run(trips: number | null): Record<string, Figures> {
     replay: figures('v1 replay', { cpu_us: 250, rps: 3500, p99_ms: 25 }),
     answers: figures('v1 answers', { cpu_us: 260 }),
     legacy: figures('legacy POST leads/', { cpu_us: 280 }),
-    newLeadPg: figures('v1 new lead (PostgreSQL)', { cpu_us: 1350, rps: 600, p99_ms: 120, pg_cpu_us: 1080, round_trips: trips, statements: 8.04 }),
-    replayPg: figures('v1 replay (PostgreSQL)', { cpu_us: 300, pg_cpu_us: 200, round_trips: trips === null ? null : 1, statements: 4 }),
+    newLeadPg: figures('v1 new lead (PostgreSQL)', {
+      cpu_us: 1350,
+      rps: 600,
+      p99_ms: 120,
+      pg_cpu_us: 1080,
+      round_trips: trips,
+      statements: 8.04,
+    }),
+    replayPg: figures('v1 replay (PostgreSQL)', {
+      cpu_us: 300,
+      pg_cpu_us: 200,
+      round_trips: trips === null ? null : 1,
+      statements: 4,
+    }),
     answersPg: figures('v1 answers (PostgreSQL)', { cpu_us: 900, round_trips: trips, statements: 8 }),
     legacyPg: figures('legacy POST leads/ (PostgreSQL)', { cpu_us: 1400, round_trips: trips, statements: 8.1 }),
   };
@@ -90,7 +106,10 @@ describe('the bench engines comparison', () => {
     expect(goals['PostgreSQL / SQLite new lead, p99']).toMatchObject({ value: 4, limit: 2 });
     expect(goals['PostgreSQL / SQLite replay, gateway CPU']).toMatchObject({ value: 1.2, limit: 1.3 });
     expect(missedBy(goals['PostgreSQL / SQLite replay, gateway CPU']!)).toBe('');
-    expect(goals["PostgreSQL's own CPU per new lead / SQLite gateway CPU per new lead"]).toMatchObject({ value: 4, limit: 1 });
+    expect(goals["PostgreSQL's own CPU per new lead / SQLite gateway CPU per new lead"]).toMatchObject({
+      value: 4,
+      limit: 1,
+    });
     expect(goals['PostgreSQL round trips per new lead, created']).toMatchObject({ value: 2, limit: 2 });
     expect(goals['PostgreSQL round trips per new lead, attached (alone)']).toMatchObject({ value: 3, limit: 2 });
     expect(goals['PostgreSQL round trips per new lead, reactivated (alone)']).toMatchObject({ value: 2, limit: 2 });
@@ -98,8 +117,14 @@ describe('the bench engines comparison', () => {
     expect(goals['PostgreSQL round trips per legacy POST leads/']).toMatchObject({ value: 2, limit: 2 });
     expect(goals['PostgreSQL round trips per replay']).toMatchObject({ value: 1, limit: 1 });
     // No regression on SQLite: within 10% above the band measured before.
-    expect(goals['SQLite new lead / echo, gateway CPU (8.1-9.0 before: within 10%)']).toMatchObject({ value: 9, limit: 9.9 });
-    expect(goals['SQLite replay / echo, gateway CPU (7.1-8.0 before: within 10%)']).toMatchObject({ value: 8.33, limit: 8.8 });
+    expect(goals['SQLite new lead / echo, gateway CPU (8.1-9.0 before: within 10%)']).toMatchObject({
+      value: 9,
+      limit: 9.9,
+    });
+    expect(goals['SQLite replay / echo, gateway CPU (7.1-8.0 before: within 10%)']).toMatchObject({
+      value: 8.33,
+      limit: 8.8,
+    });
   });
 
   it('prints one row per path on both engines, the outcomes, and the targets met or missed', () => {
@@ -118,8 +143,12 @@ describe('the bench engines comparison', () => {
     const text = enginesSection(run(null), probes(null)).join('\n');
     expect(text).toContain('| new lead | 270 | 1350 | 5 | 1080 | – | 8.04 |');
     expect(text).toContain('| attached | 15 | – | 13 |');
-    expect(text).toContain('| PostgreSQL round trips per new lead, created (statements: no round-trip counter) | 8.04 | ≤ 2 | **no** | 302% over |');
-    expect(text).toContain('| PostgreSQL round trips per replay (statements: no round-trip counter) | 4 | ≤ 1 | **no** | 300% over |');
+    expect(text).toContain(
+      '| PostgreSQL round trips per new lead, created (statements: no round-trip counter) | 8.04 | ≤ 2 | **no** | 302% over |',
+    );
+    expect(text).toContain(
+      '| PostgreSQL round trips per replay (statements: no round-trip counter) | 4 | ≤ 1 | **no** | 300% over |',
+    );
   });
 
   it('without PostgreSQL keeps the SQLite targets only, and marks an unmeasured figure instead of judging it', () => {
@@ -128,7 +157,9 @@ describe('the bench engines comparison', () => {
     expect(text).toContain('PostgreSQL was not measured');
     expect(text).not.toContain('| path |');
     expect(text).toContain('| SQLite new lead / echo, gateway CPU (8.1-9.0 before: within 10%) | 9 | ≤ 9.9 | yes |');
-    expect(targetTable([{ name: 'x', value: null, limit: 1, kind: 'max' }], true)).toContain('| x | not measured | ≤ 1 | – |  |');
+    expect(targetTable([{ name: 'x', value: null, limit: 1, kind: 'max' }], true)).toContain(
+      '| x | not measured | ≤ 1 | – |  |',
+    );
   });
 });
 
@@ -138,21 +169,30 @@ describe('the bench report of --only engines', () => {
     const figures = run(2);
     const printed = vi.spyOn(console, 'log').mockImplementation(() => {});
     try {
-      report(figures, [figures], { server: 'PostgreSQL 15', loadStatements: [], oneNewLead: null, outcomes: probes(2) }, null, {
-        connections: 32,
-        durationS: 4,
-        warmupS: 2,
-        rounds: 1,
-        submissions: 0,
-        generator: 'wrk',
-        out,
-        only: 'engines',
-      });
+      report(
+        figures,
+        [figures],
+        { server: 'PostgreSQL 15', loadStatements: [], oneNewLead: null, outcomes: probes(2) },
+        null,
+        {
+          connections: 32,
+          durationS: 4,
+          warmupS: 2,
+          rounds: 1,
+          submissions: 0,
+          generator: 'wrk',
+          out,
+          only: 'engines',
+        },
+      );
     } finally {
       printed.mockRestore();
     }
     const files = readdirSync(out).sort();
-    const [markdown, json] = [readFileSync(join(out, 'latest-engines.md'), 'utf8'), readFileSync(join(out, 'latest-engines.json'), 'utf8')];
+    const [markdown, json] = [
+      readFileSync(join(out, 'latest-engines.md'), 'utf8'),
+      readFileSync(join(out, 'latest-engines.json'), 'utf8'),
+    ];
     rmSync(out, { recursive: true, force: true });
     expect(files).toHaveLength(4);
     expect(files).toEqual(expect.arrayContaining(['latest-engines.json', 'latest-engines.md']));
@@ -164,6 +204,9 @@ describe('the bench report of --only engines', () => {
     expect(markdown).not.toContain('The other targets');
     const written = JSON.parse(json) as { only: string; targets: { name: string; met: boolean }[] };
     expect(written.only).toBe('engines');
-    expect(written.targets.find((t) => t.name === 'PostgreSQL / SQLite new lead, gateway CPU')).toMatchObject({ value: 5, met: false });
+    expect(written.targets.find((t) => t.name === 'PostgreSQL / SQLite new lead, gateway CPU')).toMatchObject({
+      value: 5,
+      met: false,
+    });
   });
 });

@@ -14,7 +14,12 @@ beforeAll(async () => {
     let body = '';
     req.setEncoding('utf8').on('data', (chunk: string) => (body += chunk));
     req.on('end', () => {
-      received.push({ method: req.method!, type: req.headers['content-type'], key: req.headers['x-bot-api-key'] as string | undefined, body });
+      received.push({
+        method: req.method!,
+        type: req.headers['content-type'],
+        key: req.headers['x-bot-api-key'] as string | undefined,
+        body,
+      });
       res.writeHead(req.url === '/refuse' ? 409 : 201, { 'content-type': 'application/json' }).end('{}');
     });
   });
@@ -23,7 +28,14 @@ beforeAll(async () => {
 });
 afterAll(() => new Promise<void>((resolve) => server.close(() => resolve())));
 
-const TEMPLATE = JSON.stringify({ n: '{i}', event_id: 'run-{i}', phone: '+9989{i+10000000}', stored: 'run-{i%7+5000000}', pick: "{i%3:yo'q|ha|maybe}", age: '{i%40+18}' }).replace('"{i%40+18}"', '{i%40+18}');
+const TEMPLATE = JSON.stringify({
+  n: '{i}',
+  event_id: 'run-{i}',
+  phone: '+9989{i+10000000}',
+  stored: 'run-{i%7+5000000}',
+  pick: "{i%3:yo'q|ha|maybe}",
+  age: '{i%40+18}',
+}).replace('"{i%40+18}"', '{i%40+18}');
 
 describe('the bench load generator', () => {
   it('sends every body as bodyOf makes it, each number once, and stops after `amount`', async (context) => {
@@ -34,7 +46,11 @@ describe('the bench load generator', () => {
     }
     received.length = 0;
     const started = performance.now();
-    const result = await generate({ url: `${url}/leads`, headers: { 'x-bot-api-key': 'k' }, body: TEMPLATE, offset: 100, amount: 300 }, 4, 5);
+    const result = await generate(
+      { url: `${url}/leads`, headers: { 'x-bot-api-key': 'k' }, body: TEMPLATE, offset: 100, amount: 300 },
+      4,
+      5,
+    );
     expect(performance.now() - started).toBeLessThan(60_000);
     expect(result.requests).toBeGreaterThanOrEqual(300);
     // A connection may have one request more in flight when its thread stops: sent, and received.
@@ -52,7 +68,14 @@ describe('the bench load generator', () => {
       expect(r.body).toBe(bodyOf(TEMPLATE, numbers[k]!));
       expect([r.method, r.type, r.key]).toEqual(['POST', 'application/json', 'k']);
     }
-    expect(JSON.parse(bodyOf(TEMPLATE, 104))).toEqual({ n: '104', event_id: 'run-104', phone: '+998910000104', stored: 'run-5000006', pick: 'maybe', age: 42 });
+    expect(JSON.parse(bodyOf(TEMPLATE, 104))).toEqual({
+      n: '104',
+      event_id: 'run-104',
+      phone: '+998910000104',
+      stored: 'run-5000006',
+      pick: 'maybe',
+      age: 42,
+    });
   });
 
   it('counts answers of 400 and above apart from the connection errors, and GETs without a body', async (context) => {
@@ -81,7 +104,11 @@ describe('the bench load generator', () => {
     busy.on('connection', () => accepted.push(performance.now()));
     await new Promise<void>((resolve) => busy.listen(0, '127.0.0.1', resolve));
     try {
-      const result = await generate({ url: `http://127.0.0.1:${(busy.address() as { port: number }).port}/leads`, body: TEMPLATE, amount: 48 }, 8, 5);
+      const result = await generate(
+        { url: `http://127.0.0.1:${(busy.address() as { port: number }).port}/leads`, body: TEMPLATE, amount: 48 },
+        8,
+        5,
+      );
       expect(result.errors + result.non_2xx).toBe(0);
       // wrk opens one more connection first, to check the address, and sends nothing on it.
       expect(accepted.length).toBeGreaterThanOrEqual(8);

@@ -20,10 +20,27 @@ interface Counts {
 }
 
 /** Runs the reference from its sources on `file`; its figures, checked to be those of `counts`. */
-async function reference(file: string, { units, warmup, replayed }: Counts, ...extra: string[]): Promise<Record<string, number>> {
+async function reference(
+  file: string,
+  { units, warmup, replayed }: Counts,
+  ...extra: string[]
+): Promise<Record<string, number>> {
   const { stdout } = await run(
     process.execPath,
-    ['--import', 'tsx', join(ROOT, 'bench', 'store-unit.ts'), file, '--units', String(units), '--warmup', String(warmup), '--replayed', String(replayed), '--source', ...extra],
+    [
+      '--import',
+      'tsx',
+      join(ROOT, 'bench', 'store-unit.ts'),
+      file,
+      '--units',
+      String(units),
+      '--warmup',
+      String(warmup),
+      '--replayed',
+      String(replayed),
+      '--source',
+      ...extra,
+    ],
     { cwd: ROOT },
   );
   const figures = JSON.parse(stdout) as Record<string, number>;
@@ -48,7 +65,8 @@ describe('the bench store-unit reference', () => {
     const file = freshFile();
     const [units, warmup, replayed] = [30, 10, 7];
     const figures = await reference(file, { units, warmup, replayed });
-    for (const phase of ['new_lead_cpu_us', 'replay_cpu_us', 'answers_cpu_us']) expect(figures[phase]).toBeGreaterThan(0);
+    for (const phase of ['new_lead_cpu_us', 'replay_cpu_us', 'answers_cpu_us'])
+      expect(figures[phase]).toBeGreaterThan(0);
 
     rows(file, (db, count) => {
       // The warm-up's leads and the measured ones: a person and a lead each.
@@ -60,9 +78,13 @@ describe('the bench store-unit reference', () => {
       // The answers went to the persons of the first `replayed` measured leads (numbered after the
       // warm-up's), in turn. (The replays check their own lead: the reference stops otherwise.)
       const answered = db
-        .prepare("SELECT b.external_contact_id AS id FROM submissions s JOIN contact_bindings b ON b.contact_id = s.contact_id WHERE s.endpoint = 'answers'")
+        .prepare(
+          "SELECT b.external_contact_id AS id FROM submissions s JOIN contact_bindings b ON b.contact_id = s.contact_id WHERE s.endpoint = 'answers'",
+        )
         .all() as { id: string }[];
-      expect(answered.map((r) => r.id).sort()).toEqual(Array.from({ length: units }, (_, i) => `telegram:unit-${warmup + (i % replayed)}`).sort());
+      expect(answered.map((r) => r.id).sort()).toEqual(
+        Array.from({ length: units }, (_, i) => `telegram:unit-${warmup + (i % replayed)}`).sort(),
+      );
     });
   });
 
@@ -82,9 +104,13 @@ describe('the bench store-unit reference', () => {
       expect(count("SELECT count(*) AS n FROM submissions WHERE endpoint = 'answers'")).toBe(2 * units);
       // The second run's answers went to its own measured persons, not to the first run's.
       const again = db
-        .prepare("SELECT DISTINCT b.external_contact_id AS id FROM submissions s JOIN contact_bindings b ON b.contact_id = s.contact_id WHERE s.endpoint = 'answers' AND s.event_id LIKE 'again-%'")
+        .prepare(
+          "SELECT DISTINCT b.external_contact_id AS id FROM submissions s JOIN contact_bindings b ON b.contact_id = s.contact_id WHERE s.endpoint = 'answers' AND s.event_id LIKE 'again-%'",
+        )
         .all() as { id: string }[];
-      expect(again.map((r) => r.id).sort()).toEqual(Array.from({ length: replayed }, (_, i) => `telegram:again-${warmup + units + warmup + i}`).sort());
+      expect(again.map((r) => r.id).sort()).toEqual(
+        Array.from({ length: replayed }, (_, i) => `telegram:again-${warmup + units + warmup + i}`).sort(),
+      );
     });
   });
 });

@@ -31,7 +31,11 @@ function cliWith(given: { input?: string; env?: Record<string, string> }, ...arg
 }
 
 const legacyPost = (key: string, body: unknown) =>
-  fetch(`${base}/api/bots/api/leads/`, { method: 'POST', headers: { 'x-bot-api-key': key, 'content-type': 'application/json' }, body: JSON.stringify(body) });
+  fetch(`${base}/api/bots/api/leads/`, {
+    method: 'POST',
+    headers: { 'x-bot-api-key': key, 'content-type': 'application/json' },
+    body: JSON.stringify(body),
+  });
 
 // Each command is a child process (up to a second or two on busy cores): a test of several outlasts the default 20 s.
 describe('lead-gateway CLI', { timeout: 90_000 }, () => {
@@ -57,10 +61,21 @@ describe('lead-gateway CLI', { timeout: 90_000 }, () => {
       expect(printed).toEqual((await gw.admin('GET', path)).json());
     }
     const audit = JSON.parse(cli('--json', 'audit', handle).out) as { items: Record<string, unknown>[] };
-    expect(audit.items[0]).toMatchObject({ integration_id: expect.any(String), action: 'v1_key_issued', from_state: 'legacy', to_state: 'migrating', actor: expect.stringMatching(/^cli:/) });
+    expect(audit.items[0]).toMatchObject({
+      integration_id: expect.any(String),
+      action: 'v1_key_issued',
+      from_state: 'legacy',
+      to_state: 'migrating',
+      actor: expect.stringMatching(/^cli:/),
+    });
     const snakeCase = (value: unknown): boolean =>
-      Array.isArray(value) ? value.every(snakeCase) : value !== null && typeof value === 'object' ? Object.entries(value).every(([k, v]) => /^[a-z0-9_]+$/.test(k) && snakeCase(v)) : true;
-    for (const args of [['integrations'], ['keys', handle], ['audit'], ['report', handle]]) expect(snakeCase(JSON.parse(cli('--json', ...args).out))).toBe(true);
+      Array.isArray(value)
+        ? value.every(snakeCase)
+        : value !== null && typeof value === 'object'
+          ? Object.entries(value).every(([k, v]) => /^[a-z0-9_]+$/.test(k) && snakeCase(v))
+          : true;
+    for (const args of [['integrations'], ['keys', handle], ['audit'], ['report', handle]])
+      expect(snakeCase(JSON.parse(cli('--json', ...args).out))).toBe(true);
   });
 
   it('issues a v1 test key the running gateway takes at once, in test mode: answered as live, kept nowhere', async () => {
@@ -85,7 +100,9 @@ describe('lead-gateway CLI', { timeout: 90_000 }, () => {
 
   it('drives a migration the running gateway obeys at once', async () => {
     const handle = 'brightpath:website-form';
-    expect(cliWith({ input: 'web-form-legacy-key-1\n' }, 'import-key', handle, '--key', '--reason', 'onboarding').code).toBe(0);
+    expect(
+      cliWith({ input: 'web-form-legacy-key-1\n' }, 'import-key', handle, '--key', '--reason', 'onboarding').code,
+    ).toBe(0);
     expect((await legacyPost('web-form-legacy-key-1', { first_name: 'Dilshod' })).status).toBe(201);
 
     const issued = cli('--json', 'issue-key', handle);
@@ -107,7 +124,11 @@ describe('lead-gateway CLI', { timeout: 90_000 }, () => {
     expect(cli('switch-off', handle, '--reason', 'owner confirmed', '--force').code).toBe(0);
     expect((await legacyPost('web-form-legacy-key-1', { first_name: 'Late' })).status).toBe(403);
 
-    const report = JSON.parse(cli('--json', 'report', handle).out) as { state: string; legacy: { calls_24h: number }; readiness: { verdict: string } };
+    const report = JSON.parse(cli('--json', 'report', handle).out) as {
+      state: string;
+      legacy: { calls_24h: number };
+      readiness: { verdict: string };
+    };
     expect(report).toMatchObject({ state: 'switched_off', readiness: { verdict: 'switched_off' } });
     expect(report.legacy.calls_24h).toBeGreaterThanOrEqual(1);
 
@@ -140,14 +161,19 @@ describe('lead-gateway CLI', { timeout: 90_000 }, () => {
         headers: { authorization: `Bearer ${token}`, ...(body ? { 'content-type': 'application/json' } : {}) },
         ...(body ? { body: JSON.stringify(body) } : {}),
       });
-    expect((await asDilnoza('/integrations/smile-dental:booking-form/keys', { reason: 'clinic starts' })).status).toBe(201);
-    const audit = (await (await asDilnoza('/integrations/smile-dental:booking-form/audit')).json()) as { items: { actor: string; reason: string }[] };
+    expect((await asDilnoza('/integrations/smile-dental:booking-form/keys', { reason: 'clinic starts' })).status).toBe(
+      201,
+    );
+    const audit = (await (await asDilnoza('/integrations/smile-dental:booking-form/audit')).json()) as {
+      items: { actor: string; reason: string }[];
+    };
     expect(audit.items[0]).toMatchObject({ actor: 'dilnoza', reason: 'clinic starts' });
 
     const listed = cli('admin-token', 'list');
     expect(listed.out).toMatch(/^dilnoza\s+lgadm_\S+\s+\S+\s+cli:\S+\s+-$/m);
     expect(listed.out).not.toContain(token);
-    for (const taken of ['automation', 'startup', 'demo-mode']) expect(cli('admin-token', 'create', taken).code).toBe(1);
+    for (const taken of ['automation', 'startup', 'demo-mode'])
+      expect(cli('admin-token', 'create', taken).code).toBe(1);
     expect(cli('admin-token', 'revoke', 'dilnoza').code).toBe(0);
     expect((await asDilnoza('/integrations')).status).toBe(401);
     expect(cli('admin-token', 'revoke', 'dilnoza').code).toBe(1);
@@ -158,9 +184,13 @@ describe('lead-gateway CLI', { timeout: 90_000 }, () => {
     // The key on the command line would land in the shell history and in ps: refused, nothing imported.
     const asArgument = cli('import-key', handle, '--key', 'booking-legacy-key-1');
     expect(asArgument.code).toBe(2);
-    expect(asArgument.err).toMatch(/^error: --key takes no value: a key on the command line lands in the shell history and in ps/m);
+    expect(asArgument.err).toMatch(
+      /^error: --key takes no value: a key on the command line lands in the shell history and in ps/m,
+    );
     expect((await legacyPost('booking-legacy-key-1', { first_name: 'Dilshod' })).status).toBe(401);
-    expect(cliWith({ env: { LEAD_GATEWAY_IMPORT_KEY: 'booking-legacy-key-1' } }, 'import-key', handle, '--key').code).toBe(0);
+    expect(
+      cliWith({ env: { LEAD_GATEWAY_IMPORT_KEY: 'booking-legacy-key-1' } }, 'import-key', handle, '--key').code,
+    ).toBe(0);
     expect((await legacyPost('booking-legacy-key-1', { first_name: 'Dilshod' })).status).not.toBe(401);
   });
 
@@ -187,7 +217,11 @@ describe('lead-gateway CLI', { timeout: 90_000 }, () => {
   it('names a broken rules folder with exit 3', () => {
     const run = spawnSync(process.execPath, [builtCli(), 'integrations'], {
       cwd: ROOT,
-      env: { ...process.env, DATABASE_PATH: join(gw.dir, 'gateway.db'), RULES_DIR: join(ROOT, 'test', 'fixtures', 'rules-broken-reference') },
+      env: {
+        ...process.env,
+        DATABASE_PATH: join(gw.dir, 'gateway.db'),
+        RULES_DIR: join(ROOT, 'test', 'fixtures', 'rules-broken-reference'),
+      },
       encoding: 'utf8',
     });
     expect(run.status).toBe(3);
@@ -203,14 +237,27 @@ describe('lead-gateway CLI', { timeout: 90_000 }, () => {
     }
     // A row stored before the rule, or written another way: the table shows its escapes.
     const integration = gw.rules.current().findIntegration(handle)!;
-    const forged = 'ok\n2026-01-01T00:00:00.000Z  brightpath:website-form  forged_action  legacy -> migrating  boss  \u001b[2J';
+    const forged =
+      'ok\n2026-01-01T00:00:00.000Z  brightpath:website-form  forged_action  legacy -> migrating  boss  \u001b[2J';
     await gw.store.transact((tx) =>
-      tx.states.addAudit({ id: newId(), integrationId: integration.id, action: 'note', fromState: null, toState: null, actor: 'test', reason: forged, details: null, at: new Date().toISOString() }),
+      tx.states.addAudit({
+        id: newId(),
+        integrationId: integration.id,
+        action: 'note',
+        fromState: null,
+        toState: null,
+        actor: 'test',
+        reason: forged,
+        details: null,
+        at: new Date().toISOString(),
+      }),
     );
     const audit = cli('audit', handle);
     expect(audit.code).toBe(0);
     expect(audit.out).not.toContain('\u001b');
-    expect(audit.out.split('\n').filter((line) => line.includes('forged_action'))).toEqual([expect.stringContaining('ok\\n2026-01-01T00:00:00.000Z')]);
+    expect(audit.out.split('\n').filter((line) => line.includes('forged_action'))).toEqual([
+      expect.stringContaining('ok\\n2026-01-01T00:00:00.000Z'),
+    ]);
     expect(audit.out).toContain('\\u001b[2J');
   });
 });

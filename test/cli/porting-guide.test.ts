@@ -21,7 +21,12 @@ beforeAll(async () => {
     method: 'POST',
     url: '/api/bots/api/leads/',
     headers: { 'x-bot-api-key': KEY },
-    payload: { first_name: 'Shahzoda', phone: '+998 97 111 22 33', extra_data: { telegram_id: 31337, course: 'data' }, stage: 'x' },
+    payload: {
+      first_name: 'Shahzoda',
+      phone: '+998 97 111 22 33',
+      extra_data: { telegram_id: 31337, course: 'data' },
+      stage: 'x',
+    },
   });
   expect(res.statusCode).toBe(201);
   // The admin route writes the counts and samples held in memory before it reads them.
@@ -33,8 +38,11 @@ afterAll(() => gw.close());
 function cliOverApi(...args: string[]): Promise<{ code: number | null; out: string; err: string }> {
   return new Promise((resolve) => {
     const env = { ...process.env, LEAD_GATEWAY_ADMIN_TOKEN: ADMIN_TOKEN, RULES_DIR: EXAMPLE_RULES };
-    execFile(process.execPath, [builtCli(), '--url', base, ...args], { cwd: ROOT, env, encoding: 'utf8', timeout: 20_000 }, (error, out, err) =>
-      resolve({ code: error ? ((error as { code?: number }).code ?? 1) : 0, out, err }),
+    execFile(
+      process.execPath,
+      [builtCli(), '--url', base, ...args],
+      { cwd: ROOT, env, encoding: 'utf8', timeout: 20_000 },
+      (error, out, err) => resolve({ code: error ? ((error as { code?: number }).code ?? 1) : 0, out, err }),
     );
   });
 }
@@ -55,7 +63,9 @@ describe('lead-gateway porting-guide', { timeout: 60_000 }, () => {
     expect(run.code).toBe(0);
     expect(run.out).toMatch(/^# Porting guide: Admissions Telegram bot \(brightpath:telegram-bot\)$/m);
     expect(run.out).toContain('**Fix by 2027-03-01**');
-    expect(run.out).toMatch(/^\| POST \/api\/bots\/api\/leads\/ \| 1 \| \S+ \| POST \/api\/integrations\/v1\/leads\/ \|$/m);
+    expect(run.out).toMatch(
+      /^\| POST \/api\/bots\/api\/leads\/ \| 1 \| \S+ \| POST \/api\/integrations\/v1\/leads\/ \|$/m,
+    );
     expect(run.out).toContain(`"external_contact_id":"telegram:<id>"`);
     expect(run.out).toContain(`"answers":{"course":"data"}`);
     expect(run.out).toMatch(/^\| stage \| 1 \|/m);
@@ -66,7 +76,9 @@ describe('lead-gateway porting-guide', { timeout: 60_000 }, () => {
     const run = cli('--json', 'porting-guide', HANDLE);
     expect(run.code).toBe(0);
     const printed = JSON.parse(run.out) as Record<string, unknown>;
-    const served = (await gw.admin('GET', `/admin/v1/integrations/${HANDLE}/porting-guide`)).json<Record<string, unknown>>();
+    const served = (await gw.admin('GET', `/admin/v1/integrations/${HANDLE}/porting-guide`)).json<
+      Record<string, unknown>
+    >();
     expect({ ...printed, generated_at: null }).toEqual({ ...served, generated_at: null });
   });
 
@@ -74,7 +86,9 @@ describe('lead-gateway porting-guide', { timeout: 60_000 }, () => {
     const run = await cliOverApi('porting-guide', HANDLE);
     expect(run.code).toBe(0);
     expect(run.err).toContain(`gateway: ${base}`);
-    expect(run.out.replace(/^Generated \S+/m, '')).toBe(cli('porting-guide', HANDLE).out.replace(/^Generated \S+/m, ''));
+    expect(run.out.replace(/^Generated \S+/m, '')).toBe(
+      cli('porting-guide', HANDLE).out.replace(/^Generated \S+/m, ''),
+    );
   });
 
   it('refuses an unknown integration, naming the known ones', () => {

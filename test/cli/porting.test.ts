@@ -20,7 +20,11 @@ describe('lead-gateway ported and not-found', { timeout: 90_000 }, () => {
   it('marks, refuses a second mark, prints the flag in the report, and clears it over the admin API', async () => {
     const marked = await cli('--json', 'ported', 'mark', HANDLE, '--note', 'owner says done');
     expect(marked.code).toBe(0);
-    expect(JSON.parse(marked.out)).toEqual({ ported_at: expect.any(String), ported_by: expect.stringMatching(/^cli:/), note: 'owner says done' });
+    expect(JSON.parse(marked.out)).toEqual({
+      ported_at: expect.any(String),
+      ported_by: expect.stringMatching(/^cli:/),
+      note: 'owner says done',
+    });
 
     const again = await cli('ported', 'mark', HANDLE);
     expect(again.code).toBe(1);
@@ -35,13 +39,23 @@ describe('lead-gateway ported and not-found', { timeout: 90_000 }, () => {
     expect(cleared.code).toBe(0);
     expect(JSON.parse(cleared.out)).toEqual({ ported: null });
     expect((await cli('--url', base, 'ported', 'clear', HANDLE)).code).toBe(1);
-    expect((await gw.admin('GET', `/admin/v1/integrations/${HANDLE}/audit`)).json().items.slice(0, 2).map((e: { action: string }) => e.action)).toEqual(['ported_cleared', 'marked_ported']);
+    expect(
+      (await gw.admin('GET', `/admin/v1/integrations/${HANDLE}/audit`))
+        .json()
+        .items.slice(0, 2)
+        .map((e: { action: string }) => e.action),
+    ).toEqual(['ported_cleared', 'marked_ported']);
   });
 
   it('lists the answers 404s page by page, the same on the database and over the admin API', async () => {
     const key = await gw.issueKey(HANDLE);
     for (const id of ['telegram:1', 'telegram:2', 'telegram:3']) {
-      const res = await gw.app.inject({ method: 'POST', url: '/api/integrations/v1/leads/answers/', headers: { authorization: `Bearer ${key}` }, payload: { event_id: `cli-${id}`, external_contact_id: id, answers: { laptop: 'yes' } } });
+      const res = await gw.app.inject({
+        method: 'POST',
+        url: '/api/integrations/v1/leads/answers/',
+        headers: { authorization: `Bearer ${key}` },
+        payload: { event_id: `cli-${id}`, external_contact_id: id, answers: { laptop: 'yes' } },
+      });
       expect(res.statusCode).toBe(404);
     }
     // The gateway's own counts reach the database with its flush; the admin API's answer flushes them first.
@@ -58,6 +72,8 @@ describe('lead-gateway ported and not-found', { timeout: 90_000 }, () => {
     const rest = JSON.parse((await cli('--json', 'not-found', HANDLE, '--limit', '2', '--after', first.next)).out);
     expect(rest.items).toHaveLength(1);
     expect(rest.next).toBeNull();
-    expect((await cli('report', HANDLE)).out).toMatch(/^answers 404s: 3 id\(s\), 3 call\(s\), latest: telegram:\d, telegram:\d, telegram:\d$/m);
+    expect((await cli('report', HANDLE)).out).toMatch(
+      /^answers 404s: 3 id\(s\), 3 call\(s\), latest: telegram:\d, telegram:\d, telegram:\d$/m,
+    );
   });
 });

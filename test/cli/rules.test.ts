@@ -32,7 +32,11 @@ function cli(env: Record<string, string>, ...args: string[]) {
 
 /** The CLI without blocking this process, whose event loop serves the gateway it talks to. */
 function cliAsync(env: Record<string, string>, ...args: string[]): Promise<{ code: number; out: string; err: string }> {
-  return runOwned(process.execPath, [builtCli(), ...args], { cwd: ROOT, env: { PATH: process.env.PATH ?? '/usr/bin:/bin', ...env }, timeoutMs: 30_000 }).then((run) => ({
+  return runOwned(process.execPath, [builtCli(), ...args], {
+    cwd: ROOT,
+    env: { PATH: process.env.PATH ?? '/usr/bin:/bin', ...env },
+    timeoutMs: 30_000,
+  }).then((run) => ({
     code: run.code ?? -1,
     out: run.stdout,
     err: run.stderr,
@@ -76,7 +80,10 @@ describe('lead-gateway rules check', { timeout: 60_000 }, () => {
 
   it('reports each bad reference of a file, not only the first', () => {
     const dir = folder(EXAMPLE_RULES);
-    writeFileSync(join(dir, 'brightpath.yaml'), brightpath.replace('stage: New inquiry', 'stage: Nowhere').replace('assigned_to: dilnoza', 'assigned_to: nobody'));
+    writeFileSync(
+      join(dir, 'brightpath.yaml'),
+      brightpath.replace('stage: New inquiry', 'stage: Nowhere').replace('assigned_to: dilnoza', 'assigned_to: nobody'),
+    );
     const report = JSON.parse(cli({}, '--json', 'rules', 'check', dir).out) as { problems: string[] };
     expect(report.problems.length).toBeGreaterThanOrEqual(2);
     expect(report.problems.join('\n')).toMatch(/integrations\[0\]\.lead_defaults\.stage: .*Nowhere/);
@@ -96,8 +103,14 @@ describe('lead-gateway rules diff', { timeout: 90_000 }, () => {
       expect(same.out).toMatch(/holds the rules the gateway runs \(version [0-9a-f]{12}\)\n$/);
 
       const dir = folder(EXAMPLE_RULES);
-      writeFileSync(join(dir, 'brightpath.yaml'), brightpath.replace('name: BrightPath IT Academy', 'name: BrightPath Academy'));
-      writeFileSync(join(dir, 'school.yaml'), readFileSync(join(EXAMPLE_RULES, 'smile-dental.yaml'), 'utf8').replace('slug: smile-dental', 'slug: school'));
+      writeFileSync(
+        join(dir, 'brightpath.yaml'),
+        brightpath.replace('name: BrightPath IT Academy', 'name: BrightPath Academy'),
+      );
+      writeFileSync(
+        join(dir, 'school.yaml'),
+        readFileSync(join(EXAMPLE_RULES, 'smile-dental.yaml'), 'utf8').replace('slug: smile-dental', 'slug: school'),
+      );
       const differs = await cliAsync(env, '--url', base, 'rules', 'diff', dir);
       expect(differs.code).toBe(1);
       expect(differs.out.trim().split('\n')).toEqual([
@@ -106,8 +119,17 @@ describe('lead-gateway rules diff', { timeout: 90_000 }, () => {
         'added school.yaml',
         expect.stringMatching(/differs from the gateway's rules \(version [0-9a-f]{12}\) in 2 file\(s\)$/),
       ]);
-      const json = JSON.parse((await cliAsync(env, '--json', '--url', base, 'rules', 'diff', dir)).out) as { same: boolean; changes: unknown[] };
-      expect(json).toMatchObject({ same: false, changes: [{ name: 'brightpath.yaml', change: 'changed' }, { name: 'school.yaml', change: 'added' }] });
+      const json = JSON.parse((await cliAsync(env, '--json', '--url', base, 'rules', 'diff', dir)).out) as {
+        same: boolean;
+        changes: unknown[];
+      };
+      expect(json).toMatchObject({
+        same: false,
+        changes: [
+          { name: 'brightpath.yaml', change: 'changed' },
+          { name: 'school.yaml', change: 'added' },
+        ],
+      });
     } finally {
       await gw.close();
     }

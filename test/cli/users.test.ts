@@ -43,7 +43,9 @@ describe('lead-gateway users', { timeout: 90_000 }, () => {
   });
 
   it('adds a workspace owner with the password from LEAD_GATEWAY_CONSOLE_PASSWORD; lists; disables', async () => {
-    const added = cli(['--json', 'users', 'add', 'smile-owner', '--workspace', 'smile-dental'], { env: { LEAD_GATEWAY_CONSOLE_PASSWORD: PASSWORD } });
+    const added = cli(['--json', 'users', 'add', 'smile-owner', '--workspace', 'smile-dental'], {
+      env: { LEAD_GATEWAY_CONSOLE_PASSWORD: PASSWORD },
+    });
     expect(added.code).toBe(0);
     expect(JSON.parse(added.out)).toMatchObject({ name: 'smile-owner', workspace: 'smile-dental' });
     const listed = cli(['users', 'list']);
@@ -63,7 +65,9 @@ describe('lead-gateway users', { timeout: 90_000 }, () => {
     const unknown = cli(['users', 'add', 'nobody', '--workspace', 'no-such-place'], { input });
     expect(unknown.code).toBe(1);
     expect(unknown.err).toContain('No workspace "no-such-place"');
-    expect(cli(['users', 'add', 'nobody', '--service-team'], { input: 'short\n' }).err).toContain('at least 12 characters');
+    expect(cli(['users', 'add', 'nobody', '--service-team'], { input: 'short\n' }).err).toContain(
+      'at least 12 characters',
+    );
     expect(cli(['users', 'add', 'automation', '--service-team'], { input }).code).toBe(1);
     await addUser(gw, 'taken');
     expect(cli(['users', 'add', 'taken', '--service-team'], { input }).err).toContain('exists already');
@@ -84,7 +88,15 @@ describe('lead-gateway users', { timeout: 90_000 }, () => {
     expect(cli(['users', 'check-names'])).toMatchObject({ code: 0, out: expect.stringContaining('No name is shared') });
     // A collision made before the rule: a token row written straight into the store.
     await gw.store.transact((tx) =>
-      tx.adminCredentials.insert({ id: newId(), name: 'malika', prefix: 'lgadm_xx', hash: 'cd'.repeat(32), createdAt: new Date().toISOString(), createdBy: 'test', revokedAt: null }),
+      tx.adminCredentials.insert({
+        id: newId(),
+        name: 'malika',
+        prefix: 'lgadm_xx',
+        hash: 'cd'.repeat(32),
+        createdAt: new Date().toISOString(),
+        createdBy: 'test',
+        revokedAt: null,
+      }),
     );
     const check = cli(['users', 'check-names']);
     expect(check.code).toBe(1);
@@ -93,7 +105,9 @@ describe('lead-gateway users', { timeout: 90_000 }, () => {
     // And a gateway started on this database says so, until the collision is settled.
     const gateway = await spawnGateway({ env: { DATABASE_PATH: join(gw.dir, 'gateway.db') }, capture: true });
     try {
-      expect(gateway.output()).toMatch(/"names":\["malika \(console user, admin token\)"\].*"msg":"names shared by more than one person in the audit log/);
+      expect(gateway.output()).toMatch(
+        /"names":\["malika \(console user, admin token\)"\].*"msg":"names shared by more than one person in the audit log/,
+      );
     } finally {
       await gateway.stop();
     }

@@ -25,12 +25,19 @@ beforeAll(async () => {
 });
 afterAll(() => gw.close());
 
-const legacyCall = (key = LEGACY_KEY) => gw.app.inject({ method: 'GET', url: '/api/bots/api/boards/', headers: { 'x-bot-api-key': key } });
-const audit = async () => (await gw.admin('GET', `/admin/v1/integrations/${HANDLE}/audit`)).json<{ items: { action: string; actor: string; reason: string | null }[] }>().items;
-const state = async () => (await gw.admin('GET', `/admin/v1/integrations/${HANDLE}/report`)).json<{ state: string }>().state;
+const legacyCall = (key = LEGACY_KEY) =>
+  gw.app.inject({ method: 'GET', url: '/api/bots/api/boards/', headers: { 'x-bot-api-key': key } });
+const audit = async () =>
+  (await gw.admin('GET', `/admin/v1/integrations/${HANDLE}/audit`)).json<{
+    items: { action: string; actor: string; reason: string | null }[];
+  }>().items;
+const state = async () =>
+  (await gw.admin('GET', `/admin/v1/integrations/${HANDLE}/report`)).json<{ state: string }>().state;
 const keyFrom = (html: string) => /id="issued-key"[^>]*value="([^"]+)"/.exec(html)?.[1];
 const liveV1 = async () =>
-  (await gw.admin('GET', `/admin/v1/integrations/${HANDLE}/keys`)).json<{ items: { kind: string; revoked_at: string | null }[] }>().items.filter((k) => k.kind === 'v1' && k.revoked_at === null);
+  (await gw.admin('GET', `/admin/v1/integrations/${HANDLE}/keys`))
+    .json<{ items: { kind: string; revoked_at: string | null }[] }>()
+    .items.filter((k) => k.kind === 'v1' && k.revoked_at === null);
 /** Posts an action and follows its redirect: the page that shows what it did. */
 const postAndFollow = async (url: string, fields: Record<string, string>) => {
   const res = await team.post(url, fields, PAGE);
@@ -92,13 +99,22 @@ describe('integration page actions', () => {
     expect((await legacyCall()).statusCode).toBe(200);
     const page = (await team.get(PAGE)).body;
     const keys = /<table data-testid="keys">([\s\S]*?)<\/table>/.exec(page)![1]!;
-    const lastUsed = (kind: string) => [...keys.matchAll(/<tr><th scope="row"><code>([^<]*)<\/code><\/th><td>(\w+)<\/td>[\s\S]*?data-col="last-used">([^<]+)</g)].filter((m) => m[2] === kind).map((m) => [m[1], m[3]]);
+    const lastUsed = (kind: string) =>
+      [
+        ...keys.matchAll(
+          /<tr><th scope="row"><code>([^<]*)<\/code><\/th><td>(\w+)<\/td>[\s\S]*?data-col="last-used">([^<]+)</g,
+        ),
+      ]
+        .filter((m) => m[2] === kind)
+        .map((m) => [m[1], m[3]]);
     const today = new Date().toISOString().slice(0, 10);
     expect(lastUsed('legacy')).toEqual([[expect.any(String), expect.stringContaining(today)]]);
     expect(lastUsed('v1')).toContainEqual([expect.not.stringMatching(unusedPrefix), expect.stringContaining(today)]);
     expect(lastUsed('v1')).toContainEqual([unusedPrefix, 'never']);
     // The admin API lists the same.
-    const listed = (await gw.admin('GET', `/admin/v1/integrations/${HANDLE}/keys`)).json<{ items: { kind: string; prefix: string; last_used_at: string | null }[] }>().items;
+    const listed = (await gw.admin('GET', `/admin/v1/integrations/${HANDLE}/keys`)).json<{
+      items: { kind: string; prefix: string; last_used_at: string | null }[];
+    }>().items;
     expect(listed.find((k) => k.prefix === unusedPrefix)?.last_used_at).toBeNull();
     expect(listed.find((k) => k.kind === 'legacy')?.last_used_at).toMatch(new RegExp(`^${today}T`));
   });
@@ -126,7 +142,11 @@ describe('integration page actions', () => {
     const forced = await team.post(`${PAGE}/switch-off/force`, { confirm: HANDLE, reason: 'bot moved to v1' }, PAGE);
     expect(forced.statusCode).toBe(303);
     expect(await state()).toBe('switched_off');
-    expect((await audit())[0]).toMatchObject({ action: 'switched_off_forced', actor: 'dilnoza', reason: 'bot moved to v1' });
+    expect((await audit())[0]).toMatchObject({
+      action: 'switched_off_forced',
+      actor: 'dilnoza',
+      reason: 'bot moved to v1',
+    });
     // The bot's next call is refused, and the page counts it as refused on its route.
     expect((await legacyCall()).statusCode).toBe(403);
     const page = (await team.get(PAGE)).body;
@@ -146,7 +166,10 @@ describe('integration page actions', () => {
   });
 
   it('revokes one key with its own button, and renews: every key revoked, one new v1 key shown once', async () => {
-    const keys = async () => (await gw.admin('GET', `/admin/v1/integrations/${HANDLE}/keys`)).json<{ items: { id: string; kind: string; revoked_at: string | null }[] }>().items;
+    const keys = async () =>
+      (await gw.admin('GET', `/admin/v1/integrations/${HANDLE}/keys`)).json<{
+        items: { id: string; kind: string; revoked_at: string | null }[];
+      }>().items;
     const legacy = (await keys()).find((k) => k.kind === 'legacy' && k.revoked_at === null)!;
     expect((await team.get(PAGE)).body).toContain(`/keys/${legacy.id}/revoke`);
     // Asked first: the confirmation names the consequence and changes nothing.

@@ -34,7 +34,11 @@ beforeAll(async () => {
   await addUser(gw, 'dilnoza');
   await addUser(gw, 'bright-owner', 'brightpath');
   await addUser(gw, 'smile-owner', 'smile-dental');
-  [team, owner, otherOwner] = [consoleClient(gw.app, { gw }), consoleClient(gw.app, { gw }), consoleClient(gw.app, { gw })];
+  [team, owner, otherOwner] = [
+    consoleClient(gw.app, { gw }),
+    consoleClient(gw.app, { gw }),
+    consoleClient(gw.app, { gw }),
+  ];
   expect((await team.signIn('dilnoza')).statusCode).toBe(303);
   expect((await owner.signIn('bright-owner')).statusCode).toBe(303);
   expect((await otherOwner.signIn('smile-owner')).statusCode).toBe(303);
@@ -43,19 +47,37 @@ afterAll(() => gw.close());
 
 async function newLead(extra: Record<string, unknown> = {}) {
   const ext = next('tg');
-  const res = await gw.submit(bot, { event_id: next('lead'), external_contact_id: ext, first_name: 'Malika', ...extra });
+  const res = await gw.submit(bot, {
+    event_id: next('lead'),
+    external_contact_id: ext,
+    first_name: 'Malika',
+    ...extra,
+  });
   expect(res.statusCode).toBe(201);
   return { ext, id: res.json().lead.id as string };
 }
 const answer = async (ext: string, answers: Record<string, unknown>) => {
-  const res = await gw.app.inject({ method: 'POST', url: '/api/integrations/v1/leads/answers/', headers: { authorization: `Bearer ${bot}` }, payload: { event_id: next('a'), external_contact_id: ext, answers } });
+  const res = await gw.app.inject({
+    method: 'POST',
+    url: '/api/integrations/v1/leads/answers/',
+    headers: { authorization: `Bearer ${bot}` },
+    payload: { event_id: next('a'), external_contact_id: ext, answers },
+  });
   expect(res.statusCode).toBe(200);
   return res.json().answers as { unmapped: string[] };
 };
-const rowOf = (html: string, key: string) => new RegExp(`<tr data-key="${key}">([\\s\\S]*?)</tr>`).exec(html)?.[1] ?? '';
-const unescape = (s: string) => s.replaceAll('&quot;', '"').replaceAll('&#39;', "'").replaceAll('&lt;', '<').replaceAll('&gt;', '>').replaceAll('&amp;', '&');
+const rowOf = (html: string, key: string) =>
+  new RegExp(`<tr data-key="${key}">([\\s\\S]*?)</tr>`).exec(html)?.[1] ?? '';
+const unescape = (s: string) =>
+  s
+    .replaceAll('&quot;', '"')
+    .replaceAll('&#39;', "'")
+    .replaceAll('&lt;', '<')
+    .replaceAll('&gt;', '>')
+    .replaceAll('&amp;', '&');
 const snippetsOf = (html: string, key: string) => {
-  const section = new RegExp(`<section class="snippet"[^>]*data-snippet="${key}">([\\s\\S]*?)</section>`).exec(html)?.[1] ?? '';
+  const section =
+    new RegExp(`<section class="snippet"[^>]*data-snippet="${key}">([\\s\\S]*?)</section>`).exec(html)?.[1] ?? '';
   const code = (testid: string) => {
     const m = new RegExp(`data-testid="${testid}"><code>([\\s\\S]*?)</code>`).exec(section);
     return m ? unescape(m[1]!) : null;
@@ -69,7 +91,10 @@ describe('unmapped answer keys', () => {
   it('lists each key with its count, last seen and up to three escaped, cut example values', async () => {
     first = await newLead();
     const second = await newLead();
-    expect((await answer(first.ext, { english_level: 'B2', lesson_count: 3 })).unmapped).toEqual(['english_level', 'lesson_count']);
+    expect((await answer(first.ext, { english_level: 'B2', lesson_count: 3 })).unmapped).toEqual([
+      'english_level',
+      'lesson_count',
+    ]);
     await answer(second.ext, { english_level: '<script>alert(1)</script>', lesson_count: '4' });
     await answer(second.ext, { english_level: LONG });
     await answer(second.ext, { english_level: 'C1' });
@@ -92,8 +117,12 @@ describe('unmapped answer keys', () => {
     const page = (await team.get(ANSWERS)).body;
     const english = snippetsOf(page, 'english_level');
     const lessons = snippetsOf(page, 'lesson_count');
-    expect(parse(english.field!)).toEqual({ custom_fields: { english_level: { name: 'English level', type: 'text' } } });
-    expect(parse(lessons.field!)).toEqual({ custom_fields: { lesson_count: { name: 'Lesson count', type: 'number' } } });
+    expect(parse(english.field!)).toEqual({
+      custom_fields: { english_level: { name: 'English level', type: 'text' } },
+    });
+    expect(parse(lessons.field!)).toEqual({
+      custom_fields: { lesson_count: { name: 'Lesson count', type: 'number' } },
+    });
     expect(parse(english.answers!)).toEqual({ answers: { english_level: { field: 'english_level' } } });
 
     // Both snippets added where the page says, to the workspace's own rules file: the schema takes it.
@@ -101,7 +130,10 @@ describe('unmapped answer keys', () => {
     const rules = parse(readFileSync(file, 'utf8'));
     for (const s of [english, lessons]) {
       Object.assign(rules.workspace.custom_fields, parse(s.field!).custom_fields);
-      Object.assign(rules.integrations.find((i: { slug: string }) => i.slug === 'telegram-bot').answers, parse(s.answers!).answers);
+      Object.assign(
+        rules.integrations.find((i: { slug: string }) => i.slug === 'telegram-bot').answers,
+        parse(s.answers!).answers,
+      );
     }
     const checked = RulesFileSchema.safeParse(rules);
     expect(checked.success, JSON.stringify(checked.error?.issues)).toBe(true);
@@ -125,23 +157,37 @@ describe('unmapped answer keys', () => {
     expect(applied.body).toMatch(/6 answer\(s\) applied: \d+ written/);
     expect(applied.body).toContain('No unmapped answers are waiting.');
 
-    const lead = (await gw.admin('GET', `/admin/v1/leads/${first.id}`)).json<{ custom_field_values: { field: string; text_value: string | null; decimal_value: string | null }[] }>();
-    const value = (key: string) => lead.custom_field_values.find((v) => v.field === stableId('brightpath', 'field', key));
+    const lead = (await gw.admin('GET', `/admin/v1/leads/${first.id}`)).json<{
+      custom_field_values: { field: string; text_value: string | null; decimal_value: string | null }[];
+    }>();
+    const value = (key: string) =>
+      lead.custom_field_values.find((v) => v.field === stableId('brightpath', 'field', key));
     expect(value('english_level')?.text_value).toBe('B2');
     expect(Number(value('lesson_count')?.decimal_value)).toBe(3);
 
-    const audit = (await gw.admin('GET', `/admin/v1/integrations/${HANDLE}/audit`)).json<{ items: { action: string; actor: string; details: { applied: number } }[] }>().items;
-    expect(audit[0]).toMatchObject({ action: 'stored_answers_applied', actor: 'bright-owner', details: { applied: 6 } });
+    const audit = (await gw.admin('GET', `/admin/v1/integrations/${HANDLE}/audit`)).json<{
+      items: { action: string; actor: string; details: { applied: number } }[];
+    }>().items;
+    expect(audit[0]).toMatchObject({
+      action: 'stored_answers_applied',
+      actor: 'bright-owner',
+      details: { applied: 6 },
+    });
 
     // The lead's page shows the value and who wrote it.
     const leadPage = await owner.get(`/console/leads/${first.id}`);
     expect(leadPage.statusCode).toBe(200);
-    expect(leadPage.body).toMatch(/<th scope="row">English level<\/th><td data-col="value">B2<\/td><td>integration: brightpath:telegram-bot<\/td>/);
+    expect(leadPage.body).toMatch(
+      /<th scope="row">English level<\/th><td data-col="value">B2<\/td><td>integration: brightpath:telegram-bot<\/td>/,
+    );
   });
 
-  it('prints a date-time value in the console\'s one format, and refuses a lead id that is no uuid with the 400 page', async () => {
+  it("prints a date-time value in the console's one format, and refuses a lead id that is no uuid with the 400 page", async () => {
     const { id } = await newLead();
-    const set = await gw.admin('PUT', `/admin/v1/leads/${id}/fields/call_back_at`, { value: '2026-11-20T09:30:00Z', written_by: { kind: 'employee', ref: 'jasur' } });
+    const set = await gw.admin('PUT', `/admin/v1/leads/${id}/fields/call_back_at`, {
+      value: '2026-11-20T09:30:00Z',
+      written_by: { kind: 'employee', ref: 'jasur' },
+    });
     expect(set.statusCode, set.body).toBe(200);
     const page = (await owner.get(`/console/leads/${id}`)).body;
     expect(page).toMatch(/<th scope="row">Call back at<\/th><td data-col="value">2026-11-20 09:30 UTC<\/td>/);
@@ -152,7 +198,8 @@ describe('unmapped answer keys', () => {
   });
 
   it("holds another workspace's owner out of the pages and the action (404), and a signed-out POST changes nothing", async () => {
-    for (const path of [ANSWERS, `/console/integrations/${HANDLE}/review`]) expect((await otherOwner.get(path)).statusCode).toBe(404);
+    for (const path of [ANSWERS, `/console/integrations/${HANDLE}/review`])
+      expect((await otherOwner.get(path)).statusCode).toBe(404);
     expect((await otherOwner.post(`${ANSWERS}/apply`, {}, '/console/integrations')).statusCode).toBe(404);
     const stranger = consoleClient(gw.app, { gw });
     expect((await stranger.get(ANSWERS)).statusCode).toBe(303);
@@ -163,13 +210,17 @@ describe('answers not kept', () => {
   it('are counted on the page once an integration keeps no more of a key', async () => {
     expect((await team.get(ANSWERS)).body).not.toContain('data-testid="not-kept"');
     const integrationId = gw.rules.current().findIntegration(HANDLE)!.id;
-    await gw.store.transact((tx) => tx.answers.addKept([{ integrationId, key: 'console_full', answers: KEPT_ANSWERS_PER_KEY, bytes: 10 }]));
+    await gw.store.transact((tx) =>
+      tx.answers.addKept([{ integrationId, key: 'console_full', answers: KEPT_ANSWERS_PER_KEY, bytes: 10 }]),
+    );
     const { ext } = await newLead();
     await answer(ext, { console_full: 'a' });
     await answer(ext, { console_full: 'b' });
     const page = (await team.get(ANSWERS)).body;
     expect(page).toMatch(/data-testid="not-kept"><strong>2 more answer\(s\) not kept:/);
-    await gw.store.transact((tx) => tx.answers.addKept([{ integrationId, key: 'console_full', answers: -KEPT_ANSWERS_PER_KEY, bytes: -10 }]));
+    await gw.store.transact((tx) =>
+      tx.answers.addKept([{ integrationId, key: 'console_full', answers: -KEPT_ANSWERS_PER_KEY, bytes: -10 }]),
+    );
   });
 });
 
@@ -212,7 +263,12 @@ describe('the leads browser', () => {
   });
 
   it('answers a malformed query with a 400 page, never a 500', async () => {
-    for (const query of ['stage=not-a-uuid', 'before=yesterday', `${'fk=a&'.repeat(25)}fv=b`, `fk=goal&fv=${'v'.repeat(300)}`]) {
+    for (const query of [
+      'stage=not-a-uuid',
+      'before=yesterday',
+      `${'fk=a&'.repeat(25)}fv=b`,
+      `fk=goal&fv=${'v'.repeat(300)}`,
+    ]) {
       const res = await team.get(`/console/leads?${query}`);
       expect(res.statusCode, query).toBe(400);
       expect(res.headers['content-type']).toContain('text/html');

@@ -22,21 +22,39 @@ let bot: string;
 
 beforeAll(async () => {
   if (chromiumPath === null) return;
-  cb = await startConsoleBrowser(chromiumPath, { legacyKey: 'browser-answers-legacy-key', users: { 'bright-owner': 'brightpath' }, rulesDir });
+  cb = await startConsoleBrowser(chromiumPath, {
+    legacyKey: 'browser-answers-legacy-key',
+    users: { 'bright-owner': 'brightpath' },
+    rulesDir,
+  });
   bot = await cb.gw.issueKey(BOT_HANDLE);
 });
 afterAll(() => cb?.close());
 
 const v1 = async (path: string, body: unknown) =>
-  fetch(`${cb.base}/api/integrations/v1/${path}`, { method: 'POST', headers: { authorization: `Bearer ${bot}`, 'content-type': 'application/json' }, body: JSON.stringify(body) });
+  fetch(`${cb.base}/api/integrations/v1/${path}`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${bot}`, 'content-type': 'application/json' },
+    body: JSON.stringify(body),
+  });
 
 describe.skipIf(chromiumPath === null)('unmapped answers in Chromium', () => {
   it('shows the unmapped key with its YAML; once the rules take it, applying writes the field the lead page shows', async () => {
-    const created = await v1('leads/', { event_id: 'browser-answers-lead', external_contact_id: 'tg:answers-1', first_name: 'Nodira' });
+    const created = await v1('leads/', {
+      event_id: 'browser-answers-lead',
+      external_contact_id: 'tg:answers-1',
+      first_name: 'Nodira',
+    });
     expect(created.status).toBe(201);
     const leadId = ((await created.json()) as { lead: { id: string } }).lead.id;
-    const answered = await v1('leads/answers/', { event_id: 'browser-answers-1', external_contact_id: 'tg:answers-1', answers: { 'English level': 'B2' } });
-    expect(((await answered.json()) as { answers: { unmapped: string[] } }).answers.unmapped).toEqual(['English level']);
+    const answered = await v1('leads/answers/', {
+      event_id: 'browser-answers-1',
+      external_contact_id: 'tg:answers-1',
+      answers: { 'English level': 'B2' },
+    });
+    expect(((await answered.json()) as { answers: { unmapped: string[] } }).answers.unmapped).toEqual([
+      'English level',
+    ]);
 
     const page = await cb.newPage();
     await cb.signIn(page, 'bright-owner');

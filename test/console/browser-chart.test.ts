@@ -9,7 +9,14 @@ import { startConsoleBrowser, type ConsoleBrowser } from '../support/console-bro
 const chromiumPath = chromiumOrSkip();
 const LEGACY_KEY = 'browser-chart-telegram-legacy-key';
 /** The README shows this screenshot; `UPDATE_SCREENSHOTS=1` refreshes the copy kept there. */
-const README_INTEGRATION_SCREENSHOT = join(import.meta.dirname, '..', '..', 'docs', 'images', 'console-integration.png');
+const README_INTEGRATION_SCREENSHOT = join(
+  import.meta.dirname,
+  '..',
+  '..',
+  'docs',
+  'images',
+  'console-integration.png',
+);
 
 let cb: ConsoleBrowser;
 let base: string;
@@ -30,13 +37,17 @@ describe.skipIf(chromiumPath === null)('the drain chart in Chromium', () => {
     const page = await cb.newPage();
     await cb.signIn(page, 'dilnoza');
     await page.waitForURL(`${base}/console/integrations`);
-    expect(await page.locator('tr[data-handle="brightpath:telegram-bot"] td[data-col="legacy_24h"]').innerText()).toBe('5');
+    expect(await page.locator('tr[data-handle="brightpath:telegram-bot"] td[data-col="legacy_24h"]').innerText()).toBe(
+      '5',
+    );
 
     await page.getByRole('link', { name: 'Admissions Telegram bot' }).click();
     await page.waitForURL(`${base}/console/integrations/brightpath%3Atelegram-bot`);
     const chart = page.getByRole('img', { name: /Legacy and v1 calls, per hour, last 24 hours/ });
     await expect.poll(() => chart.count()).toBe(1);
-    expect(await page.locator(`svg.chart rect.mark-legacy[data-key="${hour}"] title`).textContent()).toMatch(/: 5 legacy call\(s\)$/);
+    expect(await page.locator(`svg.chart rect.mark-legacy[data-key="${hour}"] title`).textContent()).toMatch(
+      /: 5 legacy call\(s\)$/,
+    );
     // A fresh drain fills the 24-hour view the page picks for it.
     expect(await page.locator('.chart-range [aria-current="page"]').innerText()).toBe('last 24 hours, per hour');
     const shot = join(ARTEFACTS_DIR, 'console-integration-chart.png');
@@ -50,6 +61,8 @@ describe.skipIf(chromiumPath === null)('the drain chart in Chromium', () => {
 
     await page.getByRole('link', { name: 'last 30 days, per day' }).click();
     await page.waitForURL(/range=30d/);
-    expect(await page.locator(`svg.chart rect.mark-legacy[data-key="${hour.slice(0, 10)}"] title`).textContent()).toMatch(/: 5 legacy call\(s\)$/);
+    expect(
+      await page.locator(`svg.chart rect.mark-legacy[data-key="${hour.slice(0, 10)}"] title`).textContent(),
+    ).toMatch(/: 5 legacy call\(s\)$/);
   });
 });

@@ -26,7 +26,9 @@ afterAll(() => cb?.close());
 
 const integrationPage = () => `${base}/console/integrations/${encodeURIComponent(BOT_HANDLE)}`;
 const liveKeys = async (kind: string) =>
-  (await gw.admin('GET', `/admin/v1/integrations/${BOT_HANDLE}/keys`)).json<{ items: { kind: string; revoked_at: string | null }[] }>().items.filter((k) => k.kind === kind && k.revoked_at === null).length;
+  (await gw.admin('GET', `/admin/v1/integrations/${BOT_HANDLE}/keys`))
+    .json<{ items: { kind: string; revoked_at: string | null }[] }>()
+    .items.filter((k) => k.kind === kind && k.revoked_at === null).length;
 
 /** A signed-in page that records every console error and failed request the browser reports. */
 async function signedInPage(): Promise<{ page: Page; errors: string[] }> {

@@ -15,7 +15,10 @@ let base: string;
 
 beforeAll(async () => {
   if (chromiumPath === null) return;
-  cb = await startConsoleBrowser(chromiumPath, { legacyKey: LEGACY_KEY, users: { dilnoza: null, 'bright-owner': 'brightpath' } });
+  cb = await startConsoleBrowser(chromiumPath, {
+    legacyKey: LEGACY_KEY,
+    users: { dilnoza: null, 'bright-owner': 'brightpath' },
+  });
   ({ gw, base } = cb);
 });
 afterAll(() => cb?.close());
@@ -24,7 +27,10 @@ describe.skipIf(chromiumPath === null)('marking ported and switching off in Chro
   it('the owner marks it ported with a note; the service team sees it on the overview, filters by it, and switches off', async () => {
     // The bot moved: it has its v1 key and calls v1 only.
     const key = await gw.issueKey(BOT_HANDLE);
-    expect((await gw.submit(key, { event_id: 'browser-ported-1', external_contact_id: 'telegram:501', first_name: 'Ali' })).statusCode).toBe(201);
+    expect(
+      (await gw.submit(key, { event_id: 'browser-ported-1', external_contact_id: 'telegram:501', first_name: 'Ali' }))
+        .statusCode,
+    ).toBe(201);
     const integrationPage = `${base}/console/integrations/${encodeURIComponent(BOT_HANDLE)}`;
 
     const owner = await cb.newPage();
@@ -36,7 +42,9 @@ describe.skipIf(chromiumPath === null)('marking ported and switching off in Chro
     expect(await owner.getByRole('button', { name: 'Switch the old interface off' }).count()).toBe(0);
     await owner.getByLabel('Note (optional)').fill('our bot calls only v1 since Monday');
     await owner.getByRole('button', { name: 'Mark as ported' }).click();
-    await expect.poll(() => owner.getByTestId('ported').innerText()).toMatch(/^Ported: marked by bright-owner at \d{4}-\d\d-\d\d \d\d:\d\d UTC: our bot calls only v1 since Monday$/);
+    await expect
+      .poll(() => owner.getByTestId('ported').innerText())
+      .toMatch(/^Ported: marked by bright-owner at \d{4}-\d\d-\d\d \d\d:\d\d UTC: our bot calls only v1 since Monday$/);
     expect(owner.url()).toBe(integrationPage);
     expect(await owner.getByRole('button', { name: /Clear the ported flag/ }).count()).toBe(0);
 
@@ -44,15 +52,21 @@ describe.skipIf(chromiumPath === null)('marking ported and switching off in Chro
     await cb.signIn(team, 'dilnoza');
     await team.waitForURL(`${base}/console/integrations`);
     const row = team.locator(`tr[data-handle="${BOT_HANDLE}"]`);
-    expect(await row.locator('td[data-col="ported"]').innerText()).toMatch(/^ported\nby bright-owner, \d{4}-\d\d-\d\d \d\d:\d\d UTC$/);
+    expect(await row.locator('td[data-col="ported"]').innerText()).toMatch(
+      /^ported\nby bright-owner, \d{4}-\d\d-\d\d \d\d:\d\d UTC$/,
+    );
     await team.getByLabel('Marked ported').selectOption('yes');
     await team.getByRole('button', { name: 'Apply' }).click();
     await team.waitForURL(/[?&]ported=yes/);
-    expect(await team.locator('tbody tr[data-handle]').evaluateAll((rows) => rows.map((r) => r.getAttribute('data-handle')))).toEqual([BOT_HANDLE]);
+    expect(
+      await team.locator('tbody tr[data-handle]').evaluateAll((rows) => rows.map((r) => r.getAttribute('data-handle'))),
+    ).toEqual([BOT_HANDLE]);
 
     await row.locator('th a').click();
     await team.waitForURL(integrationPage);
-    expect(await team.getByTestId('switch-off-ported').innerText()).toMatch(/^Readiness: ready\. Marked ported by bright-owner at \d{4}-\d\d-\d\d \d\d:\d\d UTC\.$/);
+    expect(await team.getByTestId('switch-off-ported').innerText()).toMatch(
+      /^Readiness: ready\. Marked ported by bright-owner at \d{4}-\d\d-\d\d \d\d:\d\d UTC\.$/,
+    );
     await team.getByLabel('Reason (for the audit trail)').fill('the owner marked it ported');
     await team.getByRole('button', { name: 'Switch the old interface off' }).click();
     await expect.poll(() => team.getByTestId('state').innerText()).toBe('switched_off');

@@ -17,7 +17,10 @@ let base: string;
 
 beforeAll(async () => {
   if (chromiumPath === null) return;
-  cb = await startConsoleBrowser(chromiumPath, { legacyKey: LEGACY_KEY, users: { dilnoza: null, 'bright-owner': 'brightpath' } });
+  cb = await startConsoleBrowser(chromiumPath, {
+    legacyKey: LEGACY_KEY,
+    users: { dilnoza: null, 'bright-owner': 'brightpath' },
+  });
   ({ gw, base } = cb);
 });
 afterAll(() => cb?.close());
@@ -28,7 +31,11 @@ describe.skipIf(chromiumPath === null)('the porting guide in Chromium', () => {
     const created = await fetch(`${base}/api/bots/api/leads/`, {
       method: 'POST',
       headers: { 'x-bot-api-key': LEGACY_KEY, 'content-type': 'application/json' },
-      body: JSON.stringify({ first_name: 'Madina', phone: '+998 90 555 12 34', extra_data: { telegram_id: 4242, course: 'python' } }),
+      body: JSON.stringify({
+        first_name: 'Madina',
+        phone: '+998 90 555 12 34',
+        extra_data: { telegram_id: 4242, course: 'python' },
+      }),
     });
     expect(created.status).toBe(201);
     await gw.issueKey(BOT_HANDLE);
@@ -55,13 +62,17 @@ describe.skipIf(chromiumPath === null)('the porting guide in Chromium', () => {
     await owner.waitForURL(integrationPage);
     await owner.getByLabel('Note (optional)').fill('sends the guide examples now');
     await owner.getByRole('button', { name: 'Mark as ported' }).click();
-    await expect.poll(() => owner.getByTestId('ported').innerText()).toMatch(/^Ported: marked by bright-owner at .*: sends the guide examples now$/);
+    await expect
+      .poll(() => owner.getByTestId('ported').innerText())
+      .toMatch(/^Ported: marked by bright-owner at .*: sends the guide examples now$/);
 
     const team = await cb.newPage();
     await cb.signIn(team, 'dilnoza');
     await team.waitForURL(`${base}/console/integrations`);
     const row = team.locator(`tr[data-handle="${BOT_HANDLE}"]`);
-    expect(await row.locator('td[data-col="ported"]').innerText()).toMatch(/^ported\nby bright-owner, \d{4}-\d\d-\d\d \d\d:\d\d UTC$/);
+    expect(await row.locator('td[data-col="ported"]').innerText()).toMatch(
+      /^ported\nby bright-owner, \d{4}-\d\d-\d\d \d\d:\d\d UTC$/,
+    );
     await row.locator('th a').click();
     await team.waitForURL(integrationPage);
     await team.getByLabel('Reason (for the audit trail)').fill('the owner marked it ported');

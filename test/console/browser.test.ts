@@ -18,7 +18,10 @@ let base: string;
 beforeAll(async () => {
   if (chromiumPath === null) return;
   // Plain http on 127.0.0.1: the development setting, cookies without Secure (test/console/sign-in.test.ts covers HTTPS).
-  cb = await startConsoleBrowser(chromiumPath, { legacyKey: LEGACY_KEY, users: { dilnoza: null, 'smile-owner': 'smile-dental' } });
+  cb = await startConsoleBrowser(chromiumPath, {
+    legacyKey: LEGACY_KEY,
+    users: { dilnoza: null, 'smile-owner': 'smile-dental' },
+  });
   ({ base } = cb);
 });
 afterAll(() => cb?.close());
@@ -26,7 +29,8 @@ afterAll(() => cb?.close());
 const newPage = (): Promise<Page> => cb.newPage();
 const signIn = (page: Page, name: string, password?: string): Promise<void> => cb.signIn(page, name, password);
 
-const cell = (page: Page, handle: string, column: string) => page.locator(`tr[data-handle="${handle}"] td[data-col="${column}"]`).innerText();
+const cell = (page: Page, handle: string, column: string) =>
+  page.locator(`tr[data-handle="${handle}"] td[data-col="${column}"]`).innerText();
 
 describe.skipIf(chromiumPath === null)('the console in Chromium', () => {
   it('refuses a wrong password and lands on the overview with the right one', async () => {
@@ -71,7 +75,9 @@ describe.skipIf(chromiumPath === null)('the console in Chromium', () => {
     await page.waitForURL(`${base}/console/integrations/brightpath%3Atelegram-bot`);
     expect(await page.getByTestId('state').innerText()).toBe('legacy');
     await page.getByRole('button', { name: 'Re-run linking' }).click();
-    await expect.poll(() => page.getByTestId('audit').locator('td[data-col="actor"]').first().innerText()).toBe('dilnoza');
+    await expect
+      .poll(() => page.getByTestId('audit').locator('td[data-col="actor"]').first().innerText())
+      .toBe('dilnoza');
     const shot = join(ARTEFACTS_DIR, 'console-integration.png');
     // The README's copy of the integration page is refreshed by browser-chart.test.ts, with its chart drawn.
     await page.screenshot({ path: shot, fullPage: true });
@@ -81,7 +87,9 @@ describe.skipIf(chromiumPath === null)('the console in Chromium', () => {
     const page = await newPage();
     await signIn(page, 'smile-owner');
     await page.waitForURL(`${base}/console/integrations`);
-    expect(await page.locator('tbody tr[data-handle]').evaluateAll((rows) => rows.map((r) => r.getAttribute('data-handle')))).toEqual(['smile-dental:booking-form']);
+    expect(
+      await page.locator('tbody tr[data-handle]').evaluateAll((rows) => rows.map((r) => r.getAttribute('data-handle'))),
+    ).toEqual(['smile-dental:booking-form']);
     const other = await page.goto(`${base}/console/integrations/brightpath:telegram-bot`);
     expect(other!.status()).toBe(404);
     expect(await page.getByRole('alert').innerText()).toBe('No integration "brightpath:telegram-bot".');
@@ -93,7 +101,10 @@ describe.skipIf(chromiumPath === null)('the console in Chromium', () => {
     await page.waitForURL(`${base}/console/integrations`);
     // What a forged form on another site would lack: the token. DevTools removes it (no script runs in the page).
     await page.locator('form.sign-out input[name="_csrf"]').evaluate((input) => input.remove());
-    const [answer] = await Promise.all([page.waitForResponse(`${base}/console/sign-out`), page.getByRole('button', { name: 'Sign out' }).click()]);
+    const [answer] = await Promise.all([
+      page.waitForResponse(`${base}/console/sign-out`),
+      page.getByRole('button', { name: 'Sign out' }).click(),
+    ]);
     expect(answer.status()).toBe(403);
     expect(await page.getByRole('alert').innerText()).toContain('without its security token');
     expect((await page.goto(`${base}/console/integrations`))!.status()).toBe(200);

@@ -16,7 +16,10 @@ beforeAll(async () => {
   await addUser(gw, 'dilnoza');
   team = consoleClient(gw.app, { gw });
   expect((await team.signIn('dilnoza')).statusCode).toBe(303);
-  expect((await gw.admin('POST', '/admin/v1/integrations/brightpath:telegram-bot/keys/import', { key: LEGACY_KEY })).statusCode).toBe(201);
+  expect(
+    (await gw.admin('POST', '/admin/v1/integrations/brightpath:telegram-bot/keys/import', { key: LEGACY_KEY }))
+      .statusCode,
+  ).toBe(201);
 });
 afterAll(() => gw.close());
 
@@ -43,7 +46,11 @@ describe('drain chart on the integration page', () => {
   it("counts a legacy bot's calls in the current hour and the current day", async () => {
     const at = new Date().toISOString();
     for (let i = 0; i < 4; i++) {
-      const res = await gw.app.inject({ method: 'GET', url: '/api/bots/api/boards/', headers: { 'x-bot-api-key': LEGACY_KEY } });
+      const res = await gw.app.inject({
+        method: 'GET',
+        url: '/api/bots/api/boards/',
+        headers: { 'x-bot-api-key': LEGACY_KEY },
+      });
       expect(res.statusCode).toBe(200);
     }
     // Calls only in the last hour: the default is the 24-hour view, not one pixel of the 7-day one.
@@ -58,7 +65,9 @@ describe('drain chart on the integration page', () => {
 
     const hourly = (await team.get(`${PAGE}?range=7d`)).body;
     expect(figures(hourly, at.slice(0, 13))).toEqual({ legacy: 4, v1: 0 });
-    expect(hourly).toMatch(new RegExp(`class="mark-legacy" data-key="${at.slice(0, 13)}"[^>]*><title>[^<]*: 4 legacy call\\(s\\)</title>`));
+    expect(hourly).toMatch(
+      new RegExp(`class="mark-legacy" data-key="${at.slice(0, 13)}"[^>]*><title>[^<]*: 4 legacy call\\(s\\)</title>`),
+    );
     expect(hourly).toContain('<strong aria-current="page">last 7 days, per hour</strong>');
     expect(hourly.match(/<tr data-key=/g)).toHaveLength(1);
     expect(hourly).toContain('(1 of 168)');
@@ -84,18 +93,25 @@ describe('unlinked legacy leads on the integration page', () => {
     const ids: string[] = [];
     // A legacy lead without extra_data.telegram_id has nothing to link a person by.
     for (let i = 0; i < UNLINKED_LEADS_SHOWN + 2; i++) {
-      const res = await gw.app.inject({ method: 'POST', url: '/api/bots/api/leads/', headers: { 'x-bot-api-key': LEGACY_KEY }, payload: { first_name: `Anon${i}` } });
+      const res = await gw.app.inject({
+        method: 'POST',
+        url: '/api/bots/api/leads/',
+        headers: { 'x-bot-api-key': LEGACY_KEY },
+        payload: { first_name: `Anon${i}` },
+      });
       expect(res.statusCode).toBe(201);
       ids.push(res.json().id as string);
     }
     const page = (await team.get(PAGE)).body;
-    expect(page).toContain(`data-testid="unlinked-count">${UNLINKED_LEADS_SHOWN + 2} legacy lead(s) not linked to a person.`);
+    expect(page).toContain(
+      `data-testid="unlinked-count">${UNLINKED_LEADS_SHOWN + 2} legacy lead(s) not linked to a person.`,
+    );
     const listed = /<table data-testid="unlinked">([\s\S]*?)<\/table>/.exec(page)![1]!;
     const shown = [...listed.matchAll(/<th scope="row"><code>([0-9a-f-]+)<\/code>/g)].map((m) => m[1]);
     expect(shown).toHaveLength(UNLINKED_LEADS_SHOWN);
     expect(shown.every((id) => ids.includes(id!))).toBe(true);
     expect(page).toContain('data-testid="unlinked-rest">And 2 more');
     // The re-run linking form stays.
-    expect(page).toContain(`action="/console/integrations/${encodeURIComponent("brightpath:telegram-bot")}/relink"`);
+    expect(page).toContain(`action="/console/integrations/${encodeURIComponent('brightpath:telegram-bot')}/relink"`);
   });
 });

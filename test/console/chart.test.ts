@@ -1,6 +1,13 @@
 // The drain chart's building: UTC buckets per hour and per day, zero-filling, the scale, the description.
 import { describe, expect, it } from 'vitest';
-import { bucketUsage, chartModel, defaultRange, describeTrend, niceMax, rangeStartHour } from '../../src/console/chart.js';
+import {
+  bucketUsage,
+  chartModel,
+  defaultRange,
+  describeTrend,
+  niceMax,
+  rangeStartHour,
+} from '../../src/console/chart.js';
 
 const NOW = new Date('2026-03-10T14:25:00Z');
 
@@ -50,8 +57,16 @@ describe('drain chart', () => {
   });
 
   it('scales to a rounded maximum and puts the largest count at the top', () => {
-    expect([niceMax(0), niceMax(3), niceMax(7), niceMax(10), niceMax(11), niceMax(240)]).toEqual([1, 5, 10, 10, 20, 500]);
-    const m = chartModel([{ key: '2026-03-09', legacy: 20, v1: 0 }, { key: '2026-03-10', legacy: 0, v1: 10 }], '30d');
+    expect([niceMax(0), niceMax(3), niceMax(7), niceMax(10), niceMax(11), niceMax(240)]).toEqual([
+      1, 5, 10, 10, 20, 500,
+    ]);
+    const m = chartModel(
+      [
+        { key: '2026-03-09', legacy: 20, v1: 0 },
+        { key: '2026-03-10', legacy: 0, v1: 10 },
+      ],
+      '30d',
+    );
     expect(m.max).toBe(20);
     expect(m.points[0]!.yLegacy).toBe(12);
     expect(m.points[1]!.yV1).toBeCloseTo((12 + m.base) / 2, 0);
@@ -67,7 +82,9 @@ describe('drain chart', () => {
       '30d',
       NOW,
     );
-    expect(describeTrend(b, '30d')).toBe('Over the last 30 days, per day: legacy calls fell from 120/day to 4/day; v1 calls rose from 0/day to 90/day (first day against the latest).');
+    expect(describeTrend(b, '30d')).toBe(
+      'Over the last 30 days, per day: legacy calls fell from 120/day to 4/day; v1 calls rose from 0/day to 90/day (first day against the latest).',
+    );
     expect(describeTrend(bucketUsage([], '7d', NOW), '7d')).toContain('legacy calls stayed at 0/day');
   });
 

@@ -48,7 +48,9 @@ describe('the one-time key of a console session', () => {
     expect((await flashes()).every((f) => f === null)).toBe(true);
 
     expect((await team.get(PAGE)).body).not.toContain('id="issued-key"');
-    const keys = (await gw.admin('GET', `/admin/v1/integrations/${HANDLE}/keys`)).json<{ items: { kind: string; revoked_at: string | null }[] }>().items;
+    const keys = (await gw.admin('GET', `/admin/v1/integrations/${HANDLE}/keys`)).json<{
+      items: { kind: string; revoked_at: string | null }[];
+    }>().items;
     expect(keys.filter((k) => k.kind === 'v1' && k.revoked_at === null)).toHaveLength(1);
   });
 
@@ -76,11 +78,16 @@ describe('the one-time key of a console session', () => {
     for (let i = 0; i < 2; i++) expect((await team.post(`${PAGE}/keys/test`, {}, OVERVIEW)).statusCode).toBe(303);
     expect((await team.post(`/console/integrations/${other}/keys/test`, {}, OVERVIEW)).statusCode).toBe(303);
     const page = (await team.get(PAGE)).body;
-    const shown = [...page.matchAll(/data-testid="issued-key"[^>]*|value="(lgtest_[^"]+)"/g)].map((m) => m[1]).filter((k): k is string => k !== undefined);
+    const shown = [...page.matchAll(/data-testid="issued-key"[^>]*|value="(lgtest_[^"]+)"/g)]
+      .map((m) => m[1])
+      .filter((k): k is string => k !== undefined);
     for (const key of shown) gw.secrets.add(key);
     expect(new Set(shown).size).toBe(2);
-    const live = (await gw.admin('GET', `/admin/v1/integrations/${HANDLE}/keys`)).json<{ items: { kind: string; prefix: string; revoked_at: string | null }[] }>().items;
-    for (const key of shown) expect(live.some((k) => k.kind === 'test' && k.revoked_at === null && key.startsWith(k.prefix))).toBe(true);
+    const live = (await gw.admin('GET', `/admin/v1/integrations/${HANDLE}/keys`)).json<{
+      items: { kind: string; prefix: string; revoked_at: string | null }[];
+    }>().items;
+    for (const key of shown)
+      expect(live.some((k) => k.kind === 'test' && k.revoked_at === null && key.startsWith(k.prefix))).toBe(true);
     expect((await team.get(PAGE)).body).not.toContain('data-testid="issued-key"');
     // The other integration's key waited for its own page.
     const otherPage = (await team.get(`/console/integrations/${other}`)).body;
@@ -89,11 +96,15 @@ describe('the one-time key of a console session', () => {
     gw.secrets.add(otherKey!);
 
     // Past the cap a further issue is refused, and no key is made.
-    for (let i = 0; i < WAITING_KEYS_MAX; i++) expect((await team.post(`${PAGE}/keys/test`, {}, OVERVIEW)).statusCode).toBe(303);
-    const before = (await gw.admin('GET', `/admin/v1/integrations/${HANDLE}/keys`)).json<{ items: unknown[] }>().items.length;
+    for (let i = 0; i < WAITING_KEYS_MAX; i++)
+      expect((await team.post(`${PAGE}/keys/test`, {}, OVERVIEW)).statusCode).toBe(303);
+    const before = (await gw.admin('GET', `/admin/v1/integrations/${HANDLE}/keys`)).json<{ items: unknown[] }>().items
+      .length;
     const refused = await team.post(`${PAGE}/keys/test`, {}, OVERVIEW);
     expect(refused.statusCode).toBe(409);
-    expect((await gw.admin('GET', `/admin/v1/integrations/${HANDLE}/keys`)).json<{ items: unknown[] }>().items.length).toBe(before);
+    expect(
+      (await gw.admin('GET', `/admin/v1/integrations/${HANDLE}/keys`)).json<{ items: unknown[] }>().items.length,
+    ).toBe(before);
     const all = (await team.get(PAGE)).body;
     const waited = [...all.matchAll(/value="(lgtest_[^"]+)"/g)].map((m) => m[1]!);
     for (const key of waited) gw.secrets.add(key);
@@ -110,24 +121,47 @@ describe('the one-time key of a console session', () => {
     expect((await leaver.post(`${PAGE}/keys/test`, {}, OVERVIEW)).statusCode).toBe(303);
     expect((await leaver.post('/console/sign-out', {}, OVERVIEW)).statusCode).toBe(303);
 
-    const listed = async () => (await gw.admin('GET', `/admin/v1/integrations/${HANDLE}/keys`)).json<{ items: { id: string; kind: string; prefix: string; revoked_at: string | null }[] }>().items;
-    const unseen = (await listed()).filter((k) => k.kind === 'test' && k.revoked_at === null && !shownKey.startsWith(k.prefix));
-    const run = await runRetention(gw.store, { usageDays: 90, answersDays: 90 }, { idleMs: 30 * 60_000, maxMs: 12 * 3_600_000 });
+    const listed = async () =>
+      (await gw.admin('GET', `/admin/v1/integrations/${HANDLE}/keys`)).json<{
+        items: { id: string; kind: string; prefix: string; revoked_at: string | null }[];
+      }>().items;
+    const unseen = (await listed()).filter(
+      (k) => k.kind === 'test' && k.revoked_at === null && !shownKey.startsWith(k.prefix),
+    );
+    const run = await runRetention(
+      gw.store,
+      { usageDays: 90, answersDays: 90 },
+      { idleMs: 30 * 60_000, maxMs: 12 * 3_600_000 },
+    );
     // Every key issued in a session that ended unseen, this one among them (earlier tests' sessions are live).
     expect(run.keys_never_shown_revoked).toBeGreaterThanOrEqual(1);
     const after = await listed();
     const neverShown = unseen.filter((k) => after.find((a) => a.id === k.id)!.revoked_at !== null);
     expect(neverShown.length).toBeGreaterThanOrEqual(1);
     expect(after.find((k) => shownKey.startsWith(k.prefix) && k.kind === 'test')!.revoked_at).toBeNull();
-    const audit = (await gw.admin('GET', `/admin/v1/integrations/${HANDLE}/audit`)).json<{ items: { action: string; actor: string; reason: string | null; details: Record<string, unknown> | null }[] }>().items;
-    expect(audit).toContainEqual(expect.objectContaining({ action: 'key_revoked', actor: 'console', details: expect.objectContaining({ key_id: neverShown[0]!.id, never_shown: true }) }));
+    const audit = (await gw.admin('GET', `/admin/v1/integrations/${HANDLE}/audit`)).json<{
+      items: { action: string; actor: string; reason: string | null; details: Record<string, unknown> | null }[];
+    }>().items;
+    expect(audit).toContainEqual(
+      expect.objectContaining({
+        action: 'key_revoked',
+        actor: 'console',
+        details: expect.objectContaining({ key_id: neverShown[0]!.id, never_shown: true }),
+      }),
+    );
     // A second run finds nothing more to revoke.
-    expect((await runRetention(gw.store, { usageDays: 90, answersDays: 90 }, { idleMs: 30 * 60_000, maxMs: 12 * 3_600_000 })).keys_never_shown_revoked).toBe(0);
+    expect(
+      (await runRetention(gw.store, { usageDays: 90, answersDays: 90 }, { idleMs: 30 * 60_000, maxMs: 12 * 3_600_000 }))
+        .keys_never_shown_revoked,
+    ).toBe(0);
   });
 
   it('finding 7: keeps both keys of two issues sent at once in one session, for two integrations', async () => {
     const other = 'brightpath:website-form';
-    const both = await Promise.all([team.post(`${PAGE}/keys/test`, {}, OVERVIEW), team.post(`/console/integrations/${other}/keys/test`, {}, OVERVIEW)]);
+    const both = await Promise.all([
+      team.post(`${PAGE}/keys/test`, {}, OVERVIEW),
+      team.post(`/console/integrations/${other}/keys/test`, {}, OVERVIEW),
+    ]);
     expect(both.map((r) => r.statusCode)).toEqual([303, 303]);
     for (const page of [PAGE, `/console/integrations/${other}`]) {
       const keys = [...(await team.get(page)).body.matchAll(/value="(lgtest_[^"]+)"/g)].map((m) => m[1]!);
@@ -141,7 +175,9 @@ describe('a one-time value sealed by the release before', () => {
   it('is read as one waiting key, so a key issued across an upgrade is still shown', () => {
     const old = { integration: 'int-1', issued: { secret: 'lgv1_old', prefix: 'lgv1_old', heading: 'The new v1 key' } };
     const sealed = seal('s'.repeat(32), 'session-1', old as unknown as Flash);
-    expect(unseal('s'.repeat(32), 'session-1', sealed)).toEqual({ keys: [{ integration: 'int-1', keyId: '', secret: 'lgv1_old', prefix: 'lgv1_old', heading: 'The new v1 key' }] });
+    expect(unseal('s'.repeat(32), 'session-1', sealed)).toEqual({
+      keys: [{ integration: 'int-1', keyId: '', secret: 'lgv1_old', prefix: 'lgv1_old', heading: 'The new v1 key' }],
+    });
     expect(unseal('s'.repeat(32), 'session-2', sealed)).toBeNull();
   });
 });

@@ -24,7 +24,11 @@ const keyFrom = (html: string) => /id="issued-key"[^>]*value="([^"]+)"/.exec(htm
 
 /** Issues a key through the console's form (its CSRF token and the session), as a person does. */
 async function issue(reason: string, confirm = false) {
-  const res = await team.post(`${PAGE}/keys/${confirm ? 'renew' : 'issue'}`, { reason, ...(confirm ? { confirm: 'yes' } : {}) }, PAGE);
+  const res = await team.post(
+    `${PAGE}/keys/${confirm ? 'renew' : 'issue'}`,
+    { reason, ...(confirm ? { confirm: 'yes' } : {}) },
+    PAGE,
+  );
   expect(res.statusCode).toBe(303);
   expect(res.headers.location).toBe(`/console/integrations/${encodeURIComponent(HANDLE)}`);
 }

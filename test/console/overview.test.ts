@@ -19,7 +19,10 @@ beforeAll(async () => {
   owner = consoleClient(gw.app, { gw });
   expect((await team.signIn('dilnoza')).statusCode).toBe(303);
   expect((await owner.signIn('smile-owner')).statusCode).toBe(303);
-  expect((await gw.admin('POST', '/admin/v1/integrations/brightpath:telegram-bot/keys/import', { key: LEGACY_KEY })).statusCode).toBe(201);
+  expect(
+    (await gw.admin('POST', '/admin/v1/integrations/brightpath:telegram-bot/keys/import', { key: LEGACY_KEY }))
+      .statusCode,
+  ).toBe(201);
 });
 afterAll(() => gw.close());
 
@@ -27,7 +30,9 @@ afterAll(() => gw.close());
 function rowsOf(html: string): Map<string, Record<string, string>> {
   const rows = new Map<string, Record<string, string>>();
   for (const [, handle, cells] of html.matchAll(/<tr data-handle="([^"]+)">([\s\S]*?)<\/tr>/g)) {
-    const numbers = Object.fromEntries([...cells!.matchAll(/data-col="([a-z0-9_]+)">([^<]*)</g)].map(([, col, text]) => [col!, text!.trim()]));
+    const numbers = Object.fromEntries(
+      [...cells!.matchAll(/data-col="([a-z0-9_]+)">([^<]*)</g)].map(([, col, text]) => [col!, text!.trim()]),
+    );
     const verdict = /class="verdict verdict-([a-z_]+)"/.exec(cells!)?.[1] ?? '';
     const state = /class="state state-([a-z_]+)"/.exec(cells!)?.[1] ?? '';
     rows.set(handle!, { ...numbers, verdict, state });
@@ -38,7 +43,11 @@ function rowsOf(html: string): Map<string, Record<string, string>> {
 describe('integrations overview', () => {
   it("counts a legacy bot's calls in its row and in the fleet's legacy share", async () => {
     for (let i = 0; i < 3; i++) {
-      const res = await gw.app.inject({ method: 'GET', url: '/api/bots/api/boards/', headers: { 'x-bot-api-key': LEGACY_KEY } });
+      const res = await gw.app.inject({
+        method: 'GET',
+        url: '/api/bots/api/boards/',
+        headers: { 'x-bot-api-key': LEGACY_KEY },
+      });
       expect(res.statusCode).toBe(200);
     }
     const page = await team.get('/console/integrations');
@@ -83,7 +92,9 @@ describe('integrations overview', () => {
     expect(other.statusCode).toBe(404);
     // Word for word what an integration that does not exist gets.
     expect(other.body).toContain('No integration &quot;brightpath:telegram-bot&quot;.');
-    expect((await owner.get('/console/integrations/brightpath:nothing-here')).body).toContain('No integration &quot;brightpath:nothing-here&quot;.');
+    expect((await owner.get('/console/integrations/brightpath:nothing-here')).body).toContain(
+      'No integration &quot;brightpath:nothing-here&quot;.',
+    );
     const act = await owner.post('/console/integrations/brightpath:telegram-bot/relink', {}, '/console/integrations');
     expect(act.statusCode).toBe(404);
   });
@@ -93,7 +104,9 @@ describe('integrations overview', () => {
     const res = await team.post(`${page}/relink`, {}, page);
     expect(res.statusCode).toBe(303);
     expect(res.headers.location).toBe('/console/integrations/brightpath%3Atelegram-bot');
-    const audit = (await gw.admin('GET', '/admin/v1/integrations/brightpath:telegram-bot/audit')).json<{ items: { action: string; actor: string }[] }>().items;
+    const audit = (await gw.admin('GET', '/admin/v1/integrations/brightpath:telegram-bot/audit')).json<{
+      items: { action: string; actor: string }[];
+    }>().items;
     expect(audit[0]).toMatchObject({ actor: 'dilnoza' });
     const shown = (await team.get(page)).body;
     expect(shown).toMatch(/data-col="actor">dilnoza</);

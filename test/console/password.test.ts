@@ -15,6 +15,7 @@ describe('console passwords', () => {
   it('checks an unknown name against a decoy of the same cost that nothing matches', async () => {
     // The same parameters as a real hash: the scrypt run for an unknown name costs what a known one costs.
     expect(paramsOf(DECOY_HASH)).toBe(paramsOf(await hashPassword('x'.repeat(12))));
-    for (const guess of ['', 'password', 'a long enough passphrase']) expect(await verifyPassword(guess, DECOY_HASH)).toBe(false);
+    for (const guess of ['', 'password', 'a long enough passphrase'])
+      expect(await verifyPassword(guess, DECOY_HASH)).toBe(false);
   });
 });

@@ -15,8 +15,18 @@ const PAGE = `/console/integrations/${HANDLE}/porting-guide`;
 const KEY = 'console-porting-guide-legacy-key';
 const HOSTILE = '<img src=x onerror=alert(1)>';
 
-const unescaped = (html: string) => html.replaceAll('&lt;', '<').replaceAll('&gt;', '>').replaceAll('&quot;', '"').replaceAll('&#39;', "'").replaceAll('&amp;', '&');
-const examplesOf = (html: string) => [...html.matchAll(/<pre id="(example-\d+)" data-testid="example">([\s\S]*?)<\/pre>/g)].map((m) => ({ id: m[1]!, text: unescaped(m[2]!) }));
+const unescaped = (html: string) =>
+  html
+    .replaceAll('&lt;', '<')
+    .replaceAll('&gt;', '>')
+    .replaceAll('&quot;', '"')
+    .replaceAll('&#39;', "'")
+    .replaceAll('&amp;', '&');
+const examplesOf = (html: string) =>
+  [...html.matchAll(/<pre id="(example-\d+)" data-testid="example">([\s\S]*?)<\/pre>/g)].map((m) => ({
+    id: m[1]!,
+    text: unescaped(m[2]!),
+  }));
 
 beforeAll(async () => {
   gw = await startGateway({ console: { secureCookies: false } });
@@ -26,7 +36,12 @@ beforeAll(async () => {
   team = consoleClient(gw.app, { gw });
   owner = consoleClient(gw.app, { gw });
   stranger = consoleClient(gw.app, { gw });
-  for (const [client, name] of [[team, 'dilnoza'], [owner, 'bright-owner'], [stranger, 'smile-owner']] as const) expect((await client.signIn(name)).statusCode).toBe(303);
+  for (const [client, name] of [
+    [team, 'dilnoza'],
+    [owner, 'bright-owner'],
+    [stranger, 'smile-owner'],
+  ] as const)
+    expect((await client.signIn(name)).statusCode).toBe(303);
   gw.secrets.add(KEY);
   expect((await gw.admin('POST', `/admin/v1/integrations/${HANDLE}/keys/import`, { key: KEY })).statusCode).toBe(201);
   // The bot's call names a member of its own choosing: the guide lists it as ignored.
@@ -34,7 +49,12 @@ beforeAll(async () => {
     method: 'POST',
     url: '/api/bots/api/leads/',
     headers: { 'x-bot-api-key': KEY },
-    payload: { first_name: 'Madina', phone: '+998 90 555 12 34', extra_data: { telegram_id: 4242, course: 'python' }, [HOSTILE]: 'x' },
+    payload: {
+      first_name: 'Madina',
+      phone: '+998 90 555 12 34',
+      extra_data: { telegram_id: 4242, course: 'python' },
+      [HOSTILE]: 'x',
+    },
   });
   expect(created.statusCode).toBe(201);
 });
@@ -51,7 +71,8 @@ describe('the porting guide page', () => {
     expect(wanted.length).toBeGreaterThan(0);
     const shown = examplesOf(res.body);
     expect(shown.map((e) => e.text)).toEqual(wanted);
-    for (const { id } of shown) expect(res.body).toContain(`<button type="button" class="copy" data-copy="${id}">Copy</button>`);
+    for (const { id } of shown)
+      expect(res.body).toContain(`<button type="button" class="copy" data-copy="${id}">Copy</button>`);
     // Not a field's name: shown as the samples show such names, and escaped as every name is.
     expect(guide.ignored_legacy_fields.map((f) => f.field)).toEqual(['<member-1>']);
     expect(res.body).not.toContain(HOSTILE);
@@ -60,7 +81,9 @@ describe('the porting guide page', () => {
   });
 
   it("is linked from the integration's page, and shown to the service team too", async () => {
-    expect((await owner.get(`/console/integrations/${HANDLE}`)).body).toContain(`href="/console/integrations/${encodeURIComponent(HANDLE)}/porting-guide"`);
+    expect((await owner.get(`/console/integrations/${HANDLE}`)).body).toContain(
+      `href="/console/integrations/${encodeURIComponent(HANDLE)}/porting-guide"`,
+    );
     const res = await team.get(PAGE);
     expect(res.statusCode).toBe(200);
     expect(examplesOf(res.body).length).toBeGreaterThan(0);
@@ -76,7 +99,8 @@ describe('the porting guide page', () => {
   });
 
   it('counts no legacy call: the report is the same before and after reading it', async () => {
-    const report = async () => (await gw.admin('GET', `/admin/v1/integrations/${HANDLE}/report`)).json<{ legacy: unknown }>().legacy;
+    const report = async () =>
+      (await gw.admin('GET', `/admin/v1/integrations/${HANDLE}/report`)).json<{ legacy: unknown }>().legacy;
     const before = await report();
     expect((await owner.get(PAGE)).statusCode).toBe(200);
     expect(await report()).toEqual(before);

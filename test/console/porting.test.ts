@@ -31,10 +31,21 @@ beforeAll(async () => {
 afterAll(() => gw.close());
 
 const audit = async (handle: string) =>
-  (await gw.admin('GET', `/admin/v1/integrations/${handle}/audit`)).json<{ items: { action: string; actor: string; reason: string | null; details: Record<string, unknown> | null }[] }>().items;
-const ported = async (handle: string) => (await gw.admin('GET', `/admin/v1/integrations/${handle}/report`)).json<{ ported: { ported_by: string; note: string | null } | null }>().ported;
-const text = (html: string, testid: string) => new RegExp(`data-testid="${testid}"[^>]*>([\\s\\S]*?)</(?:p|dd)>`).exec(html)?.[1]?.replace(/<[^>]+>/g, '').replace(/\s+/g, ' ').trim();
-const overviewRow = (html: string, handle: string) => new RegExp(`<tr data-handle="${handle}">[\\s\\S]*?</tr>`).exec(html)?.[0];
+  (await gw.admin('GET', `/admin/v1/integrations/${handle}/audit`)).json<{
+    items: { action: string; actor: string; reason: string | null; details: Record<string, unknown> | null }[];
+  }>().items;
+const ported = async (handle: string) =>
+  (await gw.admin('GET', `/admin/v1/integrations/${handle}/report`)).json<{
+    ported: { ported_by: string; note: string | null } | null;
+  }>().ported;
+const text = (html: string, testid: string) =>
+  new RegExp(`data-testid="${testid}"[^>]*>([\\s\\S]*?)</(?:p|dd)>`)
+    .exec(html)?.[1]
+    ?.replace(/<[^>]+>/g, '')
+    .replace(/\s+/g, ' ')
+    .trim();
+const overviewRow = (html: string, handle: string) =>
+  new RegExp(`<tr data-handle="${handle}">[\\s\\S]*?</tr>`).exec(html)?.[0];
 
 describe('the ported flag on the console', () => {
   it("is marked by the workspace's owner with a note: a redirect, then the page shows who, when and the note, and the audit trail says it", async () => {
@@ -47,13 +58,23 @@ describe('the ported flag on the console', () => {
     expect(res.statusCode).toBe(303);
     expect(res.headers.location).toBe(`/console/integrations/${encodeURIComponent(PORTED)}`);
     const page = await owner.get(res.headers.location as string);
-    expect(text(page.body, 'ported')).toMatch(/^Ported: marked by bright-owner at \d{4}-\d\d-\d\d \d\d:\d\d UTC: the bot calls only v1 now$/);
+    expect(text(page.body, 'ported')).toMatch(
+      /^Ported: marked by bright-owner at \d{4}-\d\d-\d\d \d\d:\d\d UTC: the bot calls only v1 now$/,
+    );
     expect(page.body).not.toContain('data-testid="mark-ported"');
     // Clearing is not offered to the owner.
     expect(page.body).not.toContain('/ported/clear');
     expect(page.body).toContain('data-action="marked_ported">Marked ported</td>');
-    expect(await ported(PORTED)).toEqual({ ported_by: 'bright-owner', ported_at: expect.any(String), note: 'the bot calls only v1 now' });
-    expect((await audit(PORTED))[0]).toMatchObject({ action: 'marked_ported', actor: 'bright-owner', details: { role: 'owner' } });
+    expect(await ported(PORTED)).toEqual({
+      ported_by: 'bright-owner',
+      ported_at: expect.any(String),
+      note: 'the bot calls only v1 now',
+    });
+    expect((await audit(PORTED))[0]).toMatchObject({
+      action: 'marked_ported',
+      actor: 'bright-owner',
+      details: { role: 'owner' },
+    });
   });
 
   it('refuses a second mark on the page (409), a note with a control character (422), and changes nothing', async () => {
@@ -82,7 +103,9 @@ describe('the ported flag on the console', () => {
   it('shows the flag to the service team on the overview (a column and the ported filter) and beside the switch-off form', async () => {
     const all = await team.get('/console/integrations');
     expect(all.statusCode).toBe(200);
-    expect(overviewRow(all.body, PORTED)).toMatch(/data-col="ported"><span data-ported="yes">ported<\/span><br><small>by bright-owner, \d{4}-\d\d-\d\d \d\d:\d\d UTC/);
+    expect(overviewRow(all.body, PORTED)).toMatch(
+      /data-col="ported"><span data-ported="yes">ported<\/span><br><small>by bright-owner, \d{4}-\d\d-\d\d \d\d:\d\d UTC/,
+    );
     expect(overviewRow(all.body, TESTED)).toContain('data-ported="no"');
 
     const yes = await team.get('/console/integrations?ported=yes');
@@ -101,9 +124,15 @@ describe('the ported flag on the console', () => {
     }
 
     const page = await team.get(PORTED_PAGE);
-    expect(text(page.body, 'switch-off-ported')).toMatch(/^Readiness: not ready\. Marked ported by bright-owner at \d{4}-\d\d-\d\d \d\d:\d\d UTC\.$/);
-    expect(page.body).toMatch(/<li>marked ported by bright-owner at \d{4}-\d\d-\d\d \d\d:\d\d UTC: the bot calls only v1 now<\/li>/);
-    expect(text((await team.get(TESTED_PAGE)).body, 'switch-off-ported')).toBe('Readiness: not ready. Not marked ported yet.');
+    expect(text(page.body, 'switch-off-ported')).toMatch(
+      /^Readiness: not ready\. Marked ported by bright-owner at \d{4}-\d\d-\d\d \d\d:\d\d UTC\.$/,
+    );
+    expect(page.body).toMatch(
+      /<li>marked ported by bright-owner at \d{4}-\d\d-\d\d \d\d:\d\d UTC: the bot calls only v1 now<\/li>/,
+    );
+    expect(text((await team.get(TESTED_PAGE)).body, 'switch-off-ported')).toBe(
+      'Readiness: not ready. Not marked ported yet.',
+    );
   });
 
   it('is cleared by the service team only after a confirmation naming what it does, with a destructive button', async () => {
@@ -113,13 +142,21 @@ describe('the ported flag on the console', () => {
     expect(asked.body).toContain('<button type="submit" class="destructive">Clear the ported flag</button>');
     expect(await ported(PORTED)).not.toBeNull();
 
-    const res = await team.post(`${PORTED_PAGE}/ported/clear`, { confirm: 'yes', reason: 'marked too early' }, PORTED_PAGE);
+    const res = await team.post(
+      `${PORTED_PAGE}/ported/clear`,
+      { confirm: 'yes', reason: 'marked too early' },
+      PORTED_PAGE,
+    );
     expect(res.statusCode).toBe(303);
     const page = await team.get(res.headers.location as string);
     expect(text(page.body, 'ported')).toBe('Not marked ported yet.');
     expect(page.body).toContain('data-action="ported_cleared">Ported flag cleared</td>');
     expect(await ported(PORTED)).toBeNull();
-    expect((await audit(PORTED))[0]).toMatchObject({ action: 'ported_cleared', actor: 'dilnoza', reason: 'marked too early' });
+    expect((await audit(PORTED))[0]).toMatchObject({
+      action: 'ported_cleared',
+      actor: 'dilnoza',
+      reason: 'marked too early',
+    });
 
     const twice = await team.post(`${PORTED_PAGE}/ported/clear`, { confirm: 'yes' }, PORTED_PAGE);
     expect(twice.statusCode).toBe(409);
@@ -142,20 +179,32 @@ describe('test mode on the console', () => {
     expect((await audit(TESTED))[0]).toMatchObject({ action: 'test_key_issued', actor: 'dilnoza' });
     expect(reload.body).toContain('data-action="test_key_issued">v1 test key issued (for the bot author)</td>');
 
-    expect((await gw.submit(key!, { event_id: 'console-test-1', external_contact_id: 'telegram:t1', first_name: 'Ali' })).statusCode).toBe(201);
+    expect(
+      (await gw.submit(key!, { event_id: 'console-test-1', external_contact_id: 'telegram:t1', first_name: 'Ali' }))
+        .statusCode,
+    ).toBe(201);
     const after = await team.get(TESTED_PAGE);
-    expect(text(after.body, 'test-calls')).toMatch(/^The bot author is testing: 1 test call\(s\) in 24 h, 1 in 7 d, the last \d{4}-\d\d-\d\d \d\d:\d\d UTC\. 1 live test key\(s\)\.$/);
+    expect(text(after.body, 'test-calls')).toMatch(
+      /^The bot author is testing: 1 test call\(s\) in 24 h, 1 in 7 d, the last \d{4}-\d\d-\d\d \d\d:\d\d UTC\. 1 live test key\(s\)\.$/,
+    );
     expect(shown.body).toContain('<label for="issued-key">v1 test key</label>');
     // Never v1 traffic; the overview says the bot author is testing beside the v1 calls.
     expect(after.body).toContain('the v1 interface has not been called yet');
     const row = overviewRow((await team.get('/console/integrations')).body, TESTED);
-    expect(row).toContain('<td class="num" data-col="v1_7d">0<br><small data-testid="testing">bot author testing: 1 test call(s)</small></td>');
+    expect(row).toContain(
+      '<td class="num" data-col="v1_7d">0<br><small data-testid="testing">bot author testing: 1 test call(s)</small></td>',
+    );
   });
 });
 
 describe('the answers 404 list on the console', () => {
   const answers = (key: string, eventId: string, externalContactId: string) =>
-    gw.app.inject({ method: 'POST', url: '/api/integrations/v1/leads/answers/', headers: { authorization: `Bearer ${key}` }, payload: { event_id: eventId, external_contact_id: externalContactId, answers: { laptop: 'yes' } } });
+    gw.app.inject({
+      method: 'POST',
+      url: '/api/integrations/v1/leads/answers/',
+      headers: { authorization: `Bearer ${key}` },
+      payload: { event_id: eventId, external_contact_id: externalContactId, answers: { laptop: 'yes' } },
+    });
 
   it('lists an answers 404 on the integration page and on its own page, and refuses a cursor that is not one', async () => {
     const key = await gw.issueKey(MISSED);
@@ -167,7 +216,9 @@ describe('the answers 404 list on the console', () => {
     // The page's report flushes the usage counts first, as the admin API's does.
     const page = await team.get(MISSED_PAGE);
     expect(text(page.body, 'not-found-count')).toBe('1 external_contact_id(s), 2 call(s) in all.');
-    expect(page.body).toMatch(/<tr data-external-id="telegram:404"><th scope="row"><code>telegram:404<\/code><\/th><td class="num">2<\/td>/);
+    expect(page.body).toMatch(
+      /<tr data-external-id="telegram:404"><th scope="row"><code>telegram:404<\/code><\/th><td class="num">2<\/td>/,
+    );
     expect(page.body).toContain('none found');
     expect(page.body).toContain('href="#link-heading">re-run linking</a>');
 
@@ -177,7 +228,10 @@ describe('the answers 404 list on the console', () => {
     expect(list.body).not.toContain('data-testid="not-found-more"');
 
     // Past the report's 20, the page links on with the report's cursor, and the list page follows it.
-    for (let n = 1; n <= 20; n++) expect((await answers(key, `console-nf-more-${n}`, `telegram:9${String(n).padStart(2, '0')}`)).statusCode).toBe(404);
+    for (let n = 1; n <= 20; n++)
+      expect((await answers(key, `console-nf-more-${n}`, `telegram:9${String(n).padStart(2, '0')}`)).statusCode).toBe(
+        404,
+      );
     const full = await team.get(MISSED_PAGE);
     expect(text(full.body, 'not-found-count')).toBe('21 external_contact_id(s), 22 call(s) in all.');
     expect(full.body.match(/<tr data-external-id=/g)).toHaveLength(20);
@@ -213,12 +267,24 @@ describe('an answers 404 of a person with an unlinked legacy lead', () => {
       const tg = `/admin/v1/integrations/${TESTED}`;
       other.secrets.add('tg-console-legacy-key');
       await other.admin('POST', `${tg}/keys/import`, { key: 'tg-console-legacy-key' });
-      const lead = (await other.app.inject({ method: 'POST', url: '/api/bots/api/leads/', headers: { 'x-bot-api-key': 'tg-console-legacy-key' }, payload: { first_name: 'Old', extra_data: { telegram_id: 778 } } })).json<{ id: string }>();
+      const lead = (
+        await other.app.inject({
+          method: 'POST',
+          url: '/api/bots/api/leads/',
+          headers: { 'x-bot-api-key': 'tg-console-legacy-key' },
+          payload: { first_name: 'Old', extra_data: { telegram_id: 778 } },
+        })
+      ).json<{ id: string }>();
       const key = await other.issueKey(TESTED);
       writeFileSync(rulesFile, readFileSync(rulesFile, 'utf8').replace('    legacy:\n', `    legacy:\n${rule}`));
       expect((await other.admin('POST', '/admin/v1/rules/reload')).statusCode).toBe(200);
       const ask = () =>
-        other.app.inject({ method: 'POST', url: '/api/integrations/v1/leads/answers/', headers: { authorization: `Bearer ${key}` }, payload: { event_id: 'old-1', external_contact_id: 'telegram:778', answers: { laptop: 'yes' } } });
+        other.app.inject({
+          method: 'POST',
+          url: '/api/integrations/v1/leads/answers/',
+          headers: { authorization: `Bearer ${key}` },
+          payload: { event_id: 'old-1', external_contact_id: 'telegram:778', answers: { laptop: 'yes' } },
+        });
       expect((await ask()).statusCode).toBe(404);
 
       const page = await browser.get(TESTED_PAGE);

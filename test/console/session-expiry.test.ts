@@ -25,7 +25,8 @@ function sessionsAt(clock: { now: number }) {
   };
 }
 
-const row = (id: string) => gw.store.snapshot((r) => r.consoleSessions.find(createHash('sha256').update(id).digest('hex')));
+const row = (id: string) =>
+  gw.store.snapshot((r) => r.consoleSessions.find(createHash('sha256').update(id).digest('hex')));
 
 describe('console session lifetime', () => {
   it('ends a session left idle longer than SESSION_IDLE_MS', async () => {

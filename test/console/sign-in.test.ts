@@ -17,7 +17,8 @@ beforeAll(async () => {
 });
 afterAll(() => gw.close());
 
-const https = (remoteAddress?: string) => consoleClient(gw.app, { https: true, gw, ...(remoteAddress ? { remoteAddress } : {}) });
+const https = (remoteAddress?: string) =>
+  consoleClient(gw.app, { https: true, gw, ...(remoteAddress ? { remoteAddress } : {}) });
 
 describe('console sign-in', () => {
   it('refuses a wrong password with 401 and the form again; the right one lands on the overview', async () => {
@@ -45,7 +46,9 @@ describe('console sign-in', () => {
     // A session cookie: gone when the browser closes; the database ends the session before that.
     expect(cookie.maxAge).toBeUndefined();
     expect(cookie.expires).toBeUndefined();
-    const csrf = right.cookies.find((c) => c.name === '__Host-lg_csrf') ?? (await https().get('/console/sign-in')).cookies.find((c) => c.name === '__Host-lg_csrf')!;
+    const csrf =
+      right.cookies.find((c) => c.name === '__Host-lg_csrf') ??
+      (await https().get('/console/sign-in')).cookies.find((c) => c.name === '__Host-lg_csrf')!;
     expect(csrf).toMatchObject({ secure: true, httpOnly: true, sameSite: 'Strict', path: '/' });
   });
 
@@ -54,7 +57,9 @@ describe('console sign-in', () => {
     await browser.signIn('temur');
     const id = browser.cookies.get('__Host-lg_console')!.split('.')[0]!;
     expect(await gw.store.snapshot((r) => r.consoleSessions.find(id))).toBeNull();
-    const hashed = await gw.store.snapshot((r) => r.consoleSessions.find(createHash('sha256').update(id).digest('hex')));
+    const hashed = await gw.store.snapshot((r) =>
+      r.consoleSessions.find(createHash('sha256').update(id).digest('hex')),
+    );
     expect(hashed).toMatchObject({ userName: 'temur' });
     // close() also searches the database and the log for the raw id (consoleClient adds it to the secrets).
   });
@@ -106,7 +111,11 @@ describe('console sign-in', () => {
     const out = await browser.post('/console/sign-out', {}, '/console/integrations');
     expect(out.statusCode).toBe(303);
     expect(out.headers.location).toBe('/console/sign-in');
-    const replay = await gw.app.inject({ url: '/console/integrations', headers: { 'x-forwarded-proto': 'https' }, cookies: Object.fromEntries(kept) });
+    const replay = await gw.app.inject({
+      url: '/console/integrations',
+      headers: { 'x-forwarded-proto': 'https' },
+      cookies: Object.fromEntries(kept),
+    });
     expect(replay.statusCode).toBe(303);
     expect(replay.headers.location).toBe('/console/sign-in');
   });
@@ -142,7 +151,9 @@ describe('console sign-in', () => {
     expect(page.headers['strict-transport-security']).toBeDefined();
     expect(page.headers['cache-control']).toBe('no-store');
     // The one script is a file of the gateway's own; nothing inline.
-    expect([...page.body.matchAll(/<script[^>]*>/gi)].map((m) => m[0])).toEqual(['<script src="/console/static/console.js" defer>']);
+    expect([...page.body.matchAll(/<script[^>]*>/gi)].map((m) => m[0])).toEqual([
+      '<script src="/console/static/console.js" defer>',
+    ]);
     expect(page.body).not.toMatch(/<script[^>]*>[^<]|\sstyle=|\son[a-z]+=/i);
     const js = await https().get('/console/static/console.js');
     expect(js.statusCode).toBe(200);
@@ -178,15 +189,22 @@ describe('console sign-in with a personal admin token', () => {
     const browser = https();
     const res = await browser.post('/console/sign-in/token', { token }, '/console/sign-in');
     expect(res.statusCode).toBe(303);
-    expect((await browser.get('/console/integrations')).body).toContain('Signed in as <strong data-testid="viewer">operator</strong> (service team)');
+    expect((await browser.get('/console/integrations')).body).toContain(
+      'Signed in as <strong data-testid="viewer">operator</strong> (service team)',
+    );
     await revokeAdminCredentials(gw.store, 'operator');
     expect((await browser.get('/console/integrations')).statusCode).toBe(303);
     expect((await https().post('/console/sign-in/token', { token }, '/console/sign-in')).statusCode).toBe(401);
   });
 
   it('refuses the shared ADMIN_TOKEN (it names no person) and a token that is no token', async () => {
-    expect((await https().post('/console/sign-in/token', { token: ADMIN_TOKEN }, '/console/sign-in')).statusCode).toBe(401);
-    expect((await https().post('/console/sign-in/token', { token: 'lgadm_not-a-live-token' }, '/console/sign-in')).statusCode).toBe(401);
+    expect((await https().post('/console/sign-in/token', { token: ADMIN_TOKEN }, '/console/sign-in')).statusCode).toBe(
+      401,
+    );
+    expect(
+      (await https().post('/console/sign-in/token', { token: 'lgadm_not-a-live-token' }, '/console/sign-in'))
+        .statusCode,
+    ).toBe(401);
   });
 });
 
@@ -194,7 +212,8 @@ describe('console sign-in attempts', () => {
   it('throttles one name after 5 failures a minute from unknown browsers, at any address, even with the right password', async () => {
     await addUser(gw, 'target');
     const statuses: number[] = [];
-    for (let i = 0; i < 6; i++) statuses.push((await https(`10.9.0.${i + 1}`).signIn('target', `guess number ${i}`)).statusCode);
+    for (let i = 0; i < 6; i++)
+      statuses.push((await https(`10.9.0.${i + 1}`).signIn('target', `guess number ${i}`)).statusCode);
     expect(statuses).toEqual([401, 401, 401, 401, 401, 429]);
     const right = await https('10.9.0.99').signIn('target');
     expect(right.statusCode).toBe(429);
@@ -210,7 +229,8 @@ describe('console sign-in attempts', () => {
     const known = own.cookies.get('__Host-lg_known')!;
     await own.post('/console/sign-out', {}, '/console/integrations');
     const statuses: number[] = [];
-    for (let i = 0; i < 6; i++) statuses.push((await https(`10.9.5.${i + 10}`).signIn('owner', `guess number ${i}`)).statusCode);
+    for (let i = 0; i < 6; i++)
+      statuses.push((await https(`10.9.5.${i + 10}`).signIn('owner', `guess number ${i}`)).statusCode);
     expect(statuses).toEqual([401, 401, 401, 401, 401, 429]);
     // The known browser, from its usual address and from a new one, signs in; a stranger is still throttled.
     expect((await own.signIn('owner')).statusCode).toBe(303);
@@ -241,7 +261,13 @@ describe('console sign-in attempts', () => {
   it('sends the known-device cookie __Host-, Secure, HttpOnly, SameSite=Strict, Path=/, for 90 days, holding no name', async () => {
     const res = await https('10.9.7.1').signIn('temur');
     const cookie = res.cookies.find((c) => c.name === '__Host-lg_known')!;
-    expect(cookie).toMatchObject({ secure: true, httpOnly: true, sameSite: 'Strict', path: '/', maxAge: KNOWN_DEVICE_MAX_AGE_S });
+    expect(cookie).toMatchObject({
+      secure: true,
+      httpOnly: true,
+      sameSite: 'Strict',
+      path: '/',
+      maxAge: KNOWN_DEVICE_MAX_AGE_S,
+    });
     expect(cookie.domain).toBeUndefined();
     expect(cookie.value).toMatch(/^[A-Za-z0-9_-]{43}$/);
     expect(cookie.value).not.toContain('temur');
@@ -259,14 +285,21 @@ describe('console sign-in attempts sent at once', () => {
   // Regression: the budgets were only looked at before the slow password check and counted after it,
   // so guesses sent together all passed the look before the first failure was counted.
   const post = async (target: Gateway, name: string, password: string, address: string) => {
-    const page = await target.app.inject({ url: '/console/sign-in', headers: { 'x-forwarded-proto': 'https', 'x-forwarded-for': address } });
+    const page = await target.app.inject({
+      url: '/console/sign-in',
+      headers: { 'x-forwarded-proto': 'https', 'x-forwarded-for': address },
+    });
     const token = /name="_csrf" value="([^"]+)"/.exec(page.body)![1]!;
     const csrf = page.cookies.find((c) => c.name === '__Host-lg_csrf')!;
     return () =>
       target.app.inject({
         method: 'POST',
         url: '/console/sign-in',
-        headers: { 'x-forwarded-proto': 'https', 'x-forwarded-for': address, 'content-type': 'application/x-www-form-urlencoded' },
+        headers: {
+          'x-forwarded-proto': 'https',
+          'x-forwarded-for': address,
+          'content-type': 'application/x-www-form-urlencoded',
+        },
         cookies: { [csrf.name]: csrf.value },
         payload: new URLSearchParams({ _csrf: token, name, password }).toString(),
       });
@@ -274,7 +307,9 @@ describe('console sign-in attempts sent at once', () => {
 
   it('checks at most 5 passwords of one name however many guesses arrive together', async () => {
     await addUser(gw, 'together');
-    const sends = await Promise.all(Array.from({ length: 9 }, (_, i) => post(gw, 'together', `parallel guess ${i}`, `10.9.2.${i + 1}`)));
+    const sends = await Promise.all(
+      Array.from({ length: 9 }, (_, i) => post(gw, 'together', `parallel guess ${i}`, `10.9.2.${i + 1}`)),
+    );
     const statuses = (await Promise.all(sends.map((send) => send()))).map((r) => r.statusCode).sort();
     expect(statuses).toEqual([401, 401, 401, 401, 401, 429, 429, 429, 429]);
   });
@@ -283,7 +318,11 @@ describe('console sign-in attempts sent at once', () => {
     const limited = await startGateway({ console: {}, trustProxy: ['127.0.0.1'], authFailuresPerMinute: 3 });
     try {
       for (const name of ['first', 'second', 'third', 'fourth', 'fifth', 'sixth']) await addUser(limited, name);
-      const sends = await Promise.all(['first', 'second', 'third', 'fourth', 'fifth', 'sixth'].map((name) => post(limited, name, 'a wrong password here', '10.9.3.1')));
+      const sends = await Promise.all(
+        ['first', 'second', 'third', 'fourth', 'fifth', 'sixth'].map((name) =>
+          post(limited, name, 'a wrong password here', '10.9.3.1'),
+        ),
+      );
       const statuses = (await Promise.all(sends.map((send) => send()))).map((r) => r.statusCode).sort();
       expect(statuses).toEqual([401, 401, 401, 429, 429, 429]);
     } finally {
@@ -295,7 +334,8 @@ describe('console sign-in attempts sent at once', () => {
     await addUser(gw, 'regular');
     for (let i = 0; i < 7; i++) expect((await https('10.9.4.1').signIn('regular')).statusCode).toBe(303);
     const statuses: number[] = [];
-    for (let i = 0; i < 6; i++) statuses.push((await https('10.9.4.1').signIn('regular', `guess number ${i}`)).statusCode);
+    for (let i = 0; i < 6; i++)
+      statuses.push((await https('10.9.4.1').signIn('regular', `guess number ${i}`)).statusCode);
     expect(statuses).toEqual([401, 401, 401, 401, 401, 429]);
   });
 });

@@ -34,7 +34,10 @@ async function withTableLocked<T>(table: string, fn: () => Promise<T>): Promise<
   }
 }
 
-const audit = async () => (await gw.admin('GET', `/admin/v1/integrations/${HANDLE}/audit`)).json<{ items: { action: string; reason: string | null }[] }>().items;
+const audit = async () =>
+  (await gw.admin('GET', `/admin/v1/integrations/${HANDLE}/audit`)).json<{
+    items: { action: string; reason: string | null }[];
+  }>().items;
 
 /** The console's error page: its status, problem code and Retry-After. */
 const failure = (res: { statusCode: number; headers: Record<string, unknown>; body: string }) => ({
@@ -52,7 +55,13 @@ describe.runIf(testEngine() === 'postgres')('a console page while a table is loc
       for (const url of ['/console/integrations', PAGE, `${PAGE}/not-found`, '/console/leads?workspace=brightpath']) {
         const res = await withTableLocked(table, () => team.get(url));
         if (res.statusCode === 200) continue; // a page that does not read this table
-        expect({ url, ...failure(res) }).toEqual({ url, status: 503, type: 'text/html; charset=utf-8', code: 'service-unavailable', retryAfter: '1' });
+        expect({ url, ...failure(res) }).toEqual({
+          url,
+          status: 503,
+          type: 'text/html; charset=utf-8',
+          code: 'service-unavailable',
+          retryAfter: '1',
+        });
         expect(res.body).toContain('nothing was changed');
         failed++;
       }
@@ -75,7 +84,12 @@ describe('a console action while the store takes no writes', () => {
     } finally {
       await gw.inspect.refuseWrites(false);
     }
-    expect(failure(res)).toEqual({ status: 503, type: 'text/html; charset=utf-8', code: 'service-unavailable', retryAfter: '1' });
+    expect(failure(res)).toEqual({
+      status: 503,
+      type: 'text/html; charset=utf-8',
+      code: 'service-unavailable',
+      retryAfter: '1',
+    });
     expect(await audit()).toEqual(before);
   });
 });
@@ -93,7 +107,13 @@ describe('a NUL in a console form or query', () => {
       ['ported/clear', { confirm: 'yes', reason: 'a\u0000b' }],
     ] as const) {
       const res = await team.post(`${PAGE}/${path}`, fields, PAGE);
-      expect({ path, ...failure(res) }).toEqual({ path, status: 400, type: 'text/html; charset=utf-8', code: 'nul-character', retryAfter: undefined });
+      expect({ path, ...failure(res) }).toEqual({
+        path,
+        status: 400,
+        type: 'text/html; charset=utf-8',
+        code: 'nul-character',
+        retryAfter: undefined,
+      });
     }
     expect((await team.post('/console/sign-in', { name: 'dilnoza', password: 'x\u0000y' })).statusCode).toBe(400);
     expect(await audit()).toEqual(before);
@@ -116,7 +136,9 @@ describe('control characters in a console reason', () => {
     expect(await audit()).toEqual(before);
     const ok = await team.post(`${PAGE}/keys/issue`, { reason: 'plain words' }, PAGE);
     expect(ok.statusCode).toBe(303);
-    const issued = /id="issued-key"[^>]*value="([^"]+)"/.exec((await team.get(ok.headers.location as string)).body)?.[1];
+    const issued = /id="issued-key"[^>]*value="([^"]+)"/.exec(
+      (await team.get(ok.headers.location as string)).body,
+    )?.[1];
     if (issued) gw.secrets.add(issued);
     expect((await audit())[0]).toMatchObject({ action: 'v1_key_issued', reason: 'plain words' });
   });

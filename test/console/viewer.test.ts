@@ -3,11 +3,15 @@ import type { FastifyRequest } from 'fastify';
 import { describe, expect, it } from 'vitest';
 import { viewerOf } from '../../src/console/pages.js';
 
-const withSession = (session: Record<string, unknown> | undefined) => ({ session }) as unknown as Pick<FastifyRequest, 'session'>;
+const withSession = (session: Record<string, unknown> | undefined) =>
+  ({ session }) as unknown as Pick<FastifyRequest, 'session'>;
 
 describe('viewerOf', () => {
   it('reads a workspace owner and the service team from what sign-in stored', () => {
-    expect(viewerOf(withSession({ user: 'owner', workspace: 'smile-dental' }))).toEqual({ name: 'owner', workspace: 'smile-dental' });
+    expect(viewerOf(withSession({ user: 'owner', workspace: 'smile-dental' }))).toEqual({
+      name: 'owner',
+      workspace: 'smile-dental',
+    });
     expect(viewerOf(withSession({ user: 'dilnoza', workspace: null }))).toEqual({ name: 'dilnoza', workspace: null });
   });
 

@@ -28,7 +28,11 @@ const slug = (heading: string) =>
 
 /** Whether an `engines.node` range admits a Node version, for the forms lockfiles hold. */
 function admits(range: string, version: string): boolean {
-  const parse = (s: string) => s.replace(/^v/, '').split('.').map((x) => (x === 'x' || x === '*' ? Number.NaN : Number(x)));
+  const parse = (s: string) =>
+    s
+      .replace(/^v/, '')
+      .split('.')
+      .map((x) => (x === 'x' || x === '*' ? Number.NaN : Number(x)));
   const v = parse(version);
   const compare = (a: number[], b: number[]) => {
     for (let i = 0; i < 3; i++) if ((a[i] ?? 0) !== (b[i] ?? 0)) return Math.sign((a[i] ?? 0) - (b[i] ?? 0));
@@ -55,7 +59,7 @@ function admits(range: string, version: string): boolean {
 }
 
 describe('the docs cite', () => {
-  it('only the repository\'s own documents, never sections of one that is not in it', () => {
+  it("only the repository's own documents, never sections of one that is not in it", () => {
     for (const file of docFiles) {
       const text = read(file);
       expect(text, file).not.toMatch(/\bseed\b/i);
@@ -88,13 +92,21 @@ describe('docs/contributing.md, and the README where it says the same', () => {
     const minimum = /^>=(\d+\.\d+)$/.exec(pkg.engines.node)?.[1];
     expect(minimum).toBeDefined();
     for (const text of [contributing, readme]) expect(text).toContain(`${minimum} or newer`);
-    const lock = JSON.parse(read('package-lock.json')) as { packages: Record<string, { dev?: boolean; optional?: boolean; engines?: { node?: string } }> };
+    const lock = JSON.parse(read('package-lock.json')) as {
+      packages: Record<string, { dev?: boolean; optional?: boolean; engines?: { node?: string } }>;
+    };
     const laterNode = Object.entries(lock.packages)
-      .filter(([path, p]) => path !== '' && !p.dev && !p.optional && p.engines?.node && !admits(p.engines.node, `${minimum}.0`))
+      .filter(
+        ([path, p]) =>
+          path !== '' && !p.dev && !p.optional && p.engines?.node && !admits(p.engines.node, `${minimum}.0`),
+      )
       .map(([path]) => path.split('node_modules/').pop()!);
     expect(laterNode.length).toBeGreaterThan(0);
     expect(contributing).toContain('EBADENGINE');
-    for (const name of laterNode) expect(contributing, `docs/contributing.md says why ${name}'s EBADENGINE warning is harmless`).toContain(`\`${name}\``);
+    for (const name of laterNode)
+      expect(contributing, `docs/contributing.md says why ${name}'s EBADENGINE warning is harmless`).toContain(
+        `\`${name}\``,
+      );
   });
 
   it('says which Node the container image runs', () => {
@@ -106,26 +118,39 @@ describe('docs/contributing.md, and the README where it says the same', () => {
     expect(pkg.scripts.test).toBe('vitest run --project sqlite');
     expect(pkg.scripts['test:all']).toBe('npm test && npm run test:postgres && npm run test:resilience');
     expect(read('vitest.config.ts')).toMatch(/name: 'sqlite',\s+include: \['test\/\*\*\/\*\.test\.ts'\],/);
-    expect(contributing).toMatch(/`npm test` runs every test under `test\/` \(vitest\) on SQLite, the resilience suites among them at a\s+small size/);
+    expect(contributing).toMatch(
+      /`npm test` runs every test under `test\/` \(vitest\) on SQLite, the resilience suites among them at a\s+small size/,
+    );
     const short = (step: string) => step.replace(/^npm (run )?/, '').split(' ')[0];
     const ci = [...read('.ci/run').matchAll(/^npm (?:ci|test|run \S+)/gm)].map((m) => short(m[0]));
     const paragraph = /CI \(`bash \.ci\/run`\) runs[\s\S]*?\n\n/.exec(contributing)?.[0] ?? '';
-    const said = [...paragraph.matchAll(/`([^`]+)`/g)].map((m) => m[1]!).filter((s) => s !== 'bash .ci/run').map(short);
+    const said = [...paragraph.matchAll(/`([^`]+)`/g)]
+      .map((m) => m[1]!)
+      .filter((s) => s !== 'bash .ci/run')
+      .map(short);
     expect(said).toEqual(ci);
   });
 
-  it('shows npm\'s install-scripts warning as npm prints it, naming every locked package with an install script and its version', () => {
-    const lock = JSON.parse(read('package-lock.json')) as { packages: Record<string, { version: string; hasInstallScript?: boolean; optional?: boolean }> };
+  it("shows npm's install-scripts warning as npm prints it, naming every locked package with an install script and its version", () => {
+    const lock = JSON.parse(read('package-lock.json')) as {
+      packages: Record<string, { version: string; hasInstallScript?: boolean; optional?: boolean }>;
+    };
     const scripted = Object.entries(lock.packages)
       .filter(([path, p]) => path !== '' && p.hasInstallScript && !p.optional)
       .map(([path, p]) => ({ name: path.split('node_modules/').pop()!, version: p.version }));
     expect(scripted.length).toBeGreaterThan(0);
     expect(pkg).not.toHaveProperty('allowScripts');
     const count = scripted.length === 1 ? '1 package has' : `${scripted.length} packages have`;
-    expect(contributing).toContain(`npm warn install-scripts ${count} install scripts not yet covered by allowScripts:`);
+    expect(contributing).toContain(
+      `npm warn install-scripts ${count} install scripts not yet covered by allowScripts:`,
+    );
     for (const { name, version } of scripted) {
-      const own = (JSON.parse(read(`node_modules/${name}/package.json`)) as { scripts: Record<string, string> }).scripts;
-      const events = ['preinstall', 'install', 'postinstall'].filter((e) => own[e]).map((e) => `${e}: ${own[e]}`).join('; ');
+      const own = (JSON.parse(read(`node_modules/${name}/package.json`)) as { scripts: Record<string, string> })
+        .scripts;
+      const events = ['preinstall', 'install', 'postinstall']
+        .filter((e) => own[e])
+        .map((e) => `${e}: ${own[e]}`)
+        .join('; ');
       expect(contributing).toContain(`npm warn install-scripts   ${name}@${version} (${events})`);
     }
   });
@@ -136,7 +161,7 @@ describe('docs/contributing.md, and the README where it says the same', () => {
 });
 
 describe('docs/operations/upgrades.md', () => {
-  it('shows migrate\'s output with the schema versions of this release, on each engine', () => {
+  it("shows migrate's output with the schema versions of this release, on each engine", () => {
     const ops = read('docs/operations/upgrades.md');
     const newest = (list: { version: number }[]) => Math.max(...list.map((m) => m.version));
     const postgres = newest(postgresMigrations);
@@ -145,6 +170,10 @@ describe('docs/operations/upgrades.md', () => {
     expect(ops).toContain(`Applied migration(s) ${postgres}; the schema is at version ${postgres}.`);
     expect(ops).toContain(`The schema is up to date at version ${postgres}.`);
     expect(ops).toContain(`{"engine": "postgres", "version": ${postgres}, "applied": []}`);
-    expect(ops).toMatch(new RegExp(`SQLite's own list, at version ${sqlite} in\\s+this release: a new file prints \`Applied migration\\(s\\) 1, 2, 3, …, ${sqlite}; the schema is at version ${sqlite}\\.\``));
+    expect(ops).toMatch(
+      new RegExp(
+        `SQLite's own list, at version ${sqlite} in\\s+this release: a new file prints \`Applied migration\\(s\\) 1, 2, 3, …, ${sqlite}; the schema is at version ${sqlite}\\.\``,
+      ),
+    );
   });
 });

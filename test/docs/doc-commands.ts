@@ -8,7 +8,13 @@ export const ROOT = join(import.meta.dirname, '..', '..');
 /** The Markdown files under a folder of the repository, its subfolders included, sorted. */
 function markdownUnder(folder: string): string[] {
   return readdirSync(join(ROOT, folder), { withFileTypes: true })
-    .flatMap((entry) => (entry.isDirectory() ? markdownUnder(`${folder}/${entry.name}`) : entry.name.endsWith('.md') ? [`${folder}/${entry.name}`] : []))
+    .flatMap((entry) =>
+      entry.isDirectory()
+        ? markdownUnder(`${folder}/${entry.name}`)
+        : entry.name.endsWith('.md')
+          ? [`${folder}/${entry.name}`]
+          : [],
+    )
     .sort();
 }
 
@@ -52,7 +58,8 @@ export function fencedBlocks(markdown: string): Block[] {
     const [, indent = '', fence = '', lang = ''] = open;
     const body: string[] = [];
     let j = i + 1;
-    for (; j < lines.length && !new RegExp(`^\\s*${fence}\\s*$`).test(lines[j]!); j++) body.push(lines[j]!.startsWith(indent) ? lines[j]!.slice(indent.length) : lines[j]!);
+    for (; j < lines.length && !new RegExp(`^\\s*${fence}\\s*$`).test(lines[j]!); j++)
+      body.push(lines[j]!.startsWith(indent) ? lines[j]!.slice(indent.length) : lines[j]!);
     blocks.push({ lang, body: body.join('\n'), line: i + 2, endLine: j + 1, afterHeading: heading });
     heading = false;
     i = j;
@@ -159,12 +166,18 @@ export function commandsOf(file: string): DocCommand[] {
 export function differences(actual: unknown, shown: unknown, path = ''): string[] {
   if (shown === '…') return [];
   if (Array.isArray(shown)) {
-    if (!Array.isArray(actual) || actual.length !== shown.length) return [`${path || '/'}: shown ${JSON.stringify(shown)}, got ${JSON.stringify(actual)}`];
+    if (!Array.isArray(actual) || actual.length !== shown.length)
+      return [`${path || '/'}: shown ${JSON.stringify(shown)}, got ${JSON.stringify(actual)}`];
     return shown.flatMap((s, i) => differences(actual[i], s, `${path}/${i}`));
   }
   if (shown !== null && typeof shown === 'object') {
-    if (actual === null || typeof actual !== 'object') return [`${path || '/'}: shown an object, got ${JSON.stringify(actual)}`];
-    return Object.entries(shown).flatMap(([k, s]) => differences((actual as Record<string, unknown>)[k], s, `${path}/${k}`));
+    if (actual === null || typeof actual !== 'object')
+      return [`${path || '/'}: shown an object, got ${JSON.stringify(actual)}`];
+    return Object.entries(shown).flatMap(([k, s]) =>
+      differences((actual as Record<string, unknown>)[k], s, `${path}/${k}`),
+    );
   }
-  return Object.is(actual, shown) ? [] : [`${path || '/'}: shown ${JSON.stringify(shown)}, got ${JSON.stringify(actual)}`];
+  return Object.is(actual, shown)
+    ? []
+    : [`${path || '/'}: shown ${JSON.stringify(shown)}, got ${JSON.stringify(actual)}`];
 }

@@ -20,7 +20,8 @@ afterAll(async () => {
   await gw.close();
 });
 
-const get = (accept?: string) => gw.app.inject({ method: 'GET', url: '/docs/migration', headers: accept === undefined ? {} : { accept } });
+const get = (accept?: string) =>
+  gw.app.inject({ method: 'GET', url: '/docs/migration', headers: accept === undefined ? {} : { accept } });
 
 describe('GET /docs/migration', () => {
   it('answers a browser with an HTML page whose policy allows its own inline style and nothing else', async () => {
@@ -36,7 +37,12 @@ describe('GET /docs/migration', () => {
     expect(res.body).not.toMatch(/<script|<link|<img|<iframe|https?:\/\/(?!www\.rfc)/i);
 
     const csp = String(res.headers['content-security-policy']);
-    const directives = new Map(csp.split(';').map((d) => d.trim().split(/\s+/)).map(([name = '', ...values]) => [name, values]));
+    const directives = new Map(
+      csp
+        .split(';')
+        .map((d) => d.trim().split(/\s+/))
+        .map(([name = '', ...values]) => [name, values]),
+    );
     expect(directives.get('default-src')).toEqual(["'none'"]);
     expect(directives.get('frame-ancestors')).toEqual(["'none'"]);
     expect(directives.get('base-uri')).toEqual(["'none'"]);
@@ -44,7 +50,9 @@ describe('GET /docs/migration', () => {
     // The one style of the page is the one the policy allows, by its hash.
     const styles = [...res.body.matchAll(/<style>([\s\S]*?)<\/style>/g)].map((m) => m[1]!);
     expect(styles).toHaveLength(1);
-    expect(directives.get('style-src')).toEqual([`'sha256-${createHash('sha256').update(styles[0]!).digest('base64')}'`]);
+    expect(directives.get('style-src')).toEqual([
+      `'sha256-${createHash('sha256').update(styles[0]!).digest('base64')}'`,
+    ]);
   });
 
   it('answers HTML without an Accept header, to */* and when Markdown is not preferred', async () => {
@@ -88,7 +96,9 @@ describe('GET /docs/migration', () => {
 
 describe('the guide page', () => {
   it('escapes raw HTML and drops script links in the Markdown it renders', () => {
-    const page = guidePage('# T <b>\n\n<script>alert(1)</script>\n\n[x](javascript:alert(1)) <img src=x onerror=alert(1)>\n');
+    const page = guidePage(
+      '# T <b>\n\n<script>alert(1)</script>\n\n[x](javascript:alert(1)) <img src=x onerror=alert(1)>\n',
+    );
     expect(page).not.toMatch(/<script>|<img|href="javascript:/);
     expect(page).toContain('&lt;script&gt;alert(1)&lt;/script&gt;');
     expect(page).toContain('<title>T &lt;b&gt;</title>');

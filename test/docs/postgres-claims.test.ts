@@ -40,7 +40,7 @@ const problemsOf = (env: Record<string, string>): string[] => {
 describe('the configuration as documented', () => {
   const variables = Object.keys(ConfigSchema.shape);
 
-  it('names every variable in the configuration reference\'s table and in .env.example', () => {
+  it("names every variable in the configuration reference's table and in .env.example", () => {
     const reference = read('docs/operations/configuration.md');
     const example = read('.env.example');
     expect(variables.filter((name) => !reference.includes(`| \`${name}\` |`))).toEqual([]);
@@ -68,10 +68,16 @@ describe('the configuration as documented', () => {
     expect(postgresql).toContain(`| \`DATABASE_POOL_SIZE\` | \`${config.databasePoolSize}\` |`);
     expect(postgresql).toContain(`| \`DATABASE_STATEMENT_TIMEOUT_MS\` | \`${config.databaseStatementTimeoutMs}\` |`);
     expect(postgresql).toContain(`(${config.databaseStatementTimeoutMs / 1000} s)`);
-    expect(problemsOf({ ADMIN_TOKEN: TOKEN, DATABASE_POOL_SIZE: '1001' })).toEqual(['DATABASE_POOL_SIZE must be at most 1000']);
+    expect(problemsOf({ ADMIN_TOKEN: TOKEN, DATABASE_POOL_SIZE: '1001' })).toEqual([
+      'DATABASE_POOL_SIZE must be at most 1000',
+    ]);
     expect(postgresql).toContain('(1 to 1,000)');
-    expect(problemsOf({ ADMIN_TOKEN: TOKEN, DATABASE_STATEMENT_TIMEOUT_MS: '99' })).toEqual(['DATABASE_STATEMENT_TIMEOUT_MS must be at least 100 milliseconds']);
-    expect(problemsOf({ ADMIN_TOKEN: TOKEN, DATABASE_STATEMENT_TIMEOUT_MS: '600001' })).toEqual(['DATABASE_STATEMENT_TIMEOUT_MS must be at most 600000 milliseconds']);
+    expect(problemsOf({ ADMIN_TOKEN: TOKEN, DATABASE_STATEMENT_TIMEOUT_MS: '99' })).toEqual([
+      'DATABASE_STATEMENT_TIMEOUT_MS must be at least 100 milliseconds',
+    ]);
+    expect(problemsOf({ ADMIN_TOKEN: TOKEN, DATABASE_STATEMENT_TIMEOUT_MS: '600001' })).toEqual([
+      'DATABASE_STATEMENT_TIMEOUT_MS must be at most 600000 milliseconds',
+    ]);
     expect(postgresql).toContain('(100 to 600,000 ms)');
   });
 });
@@ -88,9 +94,12 @@ describe('the operations pages on PostgreSQL', () => {
 
   it('quotes the refusal of a newer schema as the migrations word it', () => {
     const source = read('src/store/postgres/migrations.ts');
-    const words = /`(the database schema is at version \$\{newest\}, newer than this gateway's \$\{known\}: [^`]+)`/.exec(source)?.[1];
+    const words =
+      /`(the database schema is at version \$\{newest\}, newer than this gateway's \$\{known\}: [^`]+)`/.exec(
+        source,
+      )?.[1];
     expect(words).toBeDefined();
-    expect(upgrades).toContain(words!.replace('${newest}', '2').replace("${known}", '1'));
+    expect(upgrades).toContain(words!.replace('${newest}', '2').replace('${known}', '1'));
   });
 
   it('describes the TLS modes as the installed driver reads them', () => {
@@ -98,34 +107,52 @@ describe('the operations pages on PostgreSQL', () => {
     // verify-full and its aliases: TLS with Node's checks of the chain and the host name; the aliases
     // print the driver's SECURITY WARNING (held back here, so the test's output stays clean).
     const warn = vi.spyOn(process, 'emitWarning').mockImplementation(() => {});
-    for (const mode of ['verify-full', 'require', 'prefer', 'verify-ca']) expect(ssl(`sslmode=${mode}`), mode).toEqual({});
+    for (const mode of ['verify-full', 'require', 'prefer', 'verify-ca'])
+      expect(ssl(`sslmode=${mode}`), mode).toEqual({});
     expect(warn.mock.calls.map(([message]) => String(message).slice(0, 16))).toEqual(['SECURITY WARNING']);
     warn.mockRestore();
     expect(ssl('sslmode=disable')).toBe(false);
     expect(ssl('sslmode=no-verify')).toEqual({ rejectUnauthorized: false });
     expect(ssl('uselibpqcompat=true&sslmode=require')).toEqual({ rejectUnauthorized: false });
     expect(parseConnectionString(URL_EXAMPLE).ssl).toBeUndefined();
-    for (const row of ['| nothing, or `sslmode=disable` | No TLS. |', '| `sslmode=verify-full` |', '| `sslmode=require`, `prefer` or `verify-ca` | The same as `verify-full`', '| `sslmode=no-verify` | TLS without checking the certificate', '| `uselibpqcompat=true` |']) {
+    for (const row of [
+      '| nothing, or `sslmode=disable` | No TLS. |',
+      '| `sslmode=verify-full` |',
+      '| `sslmode=require`, `prefer` or `verify-ca` | The same as `verify-full`',
+      '| `sslmode=no-verify` | TLS without checking the certificate',
+      '| `uselibpqcompat=true` |',
+    ]) {
       expect(postgresql).toContain(row);
     }
   });
 
-  it('describes the shared rate limits\' fallback with the messages, periods and share in force', () => {
-    for (const message of [...Object.values(QUOTA_LINES), ...Object.values(AUTH_FAILURES_LINES)]) expect(rateLimits).toContain(`"msg":"${message}"`);
+  it("describes the shared rate limits' fallback with the messages, periods and share in force", () => {
+    for (const message of [...Object.values(QUOTA_LINES), ...Object.values(AUTH_FAILURES_LINES)])
+      expect(rateLimits).toContain(`"msg":"${message}"`);
     expect(rateLimits).toContain(`\`SHARED_LIMITS_RETRY_MS\` (${SHARED_LIMITS_RETRY_MS / 1000} s)`);
     expect(rateLimits).toContain(`\`REPLICAS_LOOK_MS\` (${REPLICAS_LOOK_MS / 1000} s)`);
     // The share of what the limit left, rounded down, on top of the total last read: 0 below one unit a replica.
     expect(rateLimits).toContain('`floor((N - S) / replicas)`');
     expect(rateLimits).toContain('`floor(N / replicas)` when it had read nothing');
     const alone = { used: 1, resetAt: Date.now() + 1_000, localOnly: true };
-    expect([shareOfLimit(30, { ...alone, replicas: 2 }), shareOfLimit(30, { ...alone, replicas: 4 }), shareOfLimit(2, { ...alone, replicas: 3 })]).toEqual([15, 7, 0]);
-    expect([shareOfLimit(30, { ...alone, settled: 20, replicas: 1 }), shareOfLimit(30, { ...alone, settled: 20, replicas: 2 }), shareOfLimit(30, { ...alone, settled: 35, replicas: 2 })]).toEqual([30, 25, 35]);
+    expect([
+      shareOfLimit(30, { ...alone, replicas: 2 }),
+      shareOfLimit(30, { ...alone, replicas: 4 }),
+      shareOfLimit(2, { ...alone, replicas: 3 }),
+    ]).toEqual([15, 7, 0]);
+    expect([
+      shareOfLimit(30, { ...alone, settled: 20, replicas: 1 }),
+      shareOfLimit(30, { ...alone, settled: 20, replicas: 2 }),
+      shareOfLimit(30, { ...alone, settled: 35, replicas: 2 }),
+    ]).toEqual([30, 25, 35]);
     expect(shareOfLimit(30, { used: 1, resetAt: Date.now() })).toBe(30);
   });
 
-  it('states the settled quota\'s interval, budget and tolerance as the code computes them', () => {
+  it("states the settled quota's interval, budget and tolerance as the code computes them", () => {
     expect(rateLimits).toContain(`| \`RATE_LIMIT_SYNC_MS\` | \`${DEFAULT_SYNC_MS}\` |`);
-    expect(parseConfig({ ADMIN_TOKEN: 'a-valid-admin-token-0123456789abcdefgh' }).rateLimitSyncMs).toBe(DEFAULT_SYNC_MS);
+    expect(parseConfig({ ADMIN_TOKEN: 'a-valid-admin-token-0123456789abcdefgh' }).rateLimitSyncMs).toBe(
+      DEFAULT_SYNC_MS,
+    );
     expect(rateLimits).toContain('**Tolerance: at most max(10% of the limit, R - 1) requests past the limit**');
     expect(rateLimits).toContain('`max(floor(limit × 10% / R), 1)`');
     expect([unseenBudget(600, 3), quotaTolerance(600, 3)]).toEqual([20, 40]);
@@ -136,7 +163,8 @@ describe('the operations pages on PostgreSQL', () => {
     const over = [];
     for (let limit = 1; limit <= 2_000; limit++) {
       for (let replicas = 1; replicas <= 20; replicas++) {
-        if (quotaTolerance(limit, replicas) > Math.max(Math.floor(limit / 10), replicas - 1)) over.push({ limit, replicas });
+        if (quotaTolerance(limit, replicas) > Math.max(Math.floor(limit / 10), replicas - 1))
+          over.push({ limit, replicas });
       }
     }
     expect(over).toEqual([]);

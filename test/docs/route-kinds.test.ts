@@ -20,7 +20,11 @@ function documentedKinds(): Map<string, 'not_needed' | 'not_available'> {
   const kinds = new Map<string, 'not_needed' | 'not_available'>();
   for (const line of section.split('\n')) {
     const [, calls, becomes] = /^\| (.*?) \| (.*) \|$/.exec(line) ?? [];
-    const kind = becomes?.startsWith('not needed') ? 'not_needed' : becomes?.startsWith('not available') ? 'not_available' : null;
+    const kind = becomes?.startsWith('not needed')
+      ? 'not_needed'
+      : becomes?.startsWith('not available')
+        ? 'not_available'
+        : null;
     if (kind === null || calls === undefined) continue;
     for (const [, method, path] of calls.matchAll(/`(GET|POST|PUT|PATCH|DELETE) ([^`]+)`/g)) {
       kinds.set(`${method} ${PREFIX}${path!.replace(PREFIX, '').replaceAll('{id}', ':id')}`, kind);
@@ -35,18 +39,50 @@ describe('finding 9: the calls a bot stops making', () => {
     expect(documented.get('GET /api/bots/api/leads/:id/comments/')).toBe('not_needed');
     expect(documented.get('POST /api/bots/api/leads/:id/comments/')).toBe('not_available');
     // Every route the gateway does not translate is in the table.
-    for (const [method, url] of [...FORWARDED, ['POST', '/api/bots/api/tags/create/']]) expect(documented.has(`${method} ${url}`), `${method} ${url}`).toBe(true);
+    for (const [method, url] of [...FORWARDED, ['POST', '/api/bots/api/tags/create/']])
+      expect(documented.has(`${method} ${url}`), `${method} ${url}`).toBe(true);
 
     const integration = createRulesHolder(EXAMPLE_RULES).current().findIntegration('brightpath:telegram-bot')!;
     const at = '2026-11-26T10:00:00.000Z';
-    const usage = [...documented.keys()].map((route) => ({ route, interface: 'legacy' as const, calls: 1, lastSeen: at, okCalls: 1, lastOk: at }));
-    const guide = buildGuide({ integration, state: 'legacy', now: new Date(at), usage, samples: [], ignored: [], createdTags: new Map() });
+    const usage = [...documented.keys()].map((route) => ({
+      route,
+      interface: 'legacy' as const,
+      calls: 1,
+      lastSeen: at,
+      okCalls: 1,
+      lastOk: at,
+    }));
+    const guide = buildGuide({
+      integration,
+      state: 'legacy',
+      now: new Date(at),
+      usage,
+      samples: [],
+      ignored: [],
+      createdTags: new Map(),
+    });
     expect(Object.fromEntries(guide.routes.map((r) => [r.route, r.kind]))).toEqual(Object.fromEntries(documented));
 
     // The Markdown lists each under the heading of its kind.
     const md = guideMarkdown(guide);
-    const listed = (heading: string) => [...md.split(`## ${heading}`)[1]!.split('\n## ')[0]!.matchAll(/^- (.+): \d+ calls?$/gm)].map((m) => m[1]);
-    expect(listed('Not needed on v1').sort()).toEqual([...documented].filter(([, k]) => k === 'not_needed').map(([r]) => r).sort());
-    expect(listed('Not available on v1').sort()).toEqual([...documented].filter(([, k]) => k === 'not_available').map(([r]) => r).sort());
+    const listed = (heading: string) =>
+      [
+        ...md
+          .split(`## ${heading}`)[1]!
+          .split('\n## ')[0]!
+          .matchAll(/^- (.+): \d+ calls?$/gm),
+      ].map((m) => m[1]);
+    expect(listed('Not needed on v1').sort()).toEqual(
+      [...documented]
+        .filter(([, k]) => k === 'not_needed')
+        .map(([r]) => r)
+        .sort(),
+    );
+    expect(listed('Not available on v1').sort()).toEqual(
+      [...documented]
+        .filter(([, k]) => k === 'not_available')
+        .map(([r]) => r)
+        .sort(),
+    );
   });
 });

@@ -14,7 +14,10 @@ const legacyKey = 'lgbot-edge-test-key-with-many-characters-0001';
 beforeAll(async () => {
   gw = await startGateway();
   v1Key = await gw.issueKey('brightpath:telegram-bot');
-  expect((await gw.admin('POST', '/admin/v1/integrations/brightpath:telegram-bot/keys/import', { key: legacyKey })).statusCode).toBe(201);
+  expect(
+    (await gw.admin('POST', '/admin/v1/integrations/brightpath:telegram-bot/keys/import', { key: legacyKey }))
+      .statusCode,
+  ).toBe(201);
   await gw.app.listen({ port: 0, host: '127.0.0.1' });
   port = (gw.app.server.address() as AddressInfo).port;
 });
@@ -47,21 +50,37 @@ describe('repeated credential headers', () => {
       );
       expect(res.status).toBe(400);
       expect(res.headers).toMatch(/content-type: application\/problem\+json/i);
-      expect(JSON.parse(res.body)).toMatchObject({ status: 400, code: 'bad-request', detail: 'Send one Authorization header, not 2.' });
+      expect(JSON.parse(res.body)).toMatchObject({
+        status: 400,
+        code: 'bad-request',
+        detail: 'Send one Authorization header, not 2.',
+      });
     }
-    const single = await rawRequest(`POST /api/integrations/v1/leads/ HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nAuthorization: Bearer ${v1Key}\r\n`, lead('edge-single'));
+    const single = await rawRequest(
+      `POST /api/integrations/v1/leads/ HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nAuthorization: Bearer ${v1Key}\r\n`,
+      lead('edge-single'),
+    );
     expect(single.status).toBe(201);
   });
 
   it('refuses two X-Bot-API-Key headers with 400', async () => {
-    const res = await rawRequest(`GET /api/bots/api/boards/ HTTP/1.1\r\nHost: x\r\nX-Bot-API-Key: ${legacyKey}\r\nX-Bot-API-Key: ${legacyKey}\r\n`);
+    const res = await rawRequest(
+      `GET /api/bots/api/boards/ HTTP/1.1\r\nHost: x\r\nX-Bot-API-Key: ${legacyKey}\r\nX-Bot-API-Key: ${legacyKey}\r\n`,
+    );
     expect(res.status).toBe(400);
-    expect(JSON.parse(res.body)).toMatchObject({ code: 'bad-request', detail: 'Send one X-Bot-API-Key header, not 2.' });
-    expect((await rawRequest(`GET /api/bots/api/boards/ HTTP/1.1\r\nHost: x\r\nX-Bot-API-Key: ${legacyKey}\r\n`)).status).toBe(200);
+    expect(JSON.parse(res.body)).toMatchObject({
+      code: 'bad-request',
+      detail: 'Send one X-Bot-API-Key header, not 2.',
+    });
+    expect(
+      (await rawRequest(`GET /api/bots/api/boards/ HTTP/1.1\r\nHost: x\r\nX-Bot-API-Key: ${legacyKey}\r\n`)).status,
+    ).toBe(200);
   });
 
   it('refuses two admin Authorization headers too', async () => {
-    const res = await rawRequest(`GET /admin/v1/integrations HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer wrong\r\nAuthorization: Bearer wrong-again\r\n`);
+    const res = await rawRequest(
+      `GET /admin/v1/integrations HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer wrong\r\nAuthorization: Bearer wrong-again\r\n`,
+    );
     expect(res.status).toBe(400);
   });
 });
@@ -79,9 +98,13 @@ describe('client request ids', () => {
 
 describe('imported legacy key prefixes', () => {
   it('show nothing of a short key, and 4 characters of a long one', async () => {
-    const short = await gw.admin('POST', '/admin/v1/integrations/brightpath:website-form/keys/import', { key: 'k8chars!' });
+    const short = await gw.admin('POST', '/admin/v1/integrations/brightpath:website-form/keys/import', {
+      key: 'k8chars!',
+    });
     expect(short.json()).toMatchObject({ kind: 'legacy', prefix: '' });
-    const long = await gw.admin('POST', '/admin/v1/integrations/brightpath:website-form/keys/import', { key: 'abcd-a-long-legacy-key-of-many-chars' });
+    const long = await gw.admin('POST', '/admin/v1/integrations/brightpath:website-form/keys/import', {
+      key: 'abcd-a-long-legacy-key-of-many-chars',
+    });
     expect(long.json()).toMatchObject({ kind: 'legacy', prefix: 'abcd' });
     const listed = await gw.admin('GET', '/admin/v1/integrations/brightpath:website-form/keys');
     const prefixes = listed.json<{ items: { prefix: string }[] }>().items.map((k) => k.prefix);
@@ -101,7 +124,11 @@ describe('demo keys in a production database', () => {
       expect(demo?.v1.live).toBe(true);
       const res = await own.submit(DEMO_V1_KEY, { event_id: 'demo-in-prod', first_name: 'Eve' });
       expect(res.statusCode).toBe(401);
-      const legacy = await own.app.inject({ method: 'GET', url: '/api/bots/api/boards/', headers: { 'x-bot-api-key': DEMO_LEGACY_KEY } });
+      const legacy = await own.app.inject({
+        method: 'GET',
+        url: '/api/bots/api/boards/',
+        headers: { 'x-bot-api-key': DEMO_LEGACY_KEY },
+      });
       expect(legacy.statusCode).toBe(401);
     } finally {
       await own.close();

@@ -1,6 +1,13 @@
 // The JSON parser: nesting depth refused before any recursive code runs, numbers JavaScript rounds noted.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { isExactNumber, JSON_MAX_DEPTH, JSON_MAX_STRING_CHARS, JSON_MAX_VALUES, MAX_INEXACT_NOTED, scanJson } from '../../src/http/json-body.js';
+import {
+  isExactNumber,
+  JSON_MAX_DEPTH,
+  JSON_MAX_STRING_CHARS,
+  JSON_MAX_VALUES,
+  MAX_INEXACT_NOTED,
+  scanJson,
+} from '../../src/http/json-body.js';
 import { ADMIN_TOKEN, startGateway, type Gateway } from '../helper.js';
 
 const nest = (n: number, inner = '1') => '{"a":'.repeat(n) + inner + '}'.repeat(n);
@@ -14,29 +21,64 @@ describe('scanJson', () => {
   });
 
   it('names the numbers a JavaScript number does not hold exactly, by JSON Pointer', () => {
-    const scan = scanJson('{"answers":{"big":12345678901234567890,"a/b":1e400,"tiny":1e-400,"ok":12.5,"e":1.5e3},"list":[0, 9007199254740993]}');
+    const scan = scanJson(
+      '{"answers":{"big":12345678901234567890,"a/b":1e400,"tiny":1e-400,"ok":12.5,"e":1.5e3},"list":[0, 9007199254740993]}',
+    );
     expect(scan.inexactNumbers).toEqual(['/answers/big', '/answers/a~1b', '/answers/tiny', '/list/1']);
-    for (const token of ['0', '-0', '12.50', '1e21', '0.1', '-3.25e-7', '9007199254740991', '123456789012345', '1.0000']) expect(isExactNumber(token), token).toBe(true);
-    for (const token of ['9007199254740993', '1e400', '-1e400', '1e-400', '0.10000000000000000001', '123456789012345678']) expect(isExactNumber(token), token).toBe(false);
+    for (const token of [
+      '0',
+      '-0',
+      '12.50',
+      '1e21',
+      '0.1',
+      '-3.25e-7',
+      '9007199254740991',
+      '123456789012345',
+      '1.0000',
+    ])
+      expect(isExactNumber(token), token).toBe(true);
+    for (const token of [
+      '9007199254740993',
+      '1e400',
+      '-1e400',
+      '1e-400',
+      '0.10000000000000000001',
+      '123456789012345678',
+    ])
+      expect(isExactNumber(token), token).toBe(false);
   });
 });
 
 describe('scanJson stops at the first count past its limit', () => {
   const answers = { member: 'answers', max: 3, message: 'at most 3' };
-  const object = (n: number) => `{${Array.from({ length: n }, (_, i) => `"k${i}":${i % 2 ? 'true' : '"v"'}`).join(',')}}`;
+  const object = (n: number) =>
+    `{${Array.from({ length: n }, (_, i) => `"k${i}":${i % 2 ? 'true' : '"v"'}`).join(',')}}`;
 
   it('counts every value (members, array elements, literals) of the body, not the body itself', () => {
     expect(scanJson('{"a":[1,"x",null,{"b":false}]}', { maxValues: 6 }).refusal).toBeNull();
-    expect(scanJson('{"a":[1,"x",null,{"b":false}]}', { maxValues: 5 }).refusal).toEqual({ kind: 'too-many-values', at: '/a/3/b' });
+    expect(scanJson('{"a":[1,"x",null,{"b":false}]}', { maxValues: 5 }).refusal).toEqual({
+      kind: 'too-many-values',
+      at: '/a/3/b',
+    });
     expect(scanJson(`{"a":${object(JSON_MAX_VALUES - 1)}}`).refusal).toBeNull();
-    expect(scanJson(`{"a":${object(JSON_MAX_VALUES)}}`).refusal).toEqual({ kind: 'too-many-values', at: `/a/k${JSON_MAX_VALUES - 1}` });
+    expect(scanJson(`{"a":${object(JSON_MAX_VALUES)}}`).refusal).toEqual({
+      kind: 'too-many-values',
+      at: `/a/k${JSON_MAX_VALUES - 1}`,
+    });
   });
 
   it('counts the members of a counted member of the body, named as the schema names it', () => {
     expect(scanJson(`{"answers":${object(3)},"other":${object(9)}}`, { counted: [answers] }).refusal).toBeNull();
-    expect(scanJson(`{"answers":${object(4)}}`, { counted: [answers] }).refusal).toEqual({ kind: 'too-many-members', at: '/answers', counted: answers });
+    expect(scanJson(`{"answers":${object(4)}}`, { counted: [answers] }).refusal).toEqual({
+      kind: 'too-many-members',
+      at: '/answers',
+      counted: answers,
+    });
     expect(scanJson('{"answers":[1,2,[4,5,6,7]]}', { counted: [answers] }).refusal).toBeNull();
-    expect(scanJson('{"answers":[1,2,3,4]}', { counted: [answers] }).refusal).toMatchObject({ kind: 'too-many-members', at: '/answers' });
+    expect(scanJson('{"answers":[1,2,3,4]}', { counted: [answers] }).refusal).toMatchObject({
+      kind: 'too-many-members',
+      at: '/answers',
+    });
     // Deeper down, or spelled with an escape, it is not the member: the schema counts that one.
     expect(scanJson(`{"x":{"answers":${object(9)}}}`, { counted: [answers] }).refusal).toBeNull();
     expect(scanJson(`{"answ\\u0065rs":${object(9)}}`, { counted: [answers] }).refusal).toBeNull();
@@ -95,7 +137,11 @@ describe('a body nested deeper than the limit', () => {
     ['POST', '/api/integrations/v1/leads/', {}],
     ['POST', '/api/integrations/v1/leads/answers/', {}],
     ['POST', '/api/bots/api/leads/', { 'x-bot-api-key': LEGACY_KEY }],
-    ['PUT', '/admin/v1/leads/00000000-0000-0000-0000-000000000000/fields/goal', { authorization: `Bearer ${ADMIN_TOKEN}` }],
+    [
+      'PUT',
+      '/admin/v1/leads/00000000-0000-0000-0000-000000000000/fields/goal',
+      { authorization: `Bearer ${ADMIN_TOKEN}` },
+    ],
   ];
 
   it.each(routes)('%s %s answers 422 naming the limit, and nothing is stored', async (method, url, headers) => {
@@ -116,9 +162,15 @@ describe('a body nested deeper than the limit', () => {
   });
 
   it('a body at the limit is accepted, and a resend with other data is a 409 listing the paths', async () => {
-    const body = (name: string) => `{"event_id":"deep-ok","first_name":"${name}","metadata":{"x":${nest(JSON_MAX_DEPTH - 2)}}}`;
+    const body = (name: string) =>
+      `{"event_id":"deep-ok","first_name":"${name}","metadata":{"x":${nest(JSON_MAX_DEPTH - 2)}}}`;
     const send = (payload: string) =>
-      gw.app.inject({ method: 'POST', url: '/api/integrations/v1/leads/', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, payload });
+      gw.app.inject({
+        method: 'POST',
+        url: '/api/integrations/v1/leads/',
+        headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+        payload,
+      });
     expect((await send(body('A'))).statusCode).toBe(201);
     const conflict = await send(body('B'));
     expect(conflict.statusCode).toBe(409);
@@ -127,9 +179,17 @@ describe('a body nested deeper than the limit', () => {
 
   it('malformed JSON stays a 400 and __proto__ stays refused', async () => {
     const send = (payload: string) =>
-      gw.app.inject({ method: 'POST', url: '/api/integrations/v1/leads/', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, payload });
+      gw.app.inject({
+        method: 'POST',
+        url: '/api/integrations/v1/leads/',
+        headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+        payload,
+      });
     expect((await send('{"event_id": "x",')).json()).toMatchObject({ status: 400, code: 'malformed-json' });
-    expect((await send('{"event_id":"p","first_name":"A","__proto__":{"x":1}}')).json()).toMatchObject({ status: 400, code: 'malformed-json' });
+    expect((await send('{"event_id":"p","first_name":"A","__proto__":{"x":1}}')).json()).toMatchObject({
+      status: 400,
+      code: 'malformed-json',
+    });
     expect((await send('')).json()).toMatchObject({ status: 400, code: 'malformed-json' });
   });
 });

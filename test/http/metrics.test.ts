@@ -29,17 +29,30 @@ describe('metrics', () => {
     await gw.submit(key, body);
     await gw.submit(key, { ...body, first_name: 'Other' });
     await gw.admin('POST', '/admin/v1/integrations/brightpath:telegram-bot/keys/import', { key: 'metrics-legacy-key' });
-    await gw.app.inject({ method: 'GET', url: '/api/bots/api/statuses/', headers: { 'x-bot-api-key': 'metrics-legacy-key' } });
+    await gw.app.inject({
+      method: 'GET',
+      url: '/api/bots/api/statuses/',
+      headers: { 'x-bot-api-key': 'metrics-legacy-key' },
+    });
 
     const text = await metrics();
-    expect(value(text, 'lead_gateway_http_requests_total{method="POST",route="/api/integrations/v1/leads/",status="201"}')).toBe(1);
+    expect(
+      value(text, 'lead_gateway_http_requests_total{method="POST",route="/api/integrations/v1/leads/",status="201"}'),
+    ).toBe(1);
     expect(value(text, 'lead_gateway_events_total{endpoint="leads",outcome="created"}')).toBe(1);
     expect(value(text, 'lead_gateway_events_total{endpoint="leads",outcome="replayed"}')).toBe(1);
     expect(value(text, 'lead_gateway_events_total{endpoint="leads",outcome="conflict"}')).toBe(1);
     expect(value(text, 'lead_gateway_answers_total{result="written"}')).toBe(1);
     expect(value(text, 'lead_gateway_answers_total{result="unmapped"}')).toBe(1);
-    expect(value(text, 'lead_gateway_legacy_calls_total{integration="brightpath:telegram-bot",route="GET /api/bots/api/statuses/"}')).toBe(1);
-    expect(text).toMatch(/lead_gateway_http_request_duration_seconds_bucket\{le="0\.005",method="POST",route="\/api\/integrations\/v1\/leads\/"\}/);
+    expect(
+      value(
+        text,
+        'lead_gateway_legacy_calls_total{integration="brightpath:telegram-bot",route="GET /api/bots/api/statuses/"}',
+      ),
+    ).toBe(1);
+    expect(text).toMatch(
+      /lead_gateway_http_request_duration_seconds_bucket\{le="0\.005",method="POST",route="\/api\/integrations\/v1\/leads\/"\}/,
+    );
   });
 
   it('publishes the process series under their standard names and the release in lead_gateway_build_info', async () => {
@@ -48,7 +61,9 @@ describe('metrics', () => {
     expect(text).toMatch(/^process_resident_memory_bytes \d+/m);
     expect(text).toMatch(/^nodejs_eventloop_lag_seconds \d/m);
     expect(text).not.toMatch(/lead_gateway_process_|lead_gateway_nodejs_/);
-    const { version } = JSON.parse(readFileSync(join(import.meta.dirname, '..', '..', 'package.json'), 'utf8')) as { version: string };
+    const { version } = JSON.parse(readFileSync(join(import.meta.dirname, '..', '..', 'package.json'), 'utf8')) as {
+      version: string;
+    };
     expect(value(text, `lead_gateway_build_info{version="${version}",node="${process.versions.node}"}`)).toBe(1);
   });
 

@@ -42,7 +42,10 @@ describe('refusals before routing', () => {
     const res = await rawRequest(port, get('/api/integrations/v1/leads/%E0%A4%A', 'X-Request-Id: bad-url-1\r\n'));
     const problem = expectProblem(res, 400, 'bad-request');
     expect(problem!.request_id).toBe('bad-url-1');
-    const post = await rawRequest(port, 'POST /api/bots/api/leads/%ZZ/ HTTP/1.1\r\nHost: gateway\r\nConnection: close\r\nContent-Length: 2\r\n\r\n{}');
+    const post = await rawRequest(
+      port,
+      'POST /api/bots/api/leads/%ZZ/ HTTP/1.1\r\nHost: gateway\r\nConnection: close\r\nContent-Length: 2\r\n\r\n{}',
+    );
     expectProblem(post, 400, 'bad-request');
   });
 
@@ -51,10 +54,20 @@ describe('refusals before routing', () => {
   });
 
   it('431 problem with Connection: close for request headers over 16 KiB, and a warn line', async () => {
-    const res = await rawRequest(port, get('/healthz', `X-Request-Id: big-headers-1\r\nX-Padding: ${'a'.repeat(20_000)}\r\n`));
+    const res = await rawRequest(
+      port,
+      get('/healthz', `X-Request-Id: big-headers-1\r\nX-Padding: ${'a'.repeat(20_000)}\r\n`),
+    );
     expectProblem(res, 431, 'headers-too-large');
     expect(res.headers.connection).toBe('close');
-    expect(logLines()).toContainEqual(expect.objectContaining({ level: 40, msg: 'client refused', reason: 'headers-too-large', remote_address: '127.0.0.1' }));
+    expect(logLines()).toContainEqual(
+      expect.objectContaining({
+        level: 40,
+        msg: 'client refused',
+        reason: 'headers-too-large',
+        remote_address: '127.0.0.1',
+      }),
+    );
   });
 
   it('400 problem for requests Node cannot parse', async () => {
@@ -71,7 +84,14 @@ describe('refusals before routing', () => {
       expect(res.headers.connection, request).toBe('close');
       expectProblem(res, 400, 'bad-request');
     }
-    expect(logLines()).toContainEqual(expect.objectContaining({ level: 40, msg: 'client refused', reason: 'malformed-request', error_code: 'HPE_INVALID_METHOD' }));
+    expect(logLines()).toContainEqual(
+      expect.objectContaining({
+        level: 40,
+        msg: 'client refused',
+        reason: 'malformed-request',
+        error_code: 'HPE_INVALID_METHOD',
+      }),
+    );
   });
 });
 
@@ -99,7 +119,11 @@ describe('paths outside the static folders', () => {
       expect([400, 403, 404], `${path}: ${res.status}`).toContain(res.status);
       expectProblem(res, res.status);
     }
-    expect(logLines().slice(before).filter((l) => Number(l.level) >= 50)).toEqual([]);
+    expect(
+      logLines()
+        .slice(before)
+        .filter((l) => Number(l.level) >= 50),
+    ).toEqual([]);
     // The folder still serves its own files.
     expect((await rawRequest(port, get('/docs/api/static/swagger-ui.css'))).status).toBe(200);
   });
@@ -108,11 +132,20 @@ describe('paths outside the static folders', () => {
 describe('methods', () => {
   it('any method on any route answers 2xx or a problem, never another body', async () => {
     const doc = JSON.parse((await rawRequest(port, get('/openapi.json'))).body) as { paths: Record<string, unknown> };
-    const paths = [...Object.keys(doc.paths).map((p) => p.replace(/\{[^}]+\}/g, 'x')), '/openapi.json', '/docs/api/', '/docs/api/static/index.css', '/nowhere'];
+    const paths = [
+      ...Object.keys(doc.paths).map((p) => p.replace(/\{[^}]+\}/g, 'x')),
+      '/openapi.json',
+      '/docs/api/',
+      '/docs/api/static/index.css',
+      '/nowhere',
+    ];
     expect(paths.length).toBeGreaterThan(20);
     for (const path of paths) {
       for (const method of ['HEAD', 'OPTIONS', 'TRACE', 'PROPFIND', 'SEARCH', 'PURGE', 'LOCK', 'PATCH']) {
-        const res = await rawRequest(port, `${method} ${path} HTTP/1.1\r\nHost: gateway\r\nConnection: close\r\nContent-Length: 0\r\n\r\n`);
+        const res = await rawRequest(
+          port,
+          `${method} ${path} HTTP/1.1\r\nHost: gateway\r\nConnection: close\r\nContent-Length: 0\r\n\r\n`,
+        );
         if (method === 'HEAD' && res.status < 400) continue; // a GET route's headers, no body
         expectProblem(res, res.status, undefined, method === 'HEAD');
         expect(res.status, `${method} ${path}`).toBeGreaterThanOrEqual(400);
@@ -124,7 +157,9 @@ describe('methods', () => {
   it('CONNECT gets a 405 problem (regression: Node hung up without a word)', async () => {
     const res = await rawRequest(port, 'CONNECT example.com:443 HTTP/1.1\r\nHost: example.com:443\r\n\r\n');
     expectProblem(res, 405, 'method-not-allowed');
-    expect(logLines()).toContainEqual(expect.objectContaining({ level: 40, msg: 'client refused', reason: 'connect-method' }));
+    expect(logLines()).toContainEqual(
+      expect.objectContaining({ level: 40, msg: 'client refused', reason: 'connect-method' }),
+    );
   });
 });
 
@@ -150,7 +185,11 @@ describe('during shutdown', () => {
     const closing = await startGateway();
     const closingPort = Number(new URL(await closing.app.listen({ port: 0, host: '127.0.0.1' })).port);
     // Headers begun but not finished: the connection is busy, so close() waits for it.
-    const conn = await openRaw(closingPort, 'GET /healthz HTTP/1.1\r\nHost: gateway\r\nX-Request-Id: during-close-1\r\n', 10_000);
+    const conn = await openRaw(
+      closingPort,
+      'GET /healthz HTTP/1.1\r\nHost: gateway\r\nX-Request-Id: during-close-1\r\n',
+      10_000,
+    );
     await new Promise((resolve) => setTimeout(resolve, 100));
     const closed = closing.close();
     // close() first copies the database for its secrets search (slow on PostgreSQL under load); the

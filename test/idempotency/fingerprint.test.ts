@@ -6,7 +6,9 @@ import { differingPaths, fingerprint } from '../../src/idempotency/fingerprint.j
 
 describe('canonicalJson', () => {
   it('sorts keys at every depth and keeps array order', () => {
-    expect(canonicalJson({ b: 1, a: { d: [3, { z: 1, y: 2 }], c: null } })).toBe('{"a":{"c":null,"d":[3,{"y":2,"z":1}]},"b":1}');
+    expect(canonicalJson({ b: 1, a: { d: [3, { z: 1, y: 2 }], c: null } })).toBe(
+      '{"a":{"c":null,"d":[3,{"y":2,"z":1}]},"b":1}',
+    );
   });
 
   it('leaves out undefined members, writes undefined in an array as null, as JSON.stringify does', () => {
@@ -16,11 +18,19 @@ describe('canonicalJson', () => {
   });
 
   it('writes scalars and empty containers as JSON', () => {
-    expect([[], {}, 'é"\\', 1.5, -0, null, true].map(canonicalJson)).toStrictEqual(['[]', '{}', '"é\\"\\\\"', '1.5', '0', 'null', 'true']);
+    expect([[], {}, 'é"\\', 1.5, -0, null, true].map(canonicalJson)).toStrictEqual([
+      '[]',
+      '{}',
+      '"é\\"\\\\"',
+      '1.5',
+      '0',
+      'null',
+      'true',
+    ]);
   });
 
   it('escapes keys as JSON strings', () => {
-    expect(canonicalJson({ 'a"b': 1, 'ключ': 2 })).toBe('{"a\\"b":1,"ключ":2}');
+    expect(canonicalJson({ 'a"b': 1, ключ: 2 })).toBe('{"a\\"b":1,"ключ":2}');
   });
 });
 

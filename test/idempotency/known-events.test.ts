@@ -3,7 +3,12 @@
 // by one whose memory dropped it past its cap or its age.
 import { expect, it } from 'vitest';
 import { onEachEngineTwice, type TwinGateways } from '../support/twin-gateways.js';
-import { knownEventCount, limitKnownEvents, rememberEvent, remembersEvent } from '../../src/idempotency/known-events.js';
+import {
+  knownEventCount,
+  limitKnownEvents,
+  rememberEvent,
+  remembersEvent,
+} from '../../src/idempotency/known-events.js';
 import type { Store } from '../../src/store/store.js';
 
 const TELEGRAM = 'brightpath:telegram-bot';
@@ -16,7 +21,9 @@ async function keyOf(t: TwinGateways): Promise<string> {
 
 /** What a replay answers as first recorded (the lead object is the lead as it is now: its counts move). */
 const recorded = (res: { json<T>(): T }) => {
-  const { contact_id, submission_id, intake_outcome, matched_by, answers, lead } = res.json<{ lead: { id: string } } & Record<string, unknown>>();
+  const { contact_id, submission_id, intake_outcome, matched_by, answers, lead } = res.json<
+    { lead: { id: string } } & Record<string, unknown>
+  >();
   return { contact_id, submission_id, intake_outcome, matched_by, answers, lead: { id: lead.id } };
 };
 
@@ -28,7 +35,13 @@ onEachEngineTwice((engine, twins) => {
     const t = twins();
     if (!t) return;
     const key = await keyOf(t);
-    const lead = { event_id: `${engine}-seen-1`, external_contact_id: `tg:${engine}:seen`, first_name: 'Dilnoza', phone: '+998901110001', answers: { goal: 'job' } };
+    const lead = {
+      event_id: `${engine}-seen-1`,
+      external_contact_id: `tg:${engine}:seen`,
+      first_name: 'Dilnoza',
+      phone: '+998901110001',
+      answers: { goal: 'job' },
+    };
     const first = await post(t, 0, key, 'leads/', lead);
     expect(first.statusCode).toBe(201);
     const answers = { event_id: `${engine}-seen-a1`, external_contact_id: `tg:${engine}:seen`, answers: { age: 27 } };
@@ -57,13 +70,22 @@ onEachEngineTwice((engine, twins) => {
     const t = twins();
     if (!t) return;
     const key = await keyOf(t);
-    const lead = { event_id: `${engine}-unseen-1`, external_contact_id: `tg:${engine}:unseen`, first_name: 'Aziza', phone: '+998901110002' };
+    const lead = {
+      event_id: `${engine}-unseen-1`,
+      external_contact_id: `tg:${engine}:unseen`,
+      first_name: 'Aziza',
+      phone: '+998901110002',
+    };
     const first = await post(t, 0, key, 'leads/', lead);
     expect(first.statusCode).toBe(201);
     // Whatever the second gateway remembers from earlier tests, it has not met this event.
     limitKnownEvents(t.stores[1], { max: 100, ttlMs: 60_000 });
     // Other data under the event_id, and a person of its own: nothing of it may be written.
-    const conflict = await post(t, 1, key, 'leads/', { ...lead, external_contact_id: `tg:${engine}:unseen-other`, phone: '+998901110003' });
+    const conflict = await post(t, 1, key, 'leads/', {
+      ...lead,
+      external_contact_id: `tg:${engine}:unseen-other`,
+      phone: '+998901110003',
+    });
     expect(conflict.statusCode).toBe(409);
     expect(conflict.json()).toMatchObject({ code: 'event-id-conflict', paths: ['/external_contact_id', '/phone'] });
     expect(await t.inspect.contacts.count({ phone: '+998901110003' })).toBe(0);
@@ -88,7 +110,10 @@ onEachEngineTwice((engine, twins) => {
     const held = t.stores[1].transact(() => gate);
     try {
       const resend = post(t, 1, key, 'leads/', lead);
-      const waited = await Promise.race([resend, new Promise<'still waiting'>((resolve) => setTimeout(() => resolve('still waiting'), 5_000))]);
+      const waited = await Promise.race([
+        resend,
+        new Promise<'still waiting'>((resolve) => setTimeout(() => resolve('still waiting'), 5_000)),
+      ]);
       expect(waited).not.toBe('still waiting');
       const replayed = await resend;
       expect(replayed.statusCode).toBe(200);
@@ -104,17 +129,29 @@ onEachEngineTwice((engine, twins) => {
     if (!t) return;
     const key = await keyOf(t);
     const before = knownEventCount(t.stores[0]);
-    const refused = await post(t, 0, key, 'leads/answers/', { event_id: `${engine}-refused-1`, external_contact_id: `tg:${engine}:nobody`, answers: { age: 30 } });
+    const refused = await post(t, 0, key, 'leads/answers/', {
+      event_id: `${engine}-refused-1`,
+      external_contact_id: `tg:${engine}:nobody`,
+      answers: { age: 30 },
+    });
     expect(refused.statusCode).toBe(404);
     const issued = await t.admin(0, 'POST', `/admin/v1/integrations/${TELEGRAM}/keys/test`);
     expect(issued.statusCode).toBe(201);
     const testKey = issued.json<{ key: string }>().key;
-    const rehearsed = await post(t, 0, testKey, 'leads/', { event_id: `${engine}-rehearsed-1`, external_contact_id: `tg:${engine}:rehearsed`, first_name: 'Test' });
+    const rehearsed = await post(t, 0, testKey, 'leads/', {
+      event_id: `${engine}-rehearsed-1`,
+      external_contact_id: `tg:${engine}:rehearsed`,
+      first_name: 'Test',
+    });
     expect(rehearsed.statusCode).toBe(201);
     expect(rehearsed.headers['lead-gateway-test-mode']).toBeDefined();
     expect(knownEventCount(t.stores[0])).toBe(before);
     // The event_ids stay free: the live calls under them are first events.
-    const live = await post(t, 0, key, 'leads/', { event_id: `${engine}-rehearsed-1`, external_contact_id: `tg:${engine}:rehearsed`, first_name: 'Test' });
+    const live = await post(t, 0, key, 'leads/', {
+      event_id: `${engine}-rehearsed-1`,
+      external_contact_id: `tg:${engine}:rehearsed`,
+      first_name: 'Test',
+    });
     expect(live.statusCode).toBe(201);
     // Remembered where the memory is read (PostgreSQL); SQLite looks every event up and keeps none.
     expect(knownEventCount(t.stores[0])).toBe(engine === 'postgres' ? before + 1 : 0);
@@ -125,7 +162,11 @@ onEachEngineTwice((engine, twins) => {
     if (!t) return;
     const key = await keyOf(t);
     limitKnownEvents(t.stores[0], { max: 2, ttlMs: 60_000 });
-    const bodies = [1, 2, 3, 4].map((n) => ({ event_id: `${engine}-cap-${n}`, external_contact_id: `tg:${engine}:cap:${n}`, first_name: `Cap${n}` }));
+    const bodies = [1, 2, 3, 4].map((n) => ({
+      event_id: `${engine}-cap-${n}`,
+      external_contact_id: `tg:${engine}:cap:${n}`,
+      first_name: `Cap${n}`,
+    }));
     const created = [];
     for (const body of bodies) created.push(await post(t, 0, key, 'leads/', body));
     expect(created.map((r) => r.statusCode)).toEqual([201, 201, 201, 201]);

@@ -29,7 +29,12 @@ const post = (body: unknown) =>
 
 describe('concurrent requests with one event_id', () => {
   it('50 at once: one lead, one submission, one 201 and 49 replays of it', async () => {
-    const body = { event_id: 'burst-1', external_contact_id: 'telegram:burst-1', first_name: 'Akmal', phone: '+998935550001' };
+    const body = {
+      event_id: 'burst-1',
+      external_contact_id: 'telegram:burst-1',
+      first_name: 'Akmal',
+      phone: '+998935550001',
+    };
     const replies = await Promise.all(Array.from({ length: 50 }, () => post(body)));
     const bodies = (await Promise.all(replies.map((r) => r.json()))) as LeadReply[];
     const statuses = replies.map((r) => r.status).sort();
@@ -44,7 +49,9 @@ describe('concurrent requests with one event_id', () => {
 
   it('with different data at once: one wins, the rest are replays or 409s, never a 5xx', async () => {
     const replies = await Promise.all(
-      Array.from({ length: 30 }, (_, i) => post({ event_id: 'burst-2', first_name: i % 2 === 0 ? 'Botir' : 'Bobur', phone: '+998935550002' })),
+      Array.from({ length: 30 }, (_, i) =>
+        post({ event_id: 'burst-2', first_name: i % 2 === 0 ? 'Botir' : 'Bobur', phone: '+998935550002' }),
+      ),
     );
     const statuses = replies.map((r) => r.status);
     expect(statuses.every((s) => s === 200 || s === 201 || s === 409)).toBe(true);
@@ -56,7 +63,9 @@ describe('concurrent requests with one event_id', () => {
 
   it('many distinct events at once are all stored, each answered after its commit', async () => {
     const replies = await Promise.all(
-      Array.from({ length: 60 }, (_, i) => post({ event_id: `burst-3-${i}`, external_contact_id: `telegram:b3-${i}`, first_name: 'Dono' })),
+      Array.from({ length: 60 }, (_, i) =>
+        post({ event_id: `burst-3-${i}`, external_contact_id: `telegram:b3-${i}`, first_name: 'Dono' }),
+      ),
     );
     expect(replies.map((r) => r.status)).toEqual(Array(60).fill(201));
     expect(await gw.inspect.submissions.count({ eventId: { like: 'burst-3-%' } })).toBe(60);

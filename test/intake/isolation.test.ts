@@ -17,7 +17,13 @@ afterAll(() => gw.close());
 
 describe('workspace isolation', () => {
   it('the same phone, e-mail and external id in another workspace is another person', async () => {
-    const person = { external_contact_id: 'telegram:777', first_name: 'Nigora', phone: '+998907770000', email: 'nigora@example.com', notes: 'private note' };
+    const person = {
+      external_contact_id: 'telegram:777',
+      first_name: 'Nigora',
+      phone: '+998907770000',
+      email: 'nigora@example.com',
+      notes: 'private note',
+    };
     const a = (await gw.submit(brightpath, { event_id: 'iso-1', ...person })).json();
     const res = await gw.submit(dental, { event_id: 'iso-1', ...person, notes: undefined });
     expect(res.statusCode).toBe(201);
@@ -38,11 +44,22 @@ describe('workspace isolation', () => {
   });
 
   it('external_contact_id bindings belong to one integration; the same workspace still matches by phone', async () => {
-    const first = (await gw.submit(brightpath, { event_id: 'iso-3', external_contact_id: 'shared:1', first_name: 'Qodir', phone: '+998907770003' })).json();
-    const noPhone = (await gw.submit(website, { event_id: 'iso-3', external_contact_id: 'shared:1', first_name: 'Qodir' })).json();
+    const first = (
+      await gw.submit(brightpath, {
+        event_id: 'iso-3',
+        external_contact_id: 'shared:1',
+        first_name: 'Qodir',
+        phone: '+998907770003',
+      })
+    ).json();
+    const noPhone = (
+      await gw.submit(website, { event_id: 'iso-3', external_contact_id: 'shared:1', first_name: 'Qodir' })
+    ).json();
     expect(noPhone.matched_by).toBeNull();
     expect(noPhone.contact_id).not.toBe(first.contact_id);
-    const byPhone = (await gw.submit(website, { event_id: 'iso-4', first_name: 'Qodir', phone: '+998907770003' })).json();
+    const byPhone = (
+      await gw.submit(website, { event_id: 'iso-4', first_name: 'Qodir', phone: '+998907770003' })
+    ).json();
     expect(byPhone).toMatchObject({ matched_by: 'phone', contact_id: first.contact_id });
   });
 });

@@ -28,10 +28,22 @@ const ids = {
 
 describe('intake outcome table (docs/api.md, Outcomes)', () => {
   it('creates a lead for a new person: 201, replayed false, matched_existing false', async () => {
-    const res = await gw.submit(key, { event_id: uniq('e'), external_contact_id: uniq('tg'), first_name: 'Aziza', phone: phone() });
+    const res = await gw.submit(key, {
+      event_id: uniq('e'),
+      external_contact_id: uniq('tg'),
+      first_name: 'Aziza',
+      phone: phone(),
+    });
     expect(res.statusCode).toBe(201);
     const body = res.json();
-    expect(body).toMatchObject({ replayed: false, matched_existing: false, deleted: false, intake_outcome: 'created', reactivated: false, needs_review: false });
+    expect(body).toMatchObject({
+      replayed: false,
+      matched_existing: false,
+      deleted: false,
+      intake_outcome: 'created',
+      reactivated: false,
+      needs_review: false,
+    });
     expect(await gw.inspect.leads.count({ id: body.lead.id })).toBe(1);
     expect(await gw.inspect.submissions.count({ id: body.submission_id })).toBe(1);
   });
@@ -39,9 +51,19 @@ describe('intake outcome table (docs/api.md, Outcomes)', () => {
   it('attaches an inquiry of a known person to their lead: 200, matched_existing true', async () => {
     const ext = uniq('tg');
     const first = await gw.submit(key, { event_id: uniq('e'), external_contact_id: ext, first_name: 'Bekzod' });
-    const second = await gw.submit(key, { event_id: uniq('e'), external_contact_id: ext, first_name: 'Bekzod', notes: 'Asked about evening groups' });
+    const second = await gw.submit(key, {
+      event_id: uniq('e'),
+      external_contact_id: ext,
+      first_name: 'Bekzod',
+      notes: 'Asked about evening groups',
+    });
     expect(second.statusCode).toBe(200);
-    expect(second.json()).toMatchObject({ matched_existing: true, matched_by: 'external_contact_id', intake_outcome: 'attached', replayed: false });
+    expect(second.json()).toMatchObject({
+      matched_existing: true,
+      matched_by: 'external_contact_id',
+      intake_outcome: 'attached',
+      replayed: false,
+    });
     expect(second.json().lead.id).toBe(first.json().lead.id);
     expect(second.json().lead.comments_count).toBe(1);
     expect(second.json().contact_id).toBe(first.json().contact_id);
@@ -51,7 +73,12 @@ describe('intake outcome table (docs/api.md, Outcomes)', () => {
   it('answers a repeat with the same event_id and data as a replay: 200, no second lead', async () => {
     const body = { event_id: uniq('e'), external_contact_id: uniq('tg'), first_name: 'Dildora', phone: phone() };
     const first = await gw.submit(key, body);
-    const again = await gw.submit(key, { phone: body.phone, first_name: 'Dildora', external_contact_id: body.external_contact_id, event_id: body.event_id });
+    const again = await gw.submit(key, {
+      phone: body.phone,
+      first_name: 'Dildora',
+      external_contact_id: body.external_contact_id,
+      event_id: body.event_id,
+    });
     expect(again.statusCode).toBe(200);
     const replay = again.json();
     expect(replay.replayed).toBe(true);
@@ -63,7 +90,14 @@ describe('intake outcome table (docs/api.md, Outcomes)', () => {
   });
 
   it('replays a lead with several field values, a tag and its counts as the first answer gave it, once per field value', async () => {
-    const body = { event_id: uniq('e'), external_contact_id: uniq('tg'), first_name: 'Nodira', phone: phone(), metadata: { source_key: 'ig_spring' }, answers: { course: 'python', age: 27 } };
+    const body = {
+      event_id: uniq('e'),
+      external_contact_id: uniq('tg'),
+      first_name: 'Nodira',
+      phone: phone(),
+      metadata: { source_key: 'ig_spring' },
+      answers: { course: 'python', age: 27 },
+    };
     const first = await gw.submit(key, body);
     expect(first.statusCode).toBe(201);
     const lead = first.json().lead;
@@ -78,8 +112,18 @@ describe('intake outcome table (docs/api.md, Outcomes)', () => {
 
   it('refuses the same event_id with different data: 409 naming the differing paths, never values', async () => {
     const eventId = uniq('e');
-    await gw.submit(key, { event_id: eventId, first_name: 'Eldor', phone: phone(), metadata: { source_key: 'ig_spring' } });
-    const res = await gw.submit(key, { event_id: eventId, first_name: 'Eldorbek', phone: phone(), metadata: { source_key: 'ig_spring' } });
+    await gw.submit(key, {
+      event_id: eventId,
+      first_name: 'Eldor',
+      phone: phone(),
+      metadata: { source_key: 'ig_spring' },
+    });
+    const res = await gw.submit(key, {
+      event_id: eventId,
+      first_name: 'Eldorbek',
+      phone: phone(),
+      metadata: { source_key: 'ig_spring' },
+    });
     expect(res.statusCode).toBe(409);
     expect(res.headers['content-type']).toMatch(/^application\/problem\+json/);
     const problem = res.json();
@@ -104,10 +148,28 @@ describe('a new lead in its first reply', () => {
           phone: phone(),
           notes: 'asked about evening groups',
           metadata: { source_key: 'ig_spring', utm: { campaign: 'spring' } },
-          answers: { goal: 'Frontend job', age: '19', video_watched: 'ha', laptop: 'ha', trial_date: '2026-12-05', call_back_at: '2026-12-01T10:00:00+05:00', course: 'python', days: 'mon,fri', unmapped_key: 'x' },
+          answers: {
+            goal: 'Frontend job',
+            age: '19',
+            video_watched: 'ha',
+            laptop: 'ha',
+            trial_date: '2026-12-05',
+            call_back_at: '2026-12-01T10:00:00+05:00',
+            course: 'python',
+            days: 'mon,fri',
+            unmapped_key: 'x',
+          },
         },
       },
-      { key: formKey, body: { event_id: uniq('e'), first_name: 'Timur', email: `${uniq('t')}@example.com`, answers: { laptop: '1', goal: 'data' } } },
+      {
+        key: formKey,
+        body: {
+          event_id: uniq('e'),
+          first_name: 'Timur',
+          email: `${uniq('t')}@example.com`,
+          answers: { laptop: '1', goal: 'data' },
+        },
+      },
       { key, body: { event_id: uniq('e'), external_contact_id: uniq('tg'), first_name: 'Akmal' } },
     ];
     for (const { key: k, body } of cases) {
@@ -142,7 +204,13 @@ describe('replay shows the lead as it is now', () => {
     expect((await gw.admin('DELETE', `/admin/v1/leads/${first.lead.id}`)).statusCode).toBe(204);
     const res = await gw.submit(key, body);
     expect(res.statusCode).toBe(200);
-    expect(res.json()).toMatchObject({ lead: null, deleted: true, replayed: true, contact_id: first.contact_id, submission_id: first.submission_id });
+    expect(res.json()).toMatchObject({
+      lead: null,
+      deleted: true,
+      replayed: true,
+      contact_id: first.contact_id,
+      submission_id: first.submission_id,
+    });
   });
 
   it('creates a new lead when the person has only a deleted one', async () => {
@@ -161,12 +229,22 @@ describe('reactivation', () => {
     const ext = uniq('tg');
     const first = (await gw.submit(key, { event_id: uniq('e'), external_contact_id: ext, first_name: 'Ilhom' })).json();
     await gw.admin('POST', `/admin/v1/leads/${first.lead.id}/move`, { stage: ids.contacted });
-    const closed = await gw.admin('POST', `/admin/v1/leads/${first.lead.id}/close`, { outcome: 'lost', reason: 'No answer', closed_by: 'jasur' });
+    const closed = await gw.admin('POST', `/admin/v1/leads/${first.lead.id}/close`, {
+      outcome: 'lost',
+      reason: 'No answer',
+      closed_by: 'jasur',
+    });
     expect(closed.json()).toMatchObject({ close_outcome: 'lost', closed_by: ids.jasur });
     const res = await gw.submit(key, { event_id: uniq('e'), external_contact_id: ext, first_name: 'Ilhom' });
     expect(res.statusCode).toBe(200);
     expect(res.json()).toMatchObject({ intake_outcome: 'reactivated', reactivated: true, matched_existing: true });
-    expect(res.json().lead).toMatchObject({ id: first.lead.id, stage: ids.newInquiry, closed_at: null, closed_by: null, close_outcome: null });
+    expect(res.json().lead).toMatchObject({
+      id: first.lead.id,
+      stage: ids.newInquiry,
+      closed_at: null,
+      closed_by: null,
+      close_outcome: null,
+    });
   });
 });
 
@@ -180,23 +258,35 @@ describe('request validation', () => {
     expect(good.statusCode).toBe(201);
   });
 
-  it.each(['stage', 'assigned_to', 'tags', 'tag_ids', 'source', 'status'])('refuses %s, saying it comes from the integration settings', async (field) => {
-    const before = await gw.inspect.leads.count();
-    const res = await gw.submit(key, { event_id: uniq('e'), first_name: 'Kamola', [field]: 'x' });
-    expect(res.statusCode).toBe(422);
-    expect(res.json().errors).toEqual([{ path: `/${field}`, message: expect.stringContaining('integration settings') }]);
-    expect(await gw.inspect.leads.count()).toBe(before);
-  });
+  it.each(['stage', 'assigned_to', 'tags', 'tag_ids', 'source', 'status'])(
+    'refuses %s, saying it comes from the integration settings',
+    async (field) => {
+      const before = await gw.inspect.leads.count();
+      const res = await gw.submit(key, { event_id: uniq('e'), first_name: 'Kamola', [field]: 'x' });
+      expect(res.statusCode).toBe(422);
+      expect(res.json().errors).toEqual([
+        { path: `/${field}`, message: expect.stringContaining('integration settings') },
+      ]);
+      expect(await gw.inspect.leads.count()).toBe(before);
+    },
+  );
 
   it('names each unknown field and each wrong type at once', async () => {
     const res = await gw.submit(key, { event_id: 7, first_name: 'Laylo', colour: 'red', email: 'not-an-email' });
     expect(res.statusCode).toBe(422);
-    expect(res.json().errors.map((e: { path: string }) => e.path).sort()).toEqual(['/colour', '/email', '/event_id']);
+    expect(
+      res
+        .json()
+        .errors.map((e: { path: string }) => e.path)
+        .sort(),
+    ).toEqual(['/colour', '/email', '/event_id']);
   });
 
   it('accepts metadata of 16 KB and refuses one byte more', async () => {
     const pad = (n: number) => ({ blob: 'x'.repeat(n - '{"blob":""}'.length) });
-    expect((await gw.submit(key, { event_id: uniq('e'), first_name: 'Madina', metadata: pad(16_384) })).statusCode).toBe(201);
+    expect(
+      (await gw.submit(key, { event_id: uniq('e'), first_name: 'Madina', metadata: pad(16_384) })).statusCode,
+    ).toBe(201);
     const res = await gw.submit(key, { event_id: uniq('e'), first_name: 'Madina', metadata: pad(16_385) });
     expect(res.statusCode).toBe(422);
     expect(res.json().errors[0]).toMatchObject({ path: '/metadata', message: expect.stringContaining('16384 bytes') });
@@ -205,7 +295,12 @@ describe('request validation', () => {
   it('refuses an event_id longer than 255 characters and an empty first name', async () => {
     const res = await gw.submit(key, { event_id: 'e'.repeat(256), first_name: '  ' });
     expect(res.statusCode).toBe(422);
-    expect(res.json().errors.map((e: { path: string }) => e.path).sort()).toEqual(['/event_id', '/first_name']);
+    expect(
+      res
+        .json()
+        .errors.map((e: { path: string }) => e.path)
+        .sort(),
+    ).toEqual(['/event_id', '/first_name']);
   });
 });
 
@@ -213,7 +308,8 @@ describe('phone normalisation and person matching', () => {
   it('treats the four phone forms as one person', async () => {
     const forms = ['+998901234567', '998901234567', '901234567', '90 123-45-67'];
     const replies = [];
-    for (const form of forms) replies.push((await gw.submit(key, { event_id: uniq('e'), first_name: 'Nodira', phone: form })).json());
+    for (const form of forms)
+      replies.push((await gw.submit(key, { event_id: uniq('e'), first_name: 'Nodira', phone: form })).json());
     expect(new Set(replies.map((r) => r.contact_id)).size).toBe(1);
     expect(new Set(replies.map((r) => r.lead.id)).size).toBe(1);
     expect(replies[0].lead.phone).toBe('+998901234567');
@@ -230,9 +326,18 @@ describe('phone normalisation and person matching', () => {
     const email = `${uniq('p')}@Example.com`;
     const first = (await gw.submit(key, { event_id: uniq('e'), first_name: 'Parizoda', email })).json();
     const ext = uniq('tg');
-    const second = (await gw.submit(key, { event_id: uniq('e'), first_name: 'Parizoda', email: email.toUpperCase(), external_contact_id: ext })).json();
+    const second = (
+      await gw.submit(key, {
+        event_id: uniq('e'),
+        first_name: 'Parizoda',
+        email: email.toUpperCase(),
+        external_contact_id: ext,
+      })
+    ).json();
     expect(second).toMatchObject({ matched_by: 'email', contact_id: first.contact_id });
-    const third = (await gw.submit(key, { event_id: uniq('e'), first_name: 'Parizoda', external_contact_id: ext })).json();
+    const third = (
+      await gw.submit(key, { event_id: uniq('e'), first_name: 'Parizoda', external_contact_id: ext })
+    ).json();
     expect(third).toMatchObject({ matched_by: 'external_contact_id', contact_id: first.contact_id });
   });
 
@@ -240,7 +345,15 @@ describe('phone normalisation and person matching', () => {
     const ext = uniq('tg');
     const p = phone();
     await gw.submit(key, { event_id: uniq('e'), external_contact_id: ext, first_name: 'Rustam', phone: p });
-    const res = (await gw.submit(key, { event_id: uniq('e'), external_contact_id: ext, first_name: 'Rustam', last_name: 'Aliyev', email: 'r@example.com' })).json();
+    const res = (
+      await gw.submit(key, {
+        event_id: uniq('e'),
+        external_contact_id: ext,
+        first_name: 'Rustam',
+        last_name: 'Aliyev',
+        email: 'r@example.com',
+      })
+    ).json();
     expect(res.lead).toMatchObject({ last_name: 'Aliyev', email: 'r@example.com', phone: p });
   });
 
@@ -250,20 +363,26 @@ describe('phone normalisation and person matching', () => {
     const res = (await gw.submit(key, { event_id: uniq('e'), first_name: 'Shahlo', phone: p })).json();
     expect(res).toMatchObject({ needs_review: true, matched_by: 'phone', intake_outcome: 'attached' });
     const review = (await gw.admin('GET', '/admin/v1/integrations/brightpath:telegram-bot/review')).json();
-    expect(review.items.find((i: { submission_id: string }) => i.submission_id === res.submission_id).reason).toContain('"Shahlo"');
+    expect(review.items.find((i: { submission_id: string }) => i.submission_id === res.submission_id).reason).toContain(
+      '"Shahlo"',
+    );
   });
 
   it('flags needs_review when the binding points at a person with another phone', async () => {
     const ext = uniq('tg');
     await gw.submit(key, { event_id: uniq('e'), external_contact_id: ext, first_name: 'Temur', phone: phone() });
-    const res = (await gw.submit(key, { event_id: uniq('e'), external_contact_id: ext, first_name: 'Temur', phone: phone() })).json();
+    const res = (
+      await gw.submit(key, { event_id: uniq('e'), external_contact_id: ext, first_name: 'Temur', phone: phone() })
+    ).json();
     expect(res).toMatchObject({ needs_review: true, matched_by: 'external_contact_id' });
   });
 });
 
 describe('integration settings decide stage, status, owner, tags and source', () => {
   it('applies the lead defaults and the full lead object of docs/api.md', async () => {
-    const lead = (await gw.submit(key, { event_id: uniq('e'), first_name: 'Umida', notes: 'Wants a trial lesson' })).json().lead;
+    const lead = (
+      await gw.submit(key, { event_id: uniq('e'), first_name: 'Umida', notes: 'Wants a trial lesson' })
+    ).json().lead;
     expect(lead).toMatchObject({
       stage: ids.newInquiry,
       status: ids.cold,
@@ -275,25 +394,67 @@ describe('integration settings decide stage, status, owner, tags and source', ()
       tags: [{ id: ids.telegramTag, name: 'Telegram', is_active: true, archived_at: null }],
       custom_field_values: [],
     });
-    for (const member of ['location', 'position', 'region_code', 'country_code', 'currency', 'gender', 'team', 'closed_by_detail', 'age', 'value', 'salary', 'next_date', 'active_task_status']) {
+    for (const member of [
+      'location',
+      'position',
+      'region_code',
+      'country_code',
+      'currency',
+      'gender',
+      'team',
+      'closed_by_detail',
+      'age',
+      'value',
+      'salary',
+      'next_date',
+      'active_task_status',
+    ]) {
       expect(lead).toHaveProperty(member, null);
     }
   });
 
   it('turns an exact source_key, a glob source_key and an unknown one into source and extra_data', async () => {
-    const exact = (await gw.submit(key, { event_id: uniq('e'), first_name: 'Vali', metadata: { source_key: 'ig_spring' } })).json().lead;
+    const exact = (
+      await gw.submit(key, { event_id: uniq('e'), first_name: 'Vali', metadata: { source_key: 'ig_spring' } })
+    ).json().lead;
     expect(exact).toMatchObject({ source: 'Instagram spring campaign', invited_by: null });
-    const glob = (await gw.submit(key, { event_id: uniq('e'), first_name: 'Vali', metadata: { source_key: 'ref_jasur_01', campaign: 'x' } })).json().lead;
-    expect(glob).toMatchObject({ source: 'Referral link', invited_by: ids.jasur, extra_data: { source_key: 'ref_jasur_01', campaign: 'x' } });
-    const unknown = (await gw.submit(key, { event_id: uniq('e'), first_name: 'Vali', metadata: { source_key: 'tiktok' } })).json().lead;
+    const glob = (
+      await gw.submit(key, {
+        event_id: uniq('e'),
+        first_name: 'Vali',
+        metadata: { source_key: 'ref_jasur_01', campaign: 'x' },
+      })
+    ).json().lead;
+    expect(glob).toMatchObject({
+      source: 'Referral link',
+      invited_by: ids.jasur,
+      extra_data: { source_key: 'ref_jasur_01', campaign: 'x' },
+    });
+    const unknown = (
+      await gw.submit(key, { event_id: uniq('e'), first_name: 'Vali', metadata: { source_key: 'tiktok' } })
+    ).json().lead;
     expect(unknown).toMatchObject({ source: null, extra_data: { source_key: 'tiktok' } });
   });
 
   it('merges metadata into extra_data without overwriting existing keys, and never changes stage or tags on attach', async () => {
     const ext = uniq('tg');
-    const first = (await gw.submit(key, { event_id: uniq('e'), external_contact_id: ext, first_name: 'Yulduz', metadata: { source_key: 'ig_spring', a: 1 } })).json();
+    const first = (
+      await gw.submit(key, {
+        event_id: uniq('e'),
+        external_contact_id: ext,
+        first_name: 'Yulduz',
+        metadata: { source_key: 'ig_spring', a: 1 },
+      })
+    ).json();
     await gw.admin('POST', `/admin/v1/leads/${first.lead.id}/move`, { stage: ids.contacted });
-    const second = (await gw.submit(key, { event_id: uniq('e'), external_contact_id: ext, first_name: 'Yulduz', metadata: { a: 2, b: 3 } })).json();
+    const second = (
+      await gw.submit(key, {
+        event_id: uniq('e'),
+        external_contact_id: ext,
+        first_name: 'Yulduz',
+        metadata: { a: 2, b: 3 },
+      })
+    ).json();
     expect(second.lead.extra_data).toEqual({ source_key: 'ig_spring', a: 1, b: 3 });
     expect(second.lead.stage).toBe(ids.contacted);
     expect(second.lead.tag_ids).toEqual([ids.telegramTag]);
@@ -301,10 +462,16 @@ describe('integration settings decide stage, status, owner, tags and source', ()
 
   it(`keeps extra_data within ${EXTRA_DATA_MAX_BYTES} bytes over many attaches; what does not fit stays on its submission`, async () => {
     const person = uniq('tg');
-    const metadata = (n: number) => Object.fromEntries(Array.from({ length: 30 }, (_, i) => [`a${n}_${i}`, 'x'.repeat(500)]));
+    const metadata = (n: number) =>
+      Object.fromEntries(Array.from({ length: 30 }, (_, i) => [`a${n}_${i}`, 'x'.repeat(500)]));
     let lead: { extra_data: Record<string, unknown> } | undefined;
     for (let n = 0; n < 8; n++) {
-      const res = await gw.submit(key, { event_id: uniq('big'), external_contact_id: person, first_name: 'Meta', metadata: metadata(n) });
+      const res = await gw.submit(key, {
+        event_id: uniq('big'),
+        external_contact_id: person,
+        first_name: 'Meta',
+        metadata: metadata(n),
+      });
       expect(res.statusCode).toBe(n === 0 ? 201 : 200);
       lead = res.json().lead;
     }
@@ -320,8 +487,16 @@ describe('integration settings decide stage, status, owner, tags and source', ()
   });
 
   it('applies answers sent with the lead and reports them in its answers member', async () => {
-    const res = (await gw.submit(key, { event_id: uniq('e'), first_name: 'Zafar', answers: { laptop: 'yes', shoe_size: 42 } })).json();
-    expect(res.answers).toEqual({ written: ['laptop'], unchanged: [], kept_existing: [], unmapped: ['shoe_size'], invalid: [] });
+    const res = (
+      await gw.submit(key, { event_id: uniq('e'), first_name: 'Zafar', answers: { laptop: 'yes', shoe_size: 42 } })
+    ).json();
+    expect(res.answers).toEqual({
+      written: ['laptop'],
+      unchanged: [],
+      kept_existing: [],
+      unmapped: ['shoe_size'],
+      invalid: [],
+    });
     expect(res.lead.custom_field_values).toHaveLength(1);
   });
 

@@ -20,7 +20,12 @@ const issueTestKey = async (handle: string) => {
 };
 
 const answersCall = (key: string, body: unknown) =>
-  gw.app.inject({ method: 'POST', url: '/api/integrations/v1/leads/answers/', headers: { authorization: `Bearer ${key}` }, payload: body as object });
+  gw.app.inject({
+    method: 'POST',
+    url: '/api/integrations/v1/leads/answers/',
+    headers: { authorization: `Bearer ${key}` },
+    payload: body as object,
+  });
 
 /** Everything a call could keep, counted. */
 const kept = async () => ({
@@ -33,7 +38,9 @@ const kept = async () => ({
 
 /** A lead object without what differs between two leads made alike: ids and times. */
 function likeness(lead: Record<string, unknown>): unknown {
-  return JSON.parse(JSON.stringify(lead), (key, value: unknown) => (key === 'id' || key.endsWith('_at') || key === 'contact_id' ? undefined : value));
+  return JSON.parse(JSON.stringify(lead), (key, value: unknown) =>
+    key === 'id' || key.endsWith('_at') || key === 'contact_id' ? undefined : value,
+  );
 }
 
 const isTestAnswer = (res: LightMyRequestResponse) => res.headers['lead-gateway-test-mode'] === 'true';
@@ -55,17 +62,26 @@ describe('test keys', () => {
     expect(issued.prefix).toBe(issued.key.slice(0, 12));
     // A test key is not the additional v1 key: the integration stays where it was.
     expect(issued.state).toBe('legacy');
-    const listed = (await gw.admin('GET', `/admin/v1/integrations/${handle}/keys`)).json<{ items: { id: string; kind: string; revoked_at: string | null }[] }>().items;
+    const listed = (await gw.admin('GET', `/admin/v1/integrations/${handle}/keys`)).json<{
+      items: { id: string; kind: string; revoked_at: string | null }[];
+    }>().items;
     expect(listed).toContainEqual(expect.objectContaining({ id: issued.id, kind: 'test', revoked_at: null }));
-    const audit = (await gw.admin('GET', `/admin/v1/audit?integration=${handle}`)).json<{ items: { action: string }[] }>().items;
+    const audit = (await gw.admin('GET', `/admin/v1/audit?integration=${handle}`)).json<{
+      items: { action: string }[];
+    }>().items;
     expect(audit.map((a) => a.action)).toContain('test_key_issued');
 
     const body = () => ({ event_id: uniq('e'), first_name: 'Nodira', phone: phone() });
     expect((await gw.submit(issued.key, body())).statusCode).toBe(201);
     // Not a key of the deprecated interface.
-    expect((await gw.app.inject({ method: 'GET', url: '/api/bots/api/boards/', headers: { 'x-bot-api-key': issued.key } })).statusCode).toBe(401);
+    expect(
+      (await gw.app.inject({ method: 'GET', url: '/api/bots/api/boards/', headers: { 'x-bot-api-key': issued.key } }))
+        .statusCode,
+    ).toBe(401);
 
-    expect((await gw.admin('POST', `/admin/v1/integrations/${handle}/keys/${issued.id}/revoke`, {})).statusCode).toBe(200);
+    expect((await gw.admin('POST', `/admin/v1/integrations/${handle}/keys/${issued.id}/revoke`, {})).statusCode).toBe(
+      200,
+    );
     expect((await gw.submit(issued.key, body())).statusCode).toBe(401);
 
     const second = await issueTestKey(handle);
@@ -90,7 +106,12 @@ describe('a test new lead', () => {
     expect(test.statusCode).toBe(201);
     expect(isTestAnswer(test)).toBe(true);
     const rehearsed = test.json();
-    expect(rehearsed).toMatchObject({ replayed: false, matched_existing: false, intake_outcome: 'created', deleted: false });
+    expect(rehearsed).toMatchObject({
+      replayed: false,
+      matched_existing: false,
+      intake_outcome: 'created',
+      deleted: false,
+    });
     expect(rehearsed.answers.written.length).toBeGreaterThan(0);
     expect(await kept()).toEqual(before);
 
@@ -112,7 +133,11 @@ describe('a test new lead', () => {
     expect(rehearsed.lead.custom_field_values.length).toBeGreaterThan(0);
     expect(stored.lead).toMatchObject({ stage: rehearsed.lead.stage, tag_ids: rehearsed.lead.tag_ids });
     expect(likeness(stored.lead.custom_field_values)).toEqual(likeness(rehearsed.lead.custom_field_values));
-    expect(await kept()).toMatchObject({ leads: before.leads + 1, contacts: before.contacts + 1, submissions: before.submissions + 1 });
+    expect(await kept()).toMatchObject({
+      leads: before.leads + 1,
+      contacts: before.contacts + 1,
+      submissions: before.submissions + 1,
+    });
   });
 
   it('matches against the live data: a known person is attached, as a live call would, and the lead is left as it was', async () => {
@@ -120,9 +145,19 @@ describe('a test new lead', () => {
     const first = await gw.submit(liveKey, { event_id: uniq('e'), ...person, answers: { goal: 'Frontend job' } });
     expect(first.statusCode).toBe(201);
     const before = await kept();
-    const test = await gw.submit(testKey, { event_id: uniq('e'), ...person, notes: 'second inquiry', metadata: { source_key: 'ig_spring' } });
+    const test = await gw.submit(testKey, {
+      event_id: uniq('e'),
+      ...person,
+      notes: 'second inquiry',
+      metadata: { source_key: 'ig_spring' },
+    });
     expect(test.statusCode).toBe(200);
-    expect(test.json()).toMatchObject({ intake_outcome: 'attached', matched_existing: true, matched_by: 'external_contact_id', replayed: false });
+    expect(test.json()).toMatchObject({
+      intake_outcome: 'attached',
+      matched_existing: true,
+      matched_by: 'external_contact_id',
+      replayed: false,
+    });
     expect(test.json().lead.id).toBe(first.json().lead.id);
     expect(await kept()).toEqual(before);
     const lead = await gw.inspect.leads.list({ id: first.json().lead.id }, ['extraData', 'updatedAt']);
@@ -133,8 +168,21 @@ describe('a test new lead', () => {
 describe('a test answers call', () => {
   it('is 404 for a person only a test lead "created"', async () => {
     const externalId = uniq('tg');
-    expect((await gw.submit(testKey, { event_id: uniq('e'), external_contact_id: externalId, first_name: 'Aziza', phone: phone() })).statusCode).toBe(201);
-    const res = await answersCall(testKey, { event_id: uniq('a'), external_contact_id: externalId, answers: { goal: 'Frontend job' } });
+    expect(
+      (
+        await gw.submit(testKey, {
+          event_id: uniq('e'),
+          external_contact_id: externalId,
+          first_name: 'Aziza',
+          phone: phone(),
+        })
+      ).statusCode,
+    ).toBe(201);
+    const res = await answersCall(testKey, {
+      event_id: uniq('a'),
+      external_contact_id: externalId,
+      answers: { goal: 'Frontend job' },
+    });
     expect(res.statusCode).toBe(404);
     expect(isTestAnswer(res)).toBe(true);
     expect(res.json()).toMatchObject({ type: expect.stringContaining('not-found') });
@@ -142,12 +190,23 @@ describe('a test answers call', () => {
 
   it('answers for a real person as a live call would (the conflict rule included), writes nothing, and the live call then writes it', async () => {
     const externalId = uniq('tg');
-    const created = await gw.submit(liveKey, { event_id: uniq('e'), external_contact_id: externalId, first_name: 'Dilshod', phone: phone(), answers: { goal: 'Frontend job' } });
+    const created = await gw.submit(liveKey, {
+      event_id: uniq('e'),
+      external_contact_id: externalId,
+      first_name: 'Dilshod',
+      phone: phone(),
+      answers: { goal: 'Frontend job' },
+    });
     expect(created.statusCode).toBe(201);
     const leadId = created.json().lead.id as string;
-    const values = () => gw.inspect.fieldValues.list({ leadId }, ['fieldId', 'text', 'decimal', 'bool', 'optionIds', 'writtenByKind']);
+    const values = () =>
+      gw.inspect.fieldValues.list({ leadId }, ['fieldId', 'text', 'decimal', 'bool', 'optionIds', 'writtenByKind']);
     const before = { kept: await kept(), values: await values() };
-    const body = { event_id: uniq('a'), external_contact_id: externalId, answers: { goal: 'Data analyst', age: '21', course: 'python', unmapped_key: 'y' } };
+    const body = {
+      event_id: uniq('a'),
+      external_contact_id: externalId,
+      answers: { goal: 'Data analyst', age: '21', course: 'python', unmapped_key: 'y' },
+    };
 
     const test = await answersCall(testKey, body);
     expect(test.statusCode).toBe(200);
@@ -179,8 +238,15 @@ describe('usage and readiness', () => {
     expect(res.statusCode).toBe(201);
     expect((await gw.submit(key, { event_id: uniq('e'), first_name: 'M', stage: 'Won' })).statusCode).toBe(422);
     const report = (await gw.admin('GET', `/admin/v1/integrations/${handle}/report`)).json();
-    expect(report.v1_test).toMatchObject({ calls_24h: 2, calls_7d: 2, successful_7d: 1, last_success: expect.any(String) });
-    expect(report.v1_test.routes).toEqual([expect.objectContaining({ route: 'POST /api/integrations/v1/leads/', calls_24h: 2 })]);
+    expect(report.v1_test).toMatchObject({
+      calls_24h: 2,
+      calls_7d: 2,
+      successful_7d: 1,
+      last_success: expect.any(String),
+    });
+    expect(report.v1_test.routes).toEqual([
+      expect.objectContaining({ route: 'POST /api/integrations/v1/leads/', calls_24h: 2 }),
+    ]);
     expect(report.v1).toMatchObject({ calls_24h: 0, calls_7d: 0, last_seen: null, last_success: null });
     expect(report.keys).toMatchObject({ test: 1, v1: 0 });
     expect(report.readiness.verdict).toBe('not_ready');
@@ -189,12 +255,13 @@ describe('usage and readiness', () => {
 });
 
 describe('quota', () => {
-  it('is the integration\'s one: test calls use it up, and a live call then gets 429', async () => {
+  it("is the integration's one: test calls use it up, and a live call then gets 429", async () => {
     const small = await startGateway({ rateLimitPerMinute: 3 });
     try {
       const handle = 'smile-dental:booking-form';
       const live = await small.issueKey(handle);
-      const test = (await small.admin('POST', `/admin/v1/integrations/${handle}/keys/test`)).json<{ key: string }>().key;
+      const test = (await small.admin('POST', `/admin/v1/integrations/${handle}/keys/test`)).json<{ key: string }>()
+        .key;
       const body = () => ({ event_id: uniq('q'), first_name: 'Kamola', phone: phone() });
       for (let i = 0; i < 3; i++) expect((await small.submit(test, body())).statusCode).toBe(201);
       const refusedTest = await small.submit(test, body());

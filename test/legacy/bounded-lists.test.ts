@@ -20,7 +20,12 @@ beforeAll(async () => {
 afterAll(() => gw.close());
 
 const bot = (method: 'GET' | 'POST', url: string, body?: object) =>
-  gw.app.inject({ method, url: `/api/bots/api${url}`, headers: { 'x-bot-api-key': KEY }, ...(body ? { payload: body } : {}) });
+  gw.app.inject({
+    method,
+    url: `/api/bots/api${url}`,
+    headers: { 'x-bot-api-key': KEY },
+    ...(body ? { payload: body } : {}),
+  });
 
 async function newLegacyLead(): Promise<string> {
   const res = await bot('POST', '/leads/', { first_name: `Bounded ${++seq}`, phone: phone() });
@@ -33,7 +38,14 @@ async function fillComments(leadId: string, bodies: string[]): Promise<void> {
   const start = Date.now() - 3_600_000;
   await gw.store.transact(async (tx) => {
     for (const [i, body] of bodies.entries()) {
-      await tx.leads.addComment({ id: newId(), leadId, body, authorKind: 'integration', authorRef: null, createdAt: new Date(start + i).toISOString() });
+      await tx.leads.addComment({
+        id: newId(),
+        leadId,
+        body,
+        authorKind: 'integration',
+        authorRef: null,
+        createdAt: new Date(start + i).toISOString(),
+      });
     }
   });
 }
@@ -59,7 +71,12 @@ describe('comments of a lead', () => {
     const res = await bot('POST', `/leads/${leadId}/comments/`, { text: 'one too many' });
     expect(res.statusCode).toBe(409);
     expect(res.headers['content-type']).toMatch(/^application\/problem\+json/);
-    expect(res.json()).toMatchObject({ code: 'limit-reached', status: 409, limit: 'comments_per_lead', max: COMMENTS_PER_LEAD_MAX });
+    expect(res.json()).toMatchObject({
+      code: 'limit-reached',
+      status: 409,
+      limit: 'comments_per_lead',
+      max: COMMENTS_PER_LEAD_MAX,
+    });
     expect(res.json().detail).toContain(String(COMMENTS_PER_LEAD_MAX));
     const all = await comments(leadId);
     expect(all).toHaveLength(COMMENTS_PER_LEAD_MAX);
@@ -121,7 +138,11 @@ describe('comments of a lead', () => {
     // Six characters of two bytes each: 12 bytes, two past the cap.
     const res = await bot('POST', `/leads/${lead}/comments/`, { text: 'жжжжжж' });
     expect(res.statusCode).toBe(409);
-    expect(res.json()).toMatchObject({ code: 'limit-reached', limit: 'comment_bytes_per_lead', max: COMMENT_BYTES_PER_LEAD_MAX });
+    expect(res.json()).toMatchObject({
+      code: 'limit-reached',
+      limit: 'comment_bytes_per_lead',
+      max: COMMENT_BYTES_PER_LEAD_MAX,
+    });
     expect(await comments(lead)).toHaveLength(1);
     expect((await bot('POST', `/leads/${lead}/comments/`, { text: 'жжжжж' })).statusCode).toBe(201);
     expect(await comments(lead)).toHaveLength(2);
@@ -129,9 +150,14 @@ describe('comments of a lead', () => {
 });
 
 describe('v1 notes on a lead whose comments are at the cap', () => {
-  it('the attach still answers 200; the note is not a comment, it stays on that inquiry\'s submission', async () => {
+  it("the attach still answers 200; the note is not a comment, it stays on that inquiry's submission", async () => {
     const person = `bounded-${++seq}`;
-    const first = await gw.submit(v1Key, { event_id: `bounded-e-${seq}`, external_contact_id: person, first_name: 'Notes', notes: 'the first inquiry' });
+    const first = await gw.submit(v1Key, {
+      event_id: `bounded-e-${seq}`,
+      external_contact_id: person,
+      first_name: 'Notes',
+      notes: 'the first inquiry',
+    });
     expect(first.statusCode).toBe(201);
     const leadId = first.json().lead.id;
     await fillComments(
@@ -139,9 +165,17 @@ describe('v1 notes on a lead whose comments are at the cap', () => {
       Array.from({ length: COMMENTS_PER_LEAD_MAX }, (_, i) => `filler ${i}`),
     );
     const note = `asked again, past the cap ${seq}`;
-    const res = await gw.submit(v1Key, { event_id: `bounded-e2-${seq}`, external_contact_id: person, first_name: 'Notes', notes: note });
+    const res = await gw.submit(v1Key, {
+      event_id: `bounded-e2-${seq}`,
+      external_contact_id: person,
+      first_name: 'Notes',
+      notes: note,
+    });
     expect(res.statusCode).toBe(200);
-    expect(res.json()).toMatchObject({ intake_outcome: 'attached', lead: { id: leadId, comments_count: COMMENTS_PER_LEAD_MAX, notes: 'the first inquiry' } });
+    expect(res.json()).toMatchObject({
+      intake_outcome: 'attached',
+      lead: { id: leadId, comments_count: COMMENTS_PER_LEAD_MAX, notes: 'the first inquiry' },
+    });
     expect((await comments(leadId)).map((c: { text: string }) => c.text)).not.toContain(note);
     const [submission] = await gw.inspect.submissions.list({ id: res.json().submission_id }, ['body']);
     expect((submission!.body as { notes: string }).notes).toBe(note);
@@ -156,7 +190,13 @@ describe('tags created with tags/create/', () => {
     const createdAt = new Date().toISOString();
     await gw.store.transact(async (tx) => {
       for (let i = 0; i < LEGACY_TAGS_PER_WORKSPACE_MAX - 1; i++) {
-        await tx.legacyTags.ensure({ workspaceId, id: stableId('brightpath', 'tag', filler(i)), name: filler(i), color: null, createdAt });
+        await tx.legacyTags.ensure({
+          workspaceId,
+          id: stableId('brightpath', 'tag', filler(i)),
+          name: filler(i),
+          color: null,
+          createdAt,
+        });
       }
     });
   });
@@ -173,13 +213,19 @@ describe('tags created with tags/create/', () => {
     expect(last.statusCode).toBe(201);
     const res = await bot('POST', '/tags/create/', { name: 'one too many' });
     expect(res.statusCode).toBe(409);
-    expect(res.json()).toMatchObject({ code: 'limit-reached', limit: 'tags_per_workspace', max: LEGACY_TAGS_PER_WORKSPACE_MAX });
+    expect(res.json()).toMatchObject({
+      code: 'limit-reached',
+      limit: 'tags_per_workspace',
+      max: LEGACY_TAGS_PER_WORKSPACE_MAX,
+    });
     expect(res.json().detail).toContain(String(LEGACY_TAGS_PER_WORKSPACE_MAX));
     // Creating a tag that exists is idempotent at the cap: the same id, nothing added.
     const again = await bot('POST', '/tags/create/', { name: 'the last that fits' });
     expect(again.statusCode).toBe(201);
     expect(again.json().id).toBe(last.json().id);
-    expect((await bot('POST', '/tags/create/', { name: filler(3) })).json().id).toBe(stableId('brightpath', 'tag', filler(3)));
+    expect((await bot('POST', '/tags/create/', { name: filler(3) })).json().id).toBe(
+      stableId('brightpath', 'tag', filler(3)),
+    );
     expect((await bot('POST', '/tags/create/', { name: 'Telegram' })).statusCode).toBe(201);
     const all = await tags();
     expect(all).toHaveLength(catalog + LEGACY_TAGS_PER_WORKSPACE_MAX);
@@ -189,7 +235,12 @@ describe('tags created with tags/create/', () => {
   it('answer the plain array without page=, and a page of it with page=', async () => {
     const all = await tags();
     const page = await tags('?page=2&page_size=50');
-    expect(page).toEqual({ count: all.length, next: '/api/bots/api/tags/?page=3&page_size=50', previous: '/api/bots/api/tags/?page=1&page_size=50', results: all.slice(50, 100) });
+    expect(page).toEqual({
+      count: all.length,
+      next: '/api/bots/api/tags/?page=3&page_size=50',
+      previous: '/api/bots/api/tags/?page=1&page_size=50',
+      results: all.slice(50, 100),
+    });
     expect((await bot('GET', '/tags/?page_size=101')).statusCode).toBe(422);
   });
 });

@@ -60,7 +60,9 @@ describe('legacy POST leads/ in day buckets', () => {
     ]);
     expect([a.replayed, b.replayed].sort()).toEqual([false, true]);
     expect(b.lead!.id).toBe(a.lead!.id);
-    const recorded = await gw.inspect.submissions.list({ integrationId: integration.id, endpoint: 'leads' }, ['eventId']);
+    const recorded = await gw.inspect.submissions.list({ integrationId: integration.id, endpoint: 'leads' }, [
+      'eventId',
+    ]);
     const prefix = legacyEvent(deps('2026-03-07T12:00:00Z'), integration, 'lead', body, undefined).eventId.slice(0, -5);
     expect(recorded.filter((r) => String(r.eventId).startsWith(prefix))).toHaveLength(1);
   });
@@ -76,10 +78,20 @@ describe('legacy POST leads/ in day buckets', () => {
     expect((await createLegacyLead(deps('2026-03-05T12:00:00Z'), integration, body, undefined)).replayed).toBe(false);
     expect((await createLegacyLead(deps('2026-03-06T11:59:00Z'), integration, body, undefined)).replayed).toBe(true);
     expect((await createLegacyLead(deps('2026-03-06T12:01:00Z'), integration, body, undefined)).replayed).toBe(false);
-    const recorded = await gw.inspect.submissions.list({ integrationId: integration.id, endpoint: 'leads' }, ['eventId']);
-    expect(recorded.map((r) => r.eventId).filter((id) => String(id).startsWith(first.eventId.slice(0, -5)))).toEqual([first.eventId, first.eventId.replace(/20517$/, '20518')]);
+    const recorded = await gw.inspect.submissions.list({ integrationId: integration.id, endpoint: 'leads' }, [
+      'eventId',
+    ]);
+    expect(recorded.map((r) => r.eventId).filter((id) => String(id).startsWith(first.eventId.slice(0, -5)))).toEqual([
+      first.eventId,
+      first.eventId.replace(/20517$/, '20518'),
+    ]);
     // Another body, another event; with an Idempotency-Key the id comes from the key alone, and no day before.
-    expect(legacyEvent(deps('2026-03-05T12:00:00Z'), integration, 'lead', { ...body, first_name: 'Other' }, undefined).eventId).not.toBe(first.eventId);
-    expect(legacyEvent(deps('2026-03-05T12:00:00Z'), integration, 'lead', body, 'bot-req-9')).toEqual({ eventId: 'legacy:lead:key:bot-req-9' });
+    expect(
+      legacyEvent(deps('2026-03-05T12:00:00Z'), integration, 'lead', { ...body, first_name: 'Other' }, undefined)
+        .eventId,
+    ).not.toBe(first.eventId);
+    expect(legacyEvent(deps('2026-03-05T12:00:00Z'), integration, 'lead', body, 'bot-req-9')).toEqual({
+      eventId: 'legacy:lead:key:bot-req-9',
+    });
   });
 });

@@ -33,7 +33,10 @@ describe('the legacy gate on every path', () => {
 
   it('403 everywhere after switch-off, naming the replacement', async () => {
     await gw.issueKey(handle);
-    expect((await gw.admin('POST', `/admin/v1/integrations/${handle}/switch-off`, { reason: 'moved', force: true })).statusCode).toBe(200);
+    expect(
+      (await gw.admin('POST', `/admin/v1/integrations/${handle}/switch-off`, { reason: 'moved', force: true }))
+        .statusCode,
+    ).toBe(200);
     for (const url of PATHS) {
       for (const method of METHODS) {
         const res = await gw.app.inject({ method, url, headers: { 'x-bot-api-key': KEY } });

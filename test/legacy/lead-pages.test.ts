@@ -19,7 +19,11 @@ afterAll(() => gw.close());
 
 async function create(key: string): Promise<string> {
   phone++;
-  const res = await bot('POST', '/api/bots/api/leads/', key, { first_name: `Lead ${phone}`, phone: `+99890${String(phone).padStart(7, '0')}`, extra_data: { telegram_id: phone } });
+  const res = await bot('POST', '/api/bots/api/leads/', key, {
+    first_name: `Lead ${phone}`,
+    phone: `+99890${String(phone).padStart(7, '0')}`,
+    extra_data: { telegram_id: phone },
+  });
   expect(res.statusCode).toBe(201);
   return res.json().id;
 }
@@ -75,11 +79,17 @@ describe('GET leads/', () => {
   });
 
   it(`page= reaches ${LEGACY_PAGE_DEPTH_MAX} leads deep; deeper is a 422 pointing at the next link`, async () => {
-    expect(await read(`/api/bots/api/leads/?page=${LEGACY_PAGE_DEPTH_MAX / 100}&page_size=100`)).toMatchObject({ count: 7, next: null, results: [] });
+    expect(await read(`/api/bots/api/leads/?page=${LEGACY_PAGE_DEPTH_MAX / 100}&page_size=100`)).toMatchObject({
+      count: 7,
+      next: null,
+      results: [],
+    });
     const res = await bot('GET', `/api/bots/api/leads/?page=${LEGACY_PAGE_DEPTH_MAX / 100 + 1}&page_size=100`);
     expect(res.statusCode).toBe(422);
     expect(res.headers['content-type']).toMatch(/^application\/problem\+json/);
-    expect(res.json().errors).toEqual([{ path: '/page', message: expect.stringContaining(`at most ${LEGACY_PAGE_DEPTH_MAX}`) }]);
+    expect(res.json().errors).toEqual([
+      { path: '/page', message: expect.stringContaining(`at most ${LEGACY_PAGE_DEPTH_MAX}`) },
+    ]);
     expect(res.json().errors[0].message).toContain('follow the next link');
   });
 

@@ -18,7 +18,11 @@ afterAll(() => gw.close());
 async function bot(method: string, path: string, body?: unknown, headers: Record<string, string> = {}) {
   const res = await fetch(`${base}/api/bots/api${path}`, {
     method,
-    headers: { 'x-bot-api-key': KEY, ...headers, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+    headers: {
+      'x-bot-api-key': KEY,
+      ...headers,
+      ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+    },
     body: body === undefined ? undefined : JSON.stringify(body),
   });
   const text = await res.text();
@@ -53,15 +57,32 @@ describe('a scripted legacy bot', () => {
     });
     expect(created.status).toBe(201);
     const lead = created.body;
-    expect(lead).toMatchObject({ first_name: 'Madina', phone: '+998905551234', stage: ids.newInquiry, tag_ids: [ids.telegram], source: 'Referral link' });
-    expect(lead.custom_field_values.find((v: { field: string }) => v.field === field('laptop'))).toMatchObject({ option: ids.present });
-    expect(lead.custom_field_values.find((v: { field: string }) => v.field === field('preferred_course'))).toBeDefined();
+    expect(lead).toMatchObject({
+      first_name: 'Madina',
+      phone: '+998905551234',
+      stage: ids.newInquiry,
+      tag_ids: [ids.telegram],
+      source: 'Referral link',
+    });
+    expect(lead.custom_field_values.find((v: { field: string }) => v.field === field('laptop'))).toMatchObject({
+      option: ids.present,
+    });
+    expect(
+      lead.custom_field_values.find((v: { field: string }) => v.field === field('preferred_course')),
+    ).toBeDefined();
 
     // 3. PATCH adds a tag and data: both become answers; stage and tags stay.
-    const patched = await bot('PATCH', `/leads/${lead.id}/`, { tag_ids: [...lead.tag_ids, videoTag.id], extra_data: { age: 21 } });
+    const patched = await bot('PATCH', `/leads/${lead.id}/`, {
+      tag_ids: [...lead.tag_ids, videoTag.id],
+      extra_data: { age: 21 },
+    });
     expect(patched.status).toBe(200);
     expect(patched.body).toMatchObject({ stage: ids.newInquiry, tag_ids: [ids.telegram] });
-    const values = patched.body.custom_field_values as { field: string; boolean_value: boolean | null; decimal_value: string | null }[];
+    const values = patched.body.custom_field_values as {
+      field: string;
+      boolean_value: boolean | null;
+      decimal_value: string | null;
+    }[];
     expect(values.find((v) => v.field === field('video_watched'))).toMatchObject({ boolean_value: true });
     expect(values.find((v) => v.field === field('applicant_age'))).toMatchObject({ decimal_value: '21' });
 
@@ -69,15 +90,29 @@ describe('a scripted legacy bot', () => {
     const statuses = await bot('GET', '/statuses/');
     expect(statuses.status).toBe(200);
     expect(statuses.body.map((s: { name: string }) => s.name)).toEqual(['Cold', 'Warm', 'Hot']);
-    expect((await bot('GET', '/boards/')).body[0]).toMatchObject({ name: 'Admissions', stages: expect.arrayContaining([expect.objectContaining({ id: ids.trial })]) });
-    expect((await bot('GET', '/tags/')).body.map((t: { name: string }) => t.name)).toEqual(expect.arrayContaining(['Telegram', 'Laptop bor', "Video ko'rdi"]));
-    expect((await bot('GET', '/leads/')).body).toMatchObject({ count: 1, next: null, previous: null, results: [{ id: lead.id }] });
+    expect((await bot('GET', '/boards/')).body[0]).toMatchObject({
+      name: 'Admissions',
+      stages: expect.arrayContaining([expect.objectContaining({ id: ids.trial })]),
+    });
+    expect((await bot('GET', '/tags/')).body.map((t: { name: string }) => t.name)).toEqual(
+      expect.arrayContaining(['Telegram', 'Laptop bor', "Video ko'rdi"]),
+    );
+    expect((await bot('GET', '/leads/')).body).toMatchObject({
+      count: 1,
+      next: null,
+      previous: null,
+      results: [{ id: lead.id }],
+    });
     expect((await bot('GET', `/leads/${lead.id}/`)).body.id).toBe(lead.id);
 
     // 5. Comment, pay and move, as the bot always did.
     expect((await bot('POST', `/leads/${lead.id}/comments/`, { text: 'Asked for a discount' })).status).toBe(201);
-    expect((await bot('GET', `/leads/${lead.id}/comments/`)).body.map((c: { text: string }) => c.text)).toEqual(['Asked for a discount']);
-    expect((await bot('POST', `/leads/${lead.id}/payments/`, { amount: '250000.50' })).body).toMatchObject({ amount: '250000.50' });
+    expect((await bot('GET', `/leads/${lead.id}/comments/`)).body.map((c: { text: string }) => c.text)).toEqual([
+      'Asked for a discount',
+    ]);
+    expect((await bot('POST', `/leads/${lead.id}/payments/`, { amount: '250000.50' })).body).toMatchObject({
+      amount: '250000.50',
+    });
     const moved = await bot('POST', `/leads/${lead.id}/move/`, { stage: ids.trial });
     expect(moved.body).toMatchObject({ stage: ids.trial, comments_count: 1, total_paid: '250000.50' });
 
@@ -87,7 +122,9 @@ describe('a scripted legacy bot', () => {
 
     // 6. The migration report counted every call and the ignored stage.
     const report = (await gw.admin('GET', '/admin/v1/integrations/brightpath:telegram-bot/report')).json();
-    const calls = Object.fromEntries(report.legacy.routes.map((r: { route: string; calls_24h: number }) => [r.route, r.calls_24h]));
+    const calls = Object.fromEntries(
+      report.legacy.routes.map((r: { route: string; calls_24h: number }) => [r.route, r.calls_24h]),
+    );
     expect(calls).toEqual({
       'POST /api/bots/api/tags/create/': 3,
       'POST /api/bots/api/leads/': 1,
@@ -112,7 +149,11 @@ describe('a scripted legacy bot', () => {
     await new Promise<void>((resolve) => {
       const req = httpRequest(`${base}/api/bots/api/leads/`, {
         method: 'POST',
-        headers: { 'x-bot-api-key': KEY, 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) },
+        headers: {
+          'x-bot-api-key': KEY,
+          'content-type': 'application/json',
+          'content-length': Buffer.byteLength(body),
+        },
       });
       req.on('error', () => resolve());
       const dropAfterReading = (incoming: IncomingMessage) => {
@@ -129,7 +170,8 @@ describe('a scripted legacy bot', () => {
     // The gateway finished the first attempt although nobody read its answer.
     // Waited for up to 10 s: on PostgreSQL under a loaded machine the unit took more than 2 s once.
     const deadline = Date.now() + 10_000;
-    while (Date.now() < deadline && (await gw.inspect.leads.count({ firstName: 'Retry' })) === 0) await new Promise((r) => setTimeout(r, 20));
+    while (Date.now() < deadline && (await gw.inspect.leads.count({ firstName: 'Retry' })) === 0)
+      await new Promise((r) => setTimeout(r, 20));
     expect(await gw.inspect.leads.count({ firstName: 'Retry' })).toBe(1);
     const retry = await bot('POST', '/leads/', JSON.parse(body));
     const again = await bot('POST', '/leads/', JSON.parse(body));
@@ -139,8 +181,18 @@ describe('a scripted legacy bot', () => {
   });
 
   it('with an Idempotency-Key, a retry with the same key replays even if the body changed order', async () => {
-    const first = await bot('POST', '/leads/', { first_name: 'Keyed', phone: '901112299' }, { 'idempotency-key': 'bot-req-1' });
-    const retry = await bot('POST', '/leads/', { phone: '901112299', first_name: 'Keyed' }, { 'idempotency-key': 'bot-req-1' });
+    const first = await bot(
+      'POST',
+      '/leads/',
+      { first_name: 'Keyed', phone: '901112299' },
+      { 'idempotency-key': 'bot-req-1' },
+    );
+    const retry = await bot(
+      'POST',
+      '/leads/',
+      { phone: '901112299', first_name: 'Keyed' },
+      { 'idempotency-key': 'bot-req-1' },
+    );
     expect(retry.body.id).toBe(first.body.id);
     expect(await gw.inspect.submissions.count({ eventId: 'legacy:lead:key:bot-req-1' })).toBe(1);
   });
@@ -157,7 +209,10 @@ describe('a scripted legacy bot', () => {
     ] as [string, string, unknown?][]) {
       expect((await bot(method, path, body)).status, `${method} ${path}`).toBe(404);
     }
-    expect((await gw.admin('GET', `/admin/v1/leads/${foreign}`)).json()).toMatchObject({ stage: ids.newInquiry, comments_count: 0 });
+    expect((await gw.admin('GET', `/admin/v1/leads/${foreign}`)).json()).toMatchObject({
+      stage: ids.newInquiry,
+      comments_count: 0,
+    });
     const list = await bot('GET', '/leads/?page_size=100');
     expect(list.body.results.map((l: { id: string }) => l.id)).not.toContain(foreign);
   });

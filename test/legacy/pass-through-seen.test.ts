@@ -44,7 +44,15 @@ beforeAll(async () => {
   });
   const dir = mkdtempSync(join(tmpdir(), 'lead-gateway-pass-seen-'));
   app = await buildApp(
-    { adminToken: ADMIN_TOKEN, rateLimitPerMinute: PER_MINUTE, upstream: { url: `http://127.0.0.1:${(upstream.address() as AddressInfo).port}`, connectTimeoutMs: 2_000, timeoutMs: 2_000 } },
+    {
+      adminToken: ADMIN_TOKEN,
+      rateLimitPerMinute: PER_MINUTE,
+      upstream: {
+        url: `http://127.0.0.1:${(upstream.address() as AddressInfo).port}`,
+        connectTimeoutMs: 2_000,
+        timeoutMs: 2_000,
+      },
+    },
     { store: await openTestStore(dir, 'g.db'), rules, logger: createLogger('info', sink) },
   );
   recordForContract(app, { upstream: true });
@@ -68,7 +76,12 @@ async function read(headers: Record<string, string> = {}) {
 
 async function series(): Promise<Map<string, number>> {
   const res = await app.inject({ method: 'GET', url: '/metrics' });
-  return new Map(res.body.split('\n').filter((l) => l.startsWith('lead_gateway_')).map((l) => [l.slice(0, l.lastIndexOf(' ')), Number(l.slice(l.lastIndexOf(' ') + 1))]));
+  return new Map(
+    res.body
+      .split('\n')
+      .filter((l) => l.startsWith('lead_gateway_'))
+      .map((l) => [l.slice(0, l.lastIndexOf(' ')), Number(l.slice(l.lastIndexOf(' ') + 1))]),
+  );
 }
 
 describe('a forwarded legacy read', () => {
@@ -99,10 +112,32 @@ describe('a forwarded legacy read', () => {
   it('writes one log line: request id, route, method, status, integration and duration, nothing else', async () => {
     lines.length = 0;
     const res = await read({ 'x-request-id': 'bot-chosen-id-2' });
-    const mine = lines.map((l) => JSON.parse(l) as Record<string, unknown>).filter((e) => e.request_id === 'bot-chosen-id-2');
+    const mine = lines
+      .map((l) => JSON.parse(l) as Record<string, unknown>)
+      .filter((e) => e.request_id === 'bot-chosen-id-2');
     expect(mine).toHaveLength(1);
-    expect(Object.keys(mine[0]!).sort()).toEqual(['duration_ms', 'hostname', 'integration', 'level', 'method', 'msg', 'pid', 'request_id', 'route', 'status', 'time']);
-    expect(mine[0]).toMatchObject({ level: 30, msg: 'request completed', route: ROUTE, method: 'GET', status: res.status, integration: HANDLE, duration_ms: expect.any(Number) });
+    expect(Object.keys(mine[0]!).sort()).toEqual([
+      'duration_ms',
+      'hostname',
+      'integration',
+      'level',
+      'method',
+      'msg',
+      'pid',
+      'request_id',
+      'route',
+      'status',
+      'time',
+    ]);
+    expect(mine[0]).toMatchObject({
+      level: 30,
+      msg: 'request completed',
+      route: ROUTE,
+      method: 'GET',
+      status: res.status,
+      integration: HANDLE,
+      duration_ms: expect.any(Number),
+    });
   });
 
   it('counts the request, its duration, the legacy call and the upstream answer in the metrics', async () => {
@@ -120,7 +155,9 @@ describe('a forwarded legacy read', () => {
 
   it('counts every call, once, for the migration report', async () => {
     const calls = async () => {
-      const report = (await admin('GET', `/admin/v1/integrations/${HANDLE}/report`)).json<{ legacy: { routes: { route: string; calls_24h: number; successful_7d: number }[] } }>();
+      const report = (await admin('GET', `/admin/v1/integrations/${HANDLE}/report`)).json<{
+        legacy: { routes: { route: string; calls_24h: number; successful_7d: number }[] };
+      }>();
       return report.legacy.routes.find((r) => r.route === `GET ${ROUTE}`) ?? { calls_24h: 0, successful_7d: 0 };
     };
     const before = await calls();

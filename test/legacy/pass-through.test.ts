@@ -1,5 +1,11 @@
 // Pass-through to a real upstream HTTP server on 127.0.0.1: forwarded unchanged, failures bounded.
-import { createServer, request as httpRequest, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import {
+  createServer,
+  request as httpRequest,
+  type IncomingMessage,
+  type Server,
+  type ServerResponse,
+} from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -61,7 +67,12 @@ afterEach(() => {
 });
 
 async function admin(method: string, path: string, body?: unknown) {
-  const res = await app.inject({ method: method as 'POST', url: path, headers: { authorization: `Bearer ${ADMIN_TOKEN}` }, ...(body === undefined ? {} : { payload: body as object }) });
+  const res = await app.inject({
+    method: method as 'POST',
+    url: path,
+    headers: { authorization: `Bearer ${ADMIN_TOKEN}` },
+    ...(body === undefined ? {} : { payload: body as object }),
+  });
   return res.json();
 }
 
@@ -69,7 +80,11 @@ async function bot(method: string, path: string, body?: unknown, headers: Record
   const started = Date.now();
   const res = await fetch(`${base}/api/bots/api${path}`, {
     method,
-    headers: { 'x-bot-api-key': KEY, ...headers, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+    headers: {
+      'x-bot-api-key': KEY,
+      ...headers,
+      ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+    },
     body: body === undefined ? undefined : JSON.stringify(body),
   });
   const text = await res.text();
@@ -90,7 +105,11 @@ describe('forwarding', () => {
     expect(res.headers.get('deprecation')).toMatch(/^@\d+$/);
     expect(res.headers.get('ratelimit-limit')).toMatch(/^\d+$/);
     expect(seen).toHaveLength(1);
-    expect(seen[0]).toMatchObject({ method: 'POST', url: '/api/bots/api/leads/42/comments/?notify=1', body: '{"text":"hello"}' });
+    expect(seen[0]).toMatchObject({
+      method: 'POST',
+      url: '/api/bots/api/leads/42/comments/?notify=1',
+      body: '{"text":"hello"}',
+    });
     expect(seen[0]!.headers['x-bot-api-key']).toBe(KEY);
     expect(seen[0]!.headers['x-request-id']).toBe(res.headers.get('x-request-id'));
   });
@@ -103,7 +122,11 @@ describe('forwarding', () => {
     expect((await bot('GET', '/statuses/')).status).toBe(200);
     expect((await bot('GET', '/users/?page=2')).status).toBe(200);
     expect((await bot('DELETE', '/leads/42/')).status).toBe(200);
-    expect(seen.map((s) => `${s.method} ${s.url}`)).toEqual(['GET /api/bots/api/statuses/', 'GET /api/bots/api/users/?page=2', 'DELETE /api/bots/api/leads/42/']);
+    expect(seen.map((s) => `${s.method} ${s.url}`)).toEqual([
+      'GET /api/bots/api/statuses/',
+      'GET /api/bots/api/users/?page=2',
+      'DELETE /api/bots/api/leads/42/',
+    ]);
     seen.length = 0;
     expect((await bot('POST', '/leads/', { first_name: 'Local' })).status).toBe(201);
     expect((await bot('POST', '/tags/create/', { name: 'Local tag' })).status).toBe(201);
@@ -112,13 +135,23 @@ describe('forwarding', () => {
 
   it('drops hop-by-hop headers both ways', async () => {
     behave = (_req, res) => {
-      res.writeHead(200, { 'content-type': 'application/json', 'x-private-hop': 'secret', connection: 'x-private-hop' });
+      res.writeHead(200, {
+        'content-type': 'application/json',
+        'x-private-hop': 'secret',
+        connection: 'x-private-hop',
+      });
       res.end('{}');
     };
     // node:http, because fetch itself refuses to send Keep-Alive.
     const res = await new Promise<IncomingMessage>((resolve, reject) => {
       const req = httpRequest(`${base}/api/bots/api/info/`, {
-        headers: { 'x-bot-api-key': KEY, 'keep-alive': 'timeout=5', 'proxy-authorization': 'Basic abc', connection: 'x-client-hop', 'x-client-hop': '1' },
+        headers: {
+          'x-bot-api-key': KEY,
+          'keep-alive': 'timeout=5',
+          'proxy-authorization': 'Basic abc',
+          connection: 'x-client-hop',
+          'x-client-hop': '1',
+        },
       });
       req.on('response', (r) => {
         r.resume();
@@ -147,8 +180,17 @@ describe('an upstream that fails', () => {
       { store: await openTestStore(dir, 'g.db'), rules: createRulesHolder(EXAMPLE_RULES) },
     );
     recordForContract(other, { upstream: true });
-    await other.inject({ method: 'POST', url: '/admin/v1/integrations/brightpath:telegram-bot/keys/import', headers: { authorization: `Bearer ${ADMIN_TOKEN}` }, payload: { key: KEY } });
-    const res = await other.inject({ method: 'GET', url: '/api/bots/api/statuses/', headers: { 'x-bot-api-key': KEY } });
+    await other.inject({
+      method: 'POST',
+      url: '/admin/v1/integrations/brightpath:telegram-bot/keys/import',
+      headers: { authorization: `Bearer ${ADMIN_TOKEN}` },
+      payload: { key: KEY },
+    });
+    const res = await other.inject({
+      method: 'GET',
+      url: '/api/bots/api/statuses/',
+      headers: { 'x-bot-api-key': KEY },
+    });
     expect(res.statusCode).toBe(502);
     expect(res.headers['content-type']).toMatch(/^application\/problem\+json/);
     expect(res.json()).toMatchObject({ code: 'bad-gateway' });
@@ -195,7 +237,10 @@ describe('an upstream that fails', () => {
 
   it('stalling in the middle of a large body: the streamed answer is cut off, never completed', async () => {
     behave = (_req, res) => {
-      res.writeHead(200, { 'content-type': 'application/octet-stream', 'content-length': String(BUFFERED_ANSWER_MAX_BYTES + 1) });
+      res.writeHead(200, {
+        'content-type': 'application/octet-stream',
+        'content-length': String(BUFFERED_ANSWER_MAX_BYTES + 1),
+      });
       res.write('partial');
     };
     const res = await fetch(`${base}/api/bots/api/leads/`, { headers: { 'x-bot-api-key': KEY } });
@@ -254,7 +299,12 @@ describe('a client that leaves', () => {
     );
     recordForContract(patient, { upstream: true });
     patientBase = await patient.listen({ port: 0, host: '127.0.0.1' });
-    await patient.inject({ method: 'POST', url: '/admin/v1/integrations/brightpath:telegram-bot/keys/import', headers: { authorization: `Bearer ${ADMIN_TOKEN}` }, payload: { key: KEY } });
+    await patient.inject({
+      method: 'POST',
+      url: '/admin/v1/integrations/brightpath:telegram-bot/keys/import',
+      headers: { authorization: `Bearer ${ADMIN_TOKEN}` },
+      payload: { key: KEY },
+    });
   });
   afterAll(async () => {
     await patient.close();
@@ -285,7 +335,9 @@ describe('a client that leaves', () => {
       res.writeHead(200, { 'content-type': 'application/octet-stream' });
       res.write(Buffer.alloc(1024, 'a'));
     });
-    const req = httpRequest(`${patientBase}/api/bots/api/info/`, { headers: { 'x-bot-api-key': KEY } }, (res) => res.once('data', () => req.destroy()));
+    const req = httpRequest(`${patientBase}/api/bots/api/info/`, { headers: { 'x-bot-api-key': KEY } }, (res) =>
+      res.once('data', () => req.destroy()),
+    );
     req.on('error', () => undefined);
     req.end();
     await closed;
@@ -329,10 +381,14 @@ describe('after switch-off', () => {
       ['POST', '/leads/1/comments/'],
       ['GET', '/anything/'],
     ] as const) {
-      expect((await bot(method, path, method === 'POST' ? { text: 'x' } : undefined)).status, `${method} ${path}`).toBe(403);
+      expect((await bot(method, path, method === 'POST' ? { text: 'x' } : undefined)).status, `${method} ${path}`).toBe(
+        403,
+      );
     }
     expect(seen).toEqual([]);
     const report = await admin('GET', '/admin/v1/integrations/brightpath:telegram-bot/report');
-    expect(report.legacy.routes.find((r: { route: string }) => r.route === 'GET /api/bots/api/statuses/').calls_24h).toBeGreaterThanOrEqual(2);
+    expect(
+      report.legacy.routes.find((r: { route: string }) => r.route === 'GET /api/bots/api/statuses/').calls_24h,
+    ).toBeGreaterThanOrEqual(2);
   });
 });

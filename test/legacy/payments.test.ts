@@ -12,7 +12,11 @@ beforeAll(async () => {
   gw = await startGateway({ rateLimitPerMinute: 1_000_000 });
   v1Key = await gw.issueKey('brightpath:telegram-bot');
   await gw.admin('POST', '/admin/v1/integrations/brightpath:telegram-bot/keys/import', { key: KEY });
-  const created = await bot('POST', '/api/bots/api/leads/', { first_name: 'Payer', phone: '+998907770000', extra_data: { telegram_id: 5 } });
+  const created = await bot('POST', '/api/bots/api/leads/', {
+    first_name: 'Payer',
+    phone: '+998907770000',
+    extra_data: { telegram_id: 5 },
+  });
   leadId = created.json().id;
 });
 afterAll(() => gw.close());
@@ -35,7 +39,11 @@ describe('POST leads/{id}/payments/', () => {
     expect(read.statusCode).toBe(200);
     expect(read.json().total_paid).toBe('92999999999999999.07');
     // The person's next v1 submission renders the same lead: no 500 there either.
-    const again = await gw.submit(v1Key, { event_id: 'pay-again', external_contact_id: 'telegram:5', first_name: 'Payer' });
+    const again = await gw.submit(v1Key, {
+      event_id: 'pay-again',
+      external_contact_id: 'telegram:5',
+      first_name: 'Payer',
+    });
     expect(again.statusCode).toBe(200);
     expect(again.json().lead.total_paid).toBe('92999999999999999.07');
     expect((await pay('0.01')).statusCode).toBe(201);

@@ -23,18 +23,34 @@ describe('the porting guide under the legacy prefix', () => {
   let gw: Gateway;
   beforeAll(async () => {
     gw = await startGateway();
-    for (const [handle, key] of [[BOT, KEY], [OTHER, OTHER_KEY]] as const) {
+    for (const [handle, key] of [
+      [BOT, KEY],
+      [OTHER, OTHER_KEY],
+    ] as const) {
       gw.secrets.add(key);
       expect((await gw.admin('POST', `/admin/v1/integrations/${handle}/keys/import`, { key })).statusCode).toBe(201);
     }
   });
   afterAll(() => gw.close());
 
-  const read = (key: string, url = GUIDE, headers: Record<string, string> = {}) => gw.app.inject({ method: 'GET', url, headers: { 'x-bot-api-key': key, ...headers } });
-  const legacyUsage = async (handle: string) => (await gw.admin('GET', `/admin/v1/integrations/${handle}/report`)).json<{ legacy: { calls_7d: number; last_seen: string | null } }>().legacy;
+  const read = (key: string, url = GUIDE, headers: Record<string, string> = {}) =>
+    gw.app.inject({ method: 'GET', url, headers: { 'x-bot-api-key': key, ...headers } });
+  const legacyUsage = async (handle: string) =>
+    (await gw.admin('GET', `/admin/v1/integrations/${handle}/report`)).json<{
+      legacy: { calls_7d: number; last_seen: string | null };
+    }>().legacy;
 
   it("answers the key's own integration's guide, with the sunset as the fix-by date and the deprecation headers", async () => {
-    expect((await gw.app.inject({ method: 'POST', url: '/api/bots/api/tags/create/', headers: { 'x-bot-api-key': KEY }, payload: { name: 'Laptop bor' } })).statusCode).toBe(201);
+    expect(
+      (
+        await gw.app.inject({
+          method: 'POST',
+          url: '/api/bots/api/tags/create/',
+          headers: { 'x-bot-api-key': KEY },
+          payload: { name: 'Laptop bor' },
+        })
+      ).statusCode,
+    ).toBe(201);
     const res = await read(KEY);
     expect(res.statusCode).toBe(200);
     expect(res.headers['content-type']).toMatch(/^application\/json/);
@@ -50,7 +66,10 @@ describe('the porting guide under the legacy prefix', () => {
   });
 
   it('answers Markdown for format=markdown or Accept: text/markdown', async () => {
-    for (const res of [await read(KEY, `${GUIDE}?format=markdown`), await read(KEY, GUIDE, { accept: 'text/markdown' })]) {
+    for (const res of [
+      await read(KEY, `${GUIDE}?format=markdown`),
+      await read(KEY, GUIDE, { accept: 'text/markdown' }),
+    ]) {
       expect(res.statusCode).toBe(200);
       expect(res.headers['content-type']).toBe('text/markdown; charset=utf-8');
       expect(res.body).toContain(`(${BOT})`);
@@ -63,13 +82,18 @@ describe('the porting guide under the legacy prefix', () => {
     for (let i = 0; i < 3; i++) expect((await read(KEY)).statusCode).toBe(200);
     expect(await legacyUsage(BOT)).toEqual(before);
     const guide = (await read(KEY)).json<PortingGuide>();
-    expect([...guide.routes, ...guide.not_needed, ...guide.not_available].map((r) => r.route)).not.toContain(`GET ${GUIDE}`);
+    expect([...guide.routes, ...guide.not_needed, ...guide.not_available].map((r) => r.route)).not.toContain(
+      `GET ${GUIDE}`,
+    );
   });
 
   it('refuses a bad key with 401, and a switched-off key with 403', async () => {
     expect((await read('porting-guide-no-such-key')).statusCode).toBe(401);
     await gw.issueKey(OTHER);
-    expect((await gw.admin('POST', `/admin/v1/integrations/${OTHER}/switch-off`, { reason: 'moved', force: true })).statusCode).toBe(200);
+    expect(
+      (await gw.admin('POST', `/admin/v1/integrations/${OTHER}/switch-off`, { reason: 'moved', force: true }))
+        .statusCode,
+    ).toBe(200);
     const res = await read(OTHER_KEY);
     expect(res.statusCode).toBe(403);
     expect(res.json()).toMatchObject({ status: 403, detail: expect.stringContaining('switched off') });
@@ -91,12 +115,24 @@ describe('the porting guide with an upstream legacy API set', () => {
     dir = mkdtempSync(join(tmpdir(), 'lead-gateway-guide-'));
     const store = await openTestStore(dir, 'g.db');
     app = await buildApp(
-      { adminToken: ADMIN_TOKEN, upstream: { url: `http://127.0.0.1:${(upstream.address() as AddressInfo).port}`, connectTimeoutMs: 500, timeoutMs: 400 } },
+      {
+        adminToken: ADMIN_TOKEN,
+        upstream: {
+          url: `http://127.0.0.1:${(upstream.address() as AddressInfo).port}`,
+          connectTimeoutMs: 500,
+          timeoutMs: 400,
+        },
+      },
       { store, rules: createRulesHolder(EXAMPLE_RULES) },
     );
     recordForContract(app, { upstream: true });
     await app.listen({ port: 0, host: '127.0.0.1' });
-    const imported = await app.inject({ method: 'POST', url: `/admin/v1/integrations/${BOT}/keys/import`, headers: { authorization: `Bearer ${ADMIN_TOKEN}` }, payload: { key: KEY } });
+    const imported = await app.inject({
+      method: 'POST',
+      url: `/admin/v1/integrations/${BOT}/keys/import`,
+      headers: { authorization: `Bearer ${ADMIN_TOKEN}` },
+      payload: { key: KEY },
+    });
     expect(imported.statusCode).toBe(201);
   });
   afterAll(async () => {
@@ -108,7 +144,9 @@ describe('the porting guide with an upstream legacy API set', () => {
 
   it('is served by the gateway itself: the upstream receives nothing', async () => {
     // The upstream is really there: a forwarded legacy read reaches it.
-    expect((await app.inject({ method: 'GET', url: '/api/bots/api/boards/', headers: { 'x-bot-api-key': KEY } })).json()).toEqual({ from: 'upstream' });
+    expect(
+      (await app.inject({ method: 'GET', url: '/api/bots/api/boards/', headers: { 'x-bot-api-key': KEY } })).json(),
+    ).toEqual({ from: 'upstream' });
     reached.length = 0;
     for (const url of [GUIDE, `${GUIDE}?format=markdown`]) {
       const res = await app.inject({ method: 'GET', url, headers: { 'x-bot-api-key': KEY } });

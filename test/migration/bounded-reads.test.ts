@@ -47,14 +47,21 @@ function observe(store: Store) {
               const answer = (await (member as (...a: unknown[]) => Promise<unknown>).apply(r, args)) as unknown;
               const key = `${String(repoName)}.${String(method)}`;
               calls.set(key, (calls.get(key) ?? 0) + 1);
-              rows.set(key, (rows.get(key) ?? 0) + (Array.isArray(answer) ? answer.length : answer === null || answer === undefined ? 0 : 1));
+              rows.set(
+                key,
+                (rows.get(key) ?? 0) +
+                  (Array.isArray(answer) ? answer.length : answer === null || answer === undefined ? 0 : 1),
+              );
               return answer;
             };
           },
         });
       },
     });
-  const methods = store as unknown as Record<'snapshot' | 'readOne' | 'transact', (fn: (r: Repos) => Promise<unknown>, ...rest: unknown[]) => Promise<unknown>>;
+  const methods = store as unknown as Record<
+    'snapshot' | 'readOne' | 'transact',
+    (fn: (r: Repos) => Promise<unknown>, ...rest: unknown[]) => Promise<unknown>
+  >;
   // Not `readCommitted`: SQLite's is its `snapshot`, counted there (PostgreSQL's, a readOne, reads no lead of these pages).
   for (const name of ['readOne', 'transact'] as const) {
     const original = methods[name];
@@ -73,11 +80,14 @@ function observe(store: Store) {
       }
       return answer;
     });
-  const sum = (prefix: string, of: Map<string, number>) => [...of].filter(([key]) => key.startsWith(prefix)).reduce((n, [, v]) => n + v, 0);
+  const sum = (prefix: string, of: Map<string, number>) =>
+    [...of].filter(([key]) => key.startsWith(prefix)).reduce((n, [, v]) => n + v, 0);
   return {
     state,
     /** Counts from zero, counting only what `fn` reads. */
-    async during<T>(fn: () => Promise<T>): Promise<{ answer: T; rows: (prefix?: string) => number; calls: (prefix: string) => number }> {
+    async during<T>(
+      fn: () => Promise<T>,
+    ): Promise<{ answer: T; rows: (prefix?: string) => number; calls: (prefix: string) => number }> {
       rows.clear();
       calls.clear();
       state.armed = true;
@@ -102,9 +112,22 @@ beforeAll(async () => {
   const at = (i: number) => new Date(Date.UTC(2026, 0, 1) + i * 1_000).toISOString();
   const lead = (i: number, telegramId: unknown) => {
     const contactId = randomUUID();
-    return { contact: aContact(contactId, { workspaceId: integration.workspace.id }), lead: aLead(randomUUID(), { workspaceId: integration.workspace.id, contactId, integrationId: integration.id, origin: 'legacy', createdAt: at(i), updatedAt: at(i), extraData: { telegram_id: telegramId } }) };
+    return {
+      contact: aContact(contactId, { workspaceId: integration.workspace.id }),
+      lead: aLead(randomUUID(), {
+        workspaceId: integration.workspace.id,
+        contactId,
+        integrationId: integration.id,
+        origin: 'legacy',
+        createdAt: at(i),
+        updatedAt: at(i),
+        extraData: { telegram_id: telegramId },
+      }),
+    };
   };
-  const made = Array.from({ length: UNLINKED - 1 }, (_, i) => lead(i, 600_000 + i)).concat([lead(UNLINKED, ' 600042 ')]);
+  const made = Array.from({ length: UNLINKED - 1 }, (_, i) => lead(i, 600_000 + i)).concat([
+    lead(UNLINKED, ' 600042 '),
+  ]);
   for (let from = 0; from < made.length; from += 1_000) {
     await gw.store.transact(async (tx) => {
       for (const m of made.slice(from, from + 1_000)) {
@@ -113,7 +136,11 @@ beforeAll(async () => {
       }
     });
   }
-  for (const id of NOT_FOUND) named.set(id, made.filter((m) => `telegram:${String(m.lead.extraData!.telegram_id).trim()}` === id).map((m) => m.lead.id));
+  for (const id of NOT_FOUND)
+    named.set(
+      id,
+      made.filter((m) => `telegram:${String(m.lead.extraData!.telegram_id).trim()}` === id).map((m) => m.lead.id),
+    );
   const usage = createUsageRecorder(gw.store);
   NOT_FOUND.forEach((id, i) => usage.recordNotFound(integration.id, id, new Date(Date.UTC(2026, 10, 20, i))));
   await usage.close();
@@ -131,7 +158,9 @@ describe(`with ${UNLINKED} unlinked legacy leads`, () => {
   it('a page of answers 404s reads only the legacy leads it names, and names them as before', async () => {
     const { answer: res, rows } = await observed.during(() => gw.admin('GET', `${OF}/not-found?limit=500`));
     expect(res.statusCode).toBe(200);
-    const page = res.json<{ items: { external_contact_id: string; legacy_leads: { lead_id: string; code: string }[] }[] }>();
+    const page = res.json<{
+      items: { external_contact_id: string; legacy_leads: { lead_id: string; code: string }[] }[];
+    }>();
     expect(page.items.map((e) => e.external_contact_id)).toEqual([...NOT_FOUND].reverse());
     for (const e of page.items) {
       expect(e.legacy_leads.map((l) => l.lead_id)).toEqual(named.get(e.external_contact_id));
@@ -142,7 +171,9 @@ describe(`with ${UNLINKED} unlinked legacy leads`, () => {
     // The page's entries, their totals and the bindings of the ids that name a lead: nothing per legacy lead.
     expect(rows()).toBeLessThanOrEqual(2 * page.items.length + 1 + namedCount());
 
-    const { answer: html, rows: consoleRows } = await observed.during(() => owner.get(`/console/integrations/${HANDLE}/not-found`));
+    const { answer: html, rows: consoleRows } = await observed.during(() =>
+      owner.get(`/console/integrations/${HANDLE}/not-found`),
+    );
     expect(html.statusCode).toBe(200);
     for (const id of named.get('telegram:600042')!) expect(html.body).toContain(id);
     expect(consoleRows('leads.')).toBe(namedCount());
@@ -155,14 +186,18 @@ describe(`with ${UNLINKED} unlinked legacy leads`, () => {
     expect(page.body).toContain(`data-testid="unlinked-rest">And ${UNLINKED - UNLINKED_LEADS_SHOWN} more`);
     // The leads it lists are the report's first, in its order.
     const report = (await gw.admin('GET', `${OF}/report`)).json<{ unlinked_legacy_leads: { lead_id: string }[] }>();
-    const listed = [.../<table data-testid="unlinked">[\s\S]*?<\/table>/.exec(page.body)![0].matchAll(/<code>([^<]+)<\/code>/g)].map((m) => m[1]);
+    const listed = [
+      .../<table data-testid="unlinked">[\s\S]*?<\/table>/.exec(page.body)![0].matchAll(/<code>([^<]+)<\/code>/g),
+    ].map((m) => m[1]);
     expect(listed).toEqual(report.unlinked_legacy_leads.slice(0, UNLINKED_LEADS_SHOWN).map((l) => l.lead_id));
     expect(rows('leads.')).toBe(1 + UNLINKED_LEADS_SHOWN + namedCount());
 
     const { answer: overview, rows: overviewRows } = await observed.during(() => owner.get('/console/integrations'));
     expect(overview.statusCode).toBe(200);
     expect(overview.body).toContain(`${UNLINKED} legacy lead(s) are not linked`);
-    const shown = visibleIntegrations(gw.rules.current(), { workspace: 'brightpath' } as Parameters<typeof visibleIntegrations>[1]).length;
+    const shown = visibleIntegrations(gw.rules.current(), { workspace: 'brightpath' } as Parameters<
+      typeof visibleIntegrations
+    >[1]).length;
     // A count per integration, and no answers-404 entry (the overview names none).
     expect(overviewRows('leads.')).toBe(shown);
   });
@@ -170,10 +205,17 @@ describe(`with ${UNLINKED} unlinked legacy leads`, () => {
   it("the admin API's report names the first REPORT_UNLINKED_ITEMS unlinked legacy leads and counts them all, reading no more", async () => {
     const { answer: res, rows, calls } = await observed.during(() => gw.admin('GET', `${OF}/report`));
     expect(res.statusCode).toBe(200);
-    const report = res.json<{ unlinked_legacy_leads: unknown[]; unlinked_legacy_leads_total: number; readiness: { reasons: string[] }; answers_not_found: { items: unknown[] } }>();
+    const report = res.json<{
+      unlinked_legacy_leads: unknown[];
+      unlinked_legacy_leads_total: number;
+      readiness: { reasons: string[] };
+      answers_not_found: { items: unknown[] };
+    }>();
     expect(report.unlinked_legacy_leads).toHaveLength(REPORT_UNLINKED_ITEMS);
     expect(report.unlinked_legacy_leads_total).toBe(UNLINKED);
-    expect(report.readiness.reasons).toContain(`${UNLINKED} legacy lead(s) are not linked: their answers would get 404`);
+    expect(report.readiness.reasons).toContain(
+      `${UNLINKED} legacy lead(s) are not linked: their answers would get 404`,
+    );
     expect(calls('leads.listLegacy')).toBe(1);
     expect(rows('leads.')).toBe(1 + REPORT_UNLINKED_ITEMS + namedCount());
   });
@@ -186,9 +228,17 @@ describe(`with ${UNLINKED} unlinked legacy leads`, () => {
     // A unit that holds the writer (SQLite) or one of the pool's connections (PostgreSQL).
     const held = gw.store.transact(() => gate);
     try {
-      for (const url of [`${OF}/not-found`, `${OF}/report`, `/console/integrations/${HANDLE}`, `/console/integrations/${HANDLE}/not-found`]) {
+      for (const url of [
+        `${OF}/not-found`,
+        `${OF}/report`,
+        `/console/integrations/${HANDLE}`,
+        `/console/integrations/${HANDLE}/not-found`,
+      ]) {
         const answer = url.startsWith('/console') ? owner.get(url) : gw.admin('GET', url);
-        const waited = await Promise.race([answer, new Promise<'still waiting'>((resolve) => setTimeout(() => resolve('still waiting'), 5_000))]);
+        const waited = await Promise.race([
+          answer,
+          new Promise<'still waiting'>((resolve) => setTimeout(() => resolve('still waiting'), 5_000)),
+        ]);
         expect(waited, url).not.toBe('still waiting');
         expect((await answer).statusCode, url).toBe(200);
       }
@@ -208,8 +258,15 @@ describe(`with ${UNLINKED} unlinked legacy leads`, () => {
       const page = gw.admin('GET', url);
       try {
         await reading;
-        const lead = gw.submit(key, { event_id: `held-read-${++n}`, external_contact_id: `smile:held-${n}`, first_name: 'Held' });
-        const waited = await Promise.race([lead, new Promise<'still waiting'>((resolve) => setTimeout(() => resolve('still waiting'), 5_000))]);
+        const lead = gw.submit(key, {
+          event_id: `held-read-${++n}`,
+          external_contact_id: `smile:held-${n}`,
+          first_name: 'Held',
+        });
+        const waited = await Promise.race([
+          lead,
+          new Promise<'still waiting'>((resolve) => setTimeout(() => resolve('still waiting'), 5_000)),
+        ]);
         expect(waited, url).not.toBe('still waiting');
         expect((await lead).statusCode, url).toBe(201);
       } finally {

@@ -26,13 +26,24 @@ async function call(method: string, path: string, headers: Record<string, string
     body: body === undefined ? undefined : JSON.stringify(body),
   });
   const text = await res.text();
-  return { status: res.status, headers: res.headers, body: text ? (JSON.parse(text) as Record<string, unknown>) : null };
+  return {
+    status: res.status,
+    headers: res.headers,
+    body: text ? (JSON.parse(text) as Record<string, unknown>) : null,
+  };
 }
-const admin = (method: string, path: string, body?: unknown) => call(method, `/admin/v1${path}`, { authorization: 'Bearer test-admin-token-0123456789abcdef' }, body);
-const asAlice = (method: string, path: string, body?: unknown) => call(method, `/admin/v1${path}`, { authorization: `Bearer ${alice}` }, body);
-const legacy = (method: string, path: string, body?: unknown, key = LEGACY_KEY) => call(method, `/api/bots/api${path}`, { 'x-bot-api-key': key }, body);
-const v1 = (key: string, body: unknown) => call('POST', '/api/integrations/v1/leads/', { authorization: `Bearer ${key}` }, body);
-const state = async () => ((await admin('GET', '/integrations')).body!.items as { handle: string; state: string }[]).find((i) => i.handle === handle)!.state;
+const admin = (method: string, path: string, body?: unknown) =>
+  call(method, `/admin/v1${path}`, { authorization: 'Bearer test-admin-token-0123456789abcdef' }, body);
+const asAlice = (method: string, path: string, body?: unknown) =>
+  call(method, `/admin/v1${path}`, { authorization: `Bearer ${alice}` }, body);
+const legacy = (method: string, path: string, body?: unknown, key = LEGACY_KEY) =>
+  call(method, `/api/bots/api${path}`, { 'x-bot-api-key': key }, body);
+const v1 = (key: string, body: unknown) =>
+  call('POST', '/api/integrations/v1/leads/', { authorization: `Bearer ${key}` }, body);
+const state = async () =>
+  ((await admin('GET', '/integrations')).body!.items as { handle: string; state: string }[]).find(
+    (i) => i.handle === handle,
+  )!.state;
 
 /** Every legacy route and method of docs/legacy-api.md, plus one the gateway does not know. */
 const EVERY_LEGACY_CALL: [string, string][] = [
@@ -58,11 +69,19 @@ describe('migrating one bot', () => {
   it('runs from an imported legacy key to switch-off, rollback and renewal', async () => {
     // 1. The unchanged legacy bot works once its key is imported.
     expect((await legacy('POST', '/leads/', { first_name: 'Aziza' })).status).toBe(401);
-    const imported = await asAlice('POST', `/integrations/${handle}/keys/import`, { key: LEGACY_KEY, reason: 'bot moves to the gateway' });
+    const imported = await asAlice('POST', `/integrations/${handle}/keys/import`, {
+      key: LEGACY_KEY,
+      reason: 'bot moves to the gateway',
+    });
     expect(imported.status).toBe(201);
     // A 22-character key is too short to show any of it (keys.ts legacyKeyPrefix).
     expect(imported.body).toMatchObject({ kind: 'legacy', prefix: '' });
-    const created = await legacy('POST', '/leads/', { first_name: 'Aziza', phone: '+998901110001', stage: 'Enrolled', extra_data: { telegram_id: 1001 } });
+    const created = await legacy('POST', '/leads/', {
+      first_name: 'Aziza',
+      phone: '+998901110001',
+      stage: 'Enrolled',
+      extra_data: { telegram_id: 1001 },
+    });
     expect(created.status).toBe(201);
     expect(created.headers.get('deprecation')).toMatch(/^@\d+$/);
     expect(created.headers.get('sunset')).toBe('Mon, 01 Mar 2027 00:00:00 GMT');
@@ -78,25 +97,36 @@ describe('migrating one bot', () => {
     expect(issued.status).toBe(201);
     expect(issued.body).toMatchObject({ state: 'migrating' });
     const v1Key = issued.body!.key as string;
-    expect((await v1(v1Key, { event_id: 'story-1', external_contact_id: 'telegram:1001', first_name: 'Aziza' })).body).toMatchObject({
+    expect(
+      (await v1(v1Key, { event_id: 'story-1', external_contact_id: 'telegram:1001', first_name: 'Aziza' })).body,
+    ).toMatchObject({
       matched_by: 'external_contact_id',
       lead: { id: (created.body as { id: string }).id },
     });
-    expect((await legacy('POST', '/leads/', { first_name: 'Bobur', extra_data: { telegram_id: 1002 } })).status).toBe(201);
+    expect((await legacy('POST', '/leads/', { first_name: 'Bobur', extra_data: { telegram_id: 1002 } })).status).toBe(
+      201,
+    );
 
     // 3. Switch-off is refused while the bot still calls the old API, then forced.
     const refused = await asAlice('POST', `/integrations/${handle}/switch-off`, { reason: 'bot migrated' });
     expect(refused.status).toBe(409);
     expect(refused.body!.detail).toMatch(/quiet period/);
     expect(await state()).toBe('migrating');
-    const forced = await asAlice('POST', `/integrations/${handle}/switch-off`, { reason: 'owner confirmed', force: true });
+    const forced = await asAlice('POST', `/integrations/${handle}/switch-off`, {
+      reason: 'owner confirmed',
+      force: true,
+    });
     expect(forced.status).toBe(200);
     expect(forced.body).toMatchObject({ state: 'switched_off' });
 
     // 4. Every legacy route and method now answers 403, naming what replaces it; nothing is written.
     const leadsBefore = await gw.inspect.leads.count();
     for (const [method, path] of EVERY_LEGACY_CALL) {
-      const res = await legacy(method, path, method === 'GET' || method === 'DELETE' ? undefined : { first_name: 'Late', name: 'x' });
+      const res = await legacy(
+        method,
+        path,
+        method === 'GET' || method === 'DELETE' ? undefined : { first_name: 'Late', name: 'x' },
+      );
       expect(res.status, `${method} ${path}`).toBe(403);
       expect(res.headers.get('content-type')).toMatch(/^application\/problem\+json/);
       expect(res.body!.detail).toMatch(/switched off/);
@@ -109,8 +139,12 @@ describe('migrating one bot', () => {
     expect((await v1(v1Key, { event_id: 'story-2', first_name: 'Still works' })).status).toBe(201);
 
     // 5. Rollback restores the old key.
-    expect((await admin('POST', `/integrations/${handle}/rollback`, { reason: 'bot broke in production' })).body).toMatchObject({ state: 'migrating' });
-    expect((await legacy('POST', '/leads/', { first_name: 'Back', extra_data: { telegram_id: 1003 } })).status).toBe(201);
+    expect(
+      (await admin('POST', `/integrations/${handle}/rollback`, { reason: 'bot broke in production' })).body,
+    ).toMatchObject({ state: 'migrating' });
+    expect((await legacy('POST', '/leads/', { first_name: 'Back', extra_data: { telegram_id: 1003 } })).status).toBe(
+      201,
+    );
     expect((await admin('POST', `/integrations/${handle}/rollback`, { reason: 'again' })).status).toBe(409);
 
     // 6. "Renew key" stops every old key at once and issues one new v1 key.
@@ -122,15 +156,29 @@ describe('migrating one bot', () => {
     expect((await v1(renewed.body!.key as string, { event_id: 'story-3', first_name: 'New key' })).status).toBe(201);
 
     // The audit log tells the story, newest first, with who and why.
-    const audit = (await admin('GET', `/integrations/${handle}/audit`)).body!.items as { action: string; actor: string; reason: string | null; to_state: string }[];
-    expect(audit.map((e) => e.action)).toEqual(['keys_renewed', 'rolled_back', 'switched_off_forced', 'v1_key_issued', 'legacy_key_imported']);
+    const audit = (await admin('GET', `/integrations/${handle}/audit`)).body!.items as {
+      action: string;
+      actor: string;
+      reason: string | null;
+      to_state: string;
+    }[];
+    expect(audit.map((e) => e.action)).toEqual([
+      'keys_renewed',
+      'rolled_back',
+      'switched_off_forced',
+      'v1_key_issued',
+      'legacy_key_imported',
+    ]);
     expect(audit[2]).toMatchObject({ actor: 'alice', reason: 'owner confirmed', to_state: 'switched_off' });
     expect(audit[1]).toMatchObject({ actor: 'automation', reason: 'bot broke in production', to_state: 'migrating' });
     expect(audit.at(-1)).toMatchObject({ actor: 'alice', reason: 'bot moves to the gateway' });
   });
 
   it('takes no identity from the body: an actor member is refused, and a revoked credential stops at once', async () => {
-    const refused = await asAlice('POST', `/integrations/smile-dental:booking-form/keys`, { actor: 'mallory', reason: 'r' });
+    const refused = await asAlice('POST', `/integrations/smile-dental:booking-form/keys`, {
+      actor: 'mallory',
+      reason: 'r',
+    });
     expect(refused.status).toBe(422);
     expect(refused.body!.errors).toEqual([{ path: '/actor', message: 'is not a field of this request' }]);
     const bob = await createAdminCredential(gw.store, 'bob', 'test');
@@ -158,7 +206,12 @@ describe('state moves that are refused', () => {
     expect(res.status).toBe(201);
     expect(res.body!.prefix).toBe('sha256:d06489e9');
     expect((await legacy('POST', '/tags/create/', { name: 'VIP' }, 'dental-bot-key-2024')).status).toBe(201);
-    expect((await admin('POST', '/integrations/smile-dental:booking-form/keys/import', { key: 'dental-bot-key-2024' })).status).toBe(409);
-    expect((await admin('POST', '/integrations/smile-dental:booking-form/keys/import', { key: 'abcdefgh', hash })).status).toBe(422);
+    expect(
+      (await admin('POST', '/integrations/smile-dental:booking-form/keys/import', { key: 'dental-bot-key-2024' }))
+        .status,
+    ).toBe(409);
+    expect(
+      (await admin('POST', '/integrations/smile-dental:booking-form/keys/import', { key: 'abcdefgh', hash })).status,
+    ).toBe(422);
   });
 });

@@ -16,8 +16,15 @@ afterAll(() => gw.close());
 
 const of = (handle: string) => `/admin/v1/integrations/${handle}`;
 const report = async (handle: string) => (await gw.admin('GET', `${of(handle)}/report`)).json();
-const audit = async (handle: string) => (await gw.admin('GET', `${of(handle)}/audit`)).json().items as { action: string; actor: string; reason: string | null; details: Record<string, unknown> | null }[];
-const listed = async (handle: string) => (await gw.admin('GET', '/admin/v1/integrations')).json().items.find((i: { handle: string }) => i.handle === handle);
+const audit = async (handle: string) =>
+  (await gw.admin('GET', `${of(handle)}/audit`)).json().items as {
+    action: string;
+    actor: string;
+    reason: string | null;
+    details: Record<string, unknown> | null;
+  }[];
+const listed = async (handle: string) =>
+  (await gw.admin('GET', '/admin/v1/integrations')).json().items.find((i: { handle: string }) => i.handle === handle);
 const answers = (key: string, eventId: string, externalContactId: string) =>
   gw.app.inject({
     method: 'POST',
@@ -32,7 +39,11 @@ describe('the ported flag', () => {
     await gw.issueKey(handle);
     const marked = await gw.admin('POST', `${of(handle)}/ported`, { note: 'the owner says the bot is moved' });
     expect(marked.statusCode).toBe(200);
-    expect(marked.json()).toEqual({ ported_at: expect.any(String), ported_by: expect.any(String), note: 'the owner says the bot is moved' });
+    expect(marked.json()).toEqual({
+      ported_at: expect.any(String),
+      ported_by: expect.any(String),
+      note: 'the owner says the bot is moved',
+    });
     const flag = marked.json();
 
     const again = await gw.admin('POST', `${of(handle)}/ported`, { note: 'twice' });
@@ -42,7 +53,12 @@ describe('the ported flag', () => {
     expect((await listed(handle)).ported).toEqual(flag);
     expect((await report(handle)).ported).toEqual(flag);
     const [entry] = await audit(handle);
-    expect(entry).toMatchObject({ action: 'marked_ported', actor: flag.ported_by, reason: 'the owner says the bot is moved', details: { role: 'service_team' } });
+    expect(entry).toMatchObject({
+      action: 'marked_ported',
+      actor: flag.ported_by,
+      reason: 'the owner says the bot is moved',
+      details: { role: 'service_team' },
+    });
 
     // Not a state: renew, switch-off and rollback move the state and leave the flag as it was.
     expect((await gw.admin('POST', `${of(handle)}/keys/renew`, { reason: 'leaked' })).statusCode).toBe(201);
@@ -57,7 +73,11 @@ describe('the ported flag', () => {
     expect(cleared.json()).toEqual({ ported: null });
     expect((await report(handle)).ported).toBeNull();
     expect((await listed(handle)).ported).toBeNull();
-    expect((await audit(handle))[0]).toMatchObject({ action: 'ported_cleared', reason: 'marked by mistake', details: { ported_at: flag.ported_at, note: flag.note } });
+    expect((await audit(handle))[0]).toMatchObject({
+      action: 'ported_cleared',
+      reason: 'marked by mistake',
+      details: { ported_at: flag.ported_at, note: flag.note },
+    });
     expect((await gw.admin('DELETE', `${of(handle)}/ported`)).statusCode).toBe(409);
   });
 
@@ -65,9 +85,16 @@ describe('the ported flag', () => {
     const integration = gw.rules.current().findIntegration(handle)!;
     const deps = { store: gw.store, usage: createUsageRecorder(gw.store) };
     await markPorted(deps, integration, { actor: 'owner@brightpath', note: null, role: 'owner' });
-    await expect(clearPorted(deps, integration, { actor: 'owner@brightpath', role: 'owner' })).rejects.toMatchObject({ code: 'forbidden', status: 403 });
+    await expect(clearPorted(deps, integration, { actor: 'owner@brightpath', role: 'owner' })).rejects.toMatchObject({
+      code: 'forbidden',
+      status: 403,
+    });
     expect((await listed(handle)).ported).toMatchObject({ ported_by: 'owner@brightpath', note: null });
-    expect((await audit(handle))[0]).toMatchObject({ action: 'marked_ported', actor: 'owner@brightpath', details: { role: 'owner' } });
+    expect((await audit(handle))[0]).toMatchObject({
+      action: 'marked_ported',
+      actor: 'owner@brightpath',
+      details: { role: 'owner' },
+    });
     expect((await gw.admin('DELETE', `${of(handle)}/ported`)).statusCode).toBe(200);
     await deps.usage.close();
   });
@@ -77,11 +104,17 @@ describe('the ported flag', () => {
     const before = await audit(other);
     const anonymous = await gw.app.inject({ method: 'DELETE', url: `${of(other)}/ported` });
     expect(anonymous.statusCode).toBe(401);
-    expect((await gw.admin('POST', `${of('nobody:nothing')}/ported`, { note: 'x' })).json()).toMatchObject({ status: 404, code: 'not-found' });
+    expect((await gw.admin('POST', `${of('nobody:nothing')}/ported`, { note: 'x' })).json()).toMatchObject({
+      status: 404,
+      code: 'not-found',
+    });
     for (const note of ['line\n2026-11-26T00:00:00Z  forged', 'colour \u001b[2J']) {
       const res = await gw.admin('POST', `${of(other)}/ported`, { note });
       expect(res.statusCode).toBe(422);
-      expect(res.json()).toMatchObject({ code: 'validation-failed', errors: [{ path: '/note', message: expect.stringContaining('control characters') }] });
+      expect(res.json()).toMatchObject({
+        code: 'validation-failed',
+        errors: [{ path: '/note', message: expect.stringContaining('control characters') }],
+      });
     }
     expect((await listed(other)).ported).toBeNull();
     expect(await audit(other)).toEqual(before);
@@ -93,14 +126,34 @@ describe('the readiness reasons', () => {
     const handle = 'brightpath:telegram-bot';
     await gw.admin('POST', `${of(handle)}/keys/import`, { key: 'tg-legacy-key-porting' });
     const key = await gw.issueKey(handle);
-    expect((await gw.submit(key, { event_id: 'ported-1', external_contact_id: 'telegram:100', first_name: 'Malika', phone: '+998901230001' })).statusCode).toBe(201);
+    expect(
+      (
+        await gw.submit(key, {
+          event_id: 'ported-1',
+          external_contact_id: 'telegram:100',
+          first_name: 'Malika',
+          phone: '+998901230001',
+        })
+      ).statusCode,
+    ).toBe(201);
     expect((await report(handle)).readiness).toEqual({ verdict: 'ready', reasons: [] });
 
     await gw.admin('POST', `${of(handle)}/ported`, { note: 'moved on Monday' });
     const marked = await report(handle);
-    expect(marked.readiness).toEqual({ verdict: 'ready', reasons: [`marked ported by ${marked.ported.ported_by} at ${marked.ported.ported_at}: moved on Monday`] });
+    expect(marked.readiness).toEqual({
+      verdict: 'ready',
+      reasons: [`marked ported by ${marked.ported.ported_by} at ${marked.ported.ported_at}: moved on Monday`],
+    });
 
-    expect((await gw.app.inject({ method: 'GET', url: '/api/bots/api/boards/', headers: { 'x-bot-api-key': 'tg-legacy-key-porting' } })).statusCode).toBe(200);
+    expect(
+      (
+        await gw.app.inject({
+          method: 'GET',
+          url: '/api/bots/api/boards/',
+          headers: { 'x-bot-api-key': 'tg-legacy-key-porting' },
+        })
+      ).statusCode,
+    ).toBe(200);
     const called = await report(handle);
     expect(called.readiness.verdict).toBe('not_ready');
     expect(called.readiness.reasons).toEqual([
@@ -111,7 +164,9 @@ describe('the readiness reasons', () => {
     // Outside the quiet period the verdict is the traffic's again, and the warning stays.
     const quiet = (await gw.admin('GET', `${of(handle)}/report?quiet_period_hours=0`)).json();
     expect(quiet.readiness.verdict).toBe('ready');
-    expect(quiet.readiness.reasons).toContain(`warning: the deprecated interface was called after the integration was marked ported (last at ${called.legacy.last_seen})`);
+    expect(quiet.readiness.reasons).toContain(
+      `warning: the deprecated interface was called after the integration was marked ported (last at ${called.legacy.last_seen})`,
+    );
   });
 });
 
@@ -122,12 +177,23 @@ describe('answers calls answered 404', () => {
     const key = await gw.issueKey(handle);
     const unknown = await answers(key, 'nf-1', 'telegram:404');
     expect(unknown.statusCode).toBe(404);
-    expect(unknown.json()).toMatchObject({ code: 'not-found', detail: expect.stringContaining('external_contact_id "telegram:404"') });
+    expect(unknown.json()).toMatchObject({
+      code: 'not-found',
+      detail: expect.stringContaining('external_contact_id "telegram:404"'),
+    });
     expect((await answers(key, 'nf-2', 'telegram:404')).statusCode).toBe(404);
 
     const r = await report(handle);
     expect(r.answers_not_found).toMatchObject({ ids: 1, calls: 2, next: null, ids_max: 1000 });
-    expect(r.answers_not_found.items).toEqual([{ external_contact_id: 'telegram:404', calls: 2, first_at: expect.any(String), last_at: expect.any(String), legacy_leads: [] }]);
+    expect(r.answers_not_found.items).toEqual([
+      {
+        external_contact_id: 'telegram:404',
+        calls: 2,
+        first_at: expect.any(String),
+        last_at: expect.any(String),
+        legacy_leads: [],
+      },
+    ]);
     expect(r.answers_not_found.items[0].first_at <= r.answers_not_found.items[0].last_at).toBe(true);
   });
 
@@ -142,35 +208,84 @@ describe('answers calls answered 404', () => {
     try {
       const tg = '/admin/v1/integrations/brightpath:telegram-bot';
       await other.admin('POST', `${tg}/keys/import`, { key: 'tg-legacy-key-unlinked' });
-      const lead = (await other.app.inject({ method: 'POST', url: '/api/bots/api/leads/', headers: { 'x-bot-api-key': 'tg-legacy-key-unlinked' }, payload: { first_name: 'Old', extra_data: { telegram_id: 778 } } })).json();
-      const taken = (await other.app.inject({ method: 'POST', url: '/api/bots/api/leads/', headers: { 'x-bot-api-key': 'tg-legacy-key-unlinked' }, payload: { first_name: 'Taken', extra_data: { telegram_id: 901 } } })).json();
+      const lead = (
+        await other.app.inject({
+          method: 'POST',
+          url: '/api/bots/api/leads/',
+          headers: { 'x-bot-api-key': 'tg-legacy-key-unlinked' },
+          payload: { first_name: 'Old', extra_data: { telegram_id: 778 } },
+        })
+      ).json();
+      const taken = (
+        await other.app.inject({
+          method: 'POST',
+          url: '/api/bots/api/leads/',
+          headers: { 'x-bot-api-key': 'tg-legacy-key-unlinked' },
+          payload: { first_name: 'Taken', extra_data: { telegram_id: 901 } },
+        })
+      ).json();
       const key = await other.issueKey('brightpath:telegram-bot');
       // The rule comes after the key: the lead stays unlinked until linking runs again.
       writeFileSync(rulesFile, readFileSync(rulesFile, 'utf8').replace('    legacy:\n', `    legacy:\n${rule}`));
       expect((await other.admin('POST', '/admin/v1/rules/reload')).statusCode).toBe(200);
       const ask = () =>
-        other.app.inject({ method: 'POST', url: '/api/integrations/v1/leads/answers/', headers: { authorization: `Bearer ${key}` }, payload: { event_id: 'old-1', external_contact_id: 'telegram:778', answers: { laptop: 'yes' } } });
+        other.app.inject({
+          method: 'POST',
+          url: '/api/integrations/v1/leads/answers/',
+          headers: { authorization: `Bearer ${key}` },
+          payload: { event_id: 'old-1', external_contact_id: 'telegram:778', answers: { laptop: 'yes' } },
+        });
       expect((await ask()).statusCode).toBe(404);
       const named = (await other.admin('GET', `${tg}/not-found`)).json();
       expect(named.items).toEqual([
-        { external_contact_id: 'telegram:778', calls: 1, first_at: expect.any(String), last_at: expect.any(String), legacy_leads: [{ lead_id: lead.id, code: 'not_linked', reason: expect.stringContaining('lead-gateway link') }] },
+        {
+          external_contact_id: 'telegram:778',
+          calls: 1,
+          first_at: expect.any(String),
+          last_at: expect.any(String),
+          legacy_leads: [
+            { lead_id: lead.id, code: 'not_linked', reason: expect.stringContaining('lead-gateway link') },
+          ],
+        },
       ]);
 
       // The id is bound to someone else (a v1 lead of another person, since deleted): linking cannot take it.
-      const someoneElse = (await other.submit(key, { event_id: 'else-1', external_contact_id: 'telegram:901', first_name: 'Someone', phone: '+998901239901' })).json();
+      const someoneElse = (
+        await other.submit(key, {
+          event_id: 'else-1',
+          external_contact_id: 'telegram:901',
+          first_name: 'Someone',
+          phone: '+998901239901',
+        })
+      ).json();
       expect((await other.admin('DELETE', `/admin/v1/leads/${someoneElse.lead.id}`)).statusCode).toBeLessThan(300);
       const askTaken = () =>
-        other.app.inject({ method: 'POST', url: '/api/integrations/v1/leads/answers/', headers: { authorization: `Bearer ${key}` }, payload: { event_id: 'taken-1', external_contact_id: 'telegram:901', answers: { laptop: 'yes' } } });
+        other.app.inject({
+          method: 'POST',
+          url: '/api/integrations/v1/leads/answers/',
+          headers: { authorization: `Bearer ${key}` },
+          payload: { event_id: 'taken-1', external_contact_id: 'telegram:901', answers: { laptop: 'yes' } },
+        });
       expect((await askTaken()).statusCode).toBe(404);
       const both = (await other.admin('GET', `${tg}/not-found`)).json();
-      expect(both.items.find((e: { external_contact_id: string }) => e.external_contact_id === 'telegram:901')).toMatchObject({
-        legacy_leads: [{ lead_id: taken.id, code: 'bound_to_another_person', reason: 'telegram:901 is already bound to another person' }],
+      expect(
+        both.items.find((e: { external_contact_id: string }) => e.external_contact_id === 'telegram:901'),
+      ).toMatchObject({
+        legacy_leads: [
+          {
+            lead_id: taken.id,
+            code: 'bound_to_another_person',
+            reason: 'telegram:901 is already bound to another person',
+          },
+        ],
       });
 
       expect((await other.admin('POST', `${tg}/link`)).json()).toMatchObject({ linked_leads: 1 });
       expect((await ask()).statusCode).toBe(200);
       const after = (await other.admin('GET', `${tg}/report`)).json().answers_not_found.items;
-      expect(after.find((e: { external_contact_id: string }) => e.external_contact_id === 'telegram:778')).toMatchObject({ calls: 1, legacy_leads: [] });
+      expect(
+        after.find((e: { external_contact_id: string }) => e.external_contact_id === 'telegram:778'),
+      ).toMatchObject({ calls: 1, legacy_leads: [] });
     } finally {
       await other.close();
     }
@@ -180,7 +295,13 @@ describe('answers calls answered 404', () => {
     // An integration no answers call reached yet: what it lists is what this test counted.
     const paged = 'brightpath:website-form';
     const integration = gw.rules.current().findIntegration(paged)!;
-    expect((await gw.admin('GET', `${of(paged)}/not-found`)).json()).toEqual({ items: [], next: null, ids: 0, calls: 0, ids_max: 1000 });
+    expect((await gw.admin('GET', `${of(paged)}/not-found`)).json()).toEqual({
+      items: [],
+      next: null,
+      ids: 0,
+      calls: 0,
+      ids_max: 1000,
+    });
     const usage = createUsageRecorder(gw.store, 60_000, { notFoundIdsPerIntegration: 3, notFoundPending: 100 });
     const at = (iso: string) => new Date(iso);
     usage.recordNotFound(integration.id, 'a', at('2026-01-01T00:00:00.000Z'));
@@ -191,7 +312,19 @@ describe('answers calls answered 404', () => {
     await usage.close();
 
     const page1 = (await gw.admin('GET', `${of(paged)}/not-found?limit=2`)).json();
-    expect(page1).toMatchObject({ ids: 3, calls: 4, items: [{ external_contact_id: 'b', calls: 2, first_at: '2026-11-20T00:00:00.000Z', last_at: '2026-11-23T00:00:00.000Z' }, { external_contact_id: 'c' }] });
+    expect(page1).toMatchObject({
+      ids: 3,
+      calls: 4,
+      items: [
+        {
+          external_contact_id: 'b',
+          calls: 2,
+          first_at: '2026-11-20T00:00:00.000Z',
+          last_at: '2026-11-23T00:00:00.000Z',
+        },
+        { external_contact_id: 'c' },
+      ],
+    });
     const page2 = (await gw.admin('GET', `${of(paged)}/not-found?limit=2&after=${page1.next}`)).json();
     expect(page2).toMatchObject({ items: [{ external_contact_id: 'a' }], next: null });
 
@@ -199,8 +332,17 @@ describe('answers calls answered 404', () => {
     expect(bad.statusCode).toBe(400);
     expect(bad.json()).toMatchObject({ code: 'bad-request' });
 
-    const run = await runRetention(gw.store, { usageDays: 30, answersDays: 90 }, { idleMs: SESSION_IDLE_MS, maxMs: SESSION_MAX_MS }, new Date('2026-11-26T12:00:00.000Z'));
+    const run = await runRetention(
+      gw.store,
+      { usageDays: 30, answersDays: 90 },
+      { idleMs: SESSION_IDLE_MS, maxMs: SESSION_MAX_MS },
+      new Date('2026-11-26T12:00:00.000Z'),
+    );
     expect(run).toMatchObject({ ran: true, not_found_deleted: 1 });
-    expect((await gw.admin('GET', `${of(paged)}/not-found`)).json().items.map((e: { external_contact_id: string }) => e.external_contact_id)).toEqual(['b', 'c']);
+    expect(
+      (await gw.admin('GET', `${of(paged)}/not-found`))
+        .json()
+        .items.map((e: { external_contact_id: string }) => e.external_contact_id),
+    ).toEqual(['b', 'c']);
   });
 });

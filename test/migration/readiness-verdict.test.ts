@@ -12,12 +12,18 @@ describe('readiness verdict', () => {
   it('stays not_ready through refused v1 calls and turns ready with the first accepted one', async () => {
     const handle = 'smile-dental:booking-form';
     const key = await gw.issueKey(handle);
-    for (let i = 0; i < 3; i++) expect((await gw.submit(key, { event_id: `bad-${i}`, first_name: 'A', stage: 'Won' })).statusCode).toBe(422);
+    for (let i = 0; i < 3; i++)
+      expect((await gw.submit(key, { event_id: `bad-${i}`, first_name: 'A', stage: 'Won' })).statusCode).toBe(422);
     const refused = await report(handle);
-    expect(refused.readiness).toEqual({ verdict: 'not_ready', reasons: ['no v1 call has succeeded yet (every one was refused)'] });
+    expect(refused.readiness).toEqual({
+      verdict: 'not_ready',
+      reasons: ['no v1 call has succeeded yet (every one was refused)'],
+    });
     expect(refused.v1).toMatchObject({ calls_24h: 3, successful_7d: 0, last_success: null });
 
-    expect((await gw.submit(key, { event_id: 'good-1', first_name: 'Malika', phone: '+998901230000' })).statusCode).toBe(201);
+    expect(
+      (await gw.submit(key, { event_id: 'good-1', first_name: 'Malika', phone: '+998901230000' })).statusCode,
+    ).toBe(201);
     const accepted = await report(handle);
     expect(accepted.readiness).toEqual({ verdict: 'ready', reasons: [] });
     expect(accepted.v1).toMatchObject({ calls_24h: 4, successful_7d: 1, last_success: expect.any(String) });
@@ -26,7 +32,8 @@ describe('readiness verdict', () => {
   it('counts legacy calls of every status, a 401-free 404 included, with their successes apart', async () => {
     const handle = 'brightpath:website-form';
     await gw.admin('POST', `/admin/v1/integrations/${handle}/keys/import`, { key: 'web-form-legacy-key-0001' });
-    const legacy = (url: string) => gw.app.inject({ method: 'GET', url, headers: { 'x-bot-api-key': 'web-form-legacy-key-0001' } });
+    const legacy = (url: string) =>
+      gw.app.inject({ method: 'GET', url, headers: { 'x-bot-api-key': 'web-form-legacy-key-0001' } });
     expect((await legacy('/api/bots/api/boards/')).statusCode).toBe(200);
     expect((await legacy('/api/bots/api/leads/00000000-0000-4000-8000-000000000000/')).statusCode).toBe(404);
     const r = await report(handle);

@@ -8,7 +8,7 @@ beforeAll(async () => (gw = await startGateway()));
 afterAll(() => gw.close());
 
 describe('flushing the call counters', () => {
-  it('a second flush during the first one resolves only once the first one\'s counts are stored', async () => {
+  it("a second flush during the first one resolves only once the first one's counts are stored", async () => {
     const usage = createUsageRecorder(gw.store, 60_000);
     const integration = gw.rules.current().findIntegration('brightpath:telegram-bot')!;
     usage.record(integration.id, 'legacy', 'GET /api/bots/api/boards/', true);

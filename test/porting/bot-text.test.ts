@@ -18,27 +18,59 @@ const HANDLE = 'brightpath:telegram-bot';
 const LEGACY = '/api/bots/api';
 
 /** What a hostile bot sends, each a way out of a Markdown cell or into the terminal. */
-const MARKDOWN = ['<img src=x onerror=alert(1)>', '[re-verify](https://evil.example/login)', '![x](https://evil.example/p.png)', 'a | b | c', '```', '<https://evil.example>', '*bold* _it_'];
-const TERMINAL = ['\u001b[2J\u001b[H', '\u001b]8;;https://evil.example\u0007click\u001b]8;;\u0007', 'over\rwrite', '\u009b31mred', 'del\u007f', '\u202egnp.exe', 'bell\u0007'];
+const MARKDOWN = [
+  '<img src=x onerror=alert(1)>',
+  '[re-verify](https://evil.example/login)',
+  '![x](https://evil.example/p.png)',
+  'a | b | c',
+  '```',
+  '<https://evil.example>',
+  '*bold* _it_',
+];
+const TERMINAL = [
+  '\u001b[2J\u001b[H',
+  '\u001b]8;;https://evil.example\u0007click\u001b]8;;\u0007',
+  'over\rwrite',
+  '\u009b31mred',
+  'del\u007f',
+  '\u202egnp.exe',
+  'bell\u0007',
+];
 
 /** Text with each character a terminal acts on written as an escape, as a reader sees it: `\n`, `\r`, `\t`, else `\u001b`. */
 const visible = (text: string) =>
   text.replace(/[^ -~\u00a0-\u061b\u061d-\u200d\u2010-\u2027\u202f-\u2065\u206a-\uffff]/g, (c) =>
-    c === '\n' ? '\\n' : c === '\r' ? '\\r' : c === '\t' ? '\\t' : `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`,
+    c === '\n'
+      ? '\\n'
+      : c === '\r'
+        ? '\\r'
+        : c === '\t'
+          ? '\\t'
+          : `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`,
   );
 
 /** The first character a terminal acts on (C0 but the line feed, DEL, C1, bidi controls, line and paragraph separators), as U+XXXX; null if none. */
 function unsafeIn(text: string): string | null {
   for (const c of text) {
     const code = c.codePointAt(0)!;
-    const unsafe = (code < 0x20 && code !== 0x0a) || (code >= 0x7f && code <= 0x9f) || [0x061c, 0x200e, 0x200f].includes(code) || (code >= 0x2028 && code <= 0x202e) || (code >= 0x2066 && code <= 0x2069);
+    const unsafe =
+      (code < 0x20 && code !== 0x0a) ||
+      (code >= 0x7f && code <= 0x9f) ||
+      [0x061c, 0x200e, 0x200f].includes(code) ||
+      (code >= 0x2028 && code <= 0x202e) ||
+      (code >= 0x2066 && code <= 0x2069);
     if (unsafe) return `U+${code.toString(16).padStart(4, '0')}`;
   }
   return null;
 }
 
 const bot = (method: string, path: string, body?: unknown) =>
-  gw.app.inject({ method: method as 'GET', url: `${LEGACY}${path}`, headers: { 'x-bot-api-key': KEY }, ...(body === undefined ? {} : { payload: body as object }) });
+  gw.app.inject({
+    method: method as 'GET',
+    url: `${LEGACY}${path}`,
+    headers: { 'x-bot-api-key': KEY },
+    ...(body === undefined ? {} : { payload: body as object }),
+  });
 
 beforeAll(async () => {
   gw = await startGateway();
@@ -61,17 +93,62 @@ beforeAll(async () => {
     await gw.store.transact((tx) => tx.legacyTags.ensure({ workspaceId: ws.id, id, name, color: null, createdAt: at }));
     tagIds.push(id);
   }
-  const created = await bot('POST', '/leads/', { first_name: 'Lola', extra_data: { telegram_id: 5151 }, ...Object.fromEntries([...MARKDOWN, ...TERMINAL].map((m) => [m, 'x'])) });
+  const created = await bot('POST', '/leads/', {
+    first_name: 'Lola',
+    extra_data: { telegram_id: 5151 },
+    ...Object.fromEntries([...MARKDOWN, ...TERMINAL].map((m) => [m, 'x'])),
+  });
   expect(created.statusCode).toBe(201);
-  expect((await bot('PATCH', `/leads/${created.json<{ id: string }>().id}/`, { tag_ids: tagIds })).statusCode).toBe(200);
+  expect((await bot('PATCH', `/leads/${created.json<{ id: string }>().id}/`, { tag_ids: tagIds })).statusCode).toBe(
+    200,
+  );
 
   // Rows stored before the rules: ignored names, a sample and a 404'd person id of the bot's choosing.
   await gw.store.transact(async (tx) => {
-    await tx.states.countIgnored(integration.id, TERMINAL.map((t) => `old${t}`), at, 1_000);
-    await tx.states.addUsage([{ integrationId: integration.id, interface: 'legacy', route: `PUT ${LEGACY}/leads/:id/`, hour: at.slice(0, 13), calls: 1, lastSeen: at, okCalls: 1, lastOk: at }]);
+    await tx.states.countIgnored(
+      integration.id,
+      TERMINAL.map((t) => `old${t}`),
+      at,
+      1_000,
+    );
+    await tx.states.addUsage([
+      {
+        integrationId: integration.id,
+        interface: 'legacy',
+        route: `PUT ${LEGACY}/leads/:id/`,
+        hour: at.slice(0, 13),
+        calls: 1,
+        lastSeen: at,
+        okCalls: 1,
+        lastOk: at,
+      },
+    ]);
     const names = Object.fromEntries([...MARKDOWN, ...TERMINAL].map((m) => [m, '<text>']));
-    await tx.states.putSamples([{ integrationId: integration.id, route: `PUT ${LEGACY}/leads/:id/`, at, sample: { method: 'PUT', path: `${LEGACY}/leads/<id>/`, query: names, body: { ...names, extra_data: { age: '<number>', ...names } }, status: 200, truncated: false } }]);
-    await tx.states.countNotFound(TERMINAL.map((t, i) => ({ integrationId: integration.id, externalContactId: `telegram:${t}`, calls: 1, firstAt: at, lastAt: new Date(Date.parse(at) + i).toISOString() })), 1_000);
+    await tx.states.putSamples([
+      {
+        integrationId: integration.id,
+        route: `PUT ${LEGACY}/leads/:id/`,
+        at,
+        sample: {
+          method: 'PUT',
+          path: `${LEGACY}/leads/<id>/`,
+          query: names,
+          body: { ...names, extra_data: { age: '<number>', ...names } },
+          status: 200,
+          truncated: false,
+        },
+      },
+    ]);
+    await tx.states.countNotFound(
+      TERMINAL.map((t, i) => ({
+        integrationId: integration.id,
+        externalContactId: `telegram:${t}`,
+        calls: 1,
+        firstAt: at,
+        lastAt: new Date(Date.parse(at) + i).toISOString(),
+      })),
+      1_000,
+    );
   });
   // The admin route writes what the recorder holds before it reads.
   expect((await gw.admin('GET', `/admin/v1/integrations/${HANDLE}/porting-guide`)).statusCode).toBe(200);
@@ -130,7 +207,9 @@ describe('finding 2: the Markdown guide shows what a bot chose as literal text',
       // A fence per sample and per v1 example of a translated route: no fence ends early, none runs on.
       const translated = guide.routes.filter((r) => r.kind === 'translated');
       expect(translated.filter((r) => r.sample).length).toBeGreaterThanOrEqual(3);
-      expect(tokens.filter((t) => t.type === 'fence').length).toBe(translated.filter((r) => r.sample).length + translated.filter((r) => r.v1_example).length);
+      expect(tokens.filter((t) => t.type === 'fence').length).toBe(
+        translated.filter((r) => r.sample).length + translated.filter((r) => r.v1_example).length,
+      );
       // Each ignored field is one row of four cells, its first cell the name as the bot sent it (controls as escapes).
       const rows = tableCells(source, 'Ignored legacy fields');
       expect(rows.map((r) => r.length)).toEqual(guide.ignored_legacy_fields.map(() => 4));
@@ -142,8 +221,17 @@ describe('finding 2: the Markdown guide shows what a bot chose as literal text',
 
 /** The CLI as a real process, on the gateway's database (SQLite file or PostgreSQL) or over its admin API. */
 async function cli(args: string[], overApi: boolean): Promise<{ code: number | null; out: string; err: string }> {
-  const env = { ...process.env, ...databaseEnv(gw.store), RULES_DIR: EXAMPLE_RULES, LEAD_GATEWAY_ADMIN_TOKEN: ADMIN_TOKEN };
-  const run = await runOwned(process.execPath, [builtCli(), ...(overApi ? ['--url', base] : []), ...args], { cwd: ROOT, env, timeoutMs: 30_000 });
+  const env = {
+    ...process.env,
+    ...databaseEnv(gw.store),
+    RULES_DIR: EXAMPLE_RULES,
+    LEAD_GATEWAY_ADMIN_TOKEN: ADMIN_TOKEN,
+  };
+  const run = await runOwned(process.execPath, [builtCli(), ...(overApi ? ['--url', base] : []), ...args], {
+    cwd: ROOT,
+    env,
+    timeoutMs: 30_000,
+  });
   return { code: run.code, out: run.stdout, err: run.stderr };
 }
 
@@ -159,7 +247,10 @@ describe('finding 2: the CLI gives the terminal no control character a bot chose
         for (const command of commands) {
           const run = await cli([...(json ? ['--json'] : []), ...command], overApi);
           expect(run.code, run.err).toBe(0);
-          for (const [stream, text] of [['stdout', run.out], ['stderr', run.err]] as const) {
+          for (const [stream, text] of [
+            ['stdout', run.out],
+            ['stderr', run.err],
+          ] as const) {
             expect(unsafeIn(text), `${command[0]} ${stream}`).toBeNull();
           }
           // The bot's text is there, written as escapes: nothing was dropped.
@@ -169,7 +260,9 @@ describe('finding 2: the CLI gives the terminal no control character a bot chose
             expect(JSON.parse(run.out)).toEqual(served.json());
           }
           if (json && command[0] === 'porting-guide') {
-            const served = (await gw.admin('GET', `/admin/v1/integrations/${HANDLE}/porting-guide`)).json<PortingGuide>();
+            const served = (
+              await gw.admin('GET', `/admin/v1/integrations/${HANDLE}/porting-guide`)
+            ).json<PortingGuide>();
             expect({ ...JSON.parse(run.out), generated_at: null }).toEqual({ ...served, generated_at: null });
           }
         }

@@ -21,12 +21,24 @@ beforeAll(async () => {
 afterAll(() => gw.close());
 
 async function bot(method: 'GET' | 'POST' | 'PATCH' | 'PUT' | 'DELETE', path: string, body?: unknown) {
-  const res = await gw.app.inject({ method, url: `/api/bots/api${path}`, headers: { 'x-bot-api-key': KEY }, ...(body === undefined ? {} : { payload: body as object }) });
+  const res = await gw.app.inject({
+    method,
+    url: `/api/bots/api${path}`,
+    headers: { 'x-bot-api-key': KEY },
+    ...(body === undefined ? {} : { payload: body as object }),
+  });
   return { status: res.statusCode, body: res.body ? res.json() : null };
 }
 
 /** The first person's own values: none of them may reach the guide. */
-const FIRST = { first_name: 'Madina', last_name: 'Rahimova', phone: '+998 90 555 12 34', email: 'madina.r@example.com', notes: 'Prefers evening classes', telegram_id: 4242 };
+const FIRST = {
+  first_name: 'Madina',
+  last_name: 'Rahimova',
+  phone: '+998 90 555 12 34',
+  email: 'madina.r@example.com',
+  notes: 'Prefers evening classes',
+  telegram_id: 4242,
+};
 
 /**
  * What each placeholder becomes for the second person, as the text written in its place: the legend
@@ -48,13 +60,21 @@ const SECOND: Record<string, string> = {
 function filled(curl: string, n: number): unknown {
   const quoted = /-d '((?:[^']|'\\'')*)'$/.exec(curl);
   if (!quoted) throw new Error(`no body in ${curl}`);
-  const text = quoted[1]!.replaceAll(`'\\''`, "'").replace(/<[a-z0-9-]+>/g, (p) => (p === '<n>' ? String(n) : (SECOND[p] ?? p)));
+  const text = quoted[1]!
+    .replaceAll(`'\\''`, "'")
+    .replace(/<[a-z0-9-]+>/g, (p) => (p === '<n>' ? String(n) : (SECOND[p] ?? p)));
   return JSON.parse(text);
 }
 
 /** The JSON type of every value, by member and item: what a typed client reads back. */
 const typesOf = (value: unknown): unknown =>
-  Array.isArray(value) ? value.map(typesOf) : value !== null && typeof value === 'object' ? Object.fromEntries(Object.entries(value).map(([k, v]) => [k, typesOf(v)])) : value === null ? 'null' : typeof value;
+  Array.isArray(value)
+    ? value.map(typesOf)
+    : value !== null && typeof value === 'object'
+      ? Object.fromEntries(Object.entries(value).map(([k, v]) => [k, typesOf(v)]))
+      : value === null
+        ? 'null'
+        : typeof value;
 
 type LeadView = Record<string, unknown> & { tag_ids: string[]; custom_field_values: Record<string, unknown>[] };
 
@@ -68,7 +88,15 @@ const decided = (lead: LeadView) => ({
   source: lead.source,
   tag_ids: [...lead.tag_ids].sort(),
   fields: lead.custom_field_values
-    .map((v) => ({ field: v.field, option: v.option, text_value: v.text_value, decimal_value: v.decimal_value, boolean_value: v.boolean_value, date_value: v.date_value, selected_options: v.selected_options }))
+    .map((v) => ({
+      field: v.field,
+      option: v.option,
+      text_value: v.text_value,
+      decimal_value: v.decimal_value,
+      boolean_value: v.boolean_value,
+      date_value: v.date_value,
+      selected_options: v.selected_options,
+    }))
     .sort((a, b) => String(a.field).localeCompare(String(b.field))),
 });
 
@@ -95,12 +123,30 @@ describe('the porting guide of a scripted legacy bot', () => {
     });
     expect(created.status).toBe(201);
     firstLeadId = created.body.id;
-    expect((await bot('PATCH', `/leads/${firstLeadId}/`, { tag_ids: [...created.body.tag_ids, video.body.id], extra_data: { age: 21 } })).status).toBe(200);
+    expect(
+      (
+        await bot('PATCH', `/leads/${firstLeadId}/`, {
+          tag_ids: [...created.body.tag_ids, video.body.id],
+          extra_data: { age: 21 },
+        })
+      ).status,
+    ).toBe(200);
     expect((await bot('PUT', `/leads/${firstLeadId}/`, { extra_data: { course: 'frontend' } })).status).toBe(200);
-    for (const path of ['/boards/', '/statuses/', '/groups/', '/tags/', '/info/', '/leads/', `/leads/${firstLeadId}/`, `/leads/${firstLeadId}/comments/`]) {
+    for (const path of [
+      '/boards/',
+      '/statuses/',
+      '/groups/',
+      '/tags/',
+      '/info/',
+      '/leads/',
+      `/leads/${firstLeadId}/`,
+      `/leads/${firstLeadId}/comments/`,
+    ]) {
       expect((await bot('GET', path)).status).toBe(200);
     }
-    expect((await bot('POST', `/leads/${firstLeadId}/comments/`, { text: 'Madina asked for a discount' })).status).toBe(201);
+    expect((await bot('POST', `/leads/${firstLeadId}/comments/`, { text: 'Madina asked for a discount' })).status).toBe(
+      201,
+    );
     expect((await bot('POST', `/leads/${firstLeadId}/payments/`, { amount: '250000.50' })).status).toBe(201);
     // Moved to the stage it is in: the call is counted, and the lead's stage stays the one the settings give.
     expect((await bot('POST', `/leads/${firstLeadId}/move/`, { stage })).status).toBe(200);
@@ -135,12 +181,32 @@ describe('the porting guide of a scripted legacy bot', () => {
     expect(guide.ignored_legacy_fields.map((f) => f.field).sort()).toEqual(['favourite_colour', 'stage']);
     // No value of the first person is in the guide, in any form.
     const text = res.body;
-    for (const value of [FIRST.first_name, FIRST.last_name, '555', '12 34', FIRST.email, 'evening', String(FIRST.telegram_id), 'discount', '250000', firstLeadId]) expect(text).not.toContain(value);
+    for (const value of [
+      FIRST.first_name,
+      FIRST.last_name,
+      '555',
+      '12 34',
+      FIRST.email,
+      'evening',
+      String(FIRST.telegram_id),
+      'discount',
+      '250000',
+      firstLeadId,
+    ])
+      expect(text).not.toContain(value);
   });
 
-  const examples = () => ['POST /api/bots/api/leads/', 'PATCH /api/bots/api/leads/:id/', 'PUT /api/bots/api/leads/:id/'].map((route) => guide.routes.find((r) => r.route === route)!.v1_example!);
+  const examples = () =>
+    ['POST /api/bots/api/leads/', 'PATCH /api/bots/api/leads/:id/', 'PUT /api/bots/api/leads/:id/'].map(
+      (route) => guide.routes.find((r) => r.route === route)!.v1_example!,
+    );
   const send = (key: string, example: NonNullable<PortingGuide['routes'][number]['v1_example']>, n: number) =>
-    gw.app.inject({ method: example.method, url: example.path, headers: { authorization: `Bearer ${key}` }, payload: filled(example.curl, n) as object });
+    gw.app.inject({
+      method: example.method,
+      url: example.path,
+      headers: { authorization: `Bearer ${key}` },
+      payload: filled(example.curl, n) as object,
+    });
   /** What the examples could store: leads, the ledger, persons, answers and field values. */
   const stored = async () => ({
     leads: await gw.inspect.leads.count(),
@@ -210,6 +276,8 @@ describe('the porting guide of a scripted legacy bot', () => {
       expect(res.headers['lead-gateway-test-mode']).toBe('true');
     }
     expect(await stored()).toEqual(before);
-    expect(decided((await gw.admin('GET', `/admin/v1/leads/${secondLeadId}`)).json<LeadView>())).toEqual(decided(second));
+    expect(decided((await gw.admin('GET', `/admin/v1/leads/${secondLeadId}`)).json<LeadView>())).toEqual(
+      decided(second),
+    );
   });
 });

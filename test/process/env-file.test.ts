@@ -21,9 +21,22 @@ describe('.env', () => {
     spawnSync('mkdir', ['-p', cwd]);
     writeFileSync(
       join(cwd, '.env'),
-      ['# the operator\'s file', 'PORT=0', `DATABASE_PATH=${join(cwd, 'g.db')}`, `RULES_DIR=${join(ROOT, 'rules')}`, `ADMIN_TOKEN=${FILE_TOKEN}`, 'LOG_LEVEL=INFO', 'DEMO_MODE=FALSE', ''].join('\n'),
+      [
+        "# the operator's file",
+        'PORT=0',
+        `DATABASE_PATH=${join(cwd, 'g.db')}`,
+        `RULES_DIR=${join(ROOT, 'rules')}`,
+        `ADMIN_TOKEN=${FILE_TOKEN}`,
+        'LOG_LEVEL=INFO',
+        'DEMO_MODE=FALSE',
+        '',
+      ].join('\n'),
     );
-    const child = spawnOwned(process.execPath, [builtMain()], { cwd, env: { ...baseEnv, ADMIN_TOKEN: ENV_TOKEN }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawnOwned(process.execPath, [builtMain()], {
+      cwd,
+      env: { ...baseEnv, ADMIN_TOKEN: ENV_TOKEN },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let out = '';
     const address = await new Promise<string>((resolve, reject) => {
       const timer = setTimeout(() => reject(new Error(`not listening:\n${out}`)), 20_000);
@@ -39,7 +52,8 @@ describe('.env', () => {
       child.stderr!.on('data', onData);
     });
     try {
-      const admin = (token: string) => fetch(`${address}/admin/v1/integrations`, { headers: { authorization: `Bearer ${token}` } });
+      const admin = (token: string) =>
+        fetch(`${address}/admin/v1/integrations`, { headers: { authorization: `Bearer ${token}` } });
       expect((await admin(ENV_TOKEN)).status).toBe(200);
       expect((await admin(FILE_TOKEN)).status).toBe(401);
       expect(out).toMatch(/"file":"\.env","variables":\["DATABASE_PATH","DEMO_MODE","LOG_LEVEL","PORT","RULES_DIR"\]/);
@@ -54,7 +68,12 @@ describe('.env', () => {
     const cwd = join(dir, 'bad');
     spawnSync('mkdir', ['-p', cwd]);
     writeFileSync(join(cwd, '.env'), `RATE_LIMIT_PER_MINUTE=0\nRULES_DIR=${join(ROOT, 'rules')}\n`);
-    const run = spawnSync(process.execPath, [builtMain(), '--demo'], { cwd, env: { ...baseEnv, PORT: '0' }, encoding: 'utf8', timeout: 20_000 });
+    const run = spawnSync(process.execPath, [builtMain(), '--demo'], {
+      cwd,
+      env: { ...baseEnv, PORT: '0' },
+      encoding: 'utf8',
+      timeout: 20_000,
+    });
     expect(run.status).toBe(1);
     expect(run.stderr).toMatch(/RATE_LIMIT_PER_MINUTE must be at least 1 \(set in \.env\)/);
   });

@@ -3,7 +3,15 @@
 import { spawnSync } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import pg from 'pg';
-import { builtCli, builtMain, CHILD_ADMIN_TOKEN, type ChildGateway, DEMO_V1_KEY, ROOT, spawnGateway } from '../support/child-gateway.js';
+import {
+  builtCli,
+  builtMain,
+  CHILD_ADMIN_TOKEN,
+  type ChildGateway,
+  DEMO_V1_KEY,
+  ROOT,
+  spawnGateway,
+} from '../support/child-gateway.js';
 import { clusterOrSkip, freshDatabase, type TestPostgres } from '../support/postgres.js';
 import { EXAMPLE_RULES } from '../helper.js';
 import { migrations } from '../../src/store/postgres/migrations.js';
@@ -40,7 +48,10 @@ describe('a gateway on PostgreSQL', () => {
   it('is selected by DATABASE_URL, migrates at start, stores leads there and logs the URL without its password', async (context) => {
     if (!cluster) return context.skip();
     const url = withPassword(await freshDatabase(cluster.url));
-    const gw = await spawnGateway({ env: { DATABASE_URL: url, DEMO_MODE: 'true', ADMIN_TOKEN: CHILD_ADMIN_TOKEN }, capture: true });
+    const gw = await spawnGateway({
+      env: { DATABASE_URL: url, DEMO_MODE: 'true', ADMIN_TOKEN: CHILD_ADMIN_TOKEN },
+      capture: true,
+    });
     gateways.push(gw);
     expect((await fetch(`${gw.address}/readyz`)).status).toBe(200);
     const res = await fetch(`${gw.address}/api/integrations/v1/leads/`, {
@@ -52,13 +63,19 @@ describe('a gateway on PostgreSQL', () => {
     const client = new pg.Client({ connectionString: url });
     await client.connect();
     try {
-      expect((await client.query("SELECT first_name FROM leads")).rows).toEqual([{ first_name: 'Aziza' }]);
+      expect((await client.query('SELECT first_name FROM leads')).rows).toEqual([{ first_name: 'Aziza' }]);
       expect((await client.query('SELECT max(version) AS v FROM schema_migrations')).rows[0].v).toBe(LATEST);
     } finally {
       await client.end();
     }
-    const listening = gw.output().split('\n').find((l) => l.includes('lead-gateway listening'))!;
-    expect(JSON.parse(listening)).toMatchObject({ engine: 'postgres', database: url.replace('pw-never-logged', '***') });
+    const listening = gw
+      .output()
+      .split('\n')
+      .find((l) => l.includes('lead-gateway listening'))!;
+    expect(JSON.parse(listening)).toMatchObject({
+      engine: 'postgres',
+      database: url.replace('pw-never-logged', '***'),
+    });
     expect(gw.output()).not.toContain('pw-never-logged');
   });
 
@@ -84,14 +101,21 @@ describe('a gateway on PostgreSQL', () => {
     url.port = '1';
     const run = spawnSync(process.execPath, [builtMain(), '--demo'], {
       cwd: ROOT,
-      env: { PATH: process.env.PATH ?? '/usr/bin:/bin', PORT: '0', RULES_DIR: EXAMPLE_RULES, DATABASE_URL: url.toString() },
+      env: {
+        PATH: process.env.PATH ?? '/usr/bin:/bin',
+        PORT: '0',
+        RULES_DIR: EXAMPLE_RULES,
+        DATABASE_URL: url.toString(),
+      },
       encoding: 'utf8',
       timeout: 20_000,
     });
     expect(run.status).toBe(1);
     const lines = run.stderr.trim().split('\n');
     expect(lines).toHaveLength(1);
-    expect(lines[0]).toMatch(/^DATABASE_URL: cannot open the database postgres:\/\/postgres:\*\*\*@127\.0\.0\.1:1\/postgres: .*ECONNREFUSED/);
+    expect(lines[0]).toMatch(
+      /^DATABASE_URL: cannot open the database postgres:\/\/postgres:\*\*\*@127\.0\.0\.1:1\/postgres: .*ECONNREFUSED/,
+    );
   });
 });
 
@@ -101,7 +125,9 @@ describe('the CLI on PostgreSQL', () => {
     const env = { DATABASE_URL: await freshDatabase(cluster.url) };
     const first = cli(env, 'migrate');
     expect(first.code).toBe(0);
-    expect(first.out.trim()).toBe(`Applied migration(s) ${migrations.map((m) => m.version).join(', ')}; the schema is at version ${LATEST}.`);
+    expect(first.out.trim()).toBe(
+      `Applied migration(s) ${migrations.map((m) => m.version).join(', ')}; the schema is at version ${LATEST}.`,
+    );
     expect(first.err).toContain(`database: ${env.DATABASE_URL}`);
     const again = cli(env, 'migrate', '--json');
     expect(JSON.parse(again.out)).toEqual({ engine: 'postgres', version: LATEST, applied: [] });
@@ -124,6 +150,8 @@ describe('the CLI on PostgreSQL', () => {
     expect(both.err.trim()).toMatch(/^error: DATABASE_URL and DATABASE_PATH are both set/);
     const create = cli({ DATABASE_URL: cluster.url }, '--create', 'migrate');
     expect(create.code).toBe(2);
-    expect(create.err.trim()).toBe('error: --create makes a SQLite file; a PostgreSQL database is created by its operator (createdb), and the CLI migrates it');
+    expect(create.err.trim()).toBe(
+      'error: --create makes a SQLite file; a PostgreSQL database is created by its operator (createdb), and the CLI migrates it',
+    );
   });
 });

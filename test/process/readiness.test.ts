@@ -24,7 +24,10 @@ const nextVerdict = () => new Promise((resolve) => setTimeout(resolve, 1_100));
 describe.skipIf(!isRoot)('/readyz', () => {
   it('is 503 read-only while the database files are immutable, and ready again once they are not', async () => {
     const path = join(dir, 'ro', 'gateway.db');
-    const gw = await spawnGateway({ env: { DATABASE_PATH: path, DEMO_MODE: 'true', ADMIN_TOKEN: '', READY_MIN_FREE_MB: '0' }, capture: true });
+    const gw = await spawnGateway({
+      env: { DATABASE_PATH: path, DEMO_MODE: 'true', ADMIN_TOKEN: '', READY_MIN_FREE_MB: '0' },
+      capture: true,
+    });
     const files = [path, `${path}-wal`];
     try {
       expect((await readyz(gw.address)).status).toBe(200);
@@ -35,7 +38,11 @@ describe.skipIf(!isRoot)('/readyz', () => {
       expect(refused.body).toMatchObject({ code: 'service-unavailable', reason: 'read-only' });
       expect(refused.body.detail).toMatch(/cannot be written/);
       // A submission is refused as a whole too, with the advice to resend.
-      const lead = await postJson(`${gw.address}/api/integrations/v1/leads/`, { authorization: `Bearer ${DEMO_V1_KEY}` }, { event_id: 'ro-1', first_name: 'Ro' });
+      const lead = await postJson(
+        `${gw.address}/api/integrations/v1/leads/`,
+        { authorization: `Bearer ${DEMO_V1_KEY}` },
+        { event_id: 'ro-1', first_name: 'Ro' },
+      );
       expect(lead.status).toBe(503);
       execFileSync('chattr', ['-i', ...files]);
       await nextVerdict();
@@ -51,7 +58,10 @@ describe.skipIf(!isRoot)('/readyz', () => {
     const mount = join(dir, 'small');
     mkdirSync(mount);
     execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=16m', 'tmpfs', mount]);
-    const gw = await spawnGateway({ env: { DATABASE_PATH: join(mount, 'gateway.db'), DEMO_MODE: 'true', ADMIN_TOKEN: '', READY_MIN_FREE_MB: '2' }, capture: true });
+    const gw = await spawnGateway({
+      env: { DATABASE_PATH: join(mount, 'gateway.db'), DEMO_MODE: 'true', ADMIN_TOKEN: '', READY_MIN_FREE_MB: '2' },
+      capture: true,
+    });
     const filler = join(mount, 'filler');
     try {
       expect((await readyz(gw.address)).status).toBe(200);

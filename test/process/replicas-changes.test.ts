@@ -36,7 +36,8 @@ const lead = (replica: ChildGateway, key: string) =>
     headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
     body: JSON.stringify({ event_id: `replicas-${++sent}`, first_name: 'Lola', external_contact_id: `tg:${sent}` }),
   }).then((r) => r.status);
-const legacy = (replica: ChildGateway) => fetch(`${replica.address}/api/bots/api/info/`, { headers: { 'x-bot-api-key': LEGACY_KEY } }).then((r) => r.status);
+const legacy = (replica: ChildGateway) =>
+  fetch(`${replica.address}/api/bots/api/info/`, { headers: { 'x-bot-api-key': LEGACY_KEY } }).then((r) => r.status);
 
 describe('three replicas on one PostgreSQL', () => {
   it('refuse a renewed key on their very next request, whichever replica renewed it', async (context) => {
@@ -58,7 +59,9 @@ describe('three replicas on one PostgreSQL', () => {
     expect((await admin(replicas[0]!, 'keys/import', { key: LEGACY_KEY })).status).toBe(201);
     for (let round = 0; round < 6; round++) {
       for (const r of replicas) expect([await legacy(r), await legacy(r)]).toEqual([200, 200]);
-      expect((await admin(replicas[round % 3]!, 'switch-off', { force: true, reason: `round ${round}` })).status).toBe(200);
+      expect((await admin(replicas[round % 3]!, 'switch-off', { force: true, reason: `round ${round}` })).status).toBe(
+        200,
+      );
       for (const r of replicas) expect(await legacy(r)).toBe(403);
       expect((await admin(replicas[(round + 1) % 3]!, 'rollback', { reason: `round ${round}` })).status).toBe(200);
     }
@@ -68,7 +71,11 @@ describe('three replicas on one PostgreSQL', () => {
   it('count the old interface on every replica, even one killed a second after its calls (report and quiet period)', async (context) => {
     if (!cluster) return context.skip();
     const report = async () =>
-      (await (await fetch(`${replicas[0]!.address}/admin/v1/integrations/${INTEGRATION}/report`, { headers: { authorization: `Bearer ${CHILD_ADMIN_TOKEN}` } })).json()) as {
+      (await (
+        await fetch(`${replicas[0]!.address}/admin/v1/integrations/${INTEGRATION}/report`, {
+          headers: { authorization: `Bearer ${CHILD_ADMIN_TOKEN}` },
+        })
+      ).json()) as {
         legacy: { calls_24h: number };
       };
     // Every replica has written the calls of the tests before (each writes its counts every USAGE_FLUSH_MS).

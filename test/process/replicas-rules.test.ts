@@ -54,17 +54,35 @@ afterAll(async () => {
 
 const auth = { authorization: `Bearer ${CHILD_ADMIN_TOKEN}` };
 const listed = async (r: Replica) =>
-  (await (await fetch(`${r.gw.address}/admin/v1/replicas`, { headers: auth })).json()) as { items: ReplicaView[]; rules_versions: string[]; drift: boolean };
+  (await (await fetch(`${r.gw.address}/admin/v1/replicas`, { headers: auth })).json()) as {
+    items: ReplicaView[];
+    rules_versions: string[];
+    drift: boolean;
+  };
 const reloadThrough = async (r: Replica) => {
   const res = await fetch(`${r.gw.address}/admin/v1/rules/reload`, { method: 'POST', headers: auth });
-  return { status: res.status, body: (await res.json()) as { replicas: ReplicaView[]; not_answered: string[]; rules_versions: string[]; drift: boolean; errors?: { message: string }[] } };
+  return {
+    status: res.status,
+    body: (await res.json()) as {
+      replicas: ReplicaView[];
+      not_answered: string[];
+      rules_versions: string[];
+      drift: boolean;
+      errors?: { message: string }[];
+    },
+  };
 };
-const ready = async (r: Replica) => (await (await fetch(`${r.gw.address}/readyz`)).json()) as { rules_version: string; rules_drift: boolean | null };
+const ready = async (r: Replica) =>
+  (await (await fetch(`${r.gw.address}/readyz`)).json()) as { rules_version: string; rules_drift: boolean | null };
 const metrics = async (r: Replica) => (await fetch(`${r.gw.address}/metrics`)).text();
 /** An edit of one rules file that changes the version and nothing else. */
 const edit = (r: Replica, note: string) => appendFileSync(join(r.rulesDir, 'brightpath.yaml'), `\n# ${note}\n`);
 const versionOf = (r: Replica) => createRulesHolder(r.rulesDir).version().version;
-const warned = (r: Replica) => r.gw.output().split('\n').filter((l) => l.includes('"msg":"rules drift: live replicas run different rules')).length;
+const warned = (r: Replica) =>
+  r.gw
+    .output()
+    .split('\n')
+    .filter((l) => l.includes('"msg":"rules drift: live replicas run different rules')).length;
 const byId = (views: ReplicaView[]) => Object.fromEntries(views.map((v) => [v.id, v]));
 /** The CLI's `replicas` command, through a replica's admin API or on the database. */
 const cliReplicas = (target: Record<string, string>, ...args: string[]) => {
@@ -103,7 +121,9 @@ describe('rules on three replicas with a folder each', () => {
     const next = versionOf(replicas[0]!);
     const { status, body } = await reloadThrough(replicas[1]!);
     expect(status).toBe(200);
-    expect(body.replicas.map((x) => [x.id, x.outcome, x.rules_version])).toEqual(replicas.map((r) => [r.id, 'reloaded', next]).sort());
+    expect(body.replicas.map((x) => [x.id, x.outcome, x.rules_version])).toEqual(
+      replicas.map((r) => [r.id, 'reloaded', next]).sort(),
+    );
     expect(body).toMatchObject({ not_answered: [], rules_versions: [next], drift: false });
     for (const r of replicas) {
       expect(await listed(r)).toMatchObject({ rules_versions: [next], drift: false });
@@ -184,7 +204,9 @@ describe('rules on three replicas with a folder each', () => {
       expect(byId(body.replicas)[c.id]!.outcome).toBe('no-answer');
       expect(body.drift).toBe(false);
       // The line comes through the child's stdout, which may arrive after its HTTP answer: waited for.
-      await until(async () => a.gw.output().includes('"msg":"rules drift ended: every live replica runs the same rules"'));
+      await until(async () =>
+        a.gw.output().includes('"msg":"rules drift ended: every live replica runs the same rules"'),
+      );
       edit(c, 'changed while stopped');
     } finally {
       c.gw.child.kill('SIGCONT');

@@ -11,7 +11,10 @@ describe('graceful shutdown', () => {
   it('finishes in-flight requests on SIGTERM and loses no acknowledged lead (regression: keep-alive connections of in-flight requests held close() for 72 s)', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'lead-gateway-shutdown-'));
     const db = join(dir, 'g.db');
-    const gw = await spawnGateway({ env: { DATABASE_PATH: db, DEMO_MODE: 'true', RATE_LIMIT_PER_MINUTE: '1000000' }, capture: true });
+    const gw = await spawnGateway({
+      env: { DATABASE_PATH: db, DEMO_MODE: 'true', RATE_LIMIT_PER_MINUTE: '1000000' },
+      capture: true,
+    });
     const address = gw.address;
 
     // Eight clients send new leads back to back; SIGTERM lands while they are busy.
@@ -45,7 +48,9 @@ describe('graceful shutdown', () => {
     expect(gw.output()).toMatch(/stopping: draining in-flight requests/);
     expect(acknowledged.length).toBeGreaterThan(10);
     const store = await openStore({ engine: 'sqlite', path: db, synchronous: 'FULL', mustExist: true });
-    const stored = new Set((await inspect(store).submissions.list({ eventId: { like: 'shutdown-%' } }, ['eventId'])).map((r) => r.eventId));
+    const stored = new Set(
+      (await inspect(store).submissions.list({ eventId: { like: 'shutdown-%' } }, ['eventId'])).map((r) => r.eventId),
+    );
     await store.close();
     expect(acknowledged.filter((e) => !stored.has(e))).toEqual([]);
     expect(sent).toBeGreaterThanOrEqual(acknowledged.length);

@@ -36,8 +36,16 @@ describe('an unopenable DATABASE_PATH', () => {
     mkdirSync(locked);
     spawnSync('chattr', ['+i', locked]);
     afterAll(() => void spawnSync('chattr', ['-i', locked]));
-    cases.push(['an unwritable folder (chattr +i)', join(locked, 'gateway.db'), /it cannot be (opened or created|written)/]);
-    cases.push(['a folder that cannot be created', join(locked, 'sub', 'gateway.db'), /its folder .*locked\/sub cannot be created \(EPERM\)/]);
+    cases.push([
+      'an unwritable folder (chattr +i)',
+      join(locked, 'gateway.db'),
+      /it cannot be (opened or created|written)/,
+    ]);
+    cases.push([
+      'a folder that cannot be created',
+      join(locked, 'sub', 'gateway.db'),
+      /its folder .*locked\/sub cannot be created \(EPERM\)/,
+    ]);
   }
 
   it.each(cases)('%s: one line naming the variable and the path, exit 1, no stack', (_name, path, problem) => {
@@ -45,7 +53,9 @@ describe('an unopenable DATABASE_PATH', () => {
     expect(result.code).toBe(1);
     const lines = result.err.trim().split('\n');
     expect(lines).toHaveLength(1);
-    expect(lines[0]).toMatch(new RegExp(`^DATABASE_PATH: cannot open the database ${path.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}: `));
+    expect(lines[0]).toMatch(
+      new RegExp(`^DATABASE_PATH: cannot open the database ${path.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}: `),
+    );
     expect(lines[0]).toMatch(problem);
     expect(result.err).not.toMatch(/\n\s+at /);
   });
@@ -56,7 +66,9 @@ describe('the CLI and the database file', () => {
     const path = join(dir, 'cli', 'gateway.db');
     const missing = cli(path, 'integrations');
     expect(missing.code).toBe(3);
-    expect(missing.err).toMatch(/^error: --database \/ DATABASE_PATH: cannot open the database .*cli\/gateway\.db: no such file \(.*pass --create/m);
+    expect(missing.err).toMatch(
+      /^error: --database \/ DATABASE_PATH: cannot open the database .*cli\/gateway\.db: no such file \(.*pass --create/m,
+    );
     expect(existsSync(path)).toBe(false);
     expect(existsSync(join(dir, 'cli'))).toBe(false);
 
@@ -74,6 +86,8 @@ describe('the CLI and the database file', () => {
   it('names an unusable database file in one line with exit 3', () => {
     const result = cli(dir, 'integrations');
     expect(result.code).toBe(3);
-    expect(result.err.trim().split('\n')).toEqual([expect.stringMatching(/^error: --database \/ DATABASE_PATH: cannot open the database .*: it is a folder/)]);
+    expect(result.err.trim().split('\n')).toEqual([
+      expect.stringMatching(/^error: --database \/ DATABASE_PATH: cannot open the database .*: it is a folder/),
+    ]);
   });
 });

@@ -51,7 +51,11 @@ describe('npm run cli', () => {
   it('runs the CLI from the sources, as the README says', () => {
     const result = spawnSync('npm', ['run', '--silent', 'cli', '--', '--version'], {
       cwd: ROOT,
-      env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: process.env.HOME ?? '/tmp', DATABASE_PATH: '/nonexistent/gateway.db' },
+      env: {
+        PATH: process.env.PATH ?? '/usr/bin:/bin',
+        HOME: process.env.HOME ?? '/tmp',
+        DATABASE_PATH: '/nonexistent/gateway.db',
+      },
       encoding: 'utf8',
       timeout: 30_000,
     });

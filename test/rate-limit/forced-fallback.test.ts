@@ -6,7 +6,16 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { FastifyInstance } from 'fastify';
 import { clusterOrSkip, type TestPostgres } from '../support/postgres.js';
-import { alternate, count, issueKey, quotaReplicas, sharedQuotaCounts, whileAuthFailuresLocked, whileCountersLocked, type Replica } from '../support/quota-replicas.js';
+import {
+  alternate,
+  count,
+  issueKey,
+  quotaReplicas,
+  sharedQuotaCounts,
+  whileAuthFailuresLocked,
+  whileCountersLocked,
+  type Replica,
+} from '../support/quota-replicas.js';
 import { quotaTolerance } from '../../src/rate-limit/settled-quota.js';
 
 const LIMIT = 30;
@@ -35,13 +44,16 @@ async function oneReplica(clusterUrl: string, syncMs: number): Promise<{ url: st
   return { url: made.url, replica: made.replicas[0]! };
 }
 
-const remaining = (answers: { headers: Record<string, unknown> }[]) => answers.map((a) => Number(a.headers['ratelimit-remaining']));
+const remaining = (answers: { headers: Record<string, unknown> }[]) =>
+  answers.map((a) => Number(a.headers['ratelimit-remaining']));
 
 const unreachable = expect.stringMatching(/^shared rate limits unreachable/);
 const reachableAgain = expect.stringMatching(/^shared rate limits reachable again/);
 
 describe('the shared quota on two replicas', () => {
-  it(`forced into its fallback, 1,000 new leads at 200 at once allow at most ${LIMIT} plus the tolerance in all`, async ({ skip }) => {
+  it(`forced into its fallback, 1,000 new leads at 200 at once allow at most ${LIMIT} plus the tolerance in all`, async ({
+    skip,
+  }) => {
     if (!cluster) return skip();
     const { url, replicas } = await twoReplicas(cluster.url);
     const key = await issueKey(replicas[0]!.app);
@@ -76,7 +88,10 @@ describe('the shared quota on two replicas', () => {
       }
     }
     expect(accepted).toBeLessThanOrEqual(LIMIT + quotaTolerance(LIMIT, 2));
-    await vi.waitFor(async () => expect(await sharedQuotaCounts(url)).toEqual([counted]), { timeout: 5_000, interval: 50 });
+    await vi.waitFor(async () => expect(await sharedQuotaCounts(url)).toEqual([counted]), {
+      timeout: 5_000,
+      interval: 50,
+    });
     // Both replicas know the integration is over; the table is now locked: a statement would wait and fall back.
     const refused = await whileCountersLocked(url, () => alternate(replicas, key, 'over', 20, 5));
     expect(count(refused, 429)).toBe(20);
@@ -108,11 +123,16 @@ describe('the shared quota on two replicas', () => {
       const alone = await alternate([replica!], key, 'alone', 10, 1);
       expect(count(alone, 201)).toBe(10);
       const share = Math.floor((LIMIT - 3) / 2);
-      expect(alone.map((a) => a.headers['ratelimit-remaining'])).toEqual(Array.from({ length: 10 }, (_, i) => String(share - 2 - i)));
+      expect(alone.map((a) => a.headers['ratelimit-remaining'])).toEqual(
+        Array.from({ length: 10 }, (_, i) => String(share - 2 - i)),
+      );
     });
     // The first settlement after the retry period that finds the table free carries the 11 units to the shared row
     // (one may already be waiting for the lock when it goes).
-    await vi.waitFor(async () => expect(await sharedQuotaCounts(url)).toEqual([3 + 1 + 10]), { timeout: 5_000, interval: 50 });
+    await vi.waitFor(async () => expect(await sharedQuotaCounts(url)).toEqual([3 + 1 + 10]), {
+      timeout: 5_000,
+      interval: 50,
+    });
     expect(replica!.warnings).toEqual([unreachable, reachableAgain]);
     // Counted together again, from the shared total.
     const [after] = await alternate([replica!], key, 'after', 1, 1);
@@ -122,13 +142,18 @@ describe('the shared quota on two replicas', () => {
 });
 
 describe('the shared quota on two replicas counting alone', () => {
-  it('finding 5: allow at most the limit, the tolerance and the share of the whole limit of each replica that read none of the window', async ({ skip }) => {
+  it('finding 5: allow at most the limit, the tolerance and the share of the whole limit of each replica that read none of the window', async ({
+    skip,
+  }) => {
     if (!cluster) return skip();
     const { url, replicas } = await twoReplicas(cluster.url);
     const [filled, idle] = replicas as [Replica, Replica];
     const key = await issueKey(filled.app);
     expect(count(await alternate([filled], key, 'fill', LIMIT, 1), 201)).toBe(LIMIT);
-    await vi.waitFor(async () => expect(await sharedQuotaCounts(url)).toEqual([LIMIT]), { timeout: 5_000, interval: 50 });
+    await vi.waitFor(async () => expect(await sharedQuotaCounts(url)).toEqual([LIMIT]), {
+      timeout: 5_000,
+      interval: 50,
+    });
     const [again, alone] = await whileCountersLocked(url, async () => [
       await alternate([filled], key, 'again', 5, 1),
       await alternate([idle], key, 'alone', 20, 1),
@@ -146,13 +171,21 @@ describe.each([
   { mode: 'settled in batches', syncMs: 100 },
   { mode: 'counted per request', syncMs: 0 },
 ])('the shared quota $mode, on one replica', ({ syncMs }) => {
-  it('finding 5: a failed-authentication count that fails leaves the quota counted on the shared total', async ({ skip }) => {
+  it('finding 5: a failed-authentication count that fails leaves the quota counted on the shared total', async ({
+    skip,
+  }) => {
     if (!cluster) return skip();
     const { url, replica } = await oneReplica(cluster.url, syncMs);
     const key = await issueKey(replica.app);
     expect(count(await alternate([replica], key, 'before', 20, 1), 201)).toBe(20);
     await vi.waitFor(async () => expect(await sharedQuotaCounts(url)).toEqual([20]), { timeout: 5_000, interval: 50 });
-    const guess = () => replica.app.inject({ method: 'POST', url: '/api/integrations/v1/leads/', headers: { authorization: 'Bearer lgv1_guess-finding-5' }, payload: { event_id: 'g' } });
+    const guess = () =>
+      replica.app.inject({
+        method: 'POST',
+        url: '/api/integrations/v1/leads/',
+        headers: { authorization: 'Bearer lgv1_guess-finding-5' },
+        payload: { event_id: 'g' },
+      });
     expect((await guess()).statusCode).toBe(401);
     const after = await whileAuthFailuresLocked(url, async () => {
       // The failure's count waits for the locked row until the limiter's timeout: its counter falls back.
@@ -167,7 +200,9 @@ describe.each([
     expect(replica.warnings).toEqual([expect.stringMatching(/^shared failed-authentication counts unreachable/)]);
   }, 30_000);
 
-  it('finding 5: a replica that cannot reach the shared count keeps the units of the window already settled', async ({ skip }) => {
+  it('finding 5: a replica that cannot reach the shared count keeps the units of the window already settled', async ({
+    skip,
+  }) => {
     if (!cluster) return skip();
     const { url, replica } = await oneReplica(cluster.url, syncMs);
     const key = await issueKey(replica.app);

@@ -17,18 +17,33 @@ beforeAll(async () => {
   const dir = mkdtempSync(join(tmpdir(), 'lead-gateway-rules-'));
   cpSync(EXAMPLE_RULES, dir, { recursive: true });
   const file = join(dir, 'brightpath.yaml');
-  writeFileSync(file, readFileSync(file, 'utf8').replace('  - slug: telegram-bot\n', '  - slug: telegram-bot\n    rate_limit_per_minute: 6\n'));
+  writeFileSync(
+    file,
+    readFileSync(file, 'utf8').replace(
+      '  - slug: telegram-bot\n',
+      '  - slug: telegram-bot\n    rate_limit_per_minute: 6\n',
+    ),
+  );
   // Integrations without their own limit get 8 a minute.
   gw = await startGateway({ rulesDir: dir, rateLimitPerMinute: 8 });
 });
 afterAll(() => gw.close());
 
 const post = (key: string, url: string, payload: string | object, headers: Record<string, string> = {}) =>
-  gw.app.inject({ method: 'POST', url, headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', ...headers }, payload });
+  gw.app.inject({
+    method: 'POST',
+    url,
+    headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', ...headers },
+    payload,
+  });
 
 /** The three RateLimit headers of an answer, as numbers. */
 function quotaOf(res: LightMyRequestResponse) {
-  return { limit: Number(res.headers['ratelimit-limit']), remaining: Number(res.headers['ratelimit-remaining']), reset: Number(res.headers['ratelimit-reset']) };
+  return {
+    limit: Number(res.headers['ratelimit-limit']),
+    remaining: Number(res.headers['ratelimit-remaining']),
+    reset: Number(res.headers['ratelimit-reset']),
+  };
 }
 
 describe('the quota of an integration', () => {
@@ -88,7 +103,8 @@ describe('the quota of an integration', () => {
 
     // Eight requests counted in all, whatever was resent in between.
     const fresh: number[] = [];
-    for (let i = 0; i < 7; i++) fresh.push((await post(key, LEADS, { event_id: `r-more-${i}`, first_name: 'N' })).statusCode);
+    for (let i = 0; i < 7; i++)
+      fresh.push((await post(key, LEADS, { event_id: `r-more-${i}`, first_name: 'N' })).statusCode);
     expect(fresh).toEqual([201, 201, 201, 201, 201, 201, 429]);
   });
 
@@ -96,16 +112,20 @@ describe('the quota of an integration', () => {
     const own = await startGateway({ rateLimitPerMinute: 3 });
     try {
       const key = await own.issueKey('smile-dental:booking-form');
-      const send = (body: object) => own.app.inject({ method: 'POST', url: LEADS, headers: { authorization: `Bearer ${key}` }, payload: body });
+      const send = (body: object) =>
+        own.app.inject({ method: 'POST', url: LEADS, headers: { authorization: `Bearer ${key}` }, payload: body });
       expect((await send({ event_id: 'loop', first_name: 'A' })).statusCode).toBe(201);
       const ceiling = 3 * FREE_OUTCOMES_FACTOR;
       const statuses: number[] = [];
-      for (let i = 0; i < ceiling + 2; i++) statuses.push((await send({ event_id: 'loop', first_name: `Other ${i}` })).statusCode);
+      for (let i = 0; i < ceiling + 2; i++)
+        statuses.push((await send({ event_id: 'loop', first_name: `Other ${i}` })).statusCode);
       expect(statuses.slice(0, ceiling).every((s) => s === 409)).toBe(true);
       expect(statuses.slice(ceiling)).toEqual([429, 429]);
       const refused = await send({ event_id: 'fresh', first_name: 'B' });
       expect(refused.statusCode).toBe(429);
-      expect(refused.json().detail).toMatch(new RegExp(`More than ${ceiling} replayed or conflicting requests a minute`));
+      expect(refused.json().detail).toMatch(
+        new RegExp(`More than ${ceiling} replayed or conflicting requests a minute`),
+      );
       expect(Number(refused.headers['retry-after'])).toBeGreaterThan(0);
     } finally {
       await own.close();
@@ -117,7 +137,12 @@ describe('the quota of an integration', () => {
     await gw.admin('POST', `/admin/v1/integrations/${handle}/keys/import`, { key: 'booking-bot-legacy-key' });
     const v1 = await gw.issueKey(handle);
     const legacy = (method: 'GET' | 'POST', path: string, payload?: object) =>
-      gw.app.inject({ method, url: `/api/bots/api/${path}`, headers: { 'x-bot-api-key': 'booking-bot-legacy-key' }, ...(payload ? { payload } : {}) });
+      gw.app.inject({
+        method,
+        url: `/api/bots/api/${path}`,
+        headers: { 'x-bot-api-key': 'booking-bot-legacy-key' },
+        ...(payload ? { payload } : {}),
+      });
 
     expect(quotaOf(await post(v1, LEADS, { event_id: 's-1', first_name: 'A' })).remaining).toBe(7);
     const created = await legacy('POST', 'leads/', { first_name: 'Bot' });
@@ -138,7 +163,8 @@ describe('the quota of an integration', () => {
 
     // What the legacy key used is missing from the v1 key's budget, and the other way round.
     const statuses: number[] = [];
-    for (let i = 0; i < 5; i++) statuses.push((await post(v1, LEADS, { event_id: `s-more-${i}`, first_name: 'N' })).statusCode);
+    for (let i = 0; i < 5; i++)
+      statuses.push((await post(v1, LEADS, { event_id: `s-more-${i}`, first_name: 'N' })).statusCode);
     expect(statuses).toEqual([201, 201, 201, 201, 201]);
     const limited = await legacy('GET', 'boards/');
     expect(limited.statusCode).toBe(429);
@@ -151,12 +177,19 @@ describe('the quota of an integration', () => {
     cpSync(EXAMPLE_RULES, dir, { recursive: true });
     const file = join(dir, 'brightpath.yaml');
     const original = readFileSync(file, 'utf8');
-    const withLimit = (n: number) => original.replace('  - slug: website-form\n', `  - slug: website-form\n    rate_limit_per_minute: ${n}\n`);
+    const withLimit = (n: number) =>
+      original.replace('  - slug: website-form\n', `  - slug: website-form\n    rate_limit_per_minute: ${n}\n`);
     writeFileSync(file, withLimit(2));
     const own = await startGateway({ rulesDir: dir, rateLimitPerMinute: 8 });
     try {
       const key = await own.issueKey('brightpath:website-form');
-      const submit = (eventId: string) => own.app.inject({ method: 'POST', url: LEADS, headers: { authorization: `Bearer ${key}` }, payload: { event_id: eventId, first_name: 'Over' } });
+      const submit = (eventId: string) =>
+        own.app.inject({
+          method: 'POST',
+          url: LEADS,
+          headers: { authorization: `Bearer ${key}` },
+          payload: { event_id: eventId, first_name: 'Over' },
+        });
       expect([(await submit('o-1')).statusCode, (await submit('o-2')).statusCode]).toEqual([201, 201]);
       for (const eventId of ['o-3', 'o-4', 'o-5']) {
         const refused = await submit(eventId);
@@ -212,9 +245,19 @@ describe('over real HTTP', () => {
       const key = await own.issueKey('brightpath:telegram-bot');
       const big = `{"event_id":"big","first_name":"${'x'.repeat(700_000)}`; // never closed: malformed JSON
       const send = async () => {
-        const res = await client.request({ method: 'POST', path: LEADS, headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body: big });
+        const res = await client.request({
+          method: 'POST',
+          path: LEADS,
+          headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+          body: big,
+        });
         const body = (await res.body.json()) as { code: string };
-        return { status: res.statusCode, code: body.code, retryAfter: res.headers['retry-after'], remaining: res.headers['ratelimit-remaining'] };
+        return {
+          status: res.statusCode,
+          code: body.code,
+          retryAfter: res.headers['retry-after'],
+          remaining: res.headers['ratelimit-remaining'],
+        };
       };
       // Over the lead route's body limit: refused from its Content-Length, yet charged.
       expect(await send()).toMatchObject({ status: 413, code: 'payload-too-large', remaining: '1' });

@@ -25,7 +25,12 @@ beforeAll(async () => {
   replicas = await Promise.all(
     [0, 1, 2].map(() =>
       spawnGateway({
-        env: { DATABASE_URL: url, RATE_LIMIT_PER_MINUTE: String(LIMIT), AUTH_FAILURES_PER_MINUTE: String(AUTH_FAILURES), TRUST_PROXY: '127.0.0.1' },
+        env: {
+          DATABASE_URL: url,
+          RATE_LIMIT_PER_MINUTE: String(LIMIT),
+          AUTH_FAILURES_PER_MINUTE: String(AUTH_FAILURES),
+          TRUST_PROXY: '127.0.0.1',
+        },
         capture: true,
       }),
     ),
@@ -45,7 +50,12 @@ interface Answer {
   headers: Headers;
 }
 
-async function send(replica: ChildGateway, path: string, headers: Record<string, string>, body?: unknown): Promise<Answer> {
+async function send(
+  replica: ChildGateway,
+  path: string,
+  headers: Record<string, string>,
+  body?: unknown,
+): Promise<Answer> {
   const res = await fetch(`${replica.address}${path}`, {
     method: body === undefined ? 'GET' : 'POST',
     headers: { ...(body === undefined ? {} : { 'content-type': 'application/json' }), ...headers },
@@ -56,13 +66,22 @@ async function send(replica: ChildGateway, path: string, headers: Record<string,
 }
 
 async function issueKey(handle: string): Promise<string> {
-  const res = await send(replicas[0]!, `/admin/v1/integrations/${handle}/keys`, { authorization: `Bearer ${CHILD_ADMIN_TOKEN}` }, {});
+  const res = await send(
+    replicas[0]!,
+    `/admin/v1/integrations/${handle}/keys`,
+    { authorization: `Bearer ${CHILD_ADMIN_TOKEN}` },
+    {},
+  );
   expect(res.status).toBe(201);
   return res.body.key as string;
 }
 
 /** Sends request `i` of `count` to replica `i % 3`, `inFlight` at a time; the answers in order of `i`. */
-async function roundRobin(count: number, inFlight: number, request: (replica: ChildGateway, i: number) => Promise<Answer>): Promise<Answer[]> {
+async function roundRobin(
+  count: number,
+  inFlight: number,
+  request: (replica: ChildGateway, i: number) => Promise<Answer>,
+): Promise<Answer[]> {
   const answers: Answer[] = [];
   let next = 0;
   await Promise.all(
@@ -120,12 +139,18 @@ describe('three replicas on one PostgreSQL', () => {
     expect(more.every((a) => a.status === 201 || a.status === 429)).toBe(true);
   });
 
-  it(`cut off an address after ${AUTH_FAILURES} failed authentications, plus at most one per other replica`, async ({ skip }) => {
+  it(`cut off an address after ${AUTH_FAILURES} failed authentications, plus at most one per other replica`, async ({
+    skip,
+  }) => {
     if (!cluster) return skip();
     const from = { 'x-forwarded-for': '10.20.30.40' };
-    const guesses = await roundRobin(30, 1, (replica, i) => send(replica, LEADS, { ...from, authorization: `Bearer lgv1_guess${i}` }, { event_id: `g-${i}` }));
+    const guesses = await roundRobin(30, 1, (replica, i) =>
+      send(replica, LEADS, { ...from, authorization: `Bearer lgv1_guess${i}` }, { event_id: `g-${i}` }),
+    );
     const unauthorized = count(guesses, 401);
-    console.log(`failed authentications that reached the key lookup: ${unauthorized} of 30 (limit ${AUTH_FAILURES}, ${replicas.length} replicas)`);
+    console.log(
+      `failed authentications that reached the key lookup: ${unauthorized} of 30 (limit ${AUTH_FAILURES}, ${replicas.length} replicas)`,
+    );
     expect(unauthorized).toBeGreaterThanOrEqual(AUTH_FAILURES);
     expect(unauthorized).toBeLessThanOrEqual(AUTH_FAILURES + replicas.length - 1);
     // Once refused, refused everywhere: every answer after the first 429 is a 429.
@@ -137,10 +162,21 @@ describe('three replicas on one PostgreSQL', () => {
     expect(warned).toHaveLength(1);
     expect(warned[0]).toMatchObject({ client_address: '10.20.30.40', failures: AUTH_FAILURES });
     // Another address is not affected.
-    expect((await send(replicas[1]!, LEADS, { 'x-forwarded-for': '10.20.30.41', authorization: 'Bearer lgv1_guess-other' }, { event_id: 'g' })).status).toBe(401);
+    expect(
+      (
+        await send(
+          replicas[1]!,
+          LEADS,
+          { 'x-forwarded-for': '10.20.30.41', authorization: 'Bearer lgv1_guess-other' },
+          { event_id: 'g' },
+        )
+      ).status,
+    ).toBe(401);
   });
 
-  it('count alone while the shared table is locked away: each its share, never a 5xx, one warn line per replica each way', async ({ skip }) => {
+  it('count alone while the shared table is locked away: each its share, never a 5xx, one warn line per replica each way', async ({
+    skip,
+  }) => {
     if (!cluster) return skip();
     const key = await issueKey('smile-dental:booking-form');
     const auth = { authorization: `Bearer ${key}` };
@@ -151,7 +187,9 @@ describe('three replicas on one PostgreSQL', () => {
       await locker.query('BEGIN');
       await locker.query(`LOCK TABLE ${SHARED_LIMITS_TABLE} IN ACCESS EXCLUSIVE MODE`);
       const perReplica = LIMIT + 3;
-      const alone = await roundRobin(perReplica * 3, 6, (replica, i) => send(replica, LEADS, auth, { event_id: `alone-${i}`, first_name: 'A' }));
+      const alone = await roundRobin(perReplica * 3, 6, (replica, i) =>
+        send(replica, LEADS, auth, { event_id: `alone-${i}`, first_name: 'A' }),
+      );
       // Each replica allowed its share, 30 / 3 live replicas: the limit in all (three times it before).
       expect(count(alone, 201)).toBe(LIMIT);
       expect(count(alone, 429)).toBe(perReplica * 3 - LIMIT);
@@ -167,10 +205,15 @@ describe('three replicas on one PostgreSQL', () => {
     }
     // After the retry period the next request on each replica counts in the database again.
     await new Promise((r) => setTimeout(r, SHARED_LIMITS_RETRY_MS + 200));
-    for (const replica of replicas) await send(replica, LEADS, auth, { event_id: `back-${replica.pid}`, first_name: 'B' });
+    for (const replica of replicas)
+      await send(replica, LEADS, auth, { event_id: `back-${replica.pid}`, first_name: 'B' });
     for (const replica of replicas) {
       // The line comes through the child's stdout, which may arrive after its HTTP answer: waited for.
-      for (let waited = 0; linesOf(replica, /^shared rate limits reachable again/).length === 0 && waited < 10_000; waited += 50) {
+      for (
+        let waited = 0;
+        linesOf(replica, /^shared rate limits reachable again/).length === 0 && waited < 10_000;
+        waited += 50
+      ) {
         await new Promise((r) => setTimeout(r, 50));
       }
       expect(linesOf(replica, /^shared rate limits unreachable/)).toHaveLength(1);

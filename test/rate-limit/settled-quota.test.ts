@@ -5,7 +5,14 @@ import pg from 'pg';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { FastifyInstance } from 'fastify';
 import { clusterOrSkip, freshDatabase, type TestPostgres } from '../support/postgres.js';
-import { alternate, count, issueKey, quotaReplicas, sharedQuotaCounts, type Replica } from '../support/quota-replicas.js';
+import {
+  alternate,
+  count,
+  issueKey,
+  quotaReplicas,
+  sharedQuotaCounts,
+  type Replica,
+} from '../support/quota-replicas.js';
 import { quotaTolerance } from '../../src/rate-limit/settled-quota.js';
 import { SHARED_LIMITS_TABLE, openSharedLimiters } from '../../src/rate-limit/shared-limiter.js';
 import { openPostgresStore } from '../../src/store/postgres/postgres-store.js';
@@ -41,7 +48,9 @@ describe('the quota settled in batches', () => {
     for (const replica of replicas) expect(replica.warnings).toEqual([]);
   }, 30_000);
 
-  it('gives an integration at most its limit plus the tolerance: 1,000 new leads at 200 at once on two replicas', async ({ skip }) => {
+  it('gives an integration at most its limit plus the tolerance: 1,000 new leads at 200 at once on two replicas', async ({
+    skip,
+  }) => {
     if (!cluster) return skip();
     const LIMIT = 30;
     const { url, replicas } = await replicasOf(cluster.url, LIMIT);
@@ -51,14 +60,19 @@ describe('the quota settled in batches', () => {
     expect(count(answers, 201)).toBeGreaterThanOrEqual(LIMIT - quotaTolerance(LIMIT, 2));
     expect(count(answers, 201) + count(answers, 429)).toBe(1_000);
     // Every accepted request reached the shared row, and the first refusals each replica counted.
-    await vi.waitFor(async () => {
-      const [total] = await sharedQuotaCounts(url);
-      expect(total).toBeGreaterThan(count(answers, 201));
-    }, { timeout: 5_000, interval: 50 });
+    await vi.waitFor(
+      async () => {
+        const [total] = await sharedQuotaCounts(url);
+        expect(total).toBeGreaterThan(count(answers, 201));
+      },
+      { timeout: 5_000, interval: 50 },
+    );
     for (const replica of replicas) expect(replica.warnings).toEqual([]);
   }, 60_000);
 
-  it('answers RateLimit-Remaining from what the replica knows, and reads the shared total once its unseen budget is spent', async ({ skip }) => {
+  it('answers RateLimit-Remaining from what the replica knows, and reads the shared total once its unseen budget is spent', async ({
+    skip,
+  }) => {
     if (!cluster) return skip();
     const LIMIT = 30;
     const { url, replicas } = await replicasOf(cluster.url, LIMIT);
@@ -88,7 +102,9 @@ describe('the quota settled in batches', () => {
     const client = new pg.Client({ connectionString: url });
     await client.connect();
     try {
-      const { rows } = await client.query<{ points: number }>(`SELECT points FROM ${SHARED_LIMITS_TABLE} WHERE key = 'quota:closing'`);
+      const { rows } = await client.query<{ points: number }>(
+        `SELECT points FROM ${SHARED_LIMITS_TABLE} WHERE key = 'quota:closing'`,
+      );
       expect(rows.map((r) => r.points)).toEqual([7]);
     } finally {
       await client.end();

@@ -20,7 +20,11 @@ function cpuMicros(pid: number): number {
 }
 
 /** Sends `count` requests one after another on one kept-alive connection; statuses, CPU and time. */
-async function loop(gw: ChildGateway, count: number, request: (i: number) => { headers: Record<string, string>; body: string }) {
+async function loop(
+  gw: ChildGateway,
+  count: number,
+  request: (i: number) => { headers: Record<string, string>; body: string },
+) {
   const client = new Client(gw.address, { pipelining: 1 });
   const statuses = new Map<number, number>();
   const cpuBefore = cpuMicros(gw.pid);
@@ -28,7 +32,12 @@ async function loop(gw: ChildGateway, count: number, request: (i: number) => { h
   try {
     for (let i = 0; i < count; i++) {
       const { headers, body } = request(i);
-      const res = await client.request({ method: 'POST', path: LEADS, headers: { 'content-type': 'application/json', ...headers }, body });
+      const res = await client.request({
+        method: 'POST',
+        path: LEADS,
+        headers: { 'content-type': 'application/json', ...headers },
+        body,
+      });
       await res.body.dump();
       statuses.set(res.statusCode, (statuses.get(res.statusCode) ?? 0) + 1);
     }
@@ -50,9 +59,17 @@ describe('the largest invalid body a lead route reads, in a loop', () => {
     const count = FULL ? 300 : 30;
     // Well-formed JSON with a member the schema does not have, just under the route's body limit
     // (a bigger one is a 413 unread) in strings under the scan's limit: parsed in full, then a 422.
-    const body = (i: number) => JSON.stringify({ event_id: `big-${i}`, first_name: 'A', padding: ['x'.repeat(60_000), 'x'.repeat(60_000), 'x'.repeat(LEAD_BODY_LIMIT_BYTES - 121_000)] });
+    const body = (i: number) =>
+      JSON.stringify({
+        event_id: `big-${i}`,
+        first_name: 'A',
+        padding: ['x'.repeat(60_000), 'x'.repeat(60_000), 'x'.repeat(LEAD_BODY_LIMIT_BYTES - 121_000)],
+      });
     const auth = { authorization: `Bearer ${DEMO_V1_KEY}` };
-    const [open, exhausted] = await Promise.all([start('open', { RATE_LIMIT_PER_MINUTE: '1000000' }), start('exhausted', { RATE_LIMIT_PER_MINUTE: '1' })]);
+    const [open, exhausted] = await Promise.all([
+      start('open', { RATE_LIMIT_PER_MINUTE: '1000000' }),
+      start('exhausted', { RATE_LIMIT_PER_MINUTE: '1' }),
+    ]);
     try {
       await loop(exhausted, 1, (i) => ({ headers: auth, body: body(i) })); // uses the one request of the minute
       const parsed = await loop(open, count, (i) => ({ headers: auth, body: body(i) }));
@@ -98,7 +115,12 @@ describe('a key-guessing loop', () => {
       // The right key from the same address waits for the window as well (docs/api.md).
       expect(right.statuses).toEqual({ 429: 1 });
       expect(warnings).toHaveLength(1);
-      expect(JSON.parse(warnings[0]!)).toMatchObject({ level: 40, client_address: '127.0.0.1', interface: 'v1', failures: 30 });
+      expect(JSON.parse(warnings[0]!)).toMatchObject({
+        level: 40,
+        client_address: '127.0.0.1',
+        interface: 'v1',
+        failures: 30,
+      });
       expect(gw.output()).not.toContain('lgv1_guess');
     } finally {
       await gw.stop('SIGKILL');

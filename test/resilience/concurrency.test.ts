@@ -27,11 +27,20 @@ function random(seed: number) {
 // Bodies are a function of the event_id alone: two clients sending one event send the same bytes.
 const leadEvent = (person: number, k: number) => ({
   path: '/api/integrations/v1/leads/',
-  body: { event_id: `lead-${person}-${k}`, external_contact_id: `person:${person}`, first_name: `Person ${person}`, answers: { goal: `goal ${person}.${k}` } },
+  body: {
+    event_id: `lead-${person}-${k}`,
+    external_contact_id: `person:${person}`,
+    first_name: `Person ${person}`,
+    answers: { goal: `goal ${person}.${k}` },
+  },
 });
 const answerEvent = (person: number, k: number) => ({
   path: '/api/integrations/v1/leads/answers/',
-  body: { event_id: `answer-${person}-${k}`, external_contact_id: `person:${person}`, answers: { age: 20 + k, laptop: k % 2 ? 'ha' : "yo'q" } },
+  body: {
+    event_id: `answer-${person}-${k}`,
+    external_contact_id: `person:${person}`,
+    answers: { age: 20 + k, laptop: k % 2 ? 'ha' : "yo'q" },
+  },
 });
 
 describe('overlapping clients', () => {
@@ -54,7 +63,12 @@ describe('overlapping clients', () => {
           headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
           body: JSON.stringify(event.body),
         });
-        const body = (await res.json()) as { lead?: { id: string }; lead_id?: string; replayed?: boolean; type?: string };
+        const body = (await res.json()) as {
+          lead?: { id: string };
+          lead_id?: string;
+          replayed?: boolean;
+          type?: string;
+        };
         statuses.set(res.status, (statuses.get(res.status) ?? 0) + 1);
         if (res.status >= 500) unexpected.push(`${event.body.event_id}: ${res.status} ${JSON.stringify(body)}`);
         if (res.status < 300) {

@@ -14,14 +14,21 @@ const dbPath = join(dir, 'crash.db');
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 const CLIENTS = 8;
-const bodyOf = (eventId: string) => ({ event_id: eventId, external_contact_id: `crash:${eventId}`, first_name: 'Crash', answers: { age: 30 } });
+const bodyOf = (eventId: string) => ({
+  event_id: eventId,
+  external_contact_id: `crash:${eventId}`,
+  first_name: 'Crash',
+  answers: { age: 30 },
+});
 
 interface Acknowledged {
   leadId: string;
   contactId: string;
 }
 
-type Outcome = { kind: 'answered'; status: number; body: { replayed?: boolean; lead?: { id: string }; contact_id?: string } } | { kind: 'lost' };
+type Outcome =
+  | { kind: 'answered'; status: number; body: { replayed?: boolean; lead?: { id: string }; contact_id?: string } }
+  | { kind: 'lost' };
 
 async function send(address: string, eventId: string): Promise<Outcome> {
   try {
@@ -37,7 +44,9 @@ async function send(address: string, eventId: string): Promise<Outcome> {
 }
 
 const start = () =>
-  spawnGateway({ env: { DATABASE_PATH: dbPath, DEMO_MODE: 'true', RATE_LIMIT_PER_MINUTE: '1000000', SQLITE_SYNCHRONOUS: 'FULL' } });
+  spawnGateway({
+    env: { DATABASE_PATH: dbPath, DEMO_MODE: 'true', RATE_LIMIT_PER_MINUTE: '1000000', SQLITE_SYNCHRONOUS: 'FULL' },
+  });
 
 describe('SIGKILL under load', () => {
   it(
@@ -45,7 +54,15 @@ describe('SIGKILL under load', () => {
     async () => {
       const acknowledged = new Map<string, Acknowledged>();
       const unknown = new Set<string>(); // sent, no answer: resent after the restart
-      const figures = { runs: 0, kills: 0, requests: 0, acknowledged: 0, resent_unknown: 0, unknown_found_committed: 0, resent_acknowledged: 0 };
+      const figures = {
+        runs: 0,
+        kills: 0,
+        requests: 0,
+        acknowledged: 0,
+        resent_unknown: 0,
+        unknown_found_committed: 0,
+        resent_acknowledged: 0,
+      };
       const next = Array.from({ length: CLIENTS }, () => 0);
       const problems: string[] = [];
       const perCycle = Math.ceil(scale.crashSubmissions / scale.crashKills);
@@ -57,7 +74,8 @@ describe('SIGKILL under load', () => {
         if (resend === 'acknowledged') {
           figures.resent_acknowledged++;
           const first = acknowledged.get(eventId)!;
-          if (status !== 200 || body.replayed !== true || body.lead?.id !== first.leadId) problems.push(`resend of acknowledged ${eventId}: ${status} ${JSON.stringify(body)}`);
+          if (status !== 200 || body.replayed !== true || body.lead?.id !== first.leadId)
+            problems.push(`resend of acknowledged ${eventId}: ${status} ${JSON.stringify(body)}`);
           return true;
         }
         if (status !== 201 && !(status === 200 && body.replayed === true)) {
@@ -119,9 +137,14 @@ describe('SIGKILL under load', () => {
 
       const db = new Database(dbPath, { readonly: true });
       const integrity = db.pragma('integrity_check', { simple: true });
-      const submissions = db.prepare("SELECT event_id, lead_id FROM submissions WHERE endpoint = 'leads'").all() as { event_id: string; lead_id: string }[];
+      const submissions = db.prepare("SELECT event_id, lead_id FROM submissions WHERE endpoint = 'leads'").all() as {
+        event_id: string;
+        lead_id: string;
+      }[];
       const leads = db.prepare('SELECT id FROM leads').pluck().all() as string[];
-      const perLead = db.prepare("SELECT count(*) FROM submissions WHERE endpoint = 'leads' GROUP BY lead_id HAVING count(*) > 1").all();
+      const perLead = db
+        .prepare("SELECT count(*) FROM submissions WHERE endpoint = 'leads' GROUP BY lead_id HAVING count(*) > 1")
+        .all();
       db.close();
       const stored = new Map(submissions.map((s) => [s.event_id, s.lead_id]));
       const lost = [...acknowledged].filter(([eventId, ack]) => stored.get(eventId) !== ack.leadId);

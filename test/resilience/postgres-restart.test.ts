@@ -35,7 +35,10 @@ beforeAll(async () => {
   url = await freshDatabase(cluster.url);
   // A pool large enough that every client and every held request has its connection on the server.
   const poolSize = String(2 * (scale.restartClients + HELD));
-  gw = await spawnGateway({ env: { DATABASE_URL: url, DATABASE_POOL_SIZE: poolSize, DEMO_MODE: 'true', RATE_LIMIT_PER_MINUTE: '1000000' }, capture: true });
+  gw = await spawnGateway({
+    env: { DATABASE_URL: url, DATABASE_POOL_SIZE: poolSize, DEMO_MODE: 'true', RATE_LIMIT_PER_MINUTE: '1000000' },
+    capture: true,
+  });
 }, 60_000);
 afterAll(async () => {
   await gw?.stop();
@@ -57,7 +60,11 @@ interface Sent {
   error?: string;
 }
 
-const bodyOf = (eventId: string) => ({ event_id: eventId, external_contact_id: `restart:${eventId}`, first_name: 'Restart' });
+const bodyOf = (eventId: string) => ({
+  event_id: eventId,
+  external_contact_id: `restart:${eventId}`,
+  first_name: 'Restart',
+});
 
 async function send(method: 'POST' | 'GET', path: string, eventId: string): Promise<Sent> {
   const start = now();
@@ -69,9 +76,26 @@ async function send(method: 'POST' | 'GET', path: string, eventId: string): Prom
       signal: AbortSignal.timeout(CLIENT_TIMEOUT_MS),
     });
     const text = await res.text();
-    return { eventId, start, end: now(), status: res.status, retryAfter: res.headers.get('retry-after'), contentType: res.headers.get('content-type'), body: text ? JSON.parse(text) : null };
+    return {
+      eventId,
+      start,
+      end: now(),
+      status: res.status,
+      retryAfter: res.headers.get('retry-after'),
+      contentType: res.headers.get('content-type'),
+      body: text ? JSON.parse(text) : null,
+    };
   } catch (error) {
-    return { eventId, start, end: now(), status: 0, retryAfter: null, contentType: null, body: null, error: String(error) };
+    return {
+      eventId,
+      start,
+      end: now(),
+      status: 0,
+      retryAfter: null,
+      contentType: null,
+      body: null,
+      error: String(error),
+    };
   }
 }
 
@@ -89,7 +113,9 @@ function badRefusal(r: Sent): string | null {
     r.body?.code === 'service-unavailable' &&
     typeof r.body?.detail === 'string' &&
     typeof r.body?.request_id === 'string';
-  return ok ? null : `${r.eventId}: ${r.status} retry-after=${r.retryAfter} ${r.contentType} ${JSON.stringify(r.body)} ${r.error ?? ''}`;
+  return ok
+    ? null
+    : `${r.eventId}: ${r.status} retry-after=${r.retryAfter} ${r.contentType} ${JSON.stringify(r.body)} ${r.error ?? ''}`;
 }
 
 /** Waits until `n` of the gateway's statements wait for a lock (so they are in flight on the server). */
@@ -97,7 +123,9 @@ async function gatewayWaitingOnLocks(db: pg.Client, n: number): Promise<void> {
   for (let i = 0; i < 200; i++) {
     // Inside a transaction the statistics are a snapshot kept until its end: take a new one each time.
     await db.query('SELECT pg_stat_clear_snapshot()');
-    const { rows } = await db.query("SELECT count(*)::int AS n FROM pg_stat_activity WHERE application_name = 'lead-gateway' AND wait_event_type = 'Lock'");
+    const { rows } = await db.query(
+      "SELECT count(*)::int AS n FROM pg_stat_activity WHERE application_name = 'lead-gateway' AND wait_event_type = 'Lock'",
+    );
     if (rows[0].n >= n) return;
     await sleep(20);
   }
@@ -130,13 +158,22 @@ describe('a PostgreSQL restart under load', () => {
       for (;;) {
         const ok = sent.find((r) => r.start >= since && r.status === 201);
         if (ok) return ok.end;
-        if (now() - since > RECOVERY_LIMIT_MS) throw new Error(`no success within ${RECOVERY_LIMIT_MS} ms of the server's return`);
+        if (now() - since > RECOVERY_LIMIT_MS)
+          throw new Error(`no success within ${RECOVERY_LIMIT_MS} ms of the server's return`);
         await sleep(20);
       }
     };
 
     const running = [...Array.from({ length: scale.restartClients }, (_, c) => client(c)), readyPoller()];
-    const cycles: { kind: string; downStart: number; downDone: number; upStart: number; upDone: number; recovered: number; readyAgain?: number }[] = [];
+    const cycles: {
+      kind: string;
+      downStart: number;
+      downDone: number;
+      upStart: number;
+      upDone: number;
+      recovered: number;
+      readyAgain?: number;
+    }[] = [];
     const inFlight: Sent[] = [];
     try {
       for (let cycle = 0; cycle < scale.restartCycles; cycle++) {
@@ -188,9 +225,19 @@ describe('a PostgreSQL restart under load', () => {
     // The requests in flight when the server went answered 503 (a terminated backend is no 500), or
     // 201 when their COMMIT won the race with the shutdown (fast shutdown ends the lock's holder and
     // its waiters at once): such a lead must then be stored, which the ledger check below includes.
-    expect(inFlight.filter((r) => r.status !== 201).map(badRefusal).filter((x) => x !== null)).toEqual([]);
+    expect(
+      inFlight
+        .filter((r) => r.status !== 201)
+        .map(badRefusal)
+        .filter((x) => x !== null),
+    ).toEqual([]);
     // /readyz: 503 problems while the server was away, 200 once it was back.
-    expect(ready.filter((r) => r.status !== 200).map(badRefusal).filter((x) => x !== null)).toEqual([]);
+    expect(
+      ready
+        .filter((r) => r.status !== 200)
+        .map(badRefusal)
+        .filter((x) => x !== null),
+    ).toEqual([]);
     for (const c of cycles.filter((c) => c.kind === 'stop, wait, start')) {
       expect(ready.some((r) => r.start >= c.downDone && r.end <= c.upStart && r.status === 503)).toBe(true);
       c.readyAgain = ready.find((r) => r.start >= c.upDone && r.status === 200)?.end;
@@ -204,20 +251,28 @@ describe('a PostgreSQL restart under load', () => {
     const resent: Sent[] = [];
     await Promise.all(
       Array.from({ length: scale.restartClients }, async () => {
-        for (let eventId = toResend.pop(); eventId !== undefined; eventId = toResend.pop()) resent.push(await postLead(eventId));
+        for (let eventId = toResend.pop(); eventId !== undefined; eventId = toResend.pop())
+          resent.push(await postLead(eventId));
       }),
     );
     const resentBad = resent.filter((r) => r.status !== 201 && !(r.status === 200 && r.body?.replayed === true));
     expect(resentBad.map((r) => `${r.eventId}: ${r.status} ${JSON.stringify(r.body)} ${r.error ?? ''}`)).toEqual([]);
 
     // Every acknowledged lead is in the database, under its event, once.
-    const acknowledged = new Map([...sent, ...inFlight, ...resent].filter((r) => r.status === 201 || r.status === 200).map((r) => [r.eventId, (r.body!.lead as { id: string }).id]));
+    const acknowledged = new Map(
+      [...sent, ...inFlight, ...resent]
+        .filter((r) => r.status === 201 || r.status === 200)
+        .map((r) => [r.eventId, (r.body!.lead as { id: string }).id]),
+    );
     const db = new pg.Client({ connectionString: url });
     await db.connect();
     let stored: Map<string, string>;
     let leads: number;
     try {
-      const rows = (await db.query("SELECT event_id, lead_id FROM submissions WHERE endpoint = 'leads'")).rows as { event_id: string; lead_id: string }[];
+      const rows = (await db.query("SELECT event_id, lead_id FROM submissions WHERE endpoint = 'leads'")).rows as {
+        event_id: string;
+        lead_id: string;
+      }[];
       stored = new Map(rows.map((r) => [r.event_id, r.lead_id]));
       leads = Number((await db.query('SELECT count(*) AS n FROM leads')).rows[0].n);
     } finally {
@@ -229,7 +284,10 @@ describe('a PostgreSQL restart under load', () => {
     expect(leads).toBe(acknowledged.size);
 
     // Each server stop is one outage in the log (two close together may be one), not a line per 503.
-    const starts = gw.output().split('\n').filter((line) => line.includes('"msg":"store unavailable"')).length;
+    const starts = gw
+      .output()
+      .split('\n')
+      .filter((line) => line.includes('"msg":"store unavailable"')).length;
     expect(starts).toBeGreaterThanOrEqual(1);
     expect(starts).toBeLessThanOrEqual(cycles.length);
     // What the driver threw, as the gateway logged it: the refused requests of each cause, counted in

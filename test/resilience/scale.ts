@@ -24,5 +24,9 @@ export const scale = {
 
 /** Writes one line of figures for docs/reliability.md to stdout. */
 export function reportFigures(name: string, figures: Record<string, number | string>): void {
-  console.log(`[resilience] ${name}: ${Object.entries(figures).map(([k, v]) => `${k}=${v}`).join(' ')}`);
+  console.log(
+    `[resilience] ${name}: ${Object.entries(figures)
+      .map(([k, v]) => `${k}=${v}`)
+      .join(' ')}`,
+  );
 }

@@ -33,10 +33,16 @@ function openFilesLimit(): number {
   return line === undefined || line === 'unlimited' ? Infinity : Number(line);
 }
 
-const percentile = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.floor((sorted.length * p) / 100))]!;
+const percentile = (sorted: number[], p: number) =>
+  sorted[Math.min(sorted.length - 1, Math.floor((sorted.length * p) / 100))]!;
 
 /** Submits `count` new leads, one starting every spread/count ms, at most `NORMAL_CONCURRENCY` at a time. */
-async function normalClient(address: string, prefix: string, count: number, spreadMs = NORMAL_SPREAD_MS): Promise<{ statuses: number[]; latencies: number[] }> {
+async function normalClient(
+  address: string,
+  prefix: string,
+  count: number,
+  spreadMs = NORMAL_SPREAD_MS,
+): Promise<{ statuses: number[]; latencies: number[] }> {
   const statuses: number[] = [];
   const latencies: number[] = [];
   const began = performance.now();
@@ -50,7 +56,11 @@ async function normalClient(address: string, prefix: string, count: number, spre
       const res = await fetch(`${address}/api/integrations/v1/leads/`, {
         method: 'POST',
         headers: { authorization: `Bearer ${DEMO_V1_KEY}`, 'content-type': 'application/json' },
-        body: JSON.stringify({ event_id: `${prefix}-${i}`, external_contact_id: `${prefix}:${i}`, first_name: 'Normal' }),
+        body: JSON.stringify({
+          event_id: `${prefix}-${i}`,
+          external_contact_id: `${prefix}:${i}`,
+          first_name: 'Normal',
+        }),
       });
       await res.arrayBuffer();
       latencies.push(performance.now() - started);
@@ -70,7 +80,11 @@ async function openSlow(port: number, kind: Kind, n: number): Promise<RawConnect
   const deadline = TIMEOUT_MS + 20_000;
   if (kind === 'idle') return openRaw(port, null, deadline);
   if (kind === 'headers') {
-    const conn = await openRaw(port, `POST /api/integrations/v1/leads/ HTTP/1.1\r\nHost: gateway\r\nX-Request-Id: slow-headers-${n}\r\n`, deadline);
+    const conn = await openRaw(
+      port,
+      `POST /api/integrations/v1/leads/ HTTP/1.1\r\nHost: gateway\r\nX-Request-Id: slow-headers-${n}\r\n`,
+      deadline,
+    );
     conn.trickle('X-Slow: 1\r\n', TRICKLE_EVERY_MS);
     return conn;
   }
@@ -86,7 +100,9 @@ async function openSlow(port: number, kind: Kind, n: number): Promise<RawConnect
 
 describe('slow clients', () => {
   it(`${SLOW} slow connections held while a normal client submits ${NORMAL_REQUESTS} leads: every answer 2xx, every slow one cut off and logged`, async () => {
-    expect(openFilesLimit(), `raise ulimit -n above ${SLOW + 500} to hold ${SLOW} connections`).toBeGreaterThan(SLOW + 500);
+    expect(openFilesLimit(), `raise ulimit -n above ${SLOW + 500} to hold ${SLOW} connections`).toBeGreaterThan(
+      SLOW + 500,
+    );
     gw = await spawnGateway({
       env: {
         DATABASE_PATH: join(dir, 'g.db'),
@@ -163,7 +179,10 @@ describe('slow clients', () => {
     expect(ends.filter((e) => !e.byServer)).toEqual([]);
     for (const kind of KINDS) {
       const count = slow.filter((s) => s.kind === kind).length;
-      expect(refusals.filter((r) => r.reason === REASON[kind] && r.level === 40 && r.remote_address === '127.0.0.1'), kind).toHaveLength(count);
+      expect(
+        refusals.filter((r) => r.reason === REASON[kind] && r.level === 40 && r.remote_address === '127.0.0.1'),
+        kind,
+      ).toHaveLength(count);
     }
   }, 180_000);
 });

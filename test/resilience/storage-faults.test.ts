@@ -20,7 +20,8 @@ const hasStrace = (() => {
     return false;
   }
 })();
-if (!hasStrace && process.env.CI) throw new Error('strace is required in CI for the storage-fault test (.ci/run installs it)');
+if (!hasStrace && process.env.CI)
+  throw new Error('strace is required in CI for the storage-fault test (.ci/run installs it)');
 
 const dir = mkdtempSync(join(tmpdir(), 'lead-gateway-faults-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -33,7 +34,17 @@ describe.skipIf(!hasStrace)('fsync failing with EIO', () => {
     const LAST = FULL ? 140 : 90;
     const gw = await spawnGateway({
       env: { DATABASE_PATH: dbPath, DEMO_MODE: 'true', RATE_LIMIT_PER_MINUTE: '1000000' },
-      wrapper: ['strace', '-f', '-qq', '-o', '/dev/null', '-e', 'trace=fsync,fdatasync', '-e', `inject=fsync,fdatasync:error=EIO:when=${FIRST}..${LAST}`],
+      wrapper: [
+        'strace',
+        '-f',
+        '-qq',
+        '-o',
+        '/dev/null',
+        '-e',
+        'trace=fsync,fdatasync',
+        '-e',
+        `inject=fsync,fdatasync:error=EIO:when=${FIRST}..${LAST}`,
+      ],
       capture: true,
       startTimeoutMs: 60_000,
     });
@@ -48,18 +59,31 @@ describe.skipIf(!hasStrace)('fsync failing with EIO', () => {
       const total = FULL ? 600 : 250;
       for (let i = 0; i < total; i++) {
         const eventId = `fault-${i}`;
-        const res = await postJson<{ type?: string; status?: number }>(leads, auth, { event_id: eventId, external_contact_id: `fault:${i}`, first_name: 'Disk' });
+        const res = await postJson<{ type?: string; status?: number }>(leads, auth, {
+          event_id: eventId,
+          external_contact_id: `fault:${i}`,
+          first_name: 'Disk',
+        });
         if (res.status === 503 && res.retryAfter !== '1') problems.push(`${eventId}: 503 without Retry-After`);
         statuses.set(res.status, (statuses.get(res.status) ?? 0) + 1);
         if (res.status === 201) acknowledged.add(eventId);
-        else if (res.status === 503 && res.body.type === 'urn:lead-gateway:problem:service-unavailable' && res.body.status === 503) refused.add(eventId);
+        else if (
+          res.status === 503 &&
+          res.body.type === 'urn:lead-gateway:problem:service-unavailable' &&
+          res.body.status === 503
+        )
+          refused.add(eventId);
         else problems.push(`${eventId}: ${res.status} ${JSON.stringify(res.body)}`);
       }
       // The fault has stopped: every refused event is taken on its resend, and nothing was half-written.
       let resentCreated = 0;
       let resentReplayed = 0;
       for (const eventId of refused) {
-        const res = await postJson<{ replayed?: boolean }>(leads, auth, { event_id: eventId, external_contact_id: `fault:${eventId.slice(6)}`, first_name: 'Disk' });
+        const res = await postJson<{ replayed?: boolean }>(leads, auth, {
+          event_id: eventId,
+          external_contact_id: `fault:${eventId.slice(6)}`,
+          first_name: 'Disk',
+        });
         if (res.status === 201) resentCreated++;
         else if (res.status === 200 && res.body.replayed) resentReplayed++;
         else problems.push(`resend ${eventId}: ${res.status} ${JSON.stringify(res.body)}`);
@@ -70,7 +94,9 @@ describe.skipIf(!hasStrace)('fsync failing with EIO', () => {
 
       await gw.stop('SIGTERM');
       const db = new Database(dbPath, { readonly: true });
-      const stored = new Set(db.prepare("SELECT event_id FROM submissions WHERE endpoint = 'leads'").pluck().all() as string[]);
+      const stored = new Set(
+        db.prepare("SELECT event_id FROM submissions WHERE endpoint = 'leads'").pluck().all() as string[],
+      );
       const integrity = db.pragma('integrity_check', { simple: true });
       db.close();
       const lost = [...acknowledged].filter((e) => !stored.has(e));

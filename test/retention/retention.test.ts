@@ -24,7 +24,14 @@ beforeAll(async () => (gw = await startGateway()));
 afterAll(() => gw.close());
 
 const ago = (ms: number) => new Date(NOW.getTime() - ms).toISOString();
-const calls = (integrationId: string, iface: 'v1' | 'legacy', route: string, at: string, n: number, ok: number): UsageIncrement => ({
+const calls = (
+  integrationId: string,
+  iface: 'v1' | 'legacy',
+  route: string,
+  at: string,
+  n: number,
+  ok: number,
+): UsageIncrement => ({
   integrationId,
   interface: iface,
   route,
@@ -52,9 +59,14 @@ describe('hourly call counts past the retention', () => {
     );
     const usage = createUsageRecorder(gw.store);
     const deps = { store: gw.store, usage, now: () => NOW };
-    const chart = () => gw.store.snapshot((r) => r.states.usagePerHour(id, ago(RETENTION_USAGE_MIN_DAYS * DAY).slice(0, 13)));
+    const chart = () =>
+      gw.store.snapshot((r) => r.states.usagePerHour(id, ago(RETENTION_USAGE_MIN_DAYS * DAY).slice(0, 13)));
     const lastLegacy = () => gw.store.snapshot((r) => r.states.lastSeen(id, 'legacy'));
-    const before = { report: JSON.stringify(await migrationReport(deps, integration)), chart: await chart(), lastLegacy: await lastLegacy() };
+    const before = {
+      report: JSON.stringify(await migrationReport(deps, integration)),
+      chart: await chart(),
+      lastLegacy: await lastLegacy(),
+    };
     const rowsBefore = (await gw.inspect.dump('api_usage')).length;
 
     const run = await runRetention(gw.store, settings, sessions, NOW);
@@ -64,7 +76,13 @@ describe('hourly call counts past the retention', () => {
     expect(JSON.stringify(await migrationReport(deps, integration))).toBe(before.report);
     expect(await chart()).toEqual(before.chart);
     expect(await lastLegacy()).toBe(before.lastLegacy);
-    expect(JSON.parse(before.report).legacy.routes).toContainEqual(expect.objectContaining({ route: 'POST /api/bots/api/leads/', last_seen: ago(40 * DAY), last_success: ago(45 * DAY) }));
+    expect(JSON.parse(before.report).legacy.routes).toContainEqual(
+      expect.objectContaining({
+        route: 'POST /api/bots/api/leads/',
+        last_seen: ago(40 * DAY),
+        last_success: ago(45 * DAY),
+      }),
+    );
 
     // A second run finds nothing more to roll up, and a later hour rolled into the same rows adds up.
     expect((await runRetention(gw.store, settings, sessions, NOW)).usage_hours_rolled_up).toBe(0);
@@ -77,12 +95,16 @@ describe('hourly call counts past the retention', () => {
 
   it('at most a batch of rows a run, the oldest hours first', async () => {
     const id = 'retention-batch-integration';
-    await gw.store.transact((tx) => tx.states.addUsage([1, 2, 3].map((d) => calls(id, 'v1', 'POST /x', ago((100 + d) * DAY), 1, 1))));
+    await gw.store.transact((tx) =>
+      tx.states.addUsage([1, 2, 3].map((d) => calls(id, 'v1', 'POST /x', ago((100 + d) * DAY), 1, 1))),
+    );
     const first = await runRetention(gw.store, settings, sessions, NOW, 2);
     expect(first.usage_hours_rolled_up).toBe(2);
     expect(await gw.store.snapshot((r) => r.states.lastSeen(id, 'v1'))).toBe(ago(101 * DAY));
     expect((await runRetention(gw.store, settings, sessions, NOW, 2)).usage_hours_rolled_up).toBe(1);
-    expect(await gw.store.snapshot((r) => r.states.usageSince(id, '0000'))).toEqual([{ route: 'POST /x', interface: 'v1', calls: 3, lastSeen: ago(101 * DAY), okCalls: 3, lastOk: ago(101 * DAY) }]);
+    expect(await gw.store.snapshot((r) => r.states.usageSince(id, '0000'))).toEqual([
+      { route: 'POST /x', interface: 'v1', calls: 3, lastSeen: ago(101 * DAY), okCalls: 3, lastOk: ago(101 * DAY) },
+    ]);
   });
 });
 
@@ -90,9 +112,27 @@ describe('unmapped and invalid answers past the retention', () => {
   it('are deleted with their counts; written answers stay', async () => {
     const key = await gw.issueKey(HANDLE);
     const id = gw.rules.current().findIntegration(HANDLE)!.id;
-    expect((await gw.submit(key, { event_id: 'r-lead', external_contact_id: 'telegram:9', first_name: 'Old', phone: '+998901231111' })).statusCode).toBe(201);
+    expect(
+      (
+        await gw.submit(key, {
+          event_id: 'r-lead',
+          external_contact_id: 'telegram:9',
+          first_name: 'Old',
+          phone: '+998901231111',
+        })
+      ).statusCode,
+    ).toBe(201);
     const answer = (eventId: string) =>
-      gw.app.inject({ method: 'POST', url: '/api/integrations/v1/leads/answers/', headers: { authorization: `Bearer ${key}` }, payload: { event_id: eventId, external_contact_id: 'telegram:9', answers: { old_key: 'x', '': 'y', course: 'python' } } });
+      gw.app.inject({
+        method: 'POST',
+        url: '/api/integrations/v1/leads/answers/',
+        headers: { authorization: `Bearer ${key}` },
+        payload: {
+          event_id: eventId,
+          external_contact_id: 'telegram:9',
+          answers: { old_key: 'x', '': 'y', course: 'python' },
+        },
+      });
     expect((await answer('r-1')).statusCode).toBe(200);
     expect(await gw.inspect.answers.count({ key: { in: ['old_key', ''] } })).toBe(2);
 
@@ -123,14 +163,22 @@ describe('ignored legacy member names', () => {
     expect(first.ignored_fields_deleted).toBe(2);
     expect(await names()).toEqual(['+998901234567', 'stage']);
     expect((await runRetention(gw.store, settings, sessions, NOW, 2)).ignored_fields_deleted).toBe(1);
-    expect(await gw.store.snapshot((r) => r.states.ignoredFields(id))).toEqual([{ field: 'stage', calls: 2, lastSeen: ago(2 * DAY) }]);
+    expect(await gw.store.snapshot((r) => r.states.ignoredFields(id))).toEqual([
+      { field: 'stage', calls: 2, lastSeen: ago(2 * DAY) },
+    ]);
   });
 });
 
 describe('console sessions', () => {
   it('that are over (idle or open too long) are deleted; a live one stays', async () => {
     const now = Date.now();
-    const session = (idHash: string, createdAt: number, lastSeenAt: number) => ({ idHash, userName: 'ops', credentialId: null, createdAt: new Date(createdAt).toISOString(), lastSeenAt: new Date(lastSeenAt).toISOString() });
+    const session = (idHash: string, createdAt: number, lastSeenAt: number) => ({
+      idHash,
+      userName: 'ops',
+      credentialId: null,
+      createdAt: new Date(createdAt).toISOString(),
+      lastSeenAt: new Date(lastSeenAt).toISOString(),
+    });
     await gw.store.transact(async (tx) => {
       await tx.consoleSessions.insert(session('idle', now - 2 * 3_600_000, now - SESSION_IDLE_MS - 60_000));
       await tx.consoleSessions.insert(session('too-long', now - SESSION_MAX_MS - 60_000, now - 1_000));
@@ -138,7 +186,11 @@ describe('console sessions', () => {
     });
     const run = await runRetention(gw.store, settings, sessions, new Date(now));
     expect(run.sessions_deleted).toBe(2);
-    const found = await gw.store.snapshot(async (r) => [await r.consoleSessions.find('idle'), await r.consoleSessions.find('too-long'), await r.consoleSessions.find('live')]);
+    const found = await gw.store.snapshot(async (r) => [
+      await r.consoleSessions.find('idle'),
+      await r.consoleSessions.find('too-long'),
+      await r.consoleSessions.find('live'),
+    ]);
     expect(found.map((s) => s?.idHash ?? null)).toEqual([null, null, 'live']);
   });
 });
@@ -146,13 +198,30 @@ describe('console sessions', () => {
 describe('the job', () => {
   it('runs every interval in the process, logs one info line with its counts, and stops', async () => {
     const lines: Record<string, unknown>[] = [];
-    const log = pino({ level: 'info' }, new Writable({ write: (chunk: Buffer, _enc, done) => (lines.push(JSON.parse(chunk.toString()) as Record<string, unknown>), done()) }));
+    const log = pino(
+      { level: 'info' },
+      new Writable({
+        write: (chunk: Buffer, _enc, done) => (
+          lines.push(JSON.parse(chunk.toString()) as Record<string, unknown>),
+          done()
+        ),
+      }),
+    );
     const now = Date.now();
     await gw.store.transact((tx) =>
-      tx.consoleSessions.insert({ idHash: 'job-idle', userName: 'ops', credentialId: null, createdAt: new Date(now - 3_600_000).toISOString(), lastSeenAt: new Date(now - SESSION_IDLE_MS - 60_000).toISOString() }),
+      tx.consoleSessions.insert({
+        idHash: 'job-idle',
+        userName: 'ops',
+        credentialId: null,
+        createdAt: new Date(now - 3_600_000).toISOString(),
+        lastSeenAt: new Date(now - SESSION_IDLE_MS - 60_000).toISOString(),
+      }),
     );
     const job = startRetention(gw.store, settings, sessions, log, 20);
-    await vi.waitFor(async () => expect(await gw.store.snapshot((r) => r.consoleSessions.find('job-idle'))).toBeNull(), { timeout: 5_000 });
+    await vi.waitFor(
+      async () => expect(await gw.store.snapshot((r) => r.consoleSessions.find('job-idle'))).toBeNull(),
+      { timeout: 5_000 },
+    );
     await job.stop();
     expect(lines[0]).toMatchObject({ level: 30, msg: 'retention ran', retention: { ran: true, sessions_deleted: 1 } });
   });

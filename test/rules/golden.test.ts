@@ -70,7 +70,12 @@ function outcomeOf(ws: Workspace, api: 'v1' | 'legacy', path: string, status: nu
   const lead = (l: unknown) => (l === null ? null : summarizeLead(ws, l as LeadObject));
   if (api === 'legacy') return path.startsWith('tags/') ? { status, tag: body.name } : { status, lead: lead(body) };
   if ('intake_outcome' in body) {
-    return { status, outcome: body.replayed ? 'replayed' : body.intake_outcome, lead: lead(body.lead), answers: body.answers };
+    return {
+      status,
+      outcome: body.replayed ? 'replayed' : body.intake_outcome,
+      lead: lead(body.lead),
+      answers: body.answers,
+    };
   }
   return { status, outcome: body.replayed ? 'replayed' : 'answered', answers: body.answers };
 }
@@ -116,7 +121,9 @@ describe.each(fixtures)('$name', (fixture) => {
     const ws = integration.workspace;
     const v1Key = await gw.issueKey(integration.handle);
     if (steps.some((s) => s.send.api === 'legacy')) {
-      const imported = await gw.admin('POST', `/admin/v1/integrations/${integration.handle}/keys/import`, { key: LEGACY_KEY });
+      const imported = await gw.admin('POST', `/admin/v1/integrations/${integration.handle}/keys/import`, {
+        key: LEGACY_KEY,
+      });
       expect(imported.statusCode).toBe(201);
     }
     let lastLead: string | null = null;
@@ -125,7 +132,10 @@ describe.each(fixtures)('$name', (fixture) => {
       const res: LightMyRequestResponse = await gw.app.inject({
         method,
         url: `${api === 'v1' ? '/api/integrations/v1/' : '/api/bots/api/'}${fill(path, ws, lastLead) as string}`,
-        headers: { ...headers, ...(api === 'v1' ? { authorization: `Bearer ${v1Key}` } : { 'x-bot-api-key': LEGACY_KEY }) },
+        headers: {
+          ...headers,
+          ...(api === 'v1' ? { authorization: `Bearer ${v1Key}` } : { 'x-bot-api-key': LEGACY_KEY }),
+        },
         payload: fill(body, ws, lastLead) as object,
       });
       const parsed: Record<string, unknown> = res.json();

@@ -30,14 +30,20 @@ describe('example rules', () => {
     expect(bot.defaults.stageId).toBe('54ba4b35-5696-57fc-9ec0-f36d59da20d1');
     expect(loadRules(EXAMPLE_RULES).findIntegration('brightpath:telegram-bot')!.defaults).toEqual(bot.defaults);
     const fields = [...bot.workspace.fields.values()].map((f) => f.type);
-    expect(new Set(fields)).toEqual(new Set(['text', 'number', 'boolean', 'date', 'datetime', 'single_choice', 'multiple_choice']));
+    expect(new Set(fields)).toEqual(
+      new Set(['text', 'number', 'boolean', 'date', 'datetime', 'single_choice', 'multiple_choice']),
+    );
   });
 });
 
 describe('broken rules', () => {
   it('name the file and the path of a bad reference', () => {
     const problems = problemsOf(fixture('rules-broken-reference'));
-    expect(problems).toEqual([expect.stringMatching(/school\.yaml: integrations\[0\]\.lead_defaults\.stage: no stage "Nowhere" on board "Admissions"/)]);
+    expect(problems).toEqual([
+      expect.stringMatching(
+        /school\.yaml: integrations\[0\]\.lead_defaults\.stage: no stage "Nowhere" on board "Admissions"/,
+      ),
+    ]);
   });
 
   it('name the file and line of a YAML syntax error', () => {
@@ -63,7 +69,9 @@ describe('broken rules', () => {
     const dir = mkdtempSync(join(tmpdir(), 'rules-'));
     cpSync(join(EXAMPLE_RULES, 'smile-dental.yaml'), join(dir, 'a.yaml'));
     cpSync(join(EXAMPLE_RULES, 'smile-dental.yaml'), join(dir, 'b.yaml'));
-    expect(problemsOf(dir)).toEqual([expect.stringMatching(/b\.yaml: workspace\.slug: "smile-dental" is already used by .*a\.yaml/)]);
+    expect(problemsOf(dir)).toEqual([
+      expect.stringMatching(/b\.yaml: workspace\.slug: "smile-dental" is already used by .*a\.yaml/),
+    ]);
   });
 
   it('a bad reload keeps the previous rules and says why', () => {
@@ -88,22 +96,39 @@ describe('rules that name JavaScript object internals', () => {
     return dir;
   };
 
-  it.each(['toString', '__proto__', 'constructor', 'hasOwnProperty', 'no_such_field'])('refuse a mapping to field %s, naming file and path', (field) => {
-    const problems = problemsOf(withMapping(`      probe:\n        field: ${field}\n`));
-    expect(problems).toEqual([expect.stringMatching(new RegExp(`bright\\.yaml: integrations\\[0\\]\\.answers\\.probe\\.field: no custom field "${field}"`))]);
-  });
+  it.each(['toString', '__proto__', 'constructor', 'hasOwnProperty', 'no_such_field'])(
+    'refuse a mapping to field %s, naming file and path',
+    (field) => {
+      const problems = problemsOf(withMapping(`      probe:\n        field: ${field}\n`));
+      expect(problems).toEqual([
+        expect.stringMatching(
+          new RegExp(`bright\\.yaml: integrations\\[0\\]\\.answers\\.probe\\.field: no custom field "${field}"`),
+        ),
+      ]);
+    },
+  );
 
   it.each(['__proto__', 'constructor', 'prototype'])('refuse an answer key named %s', (key) => {
     const problems = problemsOf(withMapping(`      ${key}:\n        field: laptop\n`));
-    expect(problems).toEqual([expect.stringMatching(new RegExp(`bright\\.yaml: integrations\\[0\\]\\.answers\\.${key}: "${key}" cannot be used as a name`))]);
+    expect(problems).toEqual([
+      expect.stringMatching(
+        new RegExp(`bright\\.yaml: integrations\\[0\\]\\.answers\\.${key}: "${key}" cannot be used as a name`),
+      ),
+    ]);
   });
 
   it('a reload to such a mapping keeps the previous rules', () => {
     const dir = withMapping('');
     const holder = createRulesHolder(dir);
     const before = holder.current();
-    writeFileSync(join(dir, 'bright.yaml'), readFileSync(join(withMapping('      probe:\n        field: toString\n'), 'bright.yaml')));
-    expect(holder.reload()).toEqual({ ok: false, problems: [expect.stringMatching(/answers\.probe\.field: no custom field "toString"/)] });
+    writeFileSync(
+      join(dir, 'bright.yaml'),
+      readFileSync(join(withMapping('      probe:\n        field: toString\n'), 'bright.yaml')),
+    );
+    expect(holder.reload()).toEqual({
+      ok: false,
+      problems: [expect.stringMatching(/answers\.probe\.field: no custom field "toString"/)],
+    });
     expect(holder.current()).toBe(before);
   });
 });
@@ -113,11 +138,18 @@ describe('the server on broken rules', () => {
     const dir = mkdtempSync(join(tmpdir(), 'lead-gateway-start-'));
     const run = spawnSync(process.execPath, [builtMain(), '--demo'], {
       cwd: join(import.meta.dirname, '..', '..'),
-      env: { ...process.env, RULES_DIR: fixture('rules-broken-reference'), DATABASE_PATH: join(dir, 'g.db'), PORT: '0' },
+      env: {
+        ...process.env,
+        RULES_DIR: fixture('rules-broken-reference'),
+        DATABASE_PATH: join(dir, 'g.db'),
+        PORT: '0',
+      },
       encoding: 'utf8',
       timeout: 15_000,
     });
     expect(run.status).toBe(1);
-    expect(run.stderr).toMatch(/rules-broken-reference\/school\.yaml: integrations\[0\]\.lead_defaults\.stage: no stage "Nowhere"/);
+    expect(run.stderr).toMatch(
+      /rules-broken-reference\/school\.yaml: integrations\[0\]\.lead_defaults\.stage: no stage "Nowhere"/,
+    );
   });
 });

@@ -32,10 +32,15 @@ describe('the rules version', () => {
     const dir = copyOfExampleRules();
     const gw = await startGateway({ rulesDir: dir });
     try {
-      const before = (await gw.app.inject({ method: 'GET', url: '/readyz' })).json<{ rules_version: string }>().rules_version;
+      const before = (await gw.app.inject({ method: 'GET', url: '/readyz' })).json<{ rules_version: string }>()
+        .rules_version;
       expect(before).toBe(createRulesHolder(EXAMPLE_RULES).version().version);
-      expect((await gw.app.inject({ method: 'GET', url: '/metrics' })).body).toContain(`lead_gateway_rules_info{version="${before}"} 1`);
-      const inForce = (await gw.admin('GET', '/admin/v1/rules')).json<{ files: { name: string; sha256: string; content: string }[] }>();
+      expect((await gw.app.inject({ method: 'GET', url: '/metrics' })).body).toContain(
+        `lead_gateway_rules_info{version="${before}"} 1`,
+      );
+      const inForce = (await gw.admin('GET', '/admin/v1/rules')).json<{
+        files: { name: string; sha256: string; content: string }[];
+      }>();
       expect(inForce).toMatchObject({ rules_version: before, workspaces: 2, integrations: 3 });
       // Each file as read, what `lead-gateway rules diff` compares a folder with.
       expect(inForce.files).toEqual(
@@ -67,21 +72,41 @@ describe('the rules version', () => {
       const version = createRulesHolder(dir).version().version;
       const list = (await gw.admin('GET', '/admin/v1/replicas')).json();
       expect(list).toMatchObject({ rules_versions: [version], drift: false });
-      expect(list.items).toEqual([expect.objectContaining({ host: hostname(), pid: process.pid, rules_version: version, last_reload_error: null, this_replica: true })]);
-      expect((await gw.app.inject({ method: 'GET', url: '/readyz' })).json()).toMatchObject({ rules_version: version, rules_drift: false });
+      expect(list.items).toEqual([
+        expect.objectContaining({
+          host: hostname(),
+          pid: process.pid,
+          rules_version: version,
+          last_reload_error: null,
+          this_replica: true,
+        }),
+      ]);
+      expect((await gw.app.inject({ method: 'GET', url: '/readyz' })).json()).toMatchObject({
+        rules_version: version,
+        rules_drift: false,
+      });
 
       const reloaded = await gw.admin('POST', '/admin/v1/rules/reload');
       expect(reloaded.statusCode).toBe(200);
-      expect(reloaded.json()).toMatchObject({ reloaded: true, rules_version: version, not_answered: [], replicas: [{ id: list.items[0].id, outcome: 'reloaded' }] });
+      expect(reloaded.json()).toMatchObject({
+        reloaded: true,
+        rules_version: version,
+        not_answered: [],
+        replicas: [{ id: list.items[0].id, outcome: 'reloaded' }],
+      });
 
       writeFileSync(join(dir, 'broken.yaml'), 'format_version: 2\n');
       const refused = await gw.admin('POST', '/admin/v1/rules/reload');
       expect(refused.statusCode).toBe(422);
-      expect(refused.json()).toMatchObject({ code: 'validation-failed', replicas: [{ outcome: 'failed', rules_version: version }] });
+      expect(refused.json()).toMatchObject({
+        code: 'validation-failed',
+        replicas: [{ outcome: 'failed', rules_version: version }],
+      });
       expect(refused.json().detail).toContain(join(dir, 'broken.yaml'));
       // The problems are of the request as a whole, not of a member of its (empty) body: the pointer "" (RFC 6901).
       expect(refused.json().errors.length).toBeGreaterThan(0);
-      for (const e of refused.json().errors) expect(e).toEqual({ path: '', message: expect.stringContaining(join(dir, 'broken.yaml')) });
+      for (const e of refused.json().errors)
+        expect(e).toEqual({ path: '', message: expect.stringContaining(join(dir, 'broken.yaml')) });
       const error = (await gw.admin('GET', '/admin/v1/replicas')).json().items[0].last_reload_error;
       expect(error.problems.length).toBeGreaterThan(0);
       for (const problem of error.problems) expect(problem).toContain(join(dir, 'broken.yaml'));

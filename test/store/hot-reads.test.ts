@@ -34,7 +34,8 @@ function elsewhere(sql: string, ...params: unknown[]): void {
   other.close();
 }
 
-const legacyCall = () => gw.app.inject({ method: 'GET', url: '/api/bots/api/info/', headers: { 'x-bot-api-key': LEGACY } });
+const legacyCall = () =>
+  gw.app.inject({ method: 'GET', url: '/api/bots/api/info/', headers: { 'x-bot-api-key': LEGACY } });
 let n = 0;
 const lead = (key: string) => gw.submit(key, { event_id: `hot-${n++}`, first_name: 'Hot' });
 
@@ -42,7 +43,9 @@ describe('remembered keys and states', () => {
   it('a renewal through the admin API stops the old key on the very next request', async () => {
     const old = await gw.issueKey('brightpath:website-form');
     expect((await lead(old)).statusCode).toBe(201);
-    const renewed = await gw.admin('POST', '/admin/v1/integrations/brightpath:website-form/keys/renew', { reason: 'test' });
+    const renewed = await gw.admin('POST', '/admin/v1/integrations/brightpath:website-form/keys/renew', {
+      reason: 'test',
+    });
     expect(renewed.statusCode).toBe(201);
     expect((await lead(old)).statusCode).toBe(401);
     expect((await lead(renewed.json().key)).statusCode).toBe(201);
@@ -62,20 +65,31 @@ describe('remembered keys and states', () => {
     const call = () => gw.app.inject({ method: 'GET', url: '/api/bots/api/info/', headers: { 'x-bot-api-key': key } });
     expect((await call()).statusCode).toBe(200);
     expect((await call()).statusCode).toBe(200); // remembered now
-    elsewhere("UPDATE api_keys SET revoked_at = '2026-01-01T00:00:00Z' WHERE revoked_at IS NULL AND kind = 'legacy' AND integration_id = ?", stableId('smile-dental', 'integration', 'booking-form'));
+    elsewhere(
+      "UPDATE api_keys SET revoked_at = '2026-01-01T00:00:00Z' WHERE revoked_at IS NULL AND kind = 'legacy' AND integration_id = ?",
+      stableId('smile-dental', 'integration', 'booking-form'),
+    );
     expect((await call()).statusCode).toBe(401);
   });
 
-  byAnotherProcess('a switch-off by another process answers 403 on the next request, and so does a rollback through the admin API', async () => {
-    expect((await legacyCall()).statusCode).toBe(200);
-    expect((await legacyCall()).statusCode).toBe(200);
-    elsewhere("INSERT OR REPLACE INTO integration_states (integration_id, state, updated_at) VALUES (?, 'switched_off', 't')", integrationId);
-    expect((await legacyCall()).statusCode).toBe(403);
+  byAnotherProcess(
+    'a switch-off by another process answers 403 on the next request, and so does a rollback through the admin API',
+    async () => {
+      expect((await legacyCall()).statusCode).toBe(200);
+      expect((await legacyCall()).statusCode).toBe(200);
+      elsewhere(
+        "INSERT OR REPLACE INTO integration_states (integration_id, state, updated_at) VALUES (?, 'switched_off', 't')",
+        integrationId,
+      );
+      expect((await legacyCall()).statusCode).toBe(403);
 
-    const back = await gw.admin('POST', '/admin/v1/integrations/brightpath:telegram-bot/rollback', { reason: 'bot not ready' });
-    expect(back.statusCode).toBe(200);
-    expect((await legacyCall()).statusCode).toBe(200);
-  });
+      const back = await gw.admin('POST', '/admin/v1/integrations/brightpath:telegram-bot/rollback', {
+        reason: 'bot not ready',
+      });
+      expect(back.statusCode).toBe(200);
+      expect((await legacyCall()).statusCode).toBe(200);
+    },
+  );
 });
 
 describe('the check for changes by another process', () => {
@@ -92,12 +106,21 @@ describe('the check for changes by another process', () => {
             }
           : (Reflect.get(target, name) as unknown),
     }) as Store;
-    const app = await buildApp({ adminToken: ADMIN_TOKEN }, { store: counted, rules: createRulesHolder(EXAMPLE_RULES) });
+    const app = await buildApp(
+      { adminToken: ADMIN_TOKEN },
+      { store: counted, rules: createRulesHolder(EXAMPLE_RULES) },
+    );
     recordForContract(app);
     try {
-      const imported = await app.inject({ method: 'POST', url: '/admin/v1/integrations/brightpath:telegram-bot/keys/import', headers: { authorization: `Bearer ${ADMIN_TOKEN}` }, payload: { key: LEGACY } });
+      const imported = await app.inject({
+        method: 'POST',
+        url: '/admin/v1/integrations/brightpath:telegram-bot/keys/import',
+        headers: { authorization: `Bearer ${ADMIN_TOKEN}` },
+        payload: { key: LEGACY },
+      });
       expect(imported.statusCode).toBe(201);
-      const call = () => app.inject({ method: 'GET', url: '/api/bots/api/info/', headers: { 'x-bot-api-key': LEGACY } });
+      const call = () =>
+        app.inject({ method: 'GET', url: '/api/bots/api/info/', headers: { 'x-bot-api-key': LEGACY } });
       expect((await call()).statusCode).toBe(200);
       checks = 0;
       expect((await call()).statusCode).toBe(200);

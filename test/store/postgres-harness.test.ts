@@ -26,7 +26,9 @@ describe('a throwaway PostgreSQL cluster', () => {
     const client = new pg.Client({ connectionString: cluster!.url });
     await client.connect();
     try {
-      const settings = await client.query<{ name: string; setting: string }>("SELECT name, setting FROM pg_settings WHERE name IN ('fsync', 'synchronous_commit', 'server_version_num')");
+      const settings = await client.query<{ name: string; setting: string }>(
+        "SELECT name, setting FROM pg_settings WHERE name IN ('fsync', 'synchronous_commit', 'server_version_num')",
+      );
       const byName = Object.fromEntries(settings.rows.map((r) => [r.name, r.setting]));
       expect(byName).toMatchObject({ fsync: 'on', synchronous_commit: 'on' });
       expect(Number(byName.server_version_num)).toBeGreaterThanOrEqual(130000);
@@ -46,7 +48,9 @@ describe('a throwaway PostgreSQL cluster', () => {
     await client.connect();
     try {
       expect((await client.query<{ work_mem: string }>('SHOW work_mem')).rows[0]!.work_mem).toBe('7MB');
-      expect((await client.query<{ data_directory: string }>('SHOW data_directory')).rows[0]!.data_directory).toBe(cluster!.local!.dataDir);
+      expect((await client.query<{ data_directory: string }>('SHOW data_directory')).rows[0]!.data_directory).toBe(
+        cluster!.local!.dataDir,
+      );
     } finally {
       await client.end();
     }

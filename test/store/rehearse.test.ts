@@ -26,7 +26,9 @@ onEachEngine((_engine, open) => {
         store.rehearse((tx) => tx.keys.insert(aKey('k-rehearsed'))),
         store.transact((tx) => tx.keys.insert(aKey('k-after'))),
       ]);
-      const found = await store.snapshot(async (r) => (await r.keys.listForIntegration('int-1')).map((k) => k.id).sort());
+      const found = await store.snapshot(async (r) =>
+        (await r.keys.listForIntegration('int-1')).map((k) => k.id).sort(),
+      );
       expect(found).toEqual(['k-after', 'k-before']);
     });
 

@@ -16,13 +16,19 @@ import { clusterOrSkip, freshDatabase, type TestPostgres } from '../support/post
 
 const folder = join(import.meta.dirname, '..', '..', 'src', 'store', 'statements');
 const isShared = (value: unknown): value is SharedSql =>
-  typeof value === 'object' && value !== null && typeof (value as SharedSql).name === 'string' && typeof (value as SharedSql).text === 'string';
+  typeof value === 'object' &&
+  value !== null &&
+  typeof (value as SharedSql).name === 'string' &&
+  typeof (value as SharedSql).text === 'string';
 
 /** Every shared statement of every module in the folder: a new module is checked without being listed here. */
 const shared: SharedSql[] = [];
-for (const file of readdirSync(folder).filter((f) => f.endsWith('.ts') && f !== 'shared.ts').sort()) {
+for (const file of readdirSync(folder)
+  .filter((f) => f.endsWith('.ts') && f !== 'shared.ts')
+  .sort()) {
   const module = (await import(pathToFileURL(join(folder, file)).href)) as Record<string, unknown>;
-  for (const group of Object.values(module)) if (typeof group === 'object' && group !== null) shared.push(...Object.values(group).filter(isShared));
+  for (const group of Object.values(module))
+    if (typeof group === 'object' && group !== null) shared.push(...Object.values(group).filter(isShared));
 }
 
 describe('the shared statements', () => {
@@ -49,7 +55,10 @@ describe('on sqlite', () => {
   });
 
   it('binds a number written twice to one value, each number to its own, and refuses a call with too few or too many values', () => {
-    const twice = prepareShared<{ a: string; b: string; c: string }>(db, { name: 'test.twice', text: 'SELECT $2 AS a, $1 AS b, $2 AS c' });
+    const twice = prepareShared<{ a: string; b: string; c: string }>(db, {
+      name: 'test.twice',
+      text: 'SELECT $2 AS a, $1 AS b, $2 AS c',
+    });
     expect(twice.get('one', 'two')).toEqual({ a: 'two', b: 'one', c: 'two' });
     expect(() => twice.get('one')).toThrow('test.twice takes 2 values, not 1');
     expect(() => twice.get('one', 'two', 'three')).toThrow('test.twice takes 2 values, not 3');

@@ -49,7 +49,10 @@ onEachEngine((_engine, open) => {
       await expect(failed).rejects.toThrow();
       expect(await next).toEqual(key('k4'));
       // A statement of the failed unit run after its ROLLBACK would have been committed on its own.
-      expect((await store.readOne((r) => r.keys.listForIntegration('int-1'))).map((k) => k.id).sort()).toEqual(['k1', 'k4']);
+      expect((await store.readOne((r) => r.keys.listForIntegration('int-1'))).map((k) => k.id).sort()).toEqual([
+        'k1',
+        'k4',
+      ]);
       await connectionIsIdle(store);
     });
 

@@ -8,14 +8,22 @@ import { chromium, type Browser } from 'playwright-core';
 const CANDIDATES = ['/usr/bin/chromium', '/usr/bin/chromium-browser'];
 
 /** Quiet, headless, no sandbox (root in a container), no update or background traffic: the tests work offline. */
-export const CHROMIUM_FLAGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update'];
+export const CHROMIUM_FLAGS = [
+  '--headless',
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-background-networking',
+  '--disable-component-update',
+];
 
 /** Screenshots and other files a browser test leaves for people to look at (kept by CI, ignored by git). */
 export const ARTEFACTS_DIR = join(import.meta.dirname, '..', 'artefacts');
 
 /** Chromium's path, or null after saying in one line why the browser tests are skipped (an error under CI=1). */
 export function chromiumOrSkip(): string | null {
-  const path = [process.env.CHROMIUM_PATH, ...CANDIDATES].find((p): p is string => p !== undefined && p !== '' && existsSync(p)) ?? null;
+  const path =
+    [process.env.CHROMIUM_PATH, ...CANDIDATES].find((p): p is string => p !== undefined && p !== '' && existsSync(p)) ??
+    null;
   if (path !== null) return path;
   const reason = `no Chromium at ${[process.env.CHROMIUM_PATH, ...CANDIDATES].filter(Boolean).join(' or ')} (apt-get install chromium, or set CHROMIUM_PATH)`;
   if (process.env.CI) throw new Error(`Chromium is required in CI: ${reason}`);

@@ -52,12 +52,17 @@ export default function setup(project: TestProject) {
 function build(dir: string): void {
   // `--noCheck`: the same JavaScript as `npm run build` at a third of the CPU; the types are
   // checked by `npm run typecheck`, as CI does before the tests.
-  execFileSync(process.execPath, [join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', 'tsconfig.build.json', '--noCheck', '--outDir', dir], {
-    cwd: ROOT,
-    stdio: ['ignore', 'inherit', 'inherit'],
-    timeout: 120_000,
-  });
-  for (const assets of ['views', 'static']) cpSync(join(ROOT, 'src', 'console', assets), join(dir, 'console', assets), { recursive: true });
+  execFileSync(
+    process.execPath,
+    [join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', 'tsconfig.build.json', '--noCheck', '--outDir', dir],
+    {
+      cwd: ROOT,
+      stdio: ['ignore', 'inherit', 'inherit'],
+      timeout: 120_000,
+    },
+  );
+  for (const assets of ['views', 'static'])
+    cpSync(join(ROOT, 'src', 'console', assets), join(dir, 'console', assets), { recursive: true });
 }
 
 /** The build of a run whose vitest was killed outright (its pid is in the name) has no teardown left. */

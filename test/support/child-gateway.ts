@@ -14,7 +14,10 @@ export const BUILD_DIR_VARIABLE = 'LEAD_GATEWAY_TEST_BUILD';
 
 function buildDir(): string {
   const dir = process.env[BUILD_DIR_VARIABLE];
-  if (!dir) throw new Error(`${BUILD_DIR_VARIABLE} is not set: the run's build is made by test/support/build-setup.ts, a globalSetup of the vitest configs`);
+  if (!dir)
+    throw new Error(
+      `${BUILD_DIR_VARIABLE} is not set: the run's build is made by test/support/build-setup.ts, a globalSetup of the vitest configs`,
+    );
   return dir;
 }
 
@@ -79,12 +82,17 @@ export async function spawnGateway(options: ChildOptions): Promise<ChildGateway>
     },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
-  const exited = new Promise<number | null>((resolve) => child.on('exit', (code, signal) => resolve(code ?? (signal ? -1 : null))));
+  const exited = new Promise<number | null>((resolve) =>
+    child.on('exit', (code, signal) => resolve(code ?? (signal ? -1 : null))),
+  );
   let out = '';
   let seen = '';
   let listening = false;
   const address = await new Promise<string>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`gateway did not start in time:\n${out || seen}`)), options.startTimeoutMs ?? 30_000);
+    const timer = setTimeout(
+      () => reject(new Error(`gateway did not start in time:\n${out || seen}`)),
+      options.startTimeoutMs ?? 30_000,
+    );
     const onData = (chunk: Buffer) => {
       const text = chunk.toString();
       if (options.capture) out += text;
@@ -143,8 +151,20 @@ export function memoryOf(pid: number): { rss: number; peak: number } | null {
 }
 
 /** A POST with a JSON body; resolves to the status and parsed body, or rejects on a network error. */
-export async function postJson<T = Record<string, unknown>>(url: string, headers: Record<string, string>, body: unknown): Promise<{ status: number; body: T; retryAfter: string | null }> {
-  const res = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(body) });
+export async function postJson<T = Record<string, unknown>>(
+  url: string,
+  headers: Record<string, string>,
+  body: unknown,
+): Promise<{ status: number; body: T; retryAfter: string | null }> {
+  const res = await fetch(url, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', ...headers },
+    body: JSON.stringify(body),
+  });
   const text = await res.text();
-  return { status: res.status, body: (text ? JSON.parse(text) : null) as T, retryAfter: res.headers.get('retry-after') };
+  return {
+    status: res.status,
+    body: (text ? JSON.parse(text) : null) as T,
+    retryAfter: res.headers.get('retry-after'),
+  };
 }

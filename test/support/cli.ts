@@ -19,7 +19,12 @@ export function cliOn(gw: Gateway): (...args: string[]) => Promise<CliRun> {
   return async (...args) => {
     const run = await runOwned(process.execPath, [builtCli(), ...args], {
       cwd: ROOT,
-      env: { ...process.env, ...databaseEnv(gw.store), RULES_DIR: EXAMPLE_RULES, LEAD_GATEWAY_ADMIN_TOKEN: ADMIN_TOKEN },
+      env: {
+        ...process.env,
+        ...databaseEnv(gw.store),
+        RULES_DIR: EXAMPLE_RULES,
+        LEAD_GATEWAY_ADMIN_TOKEN: ADMIN_TOKEN,
+      },
       timeoutMs: 30_000,
     });
     return { code: run.code ?? -1, out: run.stdout, err: run.stderr };

@@ -27,11 +27,16 @@ export async function startConsoleBrowser(
   executablePath: string,
   options: { legacyKey: string; users: Record<string, string | null>; rulesDir?: string },
 ): Promise<ConsoleBrowser> {
-  const gw = await startGateway({ console: { secureCookies: false }, ...(options.rulesDir ? { rulesDir: options.rulesDir } : {}) });
+  const gw = await startGateway({
+    console: { secureCookies: false },
+    ...(options.rulesDir ? { rulesDir: options.rulesDir } : {}),
+  });
   gw.secrets.add(options.legacyKey);
   const base = await gw.app.listen({ port: 0, host: '127.0.0.1' });
   for (const [name, workspace] of Object.entries(options.users)) await addUser(gw, name, workspace);
-  expect((await gw.admin('POST', `/admin/v1/integrations/${BOT_HANDLE}/keys/import`, { key: options.legacyKey })).statusCode).toBe(201);
+  expect(
+    (await gw.admin('POST', `/admin/v1/integrations/${BOT_HANDLE}/keys/import`, { key: options.legacyKey })).statusCode,
+  ).toBe(201);
   const browser = await launchChromium(executablePath);
   return {
     gw,
@@ -47,7 +52,8 @@ export async function startConsoleBrowser(
       await page.getByLabel('Password').fill(password);
       await page.getByRole('button', { name: 'Sign in', exact: true }).click();
     },
-    botCall: async () => (await fetch(`${base}/api/bots/api/boards/`, { headers: { 'x-bot-api-key': options.legacyKey } })).status,
+    botCall: async () =>
+      (await fetch(`${base}/api/bots/api/boards/`, { headers: { 'x-bot-api-key': options.legacyKey } })).status,
     async close() {
       await browser.close();
       await gw.close();

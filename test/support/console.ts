@@ -6,7 +6,12 @@ import { createConsoleUser } from '../../src/console/users.js';
 export const PASSWORD = 'correct horse battery staple';
 
 /** Adds a console user through the service the CLI calls; the password joins the secrets close() looks for. */
-export async function addUser(gw: Gateway, name: string, workspace: string | null = null, password = PASSWORD): Promise<void> {
+export async function addUser(
+  gw: Gateway,
+  name: string,
+  workspace: string | null = null,
+  password = PASSWORD,
+): Promise<void> {
   gw.secrets.add(password);
   await createConsoleUser(gw.store, gw.rules.current(), { name, password, workspace, createdBy: 'test' });
 }
@@ -25,10 +30,15 @@ export const csrfTokenOf = (html: string): string | null => /name="_csrf" value=
  * A browser over inject. With `https`, requests arrive as from a TLS-terminating proxy on 127.0.0.1
  * (the gateway must trust it: startGateway({ trustProxy: ['127.0.0.1'] })), so Secure cookies are set.
  */
-export function consoleClient(app: FastifyInstance, options: { https?: boolean; remoteAddress?: string; gw?: Gateway } = {}): ConsoleClient {
+export function consoleClient(
+  app: FastifyInstance,
+  options: { https?: boolean; remoteAddress?: string; gw?: Gateway } = {},
+): ConsoleClient {
   const cookies = new Map<string, string>();
   // Over "https" the socket is the proxy's (127.0.0.1) and the client's address comes in X-Forwarded-For.
-  const headers = options.https ? { 'x-forwarded-proto': 'https', ...(options.remoteAddress ? { 'x-forwarded-for': options.remoteAddress } : {}) } : {};
+  const headers = options.https
+    ? { 'x-forwarded-proto': 'https', ...(options.remoteAddress ? { 'x-forwarded-for': options.remoteAddress } : {}) }
+    : {};
   const remember = (res: LightMyRequestResponse) => {
     for (const c of res.cookies) {
       if (c.value === '' || (c.expires !== undefined && c.expires.getTime() <= Date.now())) cookies.delete(c.name);
@@ -38,7 +48,11 @@ export function consoleClient(app: FastifyInstance, options: { https?: boolean; 
     }
     return res;
   };
-  const common = () => ({ headers, cookies: Object.fromEntries(cookies), ...(options.remoteAddress && !options.https ? { remoteAddress: options.remoteAddress } : {}) });
+  const common = () => ({
+    headers,
+    cookies: Object.fromEntries(cookies),
+    ...(options.remoteAddress && !options.https ? { remoteAddress: options.remoteAddress } : {}),
+  });
   const client: ConsoleClient = {
     cookies,
     get: async (url) => remember(await app.inject({ method: 'GET', url, ...common() })),
@@ -46,7 +60,15 @@ export function consoleClient(app: FastifyInstance, options: { https?: boolean; 
       const token = csrfFrom === null ? null : csrfTokenOf((await client.get(csrfFrom)).body);
       const form = new URLSearchParams({ ...fields, ...(token ? { _csrf: token } : {}) }).toString();
       const base = common();
-      return remember(await app.inject({ method: 'POST', url, payload: form, ...base, headers: { ...base.headers, 'content-type': 'application/x-www-form-urlencoded' } }));
+      return remember(
+        await app.inject({
+          method: 'POST',
+          url,
+          payload: form,
+          ...base,
+          headers: { ...base.headers, 'content-type': 'application/x-www-form-urlencoded' },
+        }),
+      );
     },
     signIn: (name, password = PASSWORD) => client.post('/console/sign-in', { name, password }),
   };

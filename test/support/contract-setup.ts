@@ -23,12 +23,16 @@ export default function setup(project: TestProject) {
     const started = performance.now();
     const records: RecordedResponse[] = [];
     for (const file of readdirSync(dir)) {
-      for (const line of readFileSync(join(dir, file), 'utf8').split('\n')) if (line !== '') records.push(JSON.parse(line) as RecordedResponse);
+      for (const line of readFileSync(join(dir, file), 'utf8').split('\n'))
+        if (line !== '') records.push(JSON.parse(line) as RecordedResponse);
     }
     rmSync(dir, { recursive: true, force: true });
     if (records.length === 0) return;
     const rules = join(import.meta.dirname, '..', '..', 'rules');
-    const docs = { local: await gatewayDocument(rules), upstream: records.some((r) => r.upstream) ? await gatewayDocument(rules, { upstream: true }) : undefined };
+    const docs = {
+      local: await gatewayDocument(rules),
+      upstream: records.some((r) => r.upstream) ? await gatewayDocument(rules, { upstream: true }) : undefined,
+    };
     const failures = checkRecorded(docs, records);
     const ms = Math.round(performance.now() - started);
     if (failures.length === 0) {
@@ -36,7 +40,11 @@ export default function setup(project: TestProject) {
       return;
     }
     console.error(
-      [`contract: ${failures.length} kind(s) of response break the OpenAPI document:`, ...failures.slice(0, SHOWN).map((f) => `  - ${f}`), ...(failures.length > SHOWN ? [`  ... and ${failures.length - SHOWN} more`] : [])].join('\n'),
+      [
+        `contract: ${failures.length} kind(s) of response break the OpenAPI document:`,
+        ...failures.slice(0, SHOWN).map((f) => `  - ${f}`),
+        ...(failures.length > SHOWN ? [`  ... and ${failures.length - SHOWN} more`] : []),
+      ].join('\n'),
     );
     // A teardown's exception is only printed by vitest; the exit code is what fails the run.
     process.exitCode = 1;

@@ -48,17 +48,35 @@ export function createContract(doc: Doc) {
   };
   const firstError = (fn: ValidateFunction) => {
     const e = fn.errors?.[0];
-    return e ? `${e.instancePath || '/'} ${e.message ?? 'is invalid'}${e.params && Object.keys(e.params).length > 0 ? ` ${JSON.stringify(e.params)}` : ''}` : 'is invalid';
+    return e
+      ? `${e.instancePath || '/'} ${e.message ?? 'is invalid'}${e.params && Object.keys(e.params).length > 0 ? ` ${JSON.stringify(e.params)}` : ''}`
+      : 'is invalid';
   };
 
   /** Null when the body fits; otherwise the first schema error. */
-  function validateBody(kind: 'request' | 'response', method: string, path: string, status: string | null, body: unknown): string | null {
+  function validateBody(
+    kind: 'request' | 'response',
+    method: string,
+    path: string,
+    status: string | null,
+    body: unknown,
+  ): string | null {
     const op = doc.paths[path]?.[method.toLowerCase()];
     if (!op) return `${method} ${path} is not in the document`;
     const content = kind === 'request' ? op.requestBody?.content : op.responses[status!]?.content;
     if (!content) return `${method} ${path} declares no ${kind === 'request' ? 'request body' : `${status} body`}`;
     const media = Object.keys(content)[0]!;
-    const fn = validator(pointer('paths', path, method.toLowerCase(), ...(kind === 'request' ? ['requestBody'] : ['responses', status!]), 'content', media, 'schema'));
+    const fn = validator(
+      pointer(
+        'paths',
+        path,
+        method.toLowerCase(),
+        ...(kind === 'request' ? ['requestBody'] : ['responses', status!]),
+        'content',
+        media,
+        'schema',
+      ),
+    );
     return fn(body) ? null : firstError(fn);
   }
 
@@ -70,11 +88,16 @@ export function createContract(doc: Doc) {
     if (!op) return 'the operation is not in the document';
     // A forwarded route passes the upstream's own answers on: only those are under `default`.
     const status = op.responses[String(r.status)] ? String(r.status) : null;
-    if (status === null) return op.responses.default ? null : `status ${r.status} is not declared (declared: ${Object.keys(op.responses).join(', ')})`;
+    if (status === null)
+      return op.responses.default
+        ? null
+        : `status ${r.status} is not declared (declared: ${Object.keys(op.responses).join(', ')})`;
     const content = op.responses[status]!.content;
-    if (!content) return r.body === null || r.body === '' ? null : `status ${r.status} declares no body, yet one was sent`;
+    if (!content)
+      return r.body === null || r.body === '' ? null : `status ${r.status} declares no body, yet one was sent`;
     const media = (r.content_type ?? '').split(';')[0]!.trim().toLowerCase();
-    if (!(media in content) && !('*/*' in content)) return `content type ${r.content_type} is not declared (declared: ${Object.keys(content).join(', ')})`;
+    if (!(media in content) && !('*/*' in content))
+      return `content type ${r.content_type} is not declared (declared: ${Object.keys(content).join(', ')})`;
     if (!media.endsWith('json')) return null;
     let body: unknown;
     try {
@@ -82,7 +105,9 @@ export function createContract(doc: Doc) {
     } catch {
       return 'the body is not JSON';
     }
-    const fn = validator(pointer('paths', path, method, 'responses', status, 'content', media in content ? media : '*/*', 'schema'));
+    const fn = validator(
+      pointer('paths', path, method, 'responses', status, 'content', media in content ? media : '*/*', 'schema'),
+    );
     return fn(body) ? null : firstError(fn);
   }
 
@@ -111,7 +136,9 @@ export function checkRecorded(docs: { local: Doc; upstream?: Doc }, records: Rec
 
 /** The document of a gateway on these rules, without an upstream (the published one) or with one. */
 export async function gatewayDocument(rulesDir: string, options: { upstream?: boolean } = {}): Promise<Doc> {
-  const upstream = options.upstream ? { upstream: { url: 'http://127.0.0.1:9', connectTimeoutMs: 100, timeoutMs: 100 } } : {};
+  const upstream = options.upstream
+    ? { upstream: { url: 'http://127.0.0.1:9', connectTimeoutMs: 100, timeoutMs: 100 } }
+    : {};
   return (await gatewayOpenApi(rulesDir, upstream)) as unknown as Doc;
 }
 
@@ -120,14 +147,34 @@ export async function gatewayDocument(rulesDir: string, options: { upstream?: bo
  * (the legacy catch-all, the document itself) and answers without a route (404, 405) are left out:
  * they belong to no operation.
  */
-export function recordResponses(app: FastifyInstance, file: string, source: { testFile?: string; upstream?: boolean }): void {
+export function recordResponses(
+  app: FastifyInstance,
+  file: string,
+  source: { testFile?: string; upstream?: boolean },
+): void {
   app.addHook('onSend', async (request, reply, payload) => {
     const route = request.routeOptions.url;
     const schema = request.routeOptions.schema as { hide?: boolean } | undefined;
-    if (route === undefined || schema?.hide === true || request.method === 'HEAD' || schema === undefined) return payload;
+    if (route === undefined || schema?.hide === true || request.method === 'HEAD' || schema === undefined)
+      return payload;
     // Node sends no body with a 204 or 304, whatever the payload.
-    const body = reply.statusCode === 204 || reply.statusCode === 304 ? null : typeof payload === 'string' ? payload : Buffer.isBuffer(payload) ? payload.toString('utf8') : null;
-    const record: RecordedResponse = { method: request.method, route, status: reply.statusCode, content_type: (reply.getHeader('content-type') as string | undefined) ?? null, body, test_file: source.testFile, ...(source.upstream ? { upstream: true } : {}) };
+    const body =
+      reply.statusCode === 204 || reply.statusCode === 304
+        ? null
+        : typeof payload === 'string'
+          ? payload
+          : Buffer.isBuffer(payload)
+            ? payload.toString('utf8')
+            : null;
+    const record: RecordedResponse = {
+      method: request.method,
+      route,
+      status: reply.statusCode,
+      content_type: (reply.getHeader('content-type') as string | undefined) ?? null,
+      body,
+      test_file: source.testFile,
+      ...(source.upstream ? { upstream: true } : {}),
+    };
     appendFileSync(file, `${JSON.stringify(record)}\n`);
     return payload;
   });

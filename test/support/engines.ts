@@ -24,7 +24,8 @@ export function onEachEngine(body: (engine: StoreEngine, open: OpenFresh) => voi
     const open: OpenFresh = async (options) => {
       let store: Store;
       if (engine === 'sqlite') store = await openStore({ engine: 'sqlite', path: ':memory:', synchronous: 'FULL' });
-      else if (cluster) store = await openPostgresStore({ url: await freshDatabase(cluster.url), poolSize: options?.poolSize ?? 4 });
+      else if (cluster)
+        store = await openPostgresStore({ url: await freshDatabase(cluster.url), poolSize: options?.poolSize ?? 4 });
       else return null;
       stores.push(store);
       return store;

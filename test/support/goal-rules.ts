@@ -2,7 +2,10 @@
 // `goal` to one text field (keep_existing, the default), each landing leads on Admissions / New.
 export function goalRules(workspace: string, integrations: readonly string[]): string {
   const listed = integrations
-    .map((slug) => `  - slug: ${slug}\n    name: ${slug}\n    lead_defaults: { board: Admissions, stage: New }\n    answers:\n      goal: { field: goal }\n`)
+    .map(
+      (slug) =>
+        `  - slug: ${slug}\n    name: ${slug}\n    lead_defaults: { board: Admissions, stage: New }\n    answers:\n      goal: { field: goal }\n`,
+    )
     .join('');
   return `format_version: 1
 workspace:

@@ -100,16 +100,26 @@ export interface OwnedRun {
  * Runs a command to its end with `spawnOwned`, collecting its output; `timeoutMs` kills its group.
  * Resolves whatever the exit code; rejects only when the command could not start.
  */
-export function runOwned(command: string, args: readonly string[], options: SpawnOptions & { timeoutMs?: number; input?: string } = {}): Promise<OwnedRun> {
+export function runOwned(
+  command: string,
+  args: readonly string[],
+  options: SpawnOptions & { timeoutMs?: number; input?: string } = {},
+): Promise<OwnedRun> {
   const { timeoutMs, input, ...spawnOptions } = options;
-  const child = spawnOwned(command, args, { ...spawnOptions, stdio: [input === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'] });
+  const child = spawnOwned(command, args, {
+    ...spawnOptions,
+    stdio: [input === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'],
+  });
   let stdout = '';
   let stderr = '';
   child.stdout!.on('data', (c: Buffer) => (stdout += c.toString()));
   child.stderr!.on('data', (c: Buffer) => (stderr += c.toString()));
   if (input !== undefined) child.stdin!.end(input);
   return new Promise((resolve, reject) => {
-    const timer = timeoutMs === undefined ? undefined : setTimeout(() => child.pid !== undefined && signalGroup(child.pid, 'SIGKILL'), timeoutMs);
+    const timer =
+      timeoutMs === undefined
+        ? undefined
+        : setTimeout(() => child.pid !== undefined && signalGroup(child.pid, 'SIGKILL'), timeoutMs);
     child.once('error', (error) => {
       clearTimeout(timer);
       reject(error);
@@ -125,18 +135,29 @@ export function runOwned(command: string, args: readonly string[], options: Spaw
  * `promisify(execFile)` with `spawnOwned`: resolves the output of a command that exited 0, rejects
  * otherwise with an error carrying `code`, `signal`, `stdout` and `stderr`; `timeout` kills its group.
  */
-export async function execOwned(command: string, args: readonly string[], options: SpawnOptions & { timeout?: number; maxBuffer?: number } = {}): Promise<{ stdout: string; stderr: string }> {
+export async function execOwned(
+  command: string,
+  args: readonly string[],
+  options: SpawnOptions & { timeout?: number; maxBuffer?: number } = {},
+): Promise<{ stdout: string; stderr: string }> {
   const { timeout, maxBuffer: _maxBuffer, ...spawnOptions } = options;
-  const run = await runOwned(command, args, { ...spawnOptions, ...(timeout === undefined ? {} : { timeoutMs: timeout }) });
+  const run = await runOwned(command, args, {
+    ...spawnOptions,
+    ...(timeout === undefined ? {} : { timeoutMs: timeout }),
+  });
   if (run.code === 0) return { stdout: run.stdout, stderr: run.stderr };
-  throw Object.assign(new Error(`Command failed (${run.code ?? run.signal}): ${command} ${args.join(' ')}\n${run.stderr}`), run);
+  throw Object.assign(
+    new Error(`Command failed (${run.code ?? run.signal}): ${command} ${args.join(' ')}\n${run.stderr}`),
+    run,
+  );
 }
 
 /** SIGTERM to the group, then SIGKILL to what is left after the grace. */
 async function endGroup(pgid: number): Promise<void> {
   if (groupAlive(pgid)) {
     signalGroup(pgid, 'SIGTERM');
-    for (const end = Date.now() + GRACE_MS; groupAlive(pgid) && Date.now() < end; ) await new Promise((r) => setTimeout(r, 20));
+    for (const end = Date.now() + GRACE_MS; groupAlive(pgid) && Date.now() < end;)
+      await new Promise((r) => setTimeout(r, 20));
     if (groupAlive(pgid)) signalGroup(pgid, 'SIGKILL');
   }
   allGroups.delete(pgid);

@@ -5,7 +5,8 @@ import type { Condition, Inspector, Records, Where } from './inspect.js';
 import { recordsOfEveryTable, snakeCase, type Table } from './inspected-tables.js';
 
 /** int8 and numeric arrive as text; the tests compare numbers, as SQLite gives them (exact ones stay text). */
-const asNumber = (value: unknown) => (typeof value === 'string' && /^-?\d+$/.test(value) && Number.isSafeInteger(Number(value)) ? Number(value) : value);
+const asNumber = (value: unknown) =>
+  typeof value === 'string' && /^-?\d+$/.test(value) && Number.isSafeInteger(Number(value)) ? Number(value) : value;
 const NUMERIC_TYPES = new Set([20, 1700]);
 
 export function postgresInspector(store: PostgresStore): Inspector {
@@ -19,12 +20,14 @@ export function postgresInspector(store: PostgresStore): Inspector {
     };
     const filter = (where: Where = {}) => {
       const params: unknown[] = [];
-      const param = (member: string, value: unknown) => `$${params.push(isJson(member) && value !== null ? JSON.stringify(value) : value)}${isJson(member) ? '::jsonb' : ''}`;
+      const param = (member: string, value: unknown) =>
+        `$${params.push(isJson(member) && value !== null ? JSON.stringify(value) : value)}${isJson(member) ? '::jsonb' : ''}`;
       const terms = Object.entries(where).map(([member, c]: [string, Condition]) => {
         const col = column(member);
         if (c === null) return `${col} IS NULL`;
         if (typeof c === 'object' && 'like' in c) return `${col}::text LIKE $${params.push(c.like)}`;
-        if (typeof c === 'object' && 'in' in c) return c.in.length === 0 ? 'false' : `${col} IN (${c.in.map((v) => param(member, v)).join(', ')})`;
+        if (typeof c === 'object' && 'in' in c)
+          return c.in.length === 0 ? 'false' : `${col} IN (${c.in.map((v) => param(member, v)).join(', ')})`;
         return `${col} = ${param(member, c)}`;
       });
       return { sql: terms.length === 0 ? 'true' : terms.join(' AND '), params };
@@ -32,14 +35,24 @@ export function postgresInspector(store: PostgresStore): Inspector {
     return {
       async count(where) {
         const f = filter(where);
-        return Number((await pool.query<{ n: string }>(`SELECT count(*) AS n FROM ${table.name} WHERE ${f.sql}`, f.params)).rows[0]!.n);
+        return Number(
+          (await pool.query<{ n: string }>(`SELECT count(*) AS n FROM ${table.name} WHERE ${f.sql}`, f.params)).rows[0]!
+            .n,
+        );
       },
       async list(where, members) {
         const f = filter(where);
         const cols = members.map((m) => `${column(m)} AS "${m}"`).join(', ');
-        const result = await pool.query(`SELECT ${cols} FROM ${table.name} WHERE ${f.sql} ORDER BY ${members.map((_, i) => i + 1).join(', ')}`, f.params);
-        const numeric = new Set(result.fields.filter((field) => NUMERIC_TYPES.has(field.dataTypeID)).map((field) => field.name));
-        return result.rows.map((row: Record<string, unknown>) => Object.fromEntries(Object.entries(row).map(([m, v]) => [m, numeric.has(m) ? asNumber(v) : v])));
+        const result = await pool.query(
+          `SELECT ${cols} FROM ${table.name} WHERE ${f.sql} ORDER BY ${members.map((_, i) => i + 1).join(', ')}`,
+          f.params,
+        );
+        const numeric = new Set(
+          result.fields.filter((field) => NUMERIC_TYPES.has(field.dataTypeID)).map((field) => field.name),
+        );
+        return result.rows.map((row: Record<string, unknown>) =>
+          Object.fromEntries(Object.entries(row).map(([m, v]) => [m, numeric.has(m) ? asNumber(v) : v])),
+        );
       },
     };
   };
@@ -54,13 +67,16 @@ export function postgresInspector(store: PostgresStore): Inspector {
       // This session starts read-only too once writes are refused.
       await admin.query('SET default_transaction_read_only = off');
       await admin.query(`DO $$ BEGIN EXECUTE format('ALTER DATABASE %I SET ${setting}', current_database()); END $$`);
-      await admin.query("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database() AND application_name = 'lead-gateway'");
+      await admin.query(
+        "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database() AND application_name = 'lead-gateway'",
+      );
     } finally {
       await admin.end();
     }
     // The pool drops a connection when it reads its socket's end: wait until it has dropped them all
     // (nothing of the store runs meanwhile in these tests), for two seconds at most.
-    for (let waited = 0; pool.totalCount > 0 && waited < 2_000; waited += 10) await new Promise((resolve) => setTimeout(resolve, 10));
+    for (let waited = 0; pool.totalCount > 0 && waited < 2_000; waited += 10)
+      await new Promise((resolve) => setTimeout(resolve, 10));
   };
   return {
     ...recordsOfEveryTable(records),

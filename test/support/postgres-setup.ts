@@ -29,7 +29,8 @@ export default async function setup(project: TestProject) {
         ? Promise.resolve(null)
         : startPostgres().then((started) => {
             // vitest.config.ts checked the binaries, so this is a real failure.
-            if ('reason' in started) throw new Error(`the test run cannot start a PostgreSQL cluster: ${started.reason}`);
+            if ('reason' in started)
+              throw new Error(`the test run cannot start a PostgreSQL cluster: ${started.reason}`);
             return started;
           });
     run = shared[KEY] = { started: starting, users: 0 };

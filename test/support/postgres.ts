@@ -46,7 +46,9 @@ export function postgresBinaries(): string | null {
   if (onPath) return onPath.slice(0, -'/initdb'.length);
   const root = '/usr/lib/postgresql';
   if (!existsSync(root)) return null;
-  const versions = readdirSync(root).filter((v) => existsSync(join(root, v, 'bin', 'initdb'))).sort((a, b) => Number(b) - Number(a));
+  const versions = readdirSync(root)
+    .filter((v) => existsSync(join(root, v, 'bin', 'initdb')))
+    .sort((a, b) => Number(b) - Number(a));
   return versions[0] ? join(root, versions[0], 'bin') : null;
 }
 
@@ -79,16 +81,33 @@ export async function startPostgres(options: StartOptions = {}): Promise<TestPos
   if (bin === null) return { reason: postgresUnavailable()! };
   const asRoot = userInfo().uid === 0;
   const dir = mkdtempSync(join(tmpdir(), 'lead-gateway-pg-'));
-  const command = (cmd: string, args: string[]): [string, string[]] => (asRoot ? ['runuser', ['-u', 'postgres', '--', cmd, ...args]] : [cmd, args]);
+  const command = (cmd: string, args: string[]): [string, string[]] =>
+    asRoot ? ['runuser', ['-u', 'postgres', '--', cmd, ...args]] : [cmd, args];
   const run = (cmd: string, args: string[]) => execFileSync(...command(cmd, args), { stdio: 'pipe', encoding: 'utf8' });
-  if (asRoot) chownSync(dir, Number(execFileSync('id', ['-u', 'postgres'], { encoding: 'utf8' })), Number(execFileSync('id', ['-g', 'postgres'], { encoding: 'utf8' })));
+  if (asRoot)
+    chownSync(
+      dir,
+      Number(execFileSync('id', ['-u', 'postgres'], { encoding: 'utf8' })),
+      Number(execFileSync('id', ['-g', 'postgres'], { encoding: 'utf8' })),
+    );
   const data = join(dir, 'data');
   const logFile = join(dir, 'server.log');
   const owned = ownCluster(dir, data);
   const port = await freePort();
-  const extra = Object.entries(options.settings ?? {}).map(([name, value]) => ` -c ${name}=${value}`).join('');
+  const extra = Object.entries(options.settings ?? {})
+    .map(([name, value]) => ` -c ${name}=${value}`)
+    .join('');
   run(join(bin, 'initdb'), ['-D', data, '-U', 'postgres', '--auth=trust', '--no-sync', '-E', 'UTF8']);
-  const startArgs = ['-D', data, '-l', logFile, '-w', '-o', `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c max_connections=300${extra}`, 'start'];
+  const startArgs = [
+    '-D',
+    data,
+    '-l',
+    logFile,
+    '-w',
+    '-o',
+    `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c max_connections=300${extra}`,
+    'start',
+  ];
   run(join(bin, 'pg_ctl'), startArgs);
   const pgCtl = async (args: string[]) => {
     const [cmd, argv] = command(join(bin, 'pg_ctl'), args);

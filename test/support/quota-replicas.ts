@@ -5,7 +5,12 @@ import pg from 'pg';
 import { expect } from 'vitest';
 import type { FastifyInstance } from 'fastify';
 import { freshDatabase } from './postgres.js';
-import { SHARED_LIMITS_TABLE, openSharedLimiters, type LimiterLog, type SharedLimitersOptions } from '../../src/rate-limit/shared-limiter.js';
+import {
+  SHARED_LIMITS_TABLE,
+  openSharedLimiters,
+  type LimiterLog,
+  type SharedLimitersOptions,
+} from '../../src/rate-limit/shared-limiter.js';
 import { buildApp } from '../../src/app.js';
 import { openPostgresStore } from '../../src/store/postgres/postgres-store.js';
 import { createRulesHolder } from '../../src/rules/loader.js';
@@ -38,14 +43,21 @@ export async function quotaReplicas(
     const warnings: string[] = [];
     const log: LimiterLog = { warn: (_fields, message) => void warnings.push(message) };
     const limiters = await openSharedLimiters(url, log, { replicas: store.replicas, ...options });
-    const app = await buildApp({ adminToken: ADMIN, rateLimitPerMinute: limit }, { store, rules: createRulesHolder(EXAMPLE_RULES), limiters });
+    const app = await buildApp(
+      { adminToken: ADMIN, rateLimitPerMinute: limit },
+      { store, rules: createRulesHolder(EXAMPLE_RULES), limiters },
+    );
     replicas.push({ app, warnings });
   }
   return { url, replicas };
 }
 
 export async function issueKey(app: FastifyInstance): Promise<string> {
-  const res = await app.inject({ method: 'POST', url: '/admin/v1/integrations/brightpath:website-form/keys', headers: { authorization: `Bearer ${ADMIN}` } });
+  const res = await app.inject({
+    method: 'POST',
+    url: '/admin/v1/integrations/brightpath:website-form/keys',
+    headers: { authorization: `Bearer ${ADMIN}` },
+  });
   expect(res.statusCode).toBe(201);
   return res.json<{ key: string }>().key;
 }
@@ -56,7 +68,13 @@ export interface Answer {
 }
 
 /** Lead `i` of `count` (event `<tag>-<i>`) goes to replica `i % replicas`, `inFlight` at a time. */
-export async function alternate(replicas: Replica[], key: string, tag: string, count: number, inFlight: number): Promise<Answer[]> {
+export async function alternate(
+  replicas: Replica[],
+  key: string,
+  tag: string,
+  count: number,
+  inFlight: number,
+): Promise<Answer[]> {
   const answers: Answer[] = [];
   let next = 0;
   await Promise.all(
@@ -100,7 +118,9 @@ export async function whileAuthFailuresLocked<T>(url: string, work: () => Promis
   await client.connect();
   try {
     await client.query('BEGIN');
-    const { rowCount } = await client.query(`SELECT key FROM ${SHARED_LIMITS_TABLE} WHERE key LIKE 'auth-failures:%' FOR UPDATE`);
+    const { rowCount } = await client.query(
+      `SELECT key FROM ${SHARED_LIMITS_TABLE} WHERE key LIKE 'auth-failures:%' FOR UPDATE`,
+    );
     expect(rowCount).toBeGreaterThan(0);
     return await work();
   } finally {
@@ -114,7 +134,9 @@ export async function sharedQuotaCounts(url: string): Promise<number[]> {
   const client = new pg.Client({ connectionString: url });
   await client.connect();
   try {
-    const { rows } = await client.query<{ points: number }>(`SELECT points FROM ${SHARED_LIMITS_TABLE} WHERE key LIKE 'quota:%' ORDER BY key`);
+    const { rows } = await client.query<{ points: number }>(
+      `SELECT points FROM ${SHARED_LIMITS_TABLE} WHERE key LIKE 'quota:%' ORDER BY key`,
+    );
     return rows.map((r) => Number(r.points));
   } finally {
     await client.end();

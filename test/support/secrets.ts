@@ -3,9 +3,15 @@
 import { existsSync, readFileSync } from 'node:fs';
 
 /** Names of the files (and which secret's first characters) where a secret was found; empty when clean. */
-export function secretsFoundIn(files: string[], secrets: Iterable<string>, filter: (text: string) => string = (t) => t): string[] {
+export function secretsFoundIn(
+  files: string[],
+  secrets: Iterable<string>,
+  filter: (text: string) => string = (t) => t,
+): string[] {
   const found: string[] = [];
-  const contents = files.filter((f) => existsSync(f)).map((f) => [f, filter(readFileSync(f).toString('latin1'))] as const);
+  const contents = files
+    .filter((f) => existsSync(f))
+    .map((f) => [f, filter(readFileSync(f).toString('latin1'))] as const);
   for (const secret of secrets) {
     if (secret.length < 8) continue; // too short to be a key; would match by chance
     for (const [file, text] of contents) {
@@ -16,4 +22,8 @@ export function secretsFoundIn(files: string[], secrets: Iterable<string>, filte
 }
 
 /** Only the JSON log lines of a process's output (the demo banner prints its keys on purpose). */
-export const logLinesOnly = (text: string): string => text.split('\n').filter((l) => l.startsWith('{')).join('\n');
+export const logLinesOnly = (text: string): string =>
+  text
+    .split('\n')
+    .filter((l) => l.startsWith('{'))
+    .join('\n');

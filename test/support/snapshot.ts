@@ -5,8 +5,21 @@ import { inspect } from './inspect.js';
 // The call counters (api_usage, ignored_fields) are left out: they count refused calls too, on
 // purpose, for the migration report.
 const TABLES = [
-  'contacts', 'contact_bindings', 'leads', 'lead_tags', 'lead_comments', 'lead_payments', 'lead_counts', 'submissions',
-  'answers', 'custom_field_values', 'api_keys', 'integration_states', 'audit_log', 'legacy_tags', 'integration_lead_counts',
+  'contacts',
+  'contact_bindings',
+  'leads',
+  'lead_tags',
+  'lead_comments',
+  'lead_payments',
+  'lead_counts',
+  'submissions',
+  'answers',
+  'custom_field_values',
+  'api_keys',
+  'integration_states',
+  'audit_log',
+  'legacy_tags',
+  'integration_lead_counts',
 ];
 
 export async function snapshot(store: Store): Promise<string> {

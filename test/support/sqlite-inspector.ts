@@ -7,28 +7,49 @@ export function sqliteInspector(store: SqliteStore): Inspector {
   const db = store.db;
   const records = (table: Table): Records => {
     const column = (member: string) => table.renamed?.[member] ?? snakeCase(member);
-    const encode = (member: string, value: unknown) => (table.json?.includes(member) && value !== null ? JSON.stringify(value) : typeof value === 'boolean' ? Number(value) : value);
+    const encode = (member: string, value: unknown) =>
+      table.json?.includes(member) && value !== null
+        ? JSON.stringify(value)
+        : typeof value === 'boolean'
+          ? Number(value)
+          : value;
     const filter = (where: Where = {}) => {
       const params: unknown[] = [];
       const terms = Object.entries(where).map(([member, c]: [string, Condition]) => {
         const col = column(member);
         if (c === null) return `${col} IS NULL`;
-        if (typeof c === 'object' && 'like' in c) return params.push(c.like), `${col} LIKE ?`;
-        if (typeof c === 'object' && 'in' in c) return params.push(...c.in.map((v) => encode(member, v))), `${col} IN (${c.in.map(() => '?').join(', ') || 'NULL'})`;
-        return params.push(encode(member, c)), `${col} = ?`;
+        if (typeof c === 'object' && 'like' in c) return (params.push(c.like), `${col} LIKE ?`);
+        if (typeof c === 'object' && 'in' in c)
+          return (
+            params.push(...c.in.map((v) => encode(member, v))),
+            `${col} IN (${c.in.map(() => '?').join(', ') || 'NULL'})`
+          );
+        return (params.push(encode(member, c)), `${col} = ?`);
       });
       return { sql: terms.length === 0 ? '1 = 1' : terms.join(' AND '), params };
     };
     return {
       async count(where) {
         const f = filter(where);
-        return (db.prepare(`SELECT count(*) AS n FROM ${table.name} WHERE ${f.sql}`).get(...f.params) as { n: number }).n;
+        return (db.prepare(`SELECT count(*) AS n FROM ${table.name} WHERE ${f.sql}`).get(...f.params) as { n: number })
+          .n;
       },
       async list(where, members) {
         const f = filter(where);
         const cols = members.map((m) => `${column(m)} AS "${m}"`).join(', ');
-        const rows = db.prepare(`SELECT ${cols} FROM ${table.name} WHERE ${f.sql} ORDER BY ${members.map((_, i) => i + 1).join(', ')}`).all(...f.params) as Record<string, unknown>[];
-        return rows.map((row) => Object.fromEntries(Object.entries(row).map(([m, v]) => [m, table.json?.includes(m) && typeof v === 'string' ? JSON.parse(v) : v])));
+        const rows = db
+          .prepare(
+            `SELECT ${cols} FROM ${table.name} WHERE ${f.sql} ORDER BY ${members.map((_, i) => i + 1).join(', ')}`,
+          )
+          .all(...f.params) as Record<string, unknown>[];
+        return rows.map((row) =>
+          Object.fromEntries(
+            Object.entries(row).map(([m, v]) => [
+              m,
+              table.json?.includes(m) && typeof v === 'string' ? JSON.parse(v) : v,
+            ]),
+          ),
+        );
       },
     };
   };

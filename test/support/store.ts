@@ -16,7 +16,11 @@ export const testEngine = (): StoreEngine => (process.env.TEST_STORE_ENGINE === 
 const databaseEnvs = new WeakMap<Store, Record<string, string>>();
 
 /** A new store in `dir` (SQLite: the file `name` there; PostgreSQL: a new database), opened as the server opens its own. */
-export async function openTestStore(dir: string, name = 'gateway.db', options: { statementTimeoutMs?: number } = {}): Promise<Store> {
+export async function openTestStore(
+  dir: string,
+  name = 'gateway.db',
+  options: { statementTimeoutMs?: number } = {},
+): Promise<Store> {
   let store: Store;
   if (testEngine() === 'postgres') {
     const url = await freshDatabase(inject('postgresUrl'));
@@ -43,7 +47,9 @@ export const databaseEnv = (store: Store): Record<string, string> => {
  */
 export async function storeContentFiles(store: Store, dir: string, name = 'gateway.db'): Promise<string[]> {
   if (!isPostgresStore(store)) return [join(dir, name), join(dir, `${name}-wal`)];
-  const tables = await store.pool.query<{ name: string }>("SELECT tablename AS name FROM pg_tables WHERE schemaname = current_schema()");
+  const tables = await store.pool.query<{ name: string }>(
+    'SELECT tablename AS name FROM pg_tables WHERE schemaname = current_schema()',
+  );
   const dump: string[] = [];
   for (const { name: table } of tables.rows) {
     const rows = await store.pool.query<{ row: string }>(`SELECT t::text AS row FROM "${table}" t`);

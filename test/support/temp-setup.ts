@@ -43,7 +43,8 @@ export default function setup() {
     if (used.users > 0) return;
     delete shared[KEY];
     const left = sweepNoted(join(used.dir, 'owned'));
-    if (left.groups + left.clusters > 0) console.warn(`killed what the tests left running: ${left.groups} process group(s), ${left.clusters} cluster(s)`);
+    if (left.groups + left.clusters > 0)
+      console.warn(`killed what the tests left running: ${left.groups} process group(s), ${left.clusters} cluster(s)`);
     if (used.previous === undefined) delete process.env.TMPDIR;
     else process.env.TMPDIR = used.previous;
     if (used.previousOwned === undefined) delete process.env[OWNED_DIR_VARIABLE];

@@ -26,7 +26,13 @@ export interface TwinGateways {
   stores: [Store, Store];
   inspect: Inspector;
   /** A request through gateway `i % 2`: spreading a race over both is `send(i, ...)` for i = 0..n. */
-  send(i: number, method: Method, url: string, headers: Record<string, string>, body?: unknown): Promise<LightMyRequestResponse>;
+  send(
+    i: number,
+    method: Method,
+    url: string,
+    headers: Record<string, string>,
+    body?: unknown,
+  ): Promise<LightMyRequestResponse>;
   admin(i: number, method: Method, url: string, body?: unknown): Promise<LightMyRequestResponse>;
   close(): Promise<void>;
 }
@@ -40,10 +46,15 @@ async function startTwins(engine: StoreEngine, cluster: TestPostgres | null): Pr
     stores = [await openStore(file), await openStore(file)];
   } else {
     const url = await freshDatabase(cluster!.url);
-    stores = [await openPostgresStore({ url, poolSize: POOL_SIZE }), await openPostgresStore({ url, poolSize: POOL_SIZE })];
+    stores = [
+      await openPostgresStore({ url, poolSize: POOL_SIZE }),
+      await openPostgresStore({ url, poolSize: POOL_SIZE }),
+    ];
   }
   const rules = createRulesHolder(EXAMPLE_RULES);
-  const apps = (await Promise.all(stores.map((store) => buildApp({ adminToken: ADMIN_TOKEN, rateLimitPerMinute: 1_000_000 }, { store, rules })))) as [FastifyInstance, FastifyInstance];
+  const apps = (await Promise.all(
+    stores.map((store) => buildApp({ adminToken: ADMIN_TOKEN, rateLimitPerMinute: 1_000_000 }, { store, rules })),
+  )) as [FastifyInstance, FastifyInstance];
   const send: TwinGateways['send'] = (i, method, url, headers, body) =>
     apps[i % 2]!.inject({
       method,

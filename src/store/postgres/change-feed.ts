@@ -101,13 +101,25 @@ export async function startChangeFeed(options: FeedOptions): Promise<ChangeFeed>
   let reloadAsked: ((request: number) => void) | null = null;
   /** The feed's statements, one after another on its connection. */
   let queue: Promise<unknown> = Promise.resolve();
-  const connection = episode(log, 'change feed lost its connection: keys and states are read from the database on every request until it is back', 'change feed reconnected; remembered reads start afresh');
-  const registration = episode(log, 'change feed: this process cannot record itself; it remembers no key or state until it can', 'change feed: this process is recorded again');
+  const connection = episode(
+    log,
+    'change feed lost its connection: keys and states are read from the database on every request until it is back',
+    'change feed reconnected; remembered reads start afresh',
+  );
+  const registration = episode(
+    log,
+    'change feed: this process cannot record itself; it remembers no key or state until it can',
+    'change feed: this process is recorded again',
+  );
 
   /** Runs a statement on the feed's connection after the ones before it; null when there is none. */
   const onFeed = <R extends pg.QueryResultRow>(text: string, values: unknown[]): Promise<pg.QueryResult<R> | null> => {
     const on = client;
-    const next = queue.then(() => (on && client === on ? on.query<R>({ text, values, query_timeout: FEED_STATEMENT_TIMEOUT_MS } as pg.QueryConfig) : null));
+    const next = queue.then(() =>
+      on && client === on
+        ? on.query<R>({ text, values, query_timeout: FEED_STATEMENT_TIMEOUT_MS } as pg.QueryConfig)
+        : null,
+    );
     queue = next.catch(() => {});
     return next;
   };
@@ -145,7 +157,14 @@ export async function startChangeFeed(options: FeedOptions): Promise<ChangeFeed>
   };
 
   /** host, pid, started_at, rules_version, rules_loaded_at, rules_reload_error: what a registration writes after the id. */
-  const rulesColumns = () => [hostname(), process.pid, startedAt, rules?.version ?? null, rules?.loadedAt ?? null, rules?.reloadError ? JSON.stringify(rules.reloadError) : null];
+  const rulesColumns = () => [
+    hostname(),
+    process.pid,
+    startedAt,
+    rules?.version ?? null,
+    rules?.loadedAt ?? null,
+    rules?.reloadError ? JSON.stringify(rules.reloadError) : null,
+  ];
 
   /**
    * Writes this process's rules record. One that fails on a live connection (a statement timeout) is
@@ -158,7 +177,13 @@ export async function startChangeFeed(options: FeedOptions): Promise<ChangeFeed>
       await onFeed(
         `UPDATE replicas SET rules_version = $2, rules_loaded_at = $3, rules_reload_error = $4, reload_answered = greatest(reload_answered, $5), heartbeat_at = now()
          WHERE id = $1`,
-        [replicaId, rules.version, rules.loadedAt, rules.reloadError ? JSON.stringify(rules.reloadError) : null, answered ?? 0],
+        [
+          replicaId,
+          rules.version,
+          rules.loadedAt,
+          rules.reloadError ? JSON.stringify(rules.reloadError) : null,
+          answered ?? 0,
+        ],
       );
       unwritten = false;
     } catch (error) {
@@ -202,7 +227,10 @@ export async function startChangeFeed(options: FeedOptions): Promise<ChangeFeed>
       if (message.channel !== CHANGE_FEED_CHANNEL) return;
       generation++;
       const version = message.payload ?? '0';
-      onFeed('UPDATE replicas SET seen_version = greatest(seen_version, $2::bigint), heartbeat_at = now() WHERE id = $1', [replicaId, version]).then(
+      onFeed(
+        'UPDATE replicas SET seen_version = greatest(seen_version, $2::bigint), heartbeat_at = now() WHERE id = $1',
+        [replicaId, version],
+      ).then(
         () => (beatAt = Date.now()),
         (error: Error) => registration.failed({ err: error, replica: replicaId }),
       );
@@ -210,7 +238,10 @@ export async function startChangeFeed(options: FeedOptions): Promise<ChangeFeed>
     try {
       await next.connect();
       // A standby in recovery refuses LISTEN: the connection is ended and tried again later.
-      await next.query({ text: `LISTEN ${CHANGE_FEED_CHANNEL}; LISTEN ${RULES_RELOAD_CHANNEL}`, query_timeout: FEED_STATEMENT_TIMEOUT_MS } as pg.QueryConfig);
+      await next.query({
+        text: `LISTEN ${CHANGE_FEED_CHANNEL}; LISTEN ${RULES_RELOAD_CHANNEL}`,
+        query_timeout: FEED_STATEMENT_TIMEOUT_MS,
+      } as pg.QueryConfig);
       if (closed) throw new Error('closed');
     } catch (error) {
       next.removeAllListeners('end');
@@ -249,7 +280,9 @@ export async function startChangeFeed(options: FeedOptions): Promise<ChangeFeed>
     }
   }
 
-  await options.pool.query(`DELETE FROM replicas WHERE heartbeat_at < now() - interval '${FORGET_AFTER}'`).catch(() => {});
+  await options.pool
+    .query(`DELETE FROM replicas WHERE heartbeat_at < now() - interval '${FORGET_AFTER}'`)
+    .catch(() => {});
   // A feed that cannot start only makes this process remember nothing; the store opens all the same.
   await connect().catch((error: Error) => {
     connection.failed({ err: error, replica: replicaId });
@@ -285,12 +318,18 @@ export async function startChangeFeed(options: FeedOptions): Promise<ChangeFeed>
       } catch (error) {
         // Who has seen it cannot be asked: wait out the bound, after which no process still holds a
         // read made before the change.
-        log?.warn({ err: error }, 'change feed: cannot ask which processes have seen a change; waiting out the bound instead');
+        log?.warn(
+          { err: error },
+          'change feed: cannot ask which processes have seen a change; waiting out the bound instead',
+        );
         await new Promise((resolve) => setTimeout(resolve, Math.max(0, deadline - Date.now())));
         return ['(unknown)'];
       }
       if (behind.length > 0) {
-        log?.warn({ replicas: behind, waited_ms: SEEN_TIMEOUT_MS }, 'change feed: these processes did not confirm a change of keys or states in time; any read they remembered from before it has expired by now');
+        log?.warn(
+          { replicas: behind, waited_ms: SEEN_TIMEOUT_MS },
+          'change feed: these processes did not confirm a change of keys or states in time; any read they remembered from before it has expired by now',
+        );
       }
       return behind;
     },

@@ -36,9 +36,17 @@ export const migrations: Migration[] = [
   // The same tables as SQLite migration 13.
   { version: 6, name: 'console users and sessions', sql: consoleSchema },
   // The same table as SQLite migration 14; not api_keys itself, whose changes every replica is told of.
-  { version: 7, name: 'when each key was last used', sql: 'CREATE TABLE key_usage (key_id text COLLATE "C" PRIMARY KEY, last_used_at text COLLATE "C" NOT NULL)' },
+  {
+    version: 7,
+    name: 'when each key was last used',
+    sql: 'CREATE TABLE key_usage (key_id text COLLATE "C" PRIMARY KEY, last_used_at text COLLATE "C" NOT NULL)',
+  },
   // As SQLite migration 15: the counts are kept in lead_counts, and nothing reads leads by status or group.
-  { version: 8, name: 'no indexes of leads by status and group', sql: 'DROP INDEX IF EXISTS leads_status; DROP INDEX IF EXISTS leads_group' },
+  {
+    version: 8,
+    name: 'no indexes of leads by status and group',
+    sql: 'DROP INDEX IF EXISTS leads_status; DROP INDEX IF EXISTS leads_group',
+  },
   // jsonb keeps no member order (shorter keys first), so a replay answered the recorded outcome with
   // its members reordered. Text keeps it byte for byte, as SQLite's column always did. Rows recorded
   // before keep jsonb's order: their text is jsonb's, and their replays answer in that order as before.
@@ -53,7 +61,11 @@ export const migrations: Migration[] = [
   // submission (bench/results/LOG.md, "PostgreSQL's own work per new lead"). SQLite keeps its twin.
   { version: 11, name: 'no index of answers by submission', sql: 'DROP INDEX IF EXISTS answers_submission' },
   // As SQLite migration 17: the v1 key an action issued, sealed (src/console/flash.ts), until shown once.
-  { version: 12, name: 'a one-time value for the next page of a console session', sql: 'ALTER TABLE console_sessions ADD COLUMN flash text COLLATE "C"' },
+  {
+    version: 12,
+    name: 'a one-time value for the next page of a console session',
+    sql: 'ALTER TABLE console_sessions ADD COLUMN flash text COLLATE "C"',
+  },
   // As SQLite migration 18: two new tables, nothing else touched.
   { version: 13, name: 'the ported flag and the answers 404s', sql: portingSchema },
   // As SQLite migration 19: v1's test keys, and their calls counted apart from v1's (docs/api.md, "Test mode").
@@ -162,7 +174,11 @@ export const migrations: Migration[] = [
     `,
   },
   // Ignored legacy names by age, for their retention; SQLite migration 23 makes the same.
-  { version: 21, name: 'ignored legacy names by age, for their retention', sql: 'CREATE INDEX ignored_fields_age ON ignored_fields (last_seen)' },
+  {
+    version: 21,
+    name: 'ignored legacy names by age, for their retention',
+    sql: 'CREATE INDEX ignored_fields_age ON ignored_fields (last_seen)',
+  },
   // Unlinked legacy leads marked, kept so by triggers; SQLite migration 24 makes the same (and says why).
   {
     version: 22,
@@ -305,23 +321,32 @@ export async function migrate(pool: pg.Pool, list: Migration[] = migrations): Pr
       // Created only when missing: an up-to-date database that takes no writes (a standby) still
       // opens, and its readiness check tells why nothing can be written.
       const exists = await query<{ found: string | null }>("SELECT to_regclass('schema_migrations') AS found");
-      if (exists.rows[0]!.found === null) await query(`CREATE TABLE schema_migrations (
+      if (exists.rows[0]!.found === null)
+        await query(`CREATE TABLE schema_migrations (
         version    integer PRIMARY KEY,
         name       text NOT NULL,
         applied_at timestamptz NOT NULL DEFAULT now()
       )`);
-      const done = new Set((await query<{ version: number }>('SELECT version FROM schema_migrations')).rows.map((r) => r.version));
+      const done = new Set(
+        (await query<{ version: number }>('SELECT version FROM schema_migrations')).rows.map((r) => r.version),
+      );
       const known = Math.max(...list.map((m) => m.version));
       const newest = Math.max(0, ...done);
       // A gateway rolled back to an older release must not write into a schema it does not know.
-      if (newest > known) throw new Error(`the database schema is at version ${newest}, newer than this gateway's ${known}: run a gateway release that knows it`);
+      if (newest > known)
+        throw new Error(
+          `the database schema is at version ${newest}, newer than this gateway's ${known}: run a gateway release that knows it`,
+        );
       const applied: number[] = [];
       for (const migration of [...list].sort((a, b) => a.version - b.version)) {
         if (done.has(migration.version)) continue;
         try {
           await query('BEGIN');
           await query(migration.sql);
-          await query('INSERT INTO schema_migrations (version, name) VALUES ($1, $2)', [migration.version, migration.name]);
+          await query('INSERT INTO schema_migrations (version, name) VALUES ($1, $2)', [
+            migration.version,
+            migration.name,
+          ]);
           await query('COMMIT');
         } catch (error) {
           await query('ROLLBACK').catch(() => {});
@@ -332,7 +357,9 @@ export async function migrate(pool: pg.Pool, list: Migration[] = migrations): Pr
       return { version: Math.max(newest, ...applied), applied };
     } finally {
       // Closing the session releases the lock in any case; unlocking first lets the next replica go on at once.
-      await query('SELECT pg_advisory_unlock($1)', [MIGRATION_LOCK_KEY.toString()]).catch((error: Error) => (broken = error));
+      await query('SELECT pg_advisory_unlock($1)', [MIGRATION_LOCK_KEY.toString()]).catch(
+        (error: Error) => (broken = error),
+      );
     }
   } finally {
     client.release(broken);

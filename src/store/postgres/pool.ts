@@ -99,7 +99,8 @@ function coalesceWrites(client: pg.PoolClient): void {
   (client as unknown as { query: (...args: unknown[]) => unknown }).query = (...args: unknown[]) => {
     if (corked === null) {
       // Read at each turn: a TLS connection's socket is another stream than the one it started on.
-      const stream = (client as unknown as { connection: { stream: { cork(): void; uncork(): void } } }).connection.stream;
+      const stream = (client as unknown as { connection: { stream: { cork(): void; uncork(): void } } }).connection
+        .stream;
       stream.cork();
       corked = stream;
       setImmediate(uncork);
@@ -113,7 +114,11 @@ function coalesceWrites(client: pg.PoolClient): void {
  * none of the client's statements is in flight. The pool's own one-statement queries pass a callback;
  * units await a promise.
  */
-function watchStatements(client: pg.PoolClient, onStatement?: (statement: string) => void, onRoundTrip?: (statement: string) => void): void {
+function watchStatements(
+  client: pg.PoolClient,
+  onStatement?: (statement: string) => void,
+  onRoundTrip?: (statement: string) => void,
+): void {
   let inFlight = 0;
   const pipelined = (client as { pipeline?: boolean }).pipeline === true;
   const answered = () => void inFlight--;

@@ -57,7 +57,12 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
   let feed: ChangeFeed;
   try {
     schema = await migrate(pool);
-    feed = await startChangeFeed({ url: options.url, pool, connectTimeoutMs: options.connectTimeoutMs ?? 5_000, log: options.log });
+    feed = await startChangeFeed({
+      url: options.url,
+      pool,
+      connectTimeoutMs: options.connectTimeoutMs ?? 5_000,
+      log: options.log,
+    });
   } catch (error) {
     await pool.end().catch(() => {});
     throw new StoreOpenError(safeLocation(options.url), (error as Error).message, { cause: error });
@@ -66,7 +71,12 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
 }
 
 /** A store on a pool whose schema is migrated; without a change feed it remembers no read. */
-export function postgresStore(pool: pg.Pool, schema: SchemaState, feed: ChangeFeed | null = null, roundTrips?: () => number): PostgresStore {
+export function postgresStore(
+  pool: pg.Pool,
+  schema: SchemaState,
+  feed: ChangeFeed | null = null,
+  roundTrips?: () => number,
+): PostgresStore {
   let unfed = 0;
   const poolRepos = reposFor(pool);
 
@@ -78,7 +88,12 @@ export function postgresStore(pool: pg.Pool, schema: SchemaState, feed: ChangeFe
    * (`Store.transact`). `end` ROLLBACK ends a unit that succeeded as a failed one (a rehearsal,
    * `Store.rehearse`).
    */
-  const inTransaction = async <W, T>(begin: string, fn: (r: Repos) => Promise<W>, answer?: (r: Repos, work: W) => Promise<T>, end: 'COMMIT' | 'ROLLBACK' = 'COMMIT'): Promise<T> => {
+  const inTransaction = async <W, T>(
+    begin: string,
+    fn: (r: Repos) => Promise<W>,
+    answer?: (r: Repos, work: W) => Promise<T>,
+    end: 'COMMIT' | 'ROLLBACK' = 'COMMIT',
+  ): Promise<T> => {
     const client = await pool.connect();
     let broken: Error | undefined;
     // The unit's statements in the order started, its end behind all of them (sql.ts, inOrder).
@@ -117,7 +132,11 @@ export function postgresStore(pool: pg.Pool, schema: SchemaState, feed: ChangeFe
     }
   };
 
-  const transact = async <W, T>(fn: (tx: Repos) => Promise<W>, answer?: (tx: Repos, work: W) => Promise<T>, end: 'COMMIT' | 'ROLLBACK' = 'COMMIT'): Promise<T> => {
+  const transact = async <W, T>(
+    fn: (tx: Repos) => Promise<W>,
+    answer?: (tx: Repos, work: W) => Promise<T>,
+    end: 'COMMIT' | 'ROLLBACK' = 'COMMIT',
+  ): Promise<T> => {
     for (let attempt = 1; ; attempt++) {
       try {
         return await inTransaction('BEGIN', fn, answer, end);
@@ -141,7 +160,8 @@ export function postgresStore(pool: pg.Pool, schema: SchemaState, feed: ChangeFe
     }
   };
 
-  const readOne: Store['readOne'] = (fn) => fn(poolRepos).catch((error: unknown) => Promise.reject(toStoreError(error)));
+  const readOne: Store['readOne'] = (fn) =>
+    fn(poolRepos).catch((error: unknown) => Promise.reject(toStoreError(error)));
 
   return {
     engine: 'postgres',
@@ -151,8 +171,12 @@ export function postgresStore(pool: pg.Pool, schema: SchemaState, feed: ChangeFe
     replicas: feed ? postgresReplicaSet(pool, feed) : aloneReplicaSet(),
     replicaId: () => feed?.replicaId ?? null,
     transact: transact as Store['transact'],
-    rehearse: (<W, T>(fn: (tx: Repos) => Promise<W>, answer?: (tx: Repos, work: W) => Promise<T>) => transact(fn, answer, 'ROLLBACK')) as Store['rehearse'],
-    snapshot: <T>(fn: (r: Repos) => Promise<T>) => inTransaction<T, T>('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY', fn).catch((error: unknown) => Promise.reject(toStoreError(error))),
+    rehearse: (<W, T>(fn: (tx: Repos) => Promise<W>, answer?: (tx: Repos, work: W) => Promise<T>) =>
+      transact(fn, answer, 'ROLLBACK')) as Store['rehearse'],
+    snapshot: <T>(fn: (r: Repos) => Promise<T>) =>
+      inTransaction<T, T>('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY', fn).catch((error: unknown) =>
+        Promise.reject(toStoreError(error)),
+      ),
     // One statement on whichever connection is free: its own snapshot.
     readOne,
     // A replay's reads are one statement each here (repos/lead-views.ts): a readOne.
@@ -162,7 +186,8 @@ export function postgresStore(pool: pg.Pool, schema: SchemaState, feed: ChangeFe
     awaitChangeSeen: () => (feed ? feed.awaitSeen() : Promise.resolve([])),
     checkReady() {
       // Concurrent and back-to-back checks share one verdict for a second.
-      if (readiness === null || Date.now() - readiness.at > READY_REUSE_MS) readiness = { at: Date.now(), check: checkReady() };
+      if (readiness === null || Date.now() - readiness.at > READY_REUSE_MS)
+        readiness = { at: Date.now(), check: checkReady() };
       return readiness.check;
     },
     async close() {

@@ -28,7 +28,11 @@ const rowToReplica = (row: ReplicaRow): ReplicaRecord => ({
   rules:
     row.rules_version === null
       ? null
-      : { version: row.rules_version, loadedAt: row.rules_loaded_at?.toISOString() ?? '', reloadError: row.rules_reload_error },
+      : {
+          version: row.rules_version,
+          loadedAt: row.rules_loaded_at?.toISOString() ?? '',
+          reloadError: row.rules_reload_error,
+        },
   answered: Number(row.reload_answered),
 });
 
@@ -44,21 +48,25 @@ export function postgresReplicaSet(pool: pg.Pool, feed: ChangeFeed): ReplicaSet 
     onReloadAsked: (handler) => feed.onReloadAsked(handler),
     async askReload() {
       // One statement: the count moves and the notification goes out at its commit, to every listener.
-      const { rows } = await pool.query<{ request: string }>({
-        name: 'replicas.ask-reload',
-        text: `WITH r AS (UPDATE rules_reloads SET request = request + 1 WHERE id = 1 RETURNING request)
+      const { rows } = await pool
+        .query<{ request: string }>({
+          name: 'replicas.ask-reload',
+          text: `WITH r AS (UPDATE rules_reloads SET request = request + 1 WHERE id = 1 RETURNING request)
                SELECT request, pg_notify('${RULES_RELOAD_CHANNEL}', request || ':' || $1) FROM r`,
-        values: [feed.replicaId],
-      }).catch(unavailable);
+          values: [feed.replicaId],
+        })
+        .catch(unavailable);
       return Number(rows[0]!.request);
     },
     async live() {
-      const { rows } = await pool.query<ReplicaRow>({
-        name: 'replicas.live',
-        text: `SELECT id, host, pid, started_at, heartbeat_at, rules_version, rules_loaded_at, rules_reload_error, reload_answered
+      const { rows } = await pool
+        .query<ReplicaRow>({
+          name: 'replicas.live',
+          text: `SELECT id, host, pid, started_at, heartbeat_at, rules_version, rules_loaded_at, rules_reload_error, reload_answered
                FROM replicas WHERE heartbeat_at > now() - make_interval(secs => $1::double precision / 1000) ORDER BY id`,
-        values: [LIVE_WITHIN_MS],
-      }).catch(unavailable);
+          values: [LIVE_WITHIN_MS],
+        })
+        .catch(unavailable);
       return rows.map(rowToReplica);
     },
   };

@@ -146,7 +146,8 @@ export function writeBehind(inner: Sql): Sql & { flush(): Promise<void> } {
   };
   const sendHeld = () => {
     if (held.length === 0) return;
-    for (let i = 0; i < held.length; i += MAX_WRITES_PER_STATEMENT) track(send(inner, held.slice(i, i + MAX_WRITES_PER_STATEMENT)));
+    for (let i = 0; i < held.length; i += MAX_WRITES_PER_STATEMENT)
+      track(send(inner, held.slice(i, i + MAX_WRITES_PER_STATEMENT)));
     held = [];
     rows = new Set();
   };
@@ -197,9 +198,11 @@ export function statement<R extends pg.QueryResultRow = pg.QueryResultRow>(name:
   return {
     run: (sql: Sql, ...values: unknown[]): Promise<pg.QueryResult<R>> => sql.query<R>({ name, text, values }),
     rows: async (sql: Sql, ...values: unknown[]): Promise<R[]> => (await sql.query<R>({ name, text, values })).rows,
-    one: async (sql: Sql, ...values: unknown[]): Promise<R | null> => (await sql.query<R>({ name, text, values })).rows[0] ?? null,
+    one: async (sql: Sql, ...values: unknown[]): Promise<R | null> =>
+      (await sql.query<R>({ name, text, values })).rows[0] ?? null,
     /** A write held back by a unit's connection (`writeBehind`), or run at once on the pool. */
-    later: (sql: Sql, rows: readonly string[], ...values: unknown[]): Promise<void> => writeLater(sql, { name, text, values, rows }),
+    later: (sql: Sql, rows: readonly string[], ...values: unknown[]): Promise<void> =>
+      writeLater(sql, { name, text, values, rows }),
     /** Sent at once on a unit's connection without waiting for its answer (`Sql.soon`); run and awaited on the pool. */
     soon: async (sql: Sql, ...values: unknown[]): Promise<void> => {
       if (sql.soon) return sql.soon({ name, text, values });
@@ -209,4 +212,5 @@ export function statement<R extends pg.QueryResultRow = pg.QueryResultRow>(name:
 }
 
 /** A statement both engines share (src/store/statements/): its text as written, under its own name. */
-export const sharedStatement = <R extends pg.QueryResultRow = pg.QueryResultRow>(shared: SharedSql) => statement<R>(shared.name, shared.text);
+export const sharedStatement = <R extends pg.QueryResultRow = pg.QueryResultRow>(shared: SharedSql) =>
+  statement<R>(shared.name, shared.text);

@@ -54,7 +54,8 @@ export interface KeptIncrement {
 }
 
 /** What an answer costs of an integration's byte cap: its key and its value as JSON, in UTF-8. */
-export const answerBytes = (key: string, raw: unknown): number => Buffer.byteLength(key) + Buffer.byteLength(JSON.stringify(raw) ?? 'null');
+export const answerBytes = (key: string, raw: unknown): number =>
+  Buffer.byteLength(key) + Buffer.byteLength(JSON.stringify(raw) ?? 'null');
 
 /** Folds deleted rows into one decrement per integration and key. */
 export function expiredPerKey(rows: readonly { integrationId: string; key: string; raw: unknown }[]): ExpiredAnswers {
@@ -85,7 +86,10 @@ export interface AnswerRepo {
    * The integration's most recent `scan` pending unmapped answers grouped by key, the most frequent
    * first: at most `keys` keys with at most `examples` values each, and how many distinct keys in all.
    */
-  summarizePendingUnmapped(integrationId: string, limits: { keys: number; examples: number; scan: number }): Promise<UnmappedSummary>;
+  summarizePendingUnmapped(
+    integrationId: string,
+    limits: { keys: number; examples: number; scan: number },
+  ): Promise<UnmappedSummary>;
   /** The integration's kept unmapped and invalid answers (src/answers/keep.ts): one statement. */
   kept(integrationId: string, keys: readonly string[]): Promise<KeptAnswers>;
   /**
@@ -102,5 +106,11 @@ export interface AnswerRepo {
    * which, so that their counts can be moved.
    */
   deleteExpired(before: string, limit: number): Promise<ExpiredAnswers>;
-  markApplied(id: string, at: string, outcome: AnswerOutcome, fieldId: string | null, error: string | null): Promise<void>;
+  markApplied(
+    id: string,
+    at: string,
+    outcome: AnswerOutcome,
+    fieldId: string | null,
+    error: string | null,
+  ): Promise<void>;
 }

@@ -37,7 +37,11 @@ export interface ContactRepo {
    * the e-mail (the most recently active person with the phone or the e-mail); null when none does.
    * PostgreSQL asks all three in one statement.
    */
-  match(workspaceId: string, integrationId: string, keys: PersonKeys): Promise<{ contact: Contact; by: MatchedKey } | null>;
+  match(
+    workspaceId: string,
+    integrationId: string,
+    keys: PersonKeys,
+  ): Promise<{ contact: Contact; by: MatchedKey } | null>;
   insert(contact: Contact): Promise<void>;
   /** Fills only the members that are empty on the stored contact. */
   fillEmpty(id: string, fill: ContactFill, at: string): Promise<void>;

@@ -36,13 +36,23 @@ export interface HoldRepo {
    * its row, then its latest lead, then reads the values of `fieldIds` on that lead: each read starting
    * once the lock before it is held. One statement on PostgreSQL.
    */
-  person(workspaceId: string, integrationId: string, keys: PersonKeys, fieldIds: readonly string[]): Promise<HeldPerson>;
+  person(
+    workspaceId: string,
+    integrationId: string,
+    keys: PersonKeys,
+    fieldIds: readonly string[],
+  ): Promise<HeldPerson>;
   /** The person bound to `externalId` by this integration, its latest lead locked, and the values of `fieldIds` on it. */
   binding(integrationId: string, externalId: string, fieldIds: readonly string[]): Promise<HeldBinding>;
 }
 
 /** The same reads, one after the other, for an engine where a read costs no round trip (SQLite). */
-export function holdsInOrder(r: { contacts: ContactRepo; leads: LeadRepo; fieldValues: FieldValueRepo; locks: LockRepo }): HoldRepo {
+export function holdsInOrder(r: {
+  contacts: ContactRepo;
+  leads: LeadRepo;
+  fieldValues: FieldValueRepo;
+  locks: LockRepo;
+}): HoldRepo {
   const latestWithValues = async (contactId: string, fieldIds: readonly string[]) => {
     const latest = await r.leads.lockLatestOfContact(contactId);
     const values = latest && fieldIds.length > 0 ? await r.fieldValues.getMany(latest.id, fieldIds) : [];

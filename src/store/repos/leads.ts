@@ -30,7 +30,9 @@ export interface Lead {
 }
 
 /** The members of a lead that may change after it is created. */
-export type LeadPatch = Partial<Omit<Lead, 'id' | 'workspaceId' | 'contactId' | 'integrationId' | 'origin' | 'createdAt'>>;
+export type LeadPatch = Partial<
+  Omit<Lead, 'id' | 'workspaceId' | 'contactId' | 'integrationId' | 'origin' | 'createdAt'>
+>;
 
 export interface Comment {
   id: string;
@@ -43,7 +45,11 @@ export interface Comment {
 
 /** A condition on one custom field: the lead's value equals `value` (for multiple choice: holds each option). */
 export type FieldCondition =
-  | { fieldId: string; column: 'text_value' | 'decimal_value' | 'date_value' | 'datetime_value' | 'option_id'; value: string }
+  | {
+      fieldId: string;
+      column: 'text_value' | 'decimal_value' | 'date_value' | 'datetime_value' | 'option_id';
+      value: string;
+    }
   | { fieldId: string; column: 'boolean_value'; value: boolean }
   | { fieldId: string; column: 'selected_options'; value: string[] };
 
@@ -58,7 +64,8 @@ export interface LeadFilter {
 }
 
 /** A lead member a person-id template names: a column of the lead, or a path into its extra data. */
-export type PersonIdMember = { column: 'id' | 'first_name' | 'last_name' | 'phone' | 'email' } | { extraData: string[] };
+export type PersonIdMember =
+  { column: 'id' | 'first_name' | 'last_name' | 'phone' | 'email' } | { extraData: string[] };
 
 /**
  * A person-id template (an integration's `legacy.external_contact_id`, parsed by src/lead/external-id.ts):
@@ -124,7 +131,12 @@ export interface LeadRepo {
    * person id by `template` is one of `externalIds`: the id made in the statement, so that only those
    * leads are read into the process, and no more than `examined` are looked at.
    */
-  unlinkedLegacyOf(integrationId: string, template: PersonIdTemplate, externalIds: readonly string[], examined: number): Promise<Lead[]>;
+  unlinkedLegacyOf(
+    integrationId: string,
+    template: PersonIdTemplate,
+    externalIds: readonly string[],
+    examined: number,
+  ): Promise<Lead[]>;
   /** Leads of a workspace that are not deleted, newest first, filtered (operators "filter by them"). */
   list(filter: LeadFilter): Promise<Lead[]>;
   /** The lead's comments, oldest first; with `page`, only those from `offset` on, at most `limit`. */

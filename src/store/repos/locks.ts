@@ -41,7 +41,10 @@ export interface LockRepo {
 }
 
 /** The keys a submitted person is locked by: its binding to the integration, its phone, its e-mail. */
-export function personKeysOf(integrationId: string, p: { externalId: string | null; phone: string | null; email: string | null }): PersonKey[] {
+export function personKeysOf(
+  integrationId: string,
+  p: { externalId: string | null; phone: string | null; email: string | null },
+): PersonKey[] {
   const keys: PersonKey[] = [];
   if (p.externalId !== null) keys.push({ kind: 'binding', integrationId, externalId: p.externalId });
   if (p.phone !== null) keys.push({ kind: 'phone', phone: p.phone });
@@ -55,7 +58,11 @@ export function personKeysOf(integrationId: string, p: { externalId: string | nu
  */
 export function personLockNames(workspaceId: string, keys: readonly PersonKey[]): string[] {
   const names = keys.map((k) =>
-    JSON.stringify(k.kind === 'binding' ? ['person', workspaceId, 'binding', k.integrationId, k.externalId] : ['person', workspaceId, k.kind, k.kind === 'phone' ? k.phone : k.email]),
+    JSON.stringify(
+      k.kind === 'binding'
+        ? ['person', workspaceId, 'binding', k.integrationId, k.externalId]
+        : ['person', workspaceId, k.kind, k.kind === 'phone' ? k.phone : k.email],
+    ),
   );
   return [...new Set(names)].sort();
 }

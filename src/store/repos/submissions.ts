@@ -39,7 +39,11 @@ export interface SubmissionRepo {
    * trip for a replay), its lead with the parts the lead object shows (`lead`: null for none);
    * `lead` is absent where the engine leaves them to a read of their own (SQLite).
    */
-  findWithLead(integrationId: string, endpoint: Endpoint, eventId: string): Promise<(Submission & { lead?: LeadWithParts | null }) | null>;
+  findWithLead(
+    integrationId: string,
+    endpoint: Endpoint,
+    eventId: string,
+  ): Promise<(Submission & { lead?: LeadWithParts | null }) | null>;
   /** The body the event was first recorded with (null for none): read only to name a 409's differing paths. */
   firstBody(id: string): Promise<unknown>;
   /** Inserts the record; the uniqueness constraint, not process state, rejects a second one. */

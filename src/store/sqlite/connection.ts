@@ -15,7 +15,8 @@ export interface OpenOptions {
 }
 
 /** `problem` about the file at `path`, told with the file's absolute path. */
-const openError = (path: string, problem: string, options?: { cause?: unknown }) => new StoreOpenError(resolve(path), problem, options);
+const openError = (path: string, problem: string, options?: { cause?: unknown }) =>
+  new StoreOpenError(resolve(path), problem, options);
 
 /**
  * Creates the missing folders of `folder` one level at a time. Node's recursive mkdir loops forever
@@ -35,7 +36,11 @@ function ensureFolder(path: string, folder: string): void {
     try {
       mkdirSync(dir);
     } catch (error) {
-      throw openError(path, `its folder ${dir} cannot be created (${(error as NodeJS.ErrnoException).code ?? 'error'})`, { cause: error });
+      throw openError(
+        path,
+        `its folder ${dir} cannot be created (${(error as NodeJS.ErrnoException).code ?? 'error'})`,
+        { cause: error },
+      );
     }
   }
 }
@@ -44,12 +49,17 @@ function ensureFolder(path: string, folder: string): void {
 export function explainOpenFailure(path: string, error: unknown): StoreOpenError {
   if (error instanceof StoreOpenError) return error;
   const code = String((error as { code?: unknown } | null)?.code ?? '');
-  if (existsSync(path) && statSync(path).isDirectory()) return openError(path, 'it is a folder; name a file in it, e.g. lead-gateway.db', { cause: error });
+  if (existsSync(path) && statSync(path).isDirectory())
+    return openError(path, 'it is a folder; name a file in it, e.g. lead-gateway.db', { cause: error });
   if (code.startsWith('SQLITE_READONLY') || code === 'EACCES' || code === 'EPERM' || code === 'EROFS')
-    return openError(path, 'it cannot be written (read-only file, folder or mount, or owned by another user)', { cause: error });
+    return openError(path, 'it cannot be written (read-only file, folder or mount, or owned by another user)', {
+      cause: error,
+    });
   if (code === 'SQLITE_NOTADB') return openError(path, 'it is not a SQLite database', { cause: error });
   if (code.startsWith('SQLITE_CANTOPEN') || code.startsWith('SQLITE_IOERR'))
-    return openError(path, 'it cannot be opened or created (check that its folder exists and is writable)', { cause: error });
+    return openError(path, 'it cannot be opened or created (check that its folder exists and is writable)', {
+      cause: error,
+    });
   return openError(path, (error as Error).message, { cause: error });
 }
 

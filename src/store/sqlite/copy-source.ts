@@ -68,7 +68,10 @@ export function openCopySource(path: string): CopySource {
       db.exec('BEGIN EXCLUSIVE');
     } catch (error) {
       if (String((error as { code?: unknown }).code).startsWith('SQLITE_BUSY')) {
-        throw new StoreOpenError(location, 'a gateway (or another program) has it open: stop every gateway on this file first, then copy');
+        throw new StoreOpenError(
+          location,
+          'a gateway (or another program) has it open: stop every gateway on this file first, then copy',
+        );
       }
       throw error;
     }
@@ -79,7 +82,8 @@ export function openCopySource(path: string): CopySource {
     throw explainOpenFailure(path, error);
   }
 
-  const columnsOf = (table: string) => (db.pragma(`table_info(${quoted(table)})`) as { name: string }[]).map((c) => c.name);
+  const columnsOf = (table: string) =>
+    (db.pragma(`table_info(${quoted(table)})`) as { name: string }[]).map((c) => c.name);
   /** The primary key's columns in key order: rows come out in that order, a WITHOUT ROWID table's too. */
   const keyOf = (table: string) =>
     (db.pragma(`table_info(${quoted(table)})`) as { name: string; pk: number }[])
@@ -89,14 +93,29 @@ export function openCopySource(path: string): CopySource {
 
   return {
     location,
-    tables: () => db.prepare("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\' ORDER BY name").pluck().all() as string[],
+    tables: () =>
+      db
+        .prepare(
+          "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\' ORDER BY name",
+        )
+        .pluck()
+        .all() as string[],
     columns: columnsOf,
-    count: (table) => Number(db.prepare(`SELECT count(*) FROM ${quoted(table)}`).pluck().get()),
+    count: (table) =>
+      Number(
+        db
+          .prepare(`SELECT count(*) FROM ${quoted(table)}`)
+          .pluck()
+          .get(),
+      ),
     *batches(table, size) {
       const columns = columnsOf(table);
       const key = keyOf(table);
       const order = key.length > 0 ? ` ORDER BY ${key.map(quoted).join(', ')}` : '';
-      const statement = db.prepare(`SELECT ${columns.map(quoted).join(', ')} FROM ${quoted(table)}${order}`).raw().safeIntegers();
+      const statement = db
+        .prepare(`SELECT ${columns.map(quoted).join(', ')} FROM ${quoted(table)}${order}`)
+        .raw()
+        .safeIntegers();
       let batch: SourceValue[][] = [];
       for (const row of statement.iterate() as IterableIterator<SourceValue[]>) {
         batch.push(row);
@@ -110,7 +129,13 @@ export function openCopySource(path: string): CopySource {
     brokenReferences(tables, shown) {
       const broken: BrokenReference[] = [];
       for (const table of tables) {
-        const keys = db.pragma(`foreign_key_list(${quoted(table)})`) as { id: number; seq: number; table: string; from: string; to: string | null }[];
+        const keys = db.pragma(`foreign_key_list(${quoted(table)})`) as {
+          id: number;
+          seq: number;
+          table: string;
+          from: string;
+          to: string | null;
+        }[];
         const key = keyOf(table).length > 0 ? keyOf(table) : ['rowid'];
         for (const id of new Set(keys.map((k) => k.id))) {
           const parts = keys.filter((k) => k.id === id).sort((a, b) => a.seq - b.seq);
@@ -122,13 +147,20 @@ export function openCopySource(path: string): CopySource {
           const count = Number(db.prepare(`SELECT count(*) ${from}`).pluck().get());
           if (count === 0) continue;
           const shownColumns = [...key, ...parts.map((p) => p.from)].map((c) => `c.${quoted(c)}`).join(', ');
-          const rows = db.prepare(`SELECT ${shownColumns} ${from} ORDER BY ${key.map((c) => `c.${quoted(c)}`).join(', ')} LIMIT ?`).raw().safeIntegers().all(shown) as SourceValue[][];
+          const rows = db
+            .prepare(`SELECT ${shownColumns} ${from} ORDER BY ${key.map((c) => `c.${quoted(c)}`).join(', ')} LIMIT ?`)
+            .raw()
+            .safeIntegers()
+            .all(shown) as SourceValue[][];
           broken.push({
             table,
             columns: parts.map((p) => p.from),
             parent,
             count,
-            rows: rows.map((row) => ({ key: key.map((c, i) => [c, row[i]!] as [string, SourceValue]), names: row.slice(key.length) })),
+            rows: rows.map((row) => ({
+              key: key.map((c, i) => [c, row[i]!] as [string, SourceValue]),
+              names: row.slice(key.length),
+            })),
           });
         }
       }
@@ -146,10 +178,20 @@ export function openCopySource(path: string): CopySource {
 function checkSchema(db: Db, location: string): void {
   const current = Math.max(...migrations.map((m) => m.version));
   const version = db.pragma('user_version', { simple: true }) as number;
-  const known = db.prepare("SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name IN ('api_keys', 'leads', 'submissions')").pluck().get() as number;
+  const known = db
+    .prepare("SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name IN ('api_keys', 'leads', 'submissions')")
+    .pluck()
+    .get() as number;
   if (version === 0 || known < 3) throw new StoreOpenError(location, 'it is not a lead-gateway database');
   if (version < current) {
-    throw new StoreOpenError(location, `its schema is at version ${version}, older than this release's ${current}: start this release's gateway on it once (it migrates the file), stop it, then copy`);
+    throw new StoreOpenError(
+      location,
+      `its schema is at version ${version}, older than this release's ${current}: start this release's gateway on it once (it migrates the file), stop it, then copy`,
+    );
   }
-  if (version > current) throw new StoreOpenError(location, `its schema is at version ${version}, newer than this release's ${current}: copy with the release that wrote it`);
+  if (version > current)
+    throw new StoreOpenError(
+      location,
+      `its schema is at version ${version}, newer than this release's ${current}: copy with the release that wrote it`,
+    );
 }

@@ -15,7 +15,12 @@ const STORAGE_FAILURES = /^SQLITE_(IOERR|FULL|BUSY|LOCKED|CANTOPEN|READONLY|PROT
  */
 export function toStoreError(error: unknown): unknown {
   const code = codeOf(error);
-  if (STORAGE_FAILURES.test(code)) return new StoreUnavailableError('The store could not save or read this unit of work; nothing of it was kept.', code, { cause: error });
+  if (STORAGE_FAILURES.test(code))
+    return new StoreUnavailableError(
+      'The store could not save or read this unit of work; nothing of it was kept.',
+      code,
+      { cause: error },
+    );
   return error;
 }
 
@@ -26,8 +31,12 @@ export const isUniqueViolation = (error: unknown): boolean => codeOf(error) === 
 export function notReady(error: unknown): NotReadyError {
   const code = codeOf(error);
   if (code.startsWith('SQLITE_READONLY') || code === 'SQLITE_IOERR_WRITE' || code === 'SQLITE_CANTOPEN')
-    return new NotReadyError('read-only', 'The database file cannot be written (read-only file, folder or mount).', { cause: error });
-  if (code === 'SQLITE_FULL') return new NotReadyError('disk-full', 'The disk of the database is full.', { cause: error });
-  if (code.startsWith('SQLITE_IOERR')) return new NotReadyError('io-error', 'The database file cannot be written (I/O error).', { cause: error });
+    return new NotReadyError('read-only', 'The database file cannot be written (read-only file, folder or mount).', {
+      cause: error,
+    });
+  if (code === 'SQLITE_FULL')
+    return new NotReadyError('disk-full', 'The disk of the database is full.', { cause: error });
+  if (code.startsWith('SQLITE_IOERR'))
+    return new NotReadyError('io-error', 'The database file cannot be written (I/O error).', { cause: error });
   return new NotReadyError('unavailable', 'The database does not accept writes.', { cause: error });
 }

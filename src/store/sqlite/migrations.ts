@@ -286,7 +286,8 @@ export const migrations: Migration[] = [
     name: 'a row that the readiness check rewrites',
     // /readyz commits a real write: an empty transaction commits nothing and passes on a read-only
     // file or a full disk.
-    up: (db) => db.exec('CREATE TABLE readiness_probe (id INTEGER PRIMARY KEY CHECK (id = 1), checked_at TEXT NOT NULL)'),
+    up: (db) =>
+      db.exec('CREATE TABLE readiness_probe (id INTEGER PRIMARY KEY CHECK (id = 1), checked_at TEXT NOT NULL)'),
   },
   {
     version: 9,
@@ -337,7 +338,8 @@ export const migrations: Migration[] = [
     name: 'submissions found by their lead',
     // A legacy bot may use the id of a lead one of its submissions joined (docs/legacy-api.md): the
     // ownership check asks whether the integration submitted to that lead.
-    up: (db) => db.exec('CREATE INDEX submissions_lead ON submissions (lead_id, integration_id) WHERE lead_id IS NOT NULL'),
+    up: (db) =>
+      db.exec('CREATE INDEX submissions_lead ON submissions (lead_id, integration_id) WHERE lead_id IS NOT NULL'),
   },
   {
     version: 12,
@@ -615,7 +617,10 @@ export function migrate(db: Db, list: Migration[] = migrations): number[] {
   const known = Math.max(...list.map((m) => m.version));
   const found = db.pragma('user_version', { simple: true }) as number;
   // A gateway rolled back to an older release must not write into a schema it does not know.
-  if (found > known) throw new Error(`the database schema is at version ${found}, newer than this gateway's ${known}: run a gateway release that knows it`);
+  if (found > known)
+    throw new Error(
+      `the database schema is at version ${found}, newer than this gateway's ${known}: run a gateway release that knows it`,
+    );
   const applied: number[] = [];
   for (const migration of [...list].sort((a, b) => a.version - b.version)) {
     const current = db.pragma('user_version', { simple: true }) as number;

@@ -90,7 +90,10 @@ function openConnections(options: SqliteStoreOptions): { writer: Db; reader: Db;
     writer = openDatabase(options.path, { synchronous: options.synchronous, mustExist: options.mustExist ?? false });
     const applied = migrate(writer);
     const schema = { version: writer.pragma('user_version', { simple: true }) as number, applied };
-    const reader = options.path === ':memory:' ? writer : openDatabase(options.path, { synchronous: options.synchronous, readonly: true });
+    const reader =
+      options.path === ':memory:'
+        ? writer
+        : openDatabase(options.path, { synchronous: options.synchronous, readonly: true });
     return { writer, reader, schema };
   } catch (error) {
     writer?.close();
@@ -120,7 +123,9 @@ export function openSqliteStore(options: SqliteStoreOptions): SqliteStore {
   let seenVersion = dataVersion.get() as number;
   let generation = 0;
 
-  const probe = writer.prepare('INSERT INTO readiness_probe (id, checked_at) VALUES (1, ?) ON CONFLICT (id) DO UPDATE SET checked_at = excluded.checked_at');
+  const probe = writer.prepare(
+    'INSERT INTO readiness_probe (id, checked_at) VALUES (1, ?) ON CONFLICT (id) DO UPDATE SET checked_at = excluded.checked_at',
+  );
   const minFreeBytes = options.minFreeBytes ?? DEFAULT_MIN_FREE_BYTES;
   let readiness: { at: number; check: Promise<void> } | null = null;
   const checkReady = async (): Promise<void> => {
@@ -129,7 +134,11 @@ export function openSqliteStore(options: SqliteStoreOptions): SqliteStore {
       // space is checked too: below the floor the next checkpoint or a larger unit fails.
       const fs = statfsSync(dirname(options.path));
       const free = fs.bavail * fs.bsize;
-      if (free < minFreeBytes) throw new NotReadyError('disk-full', `The disk of the database has ${free} bytes free, below the ${minFreeBytes} it must keep.`);
+      if (free < minFreeBytes)
+        throw new NotReadyError(
+          'disk-full',
+          `The disk of the database has ${free} bytes free, below the ${minFreeBytes} it must keep.`,
+        );
     }
     try {
       await enqueue(async () => void probe.run(new Date().toISOString()));
@@ -221,7 +230,8 @@ export function openSqliteStore(options: SqliteStoreOptions): SqliteStore {
         get(target, name, receiver) {
           const member = Reflect.get(target, name, receiver) as unknown;
           if (typeof member !== 'function') return member;
-          return (...args: unknown[]) => (open ? (member as (...a: unknown[]) => unknown).apply(target, args) : Promise.reject(new UnitEndedError()));
+          return (...args: unknown[]) =>
+            open ? (member as (...a: unknown[]) => unknown).apply(target, args) : Promise.reject(new UnitEndedError());
         },
       });
     // Each repository wrapped when the answer reaches for it: an answer reads one or two.
@@ -229,17 +239,22 @@ export function openSqliteStore(options: SqliteStoreOptions): SqliteStore {
   };
 
   // The repositories are wrapped once `fn` is done: the answer's first turn starts there.
-  const answerAfter = <W, T>(tx: Repos, work: W, answer: (tx: Repos, work: W) => Promise<T>): Promise<T> => answer(answerRepos(tx), work);
+  const answerAfter = <W, T>(tx: Repos, work: W, answer: (tx: Repos, work: W) => Promise<T>): Promise<T> =>
+    answer(answerRepos(tx), work);
 
   const store: SqliteStore = {
     db: writer,
     engine: 'sqlite',
     schema,
     transact: <W, T>(fn: (tx: Repos) => Promise<W>, answer?: (tx: Repos, work: W) => Promise<T>) =>
-      enqueue<unknown>(answer ? async (tx) => answerAfter(tx, await fn(tx), answer) : fn).catch(rethrowAsStoreError) as Promise<T>,
+      enqueue<unknown>(answer ? async (tx) => answerAfter(tx, await fn(tx), answer) : fn).catch(
+        rethrowAsStoreError,
+      ) as Promise<T>,
     // Its own savepoint in the group, rolled back: the units around it commit as ever.
     rehearse: <W, T>(fn: (tx: Repos) => Promise<W>, answer?: (tx: Repos, work: W) => Promise<T>) =>
-      enqueue<unknown>(answer ? async (tx) => answerAfter(tx, await fn(tx), answer) : fn, true).catch(rethrowAsStoreError) as Promise<T>,
+      enqueue<unknown>(answer ? async (tx) => answerAfter(tx, await fn(tx), answer) : fn, true).catch(
+        rethrowAsStoreError,
+      ) as Promise<T>,
     snapshot: (fn) => readInSnapshot(fn).catch(rethrowAsStoreError),
     // Several statements (a lead and its parts): one read transaction costs less than a snapshot each.
     readCommitted: (fn) => store.snapshot(fn),
@@ -267,7 +282,8 @@ export function openSqliteStore(options: SqliteStoreOptions): SqliteStore {
     replicas: aloneReplicaSet(),
     checkReady() {
       // Concurrent and back-to-back checks share one verdict for a second.
-      if (readiness === null || Date.now() - readiness.at > READY_REUSE_MS) readiness = { at: Date.now(), check: checkReady() };
+      if (readiness === null || Date.now() - readiness.at > READY_REUSE_MS)
+        readiness = { at: Date.now(), check: checkReady() };
       return readiness.check;
     },
     async close() {

@@ -9,7 +9,8 @@ export const portingStatements = statements('porting', {
   setPorted: `INSERT INTO integration_ported (integration_id, ported_at, ported_by, ported_note) VALUES ($1, $2, $3, $4)
    ON CONFLICT (integration_id) DO NOTHING`,
   clearPorted: 'DELETE FROM integration_ported WHERE integration_id = $1',
-  notFound: 'SELECT * FROM answers_not_found WHERE integration_id = $1 ORDER BY last_at DESC, external_contact_id DESC LIMIT $2',
+  notFound:
+    'SELECT * FROM answers_not_found WHERE integration_id = $1 ORDER BY last_at DESC, external_contact_id DESC LIMIT $2',
   notFoundAfter: `SELECT * FROM answers_not_found WHERE integration_id = $1 AND (last_at, external_contact_id) < ($2, $3)
    ORDER BY last_at DESC, external_contact_id DESC LIMIT $4`,
   // A count and a sum: numbers on SQLite, a bigint and a numeric handed over as text on PostgreSQL; each engine reads its own.

@@ -12,7 +12,10 @@ export interface SharedSql {
 }
 
 /** The statements of one repository, each named `group.key` (the names the PostgreSQL engine has always used). */
-export function statements<K extends string>(group: string, texts: Readonly<Record<K, string>>): Readonly<Record<K, SharedSql>> {
+export function statements<K extends string>(
+  group: string,
+  texts: Readonly<Record<K, string>>,
+): Readonly<Record<K, SharedSql>> {
   const named = {} as Record<K, SharedSql>;
   for (const key of Object.keys(texts) as K[]) named[key] = { name: `${group}.${key}`, text: texts[key] };
   return named;

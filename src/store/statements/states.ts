@@ -25,5 +25,6 @@ export const stateStatements = statements('states', {
   deleteIgnored:
     'DELETE FROM ignored_fields WHERE (integration_id, field) IN (SELECT integration_id, field FROM ignored_fields WHERE last_seen < $1 ORDER BY last_seen LIMIT $2)',
   samples: 'SELECT route, at, sample FROM legacy_samples WHERE integration_id = $1 ORDER BY route',
-  deleteSamples: 'DELETE FROM legacy_samples WHERE (integration_id, route) IN (SELECT integration_id, route FROM legacy_samples WHERE at < $1 ORDER BY at LIMIT $2)',
+  deleteSamples:
+    'DELETE FROM legacy_samples WHERE (integration_id, route) IN (SELECT integration_id, route FROM legacy_samples WHERE at < $1 ORDER BY at LIMIT $2)',
 });

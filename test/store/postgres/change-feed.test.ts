@@ -30,7 +30,13 @@ async function twoReplicas(): Promise<[PostgresStore, PostgresStore, string]> {
 
 const key = aKey('k1', { hash: 'h1' });
 /** What a request does: the key by hash, remembered for a second. */
-const lookUp = (store: PostgresStore) => hotRead(store, 'key:h1', () => store.readOne((r) => r.keys.findByHash('h1')), (k) => k !== null);
+const lookUp = (store: PostgresStore) =>
+  hotRead(
+    store,
+    'key:h1',
+    () => store.readOne((r) => r.keys.findByHash('h1')),
+    (k) => k !== null,
+  );
 const until = async (check: () => Promise<boolean> | boolean, ms = 5_000) => {
   const end = Date.now() + ms;
   while (!(await check())) {
@@ -76,7 +82,9 @@ describe('the change feed', () => {
     expect((await lookUp(b))?.revokedAt).toBe('gone-meanwhile');
     // Back within the reconnect delay: generations stand still again, and changes are awaited again.
     await until(() => b.changeGeneration() === b.changeGeneration());
-    expect(warnings).toContain('change feed lost its connection: keys and states are read from the database on every request until it is back');
+    expect(warnings).toContain(
+      'change feed lost its connection: keys and states are read from the database on every request until it is back',
+    );
     const seen = b.changeGeneration();
     await a.transact((tx) => tx.states.set('int-1', 'switched_off', 't'));
     expect(await a.awaitChangeSeen()).toEqual([]);
@@ -89,14 +97,18 @@ describe('the change feed', () => {
     const db = new pg.Client({ connectionString: url });
     await db.connect();
     try {
-      await db.query("INSERT INTO replicas (id, seen_version, heartbeat_at) VALUES ('dead', 0, now() - interval '1 minute')");
+      await db.query(
+        "INSERT INTO replicas (id, seen_version, heartbeat_at) VALUES ('dead', 0, now() - interval '1 minute')",
+      );
       await a.transact((tx) => tx.states.set('int-1', 'migrating', 't'));
       expect(await a.awaitChangeSeen()).toEqual([]);
       await db.query("INSERT INTO replicas (id, seen_version, heartbeat_at) VALUES ('stuck', 0, now())");
       const started = Date.now();
       expect(await a.awaitChangeSeen()).toEqual(['stuck']);
       expect(Date.now() - started).toBeGreaterThanOrEqual(SEEN_TIMEOUT_MS - 50);
-      expect(warnings).toContain('change feed: these processes did not confirm a change of keys or states in time; any read they remembered from before it has expired by now');
+      expect(warnings).toContain(
+        'change feed: these processes did not confirm a change of keys or states in time; any read they remembered from before it has expired by now',
+      );
     } finally {
       await db.end();
     }
@@ -107,7 +119,9 @@ describe('the change feed', () => {
     const [a, b] = await twoReplicas();
     await a.pool.query('DELETE FROM replicas WHERE id = $1', [b.replicaId()]);
     // The next heartbeat finds no row, and records the process again.
-    await until(async () => (await a.pool.query('SELECT 1 FROM replicas WHERE id = $1', [b.replicaId()])).rowCount === 1);
+    await until(
+      async () => (await a.pool.query('SELECT 1 FROM replicas WHERE id = $1', [b.replicaId()])).rowCount === 1,
+    );
     await a.transact((tx) => tx.states.set('int-1', 'migrating', 't'));
     expect(await a.awaitChangeSeen()).toEqual([]);
   });

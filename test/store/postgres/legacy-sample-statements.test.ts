@@ -26,15 +26,33 @@ afterAll(async () => {
 describe('legacy samples on the hot path', () => {
   it('a legacy POST whose sample is taken sends the statements of one whose sample is not; the flush writes it', async (context) => {
     if (!cluster) return context.skip();
-    store = await openPostgresStore({ url: await freshDatabase(cluster.url), poolSize: 4, onStatement: (name) => sent.push(name) });
+    store = await openPostgresStore({
+      url: await freshDatabase(cluster.url),
+      poolSize: 4,
+      onStatement: (name) => sent.push(name),
+    });
     const usage = createUsageRecorder(store, 3_600_000);
     const rules = createRulesHolder(join(import.meta.dirname, '..', '..', '..', 'rules'));
     const app = await buildApp({ adminToken: ADMIN_TOKEN }, { store, usage, rules });
-    const imported = await app.inject({ method: 'POST', url: '/admin/v1/integrations/brightpath:telegram-bot/keys/import', headers: { authorization: `Bearer ${ADMIN_TOKEN}` }, payload: { key: LEGACY_KEY } });
+    const imported = await app.inject({
+      method: 'POST',
+      url: '/admin/v1/integrations/brightpath:telegram-bot/keys/import',
+      headers: { authorization: `Bearer ${ADMIN_TOKEN}` },
+      payload: { key: LEGACY_KEY },
+    });
     expect(imported.statusCode).toBe(201);
     const post = async (n: number) => {
       sent.length = 0;
-      const res = await app.inject({ method: 'POST', url: '/api/bots/api/leads/', headers: { 'x-bot-api-key': LEGACY_KEY }, payload: { first_name: `Person ${n}`, phone: `+99890555${String(n).padStart(4, '0')}`, extra_data: { telegram_id: 7000 + n, course: 'python' } } });
+      const res = await app.inject({
+        method: 'POST',
+        url: '/api/bots/api/leads/',
+        headers: { 'x-bot-api-key': LEGACY_KEY },
+        payload: {
+          first_name: `Person ${n}`,
+          phone: `+99890555${String(n).padStart(4, '0')}`,
+          extra_data: { telegram_id: 7000 + n, course: 'python' },
+        },
+      });
       expect(res.statusCode).toBe(201);
       return sent.filter((name) => !notTheRequests(name));
     };
@@ -47,7 +65,9 @@ describe('legacy samples on the hot path', () => {
     sent.length = 0;
     await usage.flush();
     expect(sent).toContain('states.putSample');
-    const kept = await store.snapshot((r) => r.states.samples(rules.current().findIntegration('brightpath:telegram-bot')!.id));
+    const kept = await store.snapshot((r) =>
+      r.states.samples(rules.current().findIntegration('brightpath:telegram-bot')!.id),
+    );
     expect(kept.map((s) => s.route)).toContain('POST /api/bots/api/leads/');
     expect(JSON.stringify(kept)).not.toMatch(/Person|7001|5550001/);
     await app.close(); // closes the store too

@@ -2,7 +2,13 @@
 // again, and the engine's failures reach callers as the store's own errors.
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { MAX_UNIT_ATTEMPTS, openPostgresStore, postgresStore, UnitAbortedError, type PostgresStore } from '../../../src/store/postgres/postgres-store.js';
+import {
+  MAX_UNIT_ATTEMPTS,
+  openPostgresStore,
+  postgresStore,
+  UnitAbortedError,
+  type PostgresStore,
+} from '../../../src/store/postgres/postgres-store.js';
 import { createPool } from '../../../src/store/postgres/pool.js';
 import { NotReadyError, StoreOpenError, StoreUnavailableError } from '../../../src/store/store.js';
 import type { ApiKey } from '../../../src/store/repos/keys.js';
@@ -99,7 +105,10 @@ describe('the PostgreSQL store', () => {
     expect(Math.max(...runs)).toBeGreaterThan(1);
     expect(Math.max(...runs)).toBeLessThanOrEqual(MAX_UNIT_ATTEMPTS);
     expect(results).toEqual([0, 1]);
-    const names = await store.snapshot(async (r) => [(await r.contacts.get('c1'))?.lastName, (await r.contacts.get('c2'))?.lastName]);
+    const names = await store.snapshot(async (r) => [
+      (await r.contacts.get('c1'))?.lastName,
+      (await r.contacts.get('c2'))?.lastName,
+    ]);
     expect(names).toEqual(['by 0', 'by 1']);
   });
 
@@ -133,7 +142,9 @@ describe('the PostgreSQL store', () => {
     const admin = new pg.Client({ connectionString: url });
     await admin.connect();
     await store.readOne((r) => r.keys.findByHash('x'));
-    await admin.query("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = 'lead-gateway' AND datname = current_database() AND pid <> pg_backend_pid()");
+    await admin.query(
+      "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = 'lead-gateway' AND datname = current_database() AND pid <> pg_backend_pid()",
+    );
     await admin.end();
     // The pool drops the dead connections (their `error` events are listened to) and opens new ones.
     await new Promise((resolve) => setTimeout(resolve, 50));
@@ -141,12 +152,21 @@ describe('the PostgreSQL store', () => {
 
     const unreachable = new URL(url);
     unreachable.port = '1';
-    const closed = await openPostgresStore({ url: unreachable.toString(), connectTimeoutMs: 500 }).catch((error: unknown) => error);
+    const closed = await openPostgresStore({ url: unreachable.toString(), connectTimeoutMs: 500 }).catch(
+      (error: unknown) => error,
+    );
     expect(closed).toBeInstanceOf(StoreOpenError);
     expect((closed as StoreOpenError).location).toBe(unreachable.toString());
-    const gone = postgresStore(createPool({ url: unreachable.toString(), connectTimeoutMs: 500 }), { version: 1, applied: [] });
+    const gone = postgresStore(createPool({ url: unreachable.toString(), connectTimeoutMs: 500 }), {
+      version: 1,
+      applied: [],
+    });
     stores.push(gone);
-    for (const attempt of [() => gone.transact((tx) => tx.keys.insert(key('k1'))), () => gone.snapshot((r) => r.keys.findByHash('x')), () => gone.readOne((r) => r.keys.findByHash('x'))]) {
+    for (const attempt of [
+      () => gone.transact((tx) => tx.keys.insert(key('k1'))),
+      () => gone.snapshot((r) => r.keys.findByHash('x')),
+      () => gone.readOne((r) => r.keys.findByHash('x')),
+    ]) {
       const failure = await attempt().catch((error: unknown) => error);
       expect(failure).toBeInstanceOf(StoreUnavailableError);
       expect((failure as StoreUnavailableError).engineCode).toBe('ECONNREFUSED');
@@ -169,7 +189,9 @@ describe('the PostgreSQL store', () => {
     const failure = await (readOnly as PostgresStore).checkReady().catch((error: unknown) => error);
     expect(failure).toBeInstanceOf(NotReadyError);
     expect((failure as NotReadyError).reason).toBe('read-only');
-    const unit = await (readOnly as PostgresStore).transact((tx) => tx.keys.insert(key('k9'))).catch((error: unknown) => error);
+    const unit = await (readOnly as PostgresStore)
+      .transact((tx) => tx.keys.insert(key('k9')))
+      .catch((error: unknown) => error);
     expect(unit).toBeInstanceOf(StoreUnavailableError);
     expect((unit as StoreUnavailableError).engineCode).toBe('25006');
   });

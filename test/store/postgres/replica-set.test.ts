@@ -35,18 +35,28 @@ const until = async (check: () => Promise<boolean> | boolean, ms = 5_000) => {
     await new Promise((r) => setTimeout(r, 20));
   }
 };
-const rulesOf = async (store: PostgresStore, id: string) => (await store.replicas.live()).find((r) => r.id === id)?.rules;
-const record = (version: string, reloadError: RulesRecord['reloadError'] = null): RulesRecord => ({ version, loadedAt: '2026-11-22T07:00:00.000Z', reloadError });
+const rulesOf = async (store: PostgresStore, id: string) =>
+  (await store.replicas.live()).find((r) => r.id === id)?.rules;
+const record = (version: string, reloadError: RulesRecord['reloadError'] = null): RulesRecord => ({
+  version,
+  loadedAt: '2026-11-22T07:00:00.000Z',
+  reloadError,
+});
 
 describe('the replica set', () => {
   it('lists each process with host, pid and the rules it records; null rules for one that runs none', async (context) => {
     if (!cluster) return context.skip();
     const [a, b] = await twoReplicas();
-    await a.replicas.record(record('aaaaaaaaaaaa', { at: '2026-11-22T07:01:00.000Z', problems: ['rules/x.yaml: line 1: bad'] }));
+    await a.replicas.record(
+      record('aaaaaaaaaaaa', { at: '2026-11-22T07:01:00.000Z', problems: ['rules/x.yaml: line 1: bad'] }),
+    );
     const live = await b.replicas.live();
     expect(live.map((r) => r.id)).toEqual([a.replicas.self, b.replicas.self].sort());
     const mine = live.find((r) => r.id === a.replicas.self)!;
-    expect(mine).toMatchObject({ pid: process.pid, rules: record('aaaaaaaaaaaa', { at: '2026-11-22T07:01:00.000Z', problems: ['rules/x.yaml: line 1: bad'] }) });
+    expect(mine).toMatchObject({
+      pid: process.pid,
+      rules: record('aaaaaaaaaaaa', { at: '2026-11-22T07:01:00.000Z', problems: ['rules/x.yaml: line 1: bad'] }),
+    });
     expect(live.find((r) => r.id === b.replicas.self)!.rules).toBeNull();
   });
 
@@ -69,7 +79,9 @@ describe('the replica set', () => {
     await b.replicas.record(record('cccccccccccc'));
     const heard: number[] = [];
     b.replicas.onReloadAsked((n) => heard.push(n));
-    await a.pool.query("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = 'lead-gateway change feed' AND datname = current_database()");
+    await a.pool.query(
+      "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = 'lead-gateway change feed' AND datname = current_database()",
+    );
     // Asked on the pool while no feed listens: nobody hears it now.
     const missed = await a.replicas.askReload();
     await until(() => heard.length > 0);
@@ -101,7 +113,9 @@ describe('the replica set', () => {
   it('is this process alone on an engine of one file', async () => {
     const alone = aloneReplicaSet();
     await alone.record(record('dddddddddddd'), 3);
-    expect(await alone.live()).toEqual([expect.objectContaining({ id: alone.self, pid: process.pid, rules: record('dddddddddddd'), answered: 3 })]);
+    expect(await alone.live()).toEqual([
+      expect.objectContaining({ id: alone.self, pid: process.pid, rules: record('dddddddddddd'), answered: 3 }),
+    ]);
     expect(await alone.askReload()).toBe(1);
   });
 

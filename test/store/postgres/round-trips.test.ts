@@ -73,11 +73,15 @@ describe('round trips per request on PostgreSQL', () => {
       onRoundTrip: (name) => trips.push(name),
     });
     const usage = createUsageRecorder(store, 3_600_000);
-    const app = await buildApp({ adminToken: ADMIN_TOKEN }, { store, usage, rules: createRulesHolder(join(import.meta.dirname, '..', '..', '..', 'rules')) });
+    const app = await buildApp(
+      { adminToken: ADMIN_TOKEN },
+      { store, usage, rules: createRulesHolder(join(import.meta.dirname, '..', '..', '..', 'rules')) },
+    );
     const admin = (method: 'POST', url: string, payload?: object) =>
       app.inject({ method, url, headers: { authorization: `Bearer ${ADMIN_TOKEN}` }, ...(payload ? { payload } : {}) });
     await admin('POST', '/admin/v1/integrations/brightpath:telegram-bot/keys/import', { key: LEGACY_KEY });
-    const key = (await admin('POST', '/admin/v1/integrations/brightpath:telegram-bot/keys')).json<{ key: string }>().key;
+    const key = (await admin('POST', '/admin/v1/integrations/brightpath:telegram-bot/keys')).json<{ key: string }>()
+      .key;
     const measured = async (send: () => PromiseLike<{ statusCode: number; json<T>(): T }>) => {
       sent.length = 0;
       trips.length = 0;
@@ -90,16 +94,36 @@ describe('round trips per request on PostgreSQL', () => {
       };
     };
     const post = (path: string, body: object) =>
-      measured(() => app.inject({ method: 'POST', url: `/api/integrations/v1/${path}`, headers: { authorization: `Bearer ${key}` }, payload: body }));
+      measured(() =>
+        app.inject({
+          method: 'POST',
+          url: `/api/integrations/v1/${path}`,
+          headers: { authorization: `Bearer ${key}` },
+          payload: body,
+        }),
+      );
     const within = (request: { statements: string[]; trips: string[] }, most: number, statements: number) => {
-      expect(request.trips.length, `round trips started by: ${request.trips.join(', ')}; statements: ${request.statements.join(', ')}`).toBeLessThanOrEqual(most);
+      expect(
+        request.trips.length,
+        `round trips started by: ${request.trips.join(', ')}; statements: ${request.statements.join(', ')}`,
+      ).toBeLessThanOrEqual(most);
       expect(request.statements.length, request.statements.join('\n')).toBeLessThanOrEqual(statements);
     };
     // The key's first use reads it and the integration's state; later requests find them remembered.
     await post('leads/', { event_id: 'warm', external_contact_id: 'telegram:0', first_name: 'Warm' });
-    const before = Number(/^lead_gateway_postgres_round_trips_total (\d+)$/m.exec((await app.inject({ method: 'GET', url: '/metrics' })).body)?.[1]);
+    const before = Number(
+      /^lead_gateway_postgres_round_trips_total (\d+)$/m.exec(
+        (await app.inject({ method: 'GET', url: '/metrics' })).body,
+      )?.[1],
+    );
 
-    const lead = { event_id: 'e1', external_contact_id: 'telegram:1', first_name: 'Aziza', phone: '+998901234567', answers: { goal: 'job', age: 30 } };
+    const lead = {
+      event_id: 'e1',
+      external_contact_id: 'telegram:1',
+      first_name: 'Aziza',
+      phone: '+998901234567',
+      answers: { goal: 'job', age: 30 },
+    };
     const created = await post('leads/', lead);
     expect(created).toMatchObject({ status: 201, body: { replayed: false, intake_outcome: 'created' } });
     within(created, NEW_LEAD, NEW_LEAD_STATEMENTS);
@@ -110,7 +134,11 @@ describe('round trips per request on PostgreSQL', () => {
 
     // The counter /metrics shows moved by the request's round trips (and by the scrape's own reads: the
     // rules the replicas run, read on the database).
-    const after = Number(/^lead_gateway_postgres_round_trips_total (\d+)$/m.exec((await app.inject({ method: 'GET', url: '/metrics' })).body)?.[1]);
+    const after = Number(
+      /^lead_gateway_postgres_round_trips_total (\d+)$/m.exec(
+        (await app.inject({ method: 'GET', url: '/metrics' })).body,
+      )?.[1],
+    );
     expect(after - before).toBeGreaterThanOrEqual(created.trips.length);
 
     const replay = await post('leads/', lead);
@@ -125,29 +153,59 @@ describe('round trips per request on PostgreSQL', () => {
     within(unknownReplay, UNKNOWN_REPLAY, UNKNOWN_REPLAY_STATEMENTS);
     expect(unknownReplay.statements.at(-1)).toBe('ROLLBACK');
 
-    const answers = await post('leads/answers/', { event_id: 'a1', external_contact_id: 'telegram:1', answers: { laptop: 'ha', goal: 'job' } });
+    const answers = await post('leads/answers/', {
+      event_id: 'a1',
+      external_contact_id: 'telegram:1',
+      answers: { laptop: 'ha', goal: 'job' },
+    });
     expect(answers).toMatchObject({ status: 200, body: { replayed: false } });
     within(answers, ANSWERS, ANSWERS_STATEMENTS);
     expect(answers.statements).toEqual(expect.arrayContaining(['holds.hold']));
     // Answers no field takes (an unknown key, a number that is not one): their kept counts ride the first trip too.
-    const unkept = await post('leads/answers/', { event_id: 'a2', external_contact_id: 'telegram:1', answers: { favourite_colour: 'blue', age: 'thirty', goal: 'job' } });
-    expect(unkept).toMatchObject({ status: 200, body: { replayed: false, answers: { unmapped: ['favourite_colour'], invalid: [{ key: 'age' }] } } });
+    const unkept = await post('leads/answers/', {
+      event_id: 'a2',
+      external_contact_id: 'telegram:1',
+      answers: { favourite_colour: 'blue', age: 'thirty', goal: 'job' },
+    });
+    expect(unkept).toMatchObject({
+      status: 200,
+      body: { replayed: false, answers: { unmapped: ['favourite_colour'], invalid: [{ key: 'age' }] } },
+    });
     within(unkept, ANSWERS, ANSWERS_STATEMENTS + 1);
     expect(unkept.statements.indexOf('answers.kept')).toBeLessThan(unkept.statements.indexOf('holds.hold'));
 
-    const attached = await post('leads/', { event_id: 'e2', first_name: 'Aziza', phone: '+998901234567', notes: 'again', answers: { age: 31 } });
+    const attached = await post('leads/', {
+      event_id: 'e2',
+      first_name: 'Aziza',
+      phone: '+998901234567',
+      notes: 'again',
+      answers: { age: 31 },
+    });
     expect(attached).toMatchObject({ status: 200, body: { replayed: false, intake_outcome: 'attached' } });
     within(attached, ATTACHED, ATTACHED_STATEMENTS);
     expect(attached.statements.slice(0, 3)).toEqual(['BEGIN', 'submissions.findWithLead', 'holds.hold']);
 
-    const closed = await admin('POST', `/admin/v1/leads/${created.body.lead.id}/close`, { outcome: 'lost', reason: 'No answer', closed_by: 'jasur' });
+    const closed = await admin('POST', `/admin/v1/leads/${created.body.lead.id}/close`, {
+      outcome: 'lost',
+      reason: 'No answer',
+      closed_by: 'jasur',
+    });
     expect(closed.statusCode).toBe(200);
-    const reactivated = await post('leads/', { event_id: 'e3', external_contact_id: 'telegram:1', first_name: 'Aziza' });
+    const reactivated = await post('leads/', {
+      event_id: 'e3',
+      external_contact_id: 'telegram:1',
+      first_name: 'Aziza',
+    });
     expect(reactivated).toMatchObject({ status: 200, body: { replayed: false, intake_outcome: 'reactivated' } });
     within(reactivated, REACTIVATED, ATTACHED_STATEMENTS);
 
     const legacy = await measured(() =>
-      app.inject({ method: 'POST', url: '/api/bots/api/leads/', headers: { 'x-bot-api-key': LEGACY_KEY }, payload: { first_name: 'Nodira', phone: '+998905551122' } }),
+      app.inject({
+        method: 'POST',
+        url: '/api/bots/api/leads/',
+        headers: { 'x-bot-api-key': LEGACY_KEY },
+        payload: { first_name: 'Nodira', phone: '+998905551122' },
+      }),
     );
     expect(legacy.status).toBe(201);
     within(legacy, LEGACY_POST, NEW_LEAD_STATEMENTS + 1);

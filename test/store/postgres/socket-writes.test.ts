@@ -61,23 +61,46 @@ describe('socket writes per new lead on PostgreSQL', () => {
     const url = new URL(await freshDatabase(cluster.url));
     const relayed = new URL(url);
     relayed.hostname = '127.0.0.1';
-    relay = spawn(process.execPath, ['-e', RELAY, url.port, url.hostname], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+    relay = spawn(process.execPath, ['-e', RELAY, url.port, url.hostname], {
+      stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+    });
     relayed.port = String((await answer<{ port: number }>(relay)).port);
     // One connection in the pool, so the unit's statements are all on it; the change feed has its own,
     // counted apart.
     store = await openPostgresStore({ url: relayed.toString(), poolSize: 1 });
     const usage = createUsageRecorder(store, 3_600_000);
-    const app = await buildApp({ adminToken: ADMIN_TOKEN }, { store, usage, rules: createRulesHolder(join(import.meta.dirname, '..', '..', '..', 'rules')) });
+    const app = await buildApp(
+      { adminToken: ADMIN_TOKEN },
+      { store, usage, rules: createRulesHolder(join(import.meta.dirname, '..', '..', '..', 'rules')) },
+    );
     const key = (
-      await app.inject({ method: 'POST', url: '/admin/v1/integrations/brightpath:telegram-bot/keys', headers: { authorization: `Bearer ${ADMIN_TOKEN}` } })
+      await app.inject({
+        method: 'POST',
+        url: '/admin/v1/integrations/brightpath:telegram-bot/keys',
+        headers: { authorization: `Bearer ${ADMIN_TOKEN}` },
+      })
     ).json<{ key: string }>().key;
-    const post = (body: object) => app.inject({ method: 'POST', url: '/api/integrations/v1/leads/', headers: { authorization: `Bearer ${key}` }, payload: body });
+    const post = (body: object) =>
+      app.inject({
+        method: 'POST',
+        url: '/api/integrations/v1/leads/',
+        headers: { authorization: `Bearer ${key}` },
+        payload: body,
+      });
     // The key's first use reads it and the integration's state; the next request finds them remembered.
-    expect((await post({ event_id: 'warm', external_contact_id: 'telegram:0', first_name: 'Warm' })).statusCode).toBe(201);
+    expect((await post({ event_id: 'warm', external_contact_id: 'telegram:0', first_name: 'Warm' })).statusCode).toBe(
+      201,
+    );
 
     relay.send('reset');
     await answer(relay);
-    const created = await post({ event_id: 'e1', external_contact_id: 'telegram:1', first_name: 'Aziza', phone: '+998901234567', answers: { goal: 'job', age: 30 } });
+    const created = await post({
+      event_id: 'e1',
+      external_contact_id: 'telegram:1',
+      first_name: 'Aziza',
+      phone: '+998901234567',
+      answers: { goal: 'job', age: 30 },
+    });
     expect(created.statusCode).toBe(201);
     expect(created.json()).toMatchObject({ replayed: false, intake_outcome: 'created' });
     // The pool's connection is the one that carried the unit: the most chunks (the feed's beat is one statement).

@@ -26,7 +26,11 @@ async function withOnePerson(store: Store): Promise<void> {
 }
 
 /** Unit A runs `first` and holds its locks a while; unit B, started once A holds them, runs `second`. */
-async function contend<T>(store: Store, first: (tx: Repos) => Promise<unknown>, second: (tx: Repos) => Promise<T>): Promise<T> {
+async function contend<T>(
+  store: Store,
+  first: (tx: Repos) => Promise<unknown>,
+  second: (tx: Repos) => Promise<T>,
+): Promise<T> {
   let held!: () => void;
   const holding = new Promise<void>((resolve) => (held = resolve));
   const a = store.transact(async (tx) => {
@@ -47,15 +51,27 @@ onEachEngine((engine, open) => {
     if (!store) return context.skip();
     await withOnePerson(store);
     const held = await store.transact((tx) => tx.holds.person('ws-1', 'int-1', keys, ['f1', 'f2']));
-    expect(held).toMatchObject({ found: { contact: { id: 'c1' }, by: 'phone' }, locked: { id: 'c1', phone: '+998901234567' }, latest: { id: 'l1' } });
+    expect(held).toMatchObject({
+      found: { contact: { id: 'c1' }, by: 'phone' },
+      locked: { id: 'c1', phone: '+998901234567' },
+      latest: { id: 'l1' },
+    });
     expect(held.values.map((v) => [v.fieldId, v.text])).toEqual([['f1', 'first']]);
-    const byBinding = await store.transact((tx) => tx.holds.person('ws-1', 'int-1', { ...keys, externalId: 'tg:1' }, []));
+    const byBinding = await store.transact((tx) =>
+      tx.holds.person('ws-1', 'int-1', { ...keys, externalId: 'tg:1' }, []),
+    );
     expect(byBinding).toMatchObject({ found: { by: 'binding' }, latest: { id: 'l1' }, values: [] });
-    const none = await store.transact((tx) => tx.holds.person('ws-1', 'int-1', { externalId: 'tg:2', phone: '+998900000000', email: null }, ['f1']));
+    const none = await store.transact((tx) =>
+      tx.holds.person('ws-1', 'int-1', { externalId: 'tg:2', phone: '+998900000000', email: null }, ['f1']),
+    );
     expect(none).toEqual({ found: null, locked: null, latest: null, values: [] });
     // A unit after one that found nobody finds its own person: nothing is carried over between units.
     expect((await store.transact((tx) => tx.holds.binding('int-1', 'tg:1', ['f1']))).values).toHaveLength(1);
-    expect(await store.transact((tx) => tx.holds.binding('int-1', 'tg:2', ['f1']))).toEqual({ contact: null, latest: null, values: [] });
+    expect(await store.transact((tx) => tx.holds.binding('int-1', 'tg:2', ['f1']))).toEqual({
+      contact: null,
+      latest: null,
+      values: [],
+    });
     // Outside a unit PostgreSQL's statements would each run in a transaction of their own, on any
     // connection, and find nothing: refused rather than wrong.
     const outside = store.readOne((r) => r.holds.binding('int-1', 'tg:1', ['f1']));

@@ -6,9 +6,17 @@ import type { UsageIncrement } from '../../../src/store/repos/states.js';
 import { onEachEngine } from '../../support/engines.js';
 import { aKey } from '../../support/records.js';
 
-const key = (id: string, integrationId = 'int-1', createdAt = '2026-11-22T00:00:00.000Z'): ApiKey => aKey(id, { integrationId, createdAt });
+const key = (id: string, integrationId = 'int-1', createdAt = '2026-11-22T00:00:00.000Z'): ApiKey =>
+  aKey(id, { integrationId, createdAt });
 
-const usage = (route: string, hour: string, calls: number, okCalls: number, lastSeen: string, lastOk: string | null): UsageIncrement => ({
+const usage = (
+  route: string,
+  hour: string,
+  calls: number,
+  okCalls: number,
+  lastSeen: string,
+  lastOk: string | null,
+): UsageIncrement => ({
   integrationId: 'int-1',
   interface: 'v1',
   route,
@@ -21,7 +29,7 @@ const usage = (route: string, hour: string, calls: number, okCalls: number, last
 
 onEachEngine((_engine, open) => {
   describe('keys', () => {
-    it('finds a key by its hash, lists an integration\'s keys in order, revokes one or all live ones', async (context) => {
+    it("finds a key by its hash, lists an integration's keys in order, revokes one or all live ones", async (context) => {
       const store = await open();
       if (!store) return context.skip();
       await store.transact(async (tx) => {
@@ -35,15 +43,21 @@ onEachEngine((_engine, open) => {
       expect(await store.transact((tx) => tx.keys.insert({ ...key('k9'), hash: 'hash-k1' }))).toBe(false);
       expect(await store.readOne((r) => r.keys.findByHash('hash-k1'))).toEqual(key('k1'));
       expect(await store.readOne((r) => r.keys.findByHash('nope'))).toBeNull();
-      expect((await store.snapshot((r) => r.keys.listForIntegration('int-1'))).map((k) => k.id)).toEqual(['k1', 'k3', 'k2']);
+      expect((await store.snapshot((r) => r.keys.listForIntegration('int-1'))).map((k) => k.id)).toEqual([
+        'k1',
+        'k3',
+        'k2',
+      ]);
       expect(await store.transact((tx) => tx.keys.revoke('k1', 't1'))).toBe(true);
       expect(await store.transact((tx) => tx.keys.revoke('k1', 't2'))).toBe(false);
       expect(await store.transact((tx) => tx.keys.revokeAll('int-1', 't3'))).toBe(2);
-      expect((await store.snapshot((r) => r.keys.listForIntegration('int-1'))).map((k) => [k.id, k.revokedAt])).toEqual([
-        ['k1', 't1'],
-        ['k3', 't3'],
-        ['k2', 't3'],
-      ]);
+      expect((await store.snapshot((r) => r.keys.listForIntegration('int-1'))).map((k) => [k.id, k.revokedAt])).toEqual(
+        [
+          ['k1', 't1'],
+          ['k3', 't3'],
+          ['k2', 't3'],
+        ],
+      );
       expect((await store.readOne((r) => r.keys.findByHash('hash-other')))?.revokedAt).toBeNull();
     });
 
@@ -54,13 +68,30 @@ onEachEngine((_engine, open) => {
         await tx.keys.insert(key('k1'));
         await tx.keys.insert(key('k2', 'int-1', '2026-11-22T00:00:01.000Z'));
       });
-      const lastUsed = async () => (await store.snapshot((r) => r.keys.listForIntegration('int-1'))).map((k) => [k.id, k.lastUsedAt]);
-      expect(await lastUsed()).toEqual([['k1', null], ['k2', null]]);
-      await store.transact((tx) => tx.keys.markUsed([{ keyId: 'k2', at: '2026-11-22T10:00:00.000Z' }, { keyId: 'k1', at: '2026-11-22T09:00:00.000Z' }]));
+      const lastUsed = async () =>
+        (await store.snapshot((r) => r.keys.listForIntegration('int-1'))).map((k) => [k.id, k.lastUsedAt]);
+      expect(await lastUsed()).toEqual([
+        ['k1', null],
+        ['k2', null],
+      ]);
+      await store.transact((tx) =>
+        tx.keys.markUsed([
+          { keyId: 'k2', at: '2026-11-22T10:00:00.000Z' },
+          { keyId: 'k1', at: '2026-11-22T09:00:00.000Z' },
+        ]),
+      );
       // A replica's older flush arriving later does not move it back.
-      await store.transact((tx) => tx.keys.markUsed([{ keyId: 'k2', at: '2026-11-22T08:00:00.000Z' }, { keyId: 'k1', at: '2026-11-22T11:00:00.000Z' }]));
+      await store.transact((tx) =>
+        tx.keys.markUsed([
+          { keyId: 'k2', at: '2026-11-22T08:00:00.000Z' },
+          { keyId: 'k1', at: '2026-11-22T11:00:00.000Z' },
+        ]),
+      );
       await store.transact((tx) => tx.keys.markUsed([]));
-      expect(await lastUsed()).toEqual([['k1', '2026-11-22T11:00:00.000Z'], ['k2', '2026-11-22T10:00:00.000Z']]);
+      expect(await lastUsed()).toEqual([
+        ['k1', '2026-11-22T11:00:00.000Z'],
+        ['k2', '2026-11-22T10:00:00.000Z'],
+      ]);
       // The key itself is not written: what the key cache reads is unchanged.
       expect(await store.readOne((r) => r.keys.findByHash('hash-k1'))).toEqual(key('k1'));
     });
@@ -107,16 +138,31 @@ onEachEngine((_engine, open) => {
       const store = await open();
       if (!store) return context.skip();
       await store.transact((tx) =>
-        tx.states.addUsage([usage('leads', '2026-11-22T01', 3, 2, '2026-11-22T01:10:00Z', '2026-11-22T01:09:00Z'), usage('answers', '2026-11-22T01', 1, 0, '2026-11-22T01:05:00Z', null)]),
+        tx.states.addUsage([
+          usage('leads', '2026-11-22T01', 3, 2, '2026-11-22T01:10:00Z', '2026-11-22T01:09:00Z'),
+          usage('answers', '2026-11-22T01', 1, 0, '2026-11-22T01:05:00Z', null),
+        ]),
       );
       await store.transact((tx) =>
-        tx.states.addUsage([usage('leads', '2026-11-22T02', 4, 0, '2026-11-22T02:01:00Z', null), usage('leads', '2026-11-22T01', 1, 0, '2026-11-22T01:00:00Z', null)]),
+        tx.states.addUsage([
+          usage('leads', '2026-11-22T02', 4, 0, '2026-11-22T02:01:00Z', null),
+          usage('leads', '2026-11-22T01', 1, 0, '2026-11-22T01:00:00Z', null),
+        ]),
       );
       expect(await store.snapshot((r) => r.states.usageSince('int-1', '2026-11-22T02'))).toEqual([
         { route: 'answers', interface: 'v1', calls: 0, lastSeen: '2026-11-22T01:05:00Z', okCalls: 0, lastOk: null },
-        { route: 'leads', interface: 'v1', calls: 4, lastSeen: '2026-11-22T02:01:00Z', okCalls: 0, lastOk: '2026-11-22T01:09:00Z' },
+        {
+          route: 'leads',
+          interface: 'v1',
+          calls: 4,
+          lastSeen: '2026-11-22T02:01:00Z',
+          okCalls: 0,
+          lastOk: '2026-11-22T01:09:00Z',
+        },
       ]);
-      expect((await store.snapshot((r) => r.states.usageSince('int-1', '2026-11-22T00'))).find((u) => u.route === 'leads')).toMatchObject({ calls: 8, okCalls: 2 });
+      expect(
+        (await store.snapshot((r) => r.states.usageSince('int-1', '2026-11-22T00'))).find((u) => u.route === 'leads'),
+      ).toMatchObject({ calls: 8, okCalls: 2 });
       expect(await store.readOne((r) => r.states.lastSeen('int-1', 'v1'))).toBe('2026-11-22T02:01:00Z');
       expect(await store.readOne((r) => r.states.lastSeen('int-1', 'legacy'))).toBeNull();
     });

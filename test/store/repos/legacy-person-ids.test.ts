@@ -11,8 +11,30 @@ import { aContact, aLead } from '../../support/records.js';
 
 /** Member values a bot may have sent, each on a lead of its own: strings, numbers, and what gives no id. */
 const VALUES: unknown[] = [
-  778, '778', ' 778 ', '\u00a0778\t', '\u3000779\u2028', '\ufeff780\n', 0, -5, 0.5, 0.30000000000000004, 1e21, 1.5e300, 1e-7, 1.234e-10,
-  123456789012345680000, 0.000001, 'Дилноза', 'a b', '', '   ', true, null, { nested: 1 }, [1, 2, 3],
+  778,
+  '778',
+  ' 778 ',
+  '\u00a0778\t',
+  '\u3000779\u2028',
+  '\ufeff780\n',
+  0,
+  -5,
+  0.5,
+  0.30000000000000004,
+  1e21,
+  1.5e300,
+  1e-7,
+  1.234e-10,
+  123456789012345680000,
+  0.000001,
+  'Дилноза',
+  'a b',
+  '',
+  '   ',
+  true,
+  null,
+  { nested: 1 },
+  [1, 2, 3],
 ];
 
 const TEMPLATES = [
@@ -74,7 +96,10 @@ onEachEngine((_engine, open) => {
       // Counted up to the maximum asked, no further.
       expect(await store.snapshot((r) => r.leads.countUnlinkedLegacy('int-1', 5))).toBe(5);
       expect(await store.snapshot((r) => r.leads.listLegacy('int-1', true, 3))).toEqual(all.slice(0, 3));
-      expect((await store.snapshot((r) => r.leads.listLegacy('int-1', false, 2))).map((l) => l.id)).toEqual(['l00', 'l01']);
+      expect((await store.snapshot((r) => r.leads.listLegacy('int-1', false, 2))).map((l) => l.id)).toEqual([
+        'l00',
+        'l01',
+      ]);
       expect(await store.snapshot((r) => r.leads.countUnlinkedLegacy('int-3', 1_000))).toBe(0);
     });
 
@@ -90,13 +115,23 @@ onEachEngine((_engine, open) => {
         // Every id some lead has, and ids no lead has: the leads found are those JavaScript finds.
         const page = [...ids, 'telegram:nobody', '778 ', 'x'];
         const found = await store.snapshot((r) => r.leads.unlinkedLegacyOf('int-1', template, page, 1_000));
-        expect(found.map((l) => [l.id, renderExternalId(rule, l)]), rule).toEqual(unlinked.filter((_, i) => made[i] !== null).map((l) => [l.id, renderExternalId(rule, l)]));
+        expect(
+          found.map((l) => [l.id, renderExternalId(rule, l)]),
+          rule,
+        ).toEqual(unlinked.filter((_, i) => made[i] !== null).map((l) => [l.id, renderExternalId(rule, l)]));
         // Half the ids: only their leads.
         const half = ids.filter((_, i) => i % 2 === 0);
         const halfFound = await store.snapshot((r) => r.leads.unlinkedLegacyOf('int-1', template, half, 1_000));
-        expect(halfFound.map((l) => l.id), rule).toEqual(unlinked.filter((l) => half.includes(renderExternalId(rule, l)!)).map((l) => l.id));
+        expect(
+          halfFound.map((l) => l.id),
+          rule,
+        ).toEqual(unlinked.filter((l) => half.includes(renderExternalId(rule, l)!)).map((l) => l.id));
       }
-      expect(await store.snapshot((r) => r.leads.unlinkedLegacyOf('int-1', personIdTemplate('telegram:{extra_data.telegram_id}')!, [], 1_000))).toEqual([]);
+      expect(
+        await store.snapshot((r) =>
+          r.leads.unlinkedLegacyOf('int-1', personIdTemplate('telegram:{extra_data.telegram_id}')!, [], 1_000),
+        ),
+      ).toEqual([]);
     });
 
     it('are looked through from the oldest, no further than the number examined', async (context) => {
@@ -105,11 +140,13 @@ onEachEngine((_engine, open) => {
       await withLegacyLeads(store);
       const rule = 'telegram:{extra_data.telegram_id}';
       // l00, l01 and l02 all have the id telegram:778; the oldest 2 examined find the first two only.
-      const found = await store.snapshot((r) => r.leads.unlinkedLegacyOf('int-1', personIdTemplate(rule)!, ['telegram:778'], 2));
+      const found = await store.snapshot((r) =>
+        r.leads.unlinkedLegacyOf('int-1', personIdTemplate(rule)!, ['telegram:778'], 2),
+      );
       expect(found.map((l) => l.id)).toEqual(['l00', 'l01']);
     });
 
-    it('leave the list when their person is bound, whichever unit binds it, and a bound person\'s new legacy lead never joins it', async (context) => {
+    it("leave the list when their person is bound, whichever unit binds it, and a bound person's new legacy lead never joins it", async (context) => {
       const store = await open();
       if (!store) return context.skip();
       await withLegacyLeads(store);
@@ -122,13 +159,25 @@ onEachEngine((_engine, open) => {
       const after = (await store.snapshot((r) => r.leads.listLegacy('int-1', true))).map((l) => l.id);
       expect(after).toEqual([...before.filter((id) => id !== 'l03'), 'l95']);
       expect(await store.snapshot((r) => r.leads.countUnlinkedLegacy('int-1', 1_000))).toBe(after.length);
-      const found = await store.snapshot((r) => r.leads.unlinkedLegacyOf('int-1', personIdTemplate('{id}')!, ['l03', 'l94', 'l95'], 1_000));
+      const found = await store.snapshot((r) =>
+        r.leads.unlinkedLegacyOf('int-1', personIdTemplate('{id}')!, ['l03', 'l94', 'l95'], 1_000),
+      );
       expect(found.map((l) => l.id)).toEqual(['l95']);
     });
 
     it('of a template naming nothing a lead has: no template to ask with', () => {
-      for (const rule of ['{notes}', '{extra_data}', '{phone.x}', '{constructor}', 'telegram:{extra_data.telegram_id}:{source}']) expect(personIdTemplate(rule), rule).toBeNull();
-      expect(personIdTemplate('tg:{extra_data.telegram_id}/{first_name}.')).toEqual({ literals: ['tg:', '/', '.'], members: [{ extraData: ['telegram_id'] }, { column: 'first_name' }] });
+      for (const rule of [
+        '{notes}',
+        '{extra_data}',
+        '{phone.x}',
+        '{constructor}',
+        'telegram:{extra_data.telegram_id}:{source}',
+      ])
+        expect(personIdTemplate(rule), rule).toBeNull();
+      expect(personIdTemplate('tg:{extra_data.telegram_id}/{first_name}.')).toEqual({
+        literals: ['tg:', '/', '.'],
+        members: [{ extraData: ['telegram_id'] }, { column: 'first_name' }],
+      });
     });
   });
 });

@@ -5,7 +5,12 @@ import type { LegacySample } from '../../../src/store/repos/states.js';
 import { runRetention } from '../../../src/retention/retention.js';
 import { onEachEngine } from '../../support/engines.js';
 
-const sample = (route: string, at: string, integrationId = 'int-1'): LegacySample => ({ integrationId, route, at, sample: { method: 'POST', path: route, body: { first_name: '<name>', at } } });
+const sample = (route: string, at: string, integrationId = 'int-1'): LegacySample => ({
+  integrationId,
+  route,
+  at,
+  sample: { method: 'POST', path: route, body: { first_name: '<name>', at } },
+});
 const SESSIONS = { idleMs: 3_600_000, maxMs: 12 * 3_600_000 };
 
 onEachEngine((_engine, open) => {
@@ -13,7 +18,13 @@ onEachEngine((_engine, open) => {
     it('keeps one per integration and route, the newest, whichever flush comes last', async (context) => {
       const store = await open();
       if (!store) return context.skip();
-      await store.transact((tx) => tx.states.putSamples([sample('POST /leads/', '2026-11-20T10:00:00.000Z'), sample('GET /boards/', '2026-11-20T10:00:00.000Z'), sample('POST /leads/', '2026-11-20T10:00:00.000Z', 'int-2')]));
+      await store.transact((tx) =>
+        tx.states.putSamples([
+          sample('POST /leads/', '2026-11-20T10:00:00.000Z'),
+          sample('GET /boards/', '2026-11-20T10:00:00.000Z'),
+          sample('POST /leads/', '2026-11-20T10:00:00.000Z', 'int-2'),
+        ]),
+      );
       await store.transact((tx) => tx.states.putSamples([sample('POST /leads/', '2026-11-21T10:00:00.000Z')]));
       // A replica flushing an older sample later does not replace the newer one.
       await store.transact((tx) => tx.states.putSamples([sample('POST /leads/', '2026-11-19T10:00:00.000Z')]));
@@ -39,7 +50,10 @@ onEachEngine((_engine, open) => {
       );
       const first = await runRetention(store, { usageDays: 90, answersDays: 90 }, SESSIONS, now, 2);
       expect(first.samples_deleted).toBe(2);
-      expect((await store.snapshot((r) => r.states.samples('int-1'))).map((s) => s.route)).toEqual(['POST /c/', 'POST /d/']);
+      expect((await store.snapshot((r) => r.states.samples('int-1'))).map((s) => s.route)).toEqual([
+        'POST /c/',
+        'POST /d/',
+      ]);
       expect((await runRetention(store, { usageDays: 90, answersDays: 90 }, SESSIONS, now, 2)).samples_deleted).toBe(1);
       expect((await store.snapshot((r) => r.states.samples('int-1'))).map((s) => s.route)).toEqual(['POST /d/']);
     });

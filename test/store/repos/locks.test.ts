@@ -18,7 +18,11 @@ const email: PersonKey = { kind: 'email', email: 'ann@example.com' };
 const binding: PersonKey = { kind: 'binding', integrationId: 'int-1', externalId: 'tg:1' };
 
 /** Unit A takes `first`, holds it; unit B, started once A holds it, takes `second`. The order of what they did. */
-async function contend(store: Store, first: (tx: Repos) => Promise<unknown>, second: (tx: Repos) => Promise<unknown>): Promise<string[]> {
+async function contend(
+  store: Store,
+  first: (tx: Repos) => Promise<unknown>,
+  second: (tx: Repos) => Promise<unknown>,
+): Promise<string[]> {
   const events: string[] = [];
   let held!: () => void;
   const holding = new Promise<void>((resolve) => (held = resolve));
@@ -44,8 +48,12 @@ describe('person lock names', () => {
     expect(names).toHaveLength(3);
     expect([...names].sort()).toEqual(names);
     expect(personLockNames('ws-2', [phone])).not.toEqual(personLockNames('ws-1', [phone]));
-    expect(personLockNames('ws-1', [{ ...binding, integrationId: 'int-2' }])).not.toEqual(personLockNames('ws-1', [binding]));
-    expect(personLockNames('ws-1', [{ kind: 'email', email: '+998901234567' }])).not.toEqual(personLockNames('ws-1', [phone]));
+    expect(personLockNames('ws-1', [{ ...binding, integrationId: 'int-2' }])).not.toEqual(
+      personLockNames('ws-1', [binding]),
+    );
+    expect(personLockNames('ws-1', [{ kind: 'email', email: '+998901234567' }])).not.toEqual(
+      personLockNames('ws-1', [phone]),
+    );
   });
 });
 
@@ -66,21 +74,33 @@ onEachEngine((engine, open) => {
   it('an integration held by one unit: another unit locking it waits until the first ends', async (context) => {
     const store = await open();
     if (!store) return context.skip();
-    const events = await contend(store, (tx) => tx.locks.integration('int-1'), (tx) => tx.locks.integration('int-1'));
+    const events = await contend(
+      store,
+      (tx) => tx.locks.integration('int-1'),
+      (tx) => tx.locks.integration('int-1'),
+    );
     expect(events).toEqual(['A locked', 'A ends', 'B locked']);
   });
 
   it("a workspace's created tags held by one unit: another unit locking them waits until the first ends", async (context) => {
     const store = await open();
     if (!store) return context.skip();
-    const events = await contend(store, (tx) => tx.locks.legacyTags('ws-1'), (tx) => tx.locks.legacyTags('ws-1'));
+    const events = await contend(
+      store,
+      (tx) => tx.locks.legacyTags('ws-1'),
+      (tx) => tx.locks.legacyTags('ws-1'),
+    );
     expect(events).toEqual(['A locked', 'A ends', 'B locked']);
   });
 
   it('the operator names held by one unit: another unit taking a name waits until the first ends', async (context) => {
     const store = await open();
     if (!store) return context.skip();
-    const events = await contend(store, (tx) => tx.locks.operatorNames(), (tx) => tx.locks.operatorNames());
+    const events = await contend(
+      store,
+      (tx) => tx.locks.operatorNames(),
+      (tx) => tx.locks.operatorNames(),
+    );
     expect(events).toEqual(['A locked', 'A ends', 'B locked']);
   });
 
@@ -108,9 +128,31 @@ onEachEngine((engine, open) => {
     const store = await open();
     if (!store) return context.skip();
     const lead = (id: string, createdAt: string) => ({
-      id, workspaceId: 'ws-1', contactId: 'c1', integrationId: 'int-1', origin: 'v1' as const, firstName: 'Ann', lastName: null, phone: null, email: null,
-      notes: null, source: null, invitedBy: null, stageId: null, statusId: null, groupId: null, assignedTo: null, createdBy: null, closedBy: null,
-      closedAt: null, closeOutcome: null, closeReason: null, extraData: null, createdAt, updatedAt: createdAt, deletedAt: null,
+      id,
+      workspaceId: 'ws-1',
+      contactId: 'c1',
+      integrationId: 'int-1',
+      origin: 'v1' as const,
+      firstName: 'Ann',
+      lastName: null,
+      phone: null,
+      email: null,
+      notes: null,
+      source: null,
+      invitedBy: null,
+      stageId: null,
+      statusId: null,
+      groupId: null,
+      assignedTo: null,
+      createdBy: null,
+      closedBy: null,
+      closedAt: null,
+      closeOutcome: null,
+      closeReason: null,
+      extraData: null,
+      createdAt,
+      updatedAt: createdAt,
+      deletedAt: null,
     });
     expect(await store.transact((tx) => tx.leads.lockLatestOfContact('c1'))).toBeNull();
     await store.transact(async (tx) => {
@@ -134,14 +176,32 @@ onEachEngine((engine, open) => {
   it('units locking overlapping keys in any order at once all commit', async (context) => {
     const store = await open();
     if (!store) return context.skip();
-    const orders = [[phone, email, binding], [binding, email, phone], [email, phone], [binding, phone]];
-    await Promise.all(Array.from({ length: 16 }, (_, i) => store.transact((tx) => tx.locks.persons('ws-1', orders[i % orders.length]!))));
+    const orders = [
+      [phone, email, binding],
+      [binding, email, phone],
+      [email, phone],
+      [binding, phone],
+    ];
+    await Promise.all(
+      Array.from({ length: 16 }, (_, i) =>
+        store.transact((tx) => tx.locks.persons('ws-1', orders[i % orders.length]!)),
+      ),
+    );
   });
 
   it(`a retention run while another holds its lock: ${engine === 'postgres' ? 'does nothing at once (an advisory lock taken without waiting)' : 'runs after it (one writer)'}`, async (context) => {
     const store = await open();
     if (!store) return context.skip();
-    const old = { integrationId: 'int-1', interface: 'v1' as const, route: 'POST /x', hour: '2020-01-01T00', calls: 1, lastSeen: '2020-01-01T00:00:00.000Z', okCalls: 1, lastOk: null };
+    const old = {
+      integrationId: 'int-1',
+      interface: 'v1' as const,
+      route: 'POST /x',
+      hour: '2020-01-01T00',
+      calls: 1,
+      lastSeen: '2020-01-01T00:00:00.000Z',
+      okCalls: 1,
+      lastOk: null,
+    };
     await store.transact((tx) => tx.states.addUsage([old]));
     const settings = { usageDays: 30, answersDays: 30 };
     const sessions = { idleMs: 60_000, maxMs: 60_000 };

@@ -23,7 +23,8 @@ const submission = (id: string, eventId: string, over: Partial<NewSubmission> = 
   ...over,
 });
 
-const contact = (id: string, over: Partial<Contact> = {}): Contact => aContact(id, { createdAt: 't0', updatedAt: 't0', ...over });
+const contact = (id: string, over: Partial<Contact> = {}): Contact =>
+  aContact(id, { createdAt: 't0', updatedAt: 't0', ...over });
 
 onEachEngine((_engine, open) => {
   describe('submissions', () => {
@@ -45,7 +46,16 @@ onEachEngine((_engine, open) => {
       if (!store) return context.skip();
       await store.transact((tx) => tx.submissions.insert(submission('s1', 'e1')));
       const second = store.transact(async (tx) => {
-        await tx.keys.insert({ id: 'k', integrationId: 'int-1', kind: 'v1', prefix: '', hash: 'h', createdAt: 't', createdBy: 'x', revokedAt: null });
+        await tx.keys.insert({
+          id: 'k',
+          integrationId: 'int-1',
+          kind: 'v1',
+          prefix: '',
+          hash: 'h',
+          createdAt: 't',
+          createdBy: 'x',
+          revokedAt: null,
+        });
         await tx.submissions.insert(submission('s2', 'e1'));
       });
       await expect(second).rejects.toBeInstanceOf(DuplicateEventError);
@@ -57,20 +67,32 @@ onEachEngine((_engine, open) => {
     it('lets exactly one of several writers racing with one event record it', async (context) => {
       const store = await open();
       if (!store) return context.skip();
-      const results = await Promise.allSettled([1, 2, 3, 4].map((i) => store.transact((tx) => tx.submissions.insert(submission(`s${i}`, 'race')))));
+      const results = await Promise.allSettled(
+        [1, 2, 3, 4].map((i) => store.transact((tx) => tx.submissions.insert(submission(`s${i}`, 'race')))),
+      );
       expect(results.filter((r) => r.status === 'fulfilled')).toHaveLength(1);
       for (const r of results) if (r.status === 'rejected') expect(r.reason).toBeInstanceOf(DuplicateEventError);
     });
 
-    it('lists the integration\'s submissions needing review, newest first, and tells which lead it submitted to', async (context) => {
+    it("lists the integration's submissions needing review, newest first, and tells which lead it submitted to", async (context) => {
       const store = await open();
       if (!store) return context.skip();
       await store.transact(async (tx) => {
-        await tx.submissions.insert(submission('s1', 'e1', { needsReview: true, reviewReason: 'ambiguous', createdAt: 't1' }));
-        await tx.submissions.insert(submission('s2', 'e2', { needsReview: true, reviewReason: 'ambiguous', createdAt: 't2', leadId: 'l2' }));
+        await tx.submissions.insert(
+          submission('s1', 'e1', { needsReview: true, reviewReason: 'ambiguous', createdAt: 't1' }),
+        );
+        await tx.submissions.insert(
+          submission('s2', 'e2', { needsReview: true, reviewReason: 'ambiguous', createdAt: 't2', leadId: 'l2' }),
+        );
         await tx.submissions.insert(submission('s3', 'e3', { createdAt: 't3', leadId: 'l3', endpoint: 'answers' }));
       });
-      expect((await store.snapshot((r) => r.submissions.listNeedingReview('int-1', 10))).map((s) => [s.id, s.needsReview, s.reviewReason])).toEqual([
+      expect(
+        (await store.snapshot((r) => r.submissions.listNeedingReview('int-1', 10))).map((s) => [
+          s.id,
+          s.needsReview,
+          s.reviewReason,
+        ]),
+      ).toEqual([
         ['s2', true, 'ambiguous'],
         ['s1', true, 'ambiguous'],
       ]);
@@ -96,12 +118,20 @@ onEachEngine((_engine, open) => {
       expect(await store.readOne((r) => r.contacts.findByBinding('int-2', 'ext-1'))).toBeNull();
       // The phone alone, the e-mail alone (case-insensitive), each within its workspace, as a submission matches.
       const by = (workspaceId: string, keys: Partial<PersonKeys>) =>
-        store.readOne((r) => r.contacts.match(workspaceId, 'int-9', { externalId: null, phone: null, email: null, ...keys })).then((m) => m && { id: m.contact.id, by: m.by });
+        store
+          .readOne((r) =>
+            r.contacts.match(workspaceId, 'int-9', { externalId: null, phone: null, email: null, ...keys }),
+          )
+          .then((m) => m && { id: m.contact.id, by: m.by });
       expect(await by('ws-1', { phone: '+491' })).toEqual({ id: 'c2', by: 'phone' });
       expect(await by('ws-1', { email: 'ANN@example.COM' })).toEqual({ id: 'c1', by: 'email' });
       expect(await by('ws-2', { email: 'Ann@Example.com' })).toEqual({ id: 'c3', by: 'email' });
-      expect(await store.readOne((r) => r.contacts.get('c1'))).toEqual(contact('c1', { phone: '+491', email: 'Ann@Example.com', updatedAt: 't1' }));
-      expect(await store.transact((tx) => tx.contacts.lock('c1'))).toEqual(contact('c1', { phone: '+491', email: 'Ann@Example.com', updatedAt: 't1' }));
+      expect(await store.readOne((r) => r.contacts.get('c1'))).toEqual(
+        contact('c1', { phone: '+491', email: 'Ann@Example.com', updatedAt: 't1' }),
+      );
+      expect(await store.transact((tx) => tx.contacts.lock('c1'))).toEqual(
+        contact('c1', { phone: '+491', email: 'Ann@Example.com', updatedAt: 't1' }),
+      );
       expect(await store.transact((tx) => tx.contacts.lock('nobody'))).toBeNull();
     });
 
@@ -109,9 +139,15 @@ onEachEngine((_engine, open) => {
       const store = await open();
       if (!store) return context.skip();
       await store.transact((tx) => tx.contacts.insert(contact('c1', { phone: '+491' })));
-      await store.transact((tx) => tx.contacts.fillEmpty('c1', { phone: '+492', lastName: 'Lee', email: 'Lee@X.org' }, 't5'));
-      expect(await store.readOne((r) => r.contacts.get('c1'))).toEqual(contact('c1', { phone: '+491', lastName: 'Lee', email: 'Lee@X.org', updatedAt: 't5' }));
-      const byEmail = await store.readOne((r) => r.contacts.match('ws-1', 'int-9', { externalId: null, phone: null, email: 'lee@x.org' }));
+      await store.transact((tx) =>
+        tx.contacts.fillEmpty('c1', { phone: '+492', lastName: 'Lee', email: 'Lee@X.org' }, 't5'),
+      );
+      expect(await store.readOne((r) => r.contacts.get('c1'))).toEqual(
+        contact('c1', { phone: '+491', lastName: 'Lee', email: 'Lee@X.org', updatedAt: 't5' }),
+      );
+      const byEmail = await store.readOne((r) =>
+        r.contacts.match('ws-1', 'int-9', { externalId: null, phone: null, email: 'lee@x.org' }),
+      );
       expect(byEmail?.contact.id).toBe('c1');
     });
   });

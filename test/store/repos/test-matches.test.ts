@@ -45,13 +45,20 @@ onEachEngine((_engine, open) => {
         ['key-1', 'c3', 1, false],
       ]);
       const last = first.at(-1)!;
-      const second = await store.snapshot((r) => r.testMatches.page('int-1', 5, { firstAt: last.firstAt, keyId: last.keyId, contactId: last.contactId }));
+      const second = await store.snapshot((r) =>
+        r.testMatches.page('int-1', 5, { firstAt: last.firstAt, keyId: last.keyId, contactId: last.contactId }),
+      );
       expect(second.map((e) => [e.keyId, e.contactId, e.calls, e.own])).toEqual([
         ['key-2', 'c2', 1, true],
         ['key-1', 'c2', 1, false],
         ['key-1', 'c1', 3, false],
       ]);
-      expect(second[2]).toMatchObject({ firstAt: '2026-11-20T10:00:00.000Z', lastAt: '2026-11-22T10:00:00.000Z', leadId: 'lead-of-c1', keyPrefix: null });
+      expect(second[2]).toMatchObject({
+        firstAt: '2026-11-20T10:00:00.000Z',
+        lastAt: '2026-11-22T10:00:00.000Z',
+        leadId: 'lead-of-c1',
+        keyPrefix: null,
+      });
     });
 
     it('retention deletes the rows whose last call is older than RETENTION_USAGE_DAYS, a batch at a time', async (context) => {
@@ -69,9 +76,16 @@ onEachEngine((_engine, open) => {
       });
       const first = await runRetention(store, { usageDays: 90, answersDays: 90 }, SESSIONS, now, 2);
       expect(first.test_matches_deleted).toBe(2);
-      expect((await store.snapshot((r) => r.testMatches.page('int-1', 10, null))).map((e) => e.contactId)).toEqual(['d', 'c']);
-      expect((await runRetention(store, { usageDays: 90, answersDays: 90 }, SESSIONS, now, 2)).test_matches_deleted).toBe(1);
-      expect((await store.snapshot((r) => r.testMatches.page('int-1', 10, null))).map((e) => e.contactId)).toEqual(['d']);
+      expect((await store.snapshot((r) => r.testMatches.page('int-1', 10, null))).map((e) => e.contactId)).toEqual([
+        'd',
+        'c',
+      ]);
+      expect(
+        (await runRetention(store, { usageDays: 90, answersDays: 90 }, SESSIONS, now, 2)).test_matches_deleted,
+      ).toBe(1);
+      expect((await store.snapshot((r) => r.testMatches.page('int-1', 10, null))).map((e) => e.contactId)).toEqual([
+        'd',
+      ]);
     });
   });
 });

@@ -29,7 +29,15 @@ async function fill(store: Store): Promise<void> {
       await tx.contacts.insert(aContact(contact));
       if (i < LINKED) await tx.contacts.bind('int-1', `telegram:${i}`, contact, 't');
       const at = `2026-01-01T00:00:${String(i % 60).padStart(2, '0')}.${String(i).padStart(4, '0')}Z`;
-      await tx.leads.insert(aLead(`l${i}`, { contactId: contact, origin: 'legacy', createdAt: at, updatedAt: at, extraData: { telegram_id: i } }));
+      await tx.leads.insert(
+        aLead(`l${i}`, {
+          contactId: contact,
+          origin: 'legacy',
+          createdAt: at,
+          updatedAt: at,
+          extraData: { telegram_id: i },
+        }),
+      );
     }
   });
 }
@@ -54,11 +62,19 @@ describe('on sqlite', () => {
     const plans = [
       db.prepare(`EXPLAIN QUERY PLAN ${sqliteStatements.UNLINKED_LEGACY.list}`).all('int-1', 100),
       db.prepare(`EXPLAIN QUERY PLAN ${sqliteStatements.UNLINKED_LEGACY.count}`).all('int-1', 100),
-      db.prepare(`EXPLAIN QUERY PLAN ${text}`).all({ ...params, integrationId: 'int-1', examined: 100, ids: '["telegram:2001"]' }),
+      db
+        .prepare(`EXPLAIN QUERY PLAN ${text}`)
+        .all({ ...params, integrationId: 'int-1', examined: 100, ids: '["telegram:2001"]' }),
     ].map((rows) => (rows as { detail: string }[]).map((r) => r.detail));
     for (const plan of plans) {
-      expect(plan.some((d) => /^SEARCH leads USING (COVERING )?INDEX leads_unlinked_legacy/.test(d)), plan.join('\n')).toBe(true);
-      expect(plan.filter((d) => /^SCAN leads\b/.test(d)), plan.join('\n')).toEqual([]);
+      expect(
+        plan.some((d) => /^SEARCH leads USING (COVERING )?INDEX leads_unlinked_legacy/.test(d)),
+        plan.join('\n'),
+      ).toBe(true);
+      expect(
+        plan.filter((d) => /^SCAN leads\b/.test(d)),
+        plan.join('\n'),
+      ).toEqual([]);
     }
   });
 });
@@ -88,8 +104,16 @@ describe('on postgres', () => {
       await client.query(`PREPARE s${i} AS ${sql}`);
       // The plan a prepared statement runs with: the generic one, as the driver's named statements get.
       await client.query("SET plan_cache_mode = 'force_generic_plan'");
-      const literal = params.map((p) => (Array.isArray(p) ? `ARRAY[${p.map((x) => `'${String(x)}'`).join(',')}]` : typeof p === 'number' ? String(p) : `'${String(p)}'`));
-      const plan = (await client.query<{ 'QUERY PLAN': unknown }>(`EXPLAIN (FORMAT JSON) EXECUTE s${i}(${literal.join(', ')})`)).rows[0]!['QUERY PLAN'];
+      const literal = params.map((p) =>
+        Array.isArray(p)
+          ? `ARRAY[${p.map((x) => `'${String(x)}'`).join(',')}]`
+          : typeof p === 'number'
+            ? String(p)
+            : `'${String(p)}'`,
+      );
+      const plan = (
+        await client.query<{ 'QUERY PLAN': unknown }>(`EXPLAIN (FORMAT JSON) EXECUTE s${i}(${literal.join(', ')})`)
+      ).rows[0]!['QUERY PLAN'];
       const nodes: { 'Node Type': string; 'Relation Name'?: string; 'Index Name'?: string }[] = [];
       const walk = (node: Record<string, unknown>) => {
         nodes.push(node as (typeof nodes)[number]);
@@ -97,8 +121,14 @@ describe('on postgres', () => {
       };
       walk((plan as { Plan: Record<string, unknown> }[])[0]!.Plan);
       const shown = JSON.stringify(nodes.map((n) => [n['Node Type'], n['Relation Name'], n['Index Name']]));
-      expect(nodes.some((n) => n['Index Name'] === 'leads_unlinked_legacy'), shown).toBe(true);
-      expect(nodes.filter((n) => n['Relation Name'] === 'leads' && n['Index Name'] !== 'leads_unlinked_legacy'), shown).toEqual([]);
+      expect(
+        nodes.some((n) => n['Index Name'] === 'leads_unlinked_legacy'),
+        shown,
+      ).toBe(true);
+      expect(
+        nodes.filter((n) => n['Relation Name'] === 'leads' && n['Index Name'] !== 'leads_unlinked_legacy'),
+        shown,
+      ).toEqual([]);
     }
   });
 });

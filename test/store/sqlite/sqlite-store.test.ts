@@ -42,7 +42,11 @@ describe('durability pragmas', () => {
 
   it('a second connection (the CLI) also writes at FULL', () => {
     const other = openDatabase(join(dir, 's.db'), { synchronous: 'FULL' });
-    other.prepare("INSERT INTO contacts (id, workspace_id, first_name, created_at, updated_at) VALUES ('x', 'w', 'B', 'now', 'now')").run();
+    other
+      .prepare(
+        "INSERT INTO contacts (id, workspace_id, first_name, created_at, updated_at) VALUES ('x', 'w', 'B', 'now', 'now')",
+      )
+      .run();
     expect(other.pragma('synchronous', { simple: true })).toBe(2);
     other.close();
   });
@@ -101,7 +105,9 @@ describe('units of work', () => {
   });
 
   it('a unit the database refuses fails alone, and the store keeps serving', async () => {
-    store.db.exec('CREATE TRIGGER deny BEFORE INSERT ON contacts WHEN NEW.id = \'boom\' BEGIN SELECT RAISE(ABORT, \'denied\'); END;');
+    store.db.exec(
+      "CREATE TRIGGER deny BEFORE INSERT ON contacts WHEN NEW.id = 'boom' BEGIN SELECT RAISE(ABORT, 'denied'); END;",
+    );
     const results = await Promise.allSettled([
       store.transact((tx) => tx.contacts.insert(contact('a'))),
       store.transact((tx) => tx.contacts.insert(contact('boom'))),

@@ -63,7 +63,10 @@ const addNotKept = statement(
   `INSERT INTO answers_not_kept AS n (integration_id, answers, last_at) VALUES ($1, $2, $3)
    ON CONFLICT (integration_id) DO UPDATE SET answers = n.answers + excluded.answers, last_at = greatest(n.last_at, excluded.last_at)`,
 );
-const notKept = statement<{ answers: string }>('answers.notKept', 'SELECT answers FROM answers_not_kept WHERE integration_id = $1');
+const notKept = statement<{ answers: string }>(
+  'answers.notKept',
+  'SELECT answers FROM answers_not_kept WHERE integration_id = $1',
+);
 // Walks the partial index answers_kept_age, oldest first.
 const deleteExpired = statement<{ integration_id: string; answer_key: string; raw_value: unknown }>(
   'answers.deleteExpired',
@@ -73,20 +76,48 @@ const deleteExpired = statement<{ integration_id: string; answer_key: string; ra
 );
 
 const sortedIncrements = (increments: readonly KeptIncrement[]) =>
-  [...increments].sort((a, b) => (a.integrationId === b.integrationId ? (a.key < b.key ? -1 : a.key > b.key ? 1 : 0) : a.integrationId < b.integrationId ? -1 : 1));
+  [...increments].sort((a, b) =>
+    a.integrationId === b.integrationId
+      ? a.key < b.key
+        ? -1
+        : a.key > b.key
+          ? 1
+          : 0
+      : a.integrationId < b.integrationId
+        ? -1
+        : 1,
+  );
 
-const mark = statement('answers.mark', 'UPDATE answers SET applied_at = $1, applied_outcome = $2, field_id = $3, error = $4 WHERE id = $5');
+const mark = statement(
+  'answers.mark',
+  'UPDATE answers SET applied_at = $1, applied_outcome = $2, field_id = $3, error = $4 WHERE id = $5',
+);
 
 export function pgAnswerRepo(sql: Sql): AnswerRepo {
   return {
     insert: (a) =>
-      insert.later(sql, [rowName('answers', a.id)], a.id, a.submissionId, a.integrationId, a.leadId, a.key, JSON.stringify(a.raw), a.outcome, a.error, a.fieldId, a.createdAt),
-    listPendingUnmapped: async (integrationId, keys, limit) => (await pending.rows(sql, integrationId, [...keys], limit)).map(rowToAnswer),
+      insert.later(
+        sql,
+        [rowName('answers', a.id)],
+        a.id,
+        a.submissionId,
+        a.integrationId,
+        a.leadId,
+        a.key,
+        JSON.stringify(a.raw),
+        a.outcome,
+        a.error,
+        a.fieldId,
+        a.createdAt,
+      ),
+    listPendingUnmapped: async (integrationId, keys, limit) =>
+      (await pending.rows(sql, integrationId, [...keys], limit)).map(rowToAnswer),
     countPendingUnmapped: async (integrationId, keys) => {
       const row = (await counts.one(sql, integrationId, [...keys]))!;
       return { withKeys: row.with_keys, others: row.others };
     },
-    summarizePendingUnmapped: async (integrationId, limits) => foldUnmappedKeys(await summary.rows(sql, integrationId, limits.keys, limits.examples, limits.scan)),
+    summarizePendingUnmapped: async (integrationId, limits) =>
+      foldUnmappedKeys(await summary.rows(sql, integrationId, limits.keys, limits.examples, limits.scan)),
     kept: async (integrationId, keys) => {
       const rows = await kept.rows(sql, integrationId, [...keys]);
       const perKey = new Map<string, number>();
@@ -97,14 +128,34 @@ export function pgAnswerRepo(sql: Sql): AnswerRepo {
       if (increments.length === 0) return;
       const list = sortedIncrements(increments);
       // Held back with the unit's answers: the counts cost no round trip of their own.
-      await addKept.later(sql, list.map((i) => rowName('answers_kept', i.integrationId, i.key)), list.map((i) => i.integrationId), list.map((i) => i.key), list.map((i) => i.answers), list.map((i) => i.bytes));
+      await addKept.later(
+        sql,
+        list.map((i) => rowName('answers_kept', i.integrationId, i.key)),
+        list.map((i) => i.integrationId),
+        list.map((i) => i.key),
+        list.map((i) => i.answers),
+        list.map((i) => i.bytes),
+      );
       const fewer = list.filter((i) => i.answers < 0);
-      if (fewer.length > 0) await dropEmpty.run(sql, fewer.map((i) => i.integrationId), fewer.map((i) => i.key));
+      if (fewer.length > 0)
+        await dropEmpty.run(
+          sql,
+          fewer.map((i) => i.integrationId),
+          fewer.map((i) => i.key),
+        );
     },
-    addNotKept: (integrationId, answers, at) => addNotKept.later(sql, [rowName('answers_not_kept', integrationId)], integrationId, answers, at),
+    addNotKept: (integrationId, answers, at) =>
+      addNotKept.later(sql, [rowName('answers_not_kept', integrationId)], integrationId, answers, at),
     notKept: async (integrationId) => Number((await notKept.one(sql, integrationId))?.answers ?? 0),
     deleteExpired: async (before, limit) =>
-      expiredPerKey((await deleteExpired.rows(sql, before, limit)).map((r) => ({ integrationId: r.integration_id, key: r.answer_key, raw: r.raw_value }))),
-    markApplied: (id, at, outcome, fieldId, error) => mark.later(sql, [rowName('answers', id)], at, outcome, fieldId, error, id),
+      expiredPerKey(
+        (await deleteExpired.rows(sql, before, limit)).map((r) => ({
+          integrationId: r.integration_id,
+          key: r.answer_key,
+          raw: r.raw_value,
+        })),
+      ),
+    markApplied: (id, at, outcome, fieldId, error) =>
+      mark.later(sql, [rowName('answers', id)], at, outcome, fieldId, error, id),
   };
 }

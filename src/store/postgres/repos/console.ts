@@ -1,7 +1,12 @@
 // Console users and sessions in PostgreSQL: the shared statements (src/store/statements/console.ts)
 // and PostgreSQL's own ways of taking a one-time value and the keys of ended sessions, in one statement each.
 import type { ConsoleSessionRepo, ConsoleUserRepo } from '../../repos/console.js';
-import { rowToConsoleSession, rowToConsoleUser, type ConsoleSessionRow, type ConsoleUserRow } from '../../console-rows.js';
+import {
+  rowToConsoleSession,
+  rowToConsoleUser,
+  type ConsoleSessionRow,
+  type ConsoleUserRow,
+} from '../../console-rows.js';
 import { consoleSessionStatements as sessions, consoleUserStatements as users } from '../../statements/console.js';
 import { sharedStatement, statement, type Sql } from '../sql.js';
 
@@ -16,7 +21,8 @@ export function pgConsoleUserRepo(sql: Sql): ConsoleUserRepo {
       const row = await userByName.one(sql, name);
       return row ? rowToConsoleUser(row) : null;
     },
-    insert: async (u) => void (await insertUser.run(sql, u.id, u.name, u.passwordHash, u.workspace, u.createdAt, u.createdBy)),
+    insert: async (u) =>
+      void (await insertUser.run(sql, u.id, u.name, u.passwordHash, u.workspace, u.createdAt, u.createdBy)),
     list: async () => (await listUsers.rows(sql)).map(rowToConsoleUser),
     disable: async (name, at) => (await disableUser.run(sql, at, name)).rowCount ?? 0,
   };
@@ -38,7 +44,10 @@ const deleteForUser = sharedStatement(sessions.deleteForUser);
 const deleteExpired = sharedStatement(sessions.deleteExpired);
 
 const holdUnshown = sharedStatement(sessions.holdUnshown);
-const shownUnshown = statement('consoleSessions.shownUnshown', 'DELETE FROM console_unshown_keys WHERE key_id = ANY($1::text[])');
+const shownUnshown = statement(
+  'consoleSessions.shownUnshown',
+  'DELETE FROM console_unshown_keys WHERE key_id = ANY($1::text[])',
+);
 const takeEnded = statement<{ key_id: string; integration_id: string; prefix: string }>(
   'consoleSessions.takeUnshownOfEnded',
   `DELETE FROM console_unshown_keys WHERE key_id IN (
@@ -53,16 +62,23 @@ export function pgConsoleSessionRepo(sql: Sql): ConsoleSessionRepo {
       const row = await findSession.one(sql, idHash);
       return row ? rowToConsoleSession(row) : null;
     },
-    insert: async (s) => void (await insertSession.run(sql, s.idHash, s.userName, s.credentialId, s.createdAt, s.lastSeenAt)),
+    insert: async (s) =>
+      void (await insertSession.run(sql, s.idHash, s.userName, s.credentialId, s.createdAt, s.lastSeenAt)),
     touch: async (idHash, at) => void (await touchSession.run(sql, at, idHash)),
     delete: async (idHash) => void (await deleteSession.run(sql, idHash)),
     setFlash: async (idHash, sealed) => void (await setFlash.run(sql, sealed, idHash)),
     holdUnshown: async (k) => void (await holdUnshown.run(sql, k.keyId, k.integrationId, k.prefix, k.idHash, k.at)),
     shownUnshown: async (keyIds) => void (keyIds.length > 0 ? await shownUnshown.run(sql, [...keyIds]) : undefined),
-    takeUnshownOfEndedSessions: async (limit) => (await takeEnded.rows(sql, limit)).map((r) => ({ keyId: r.key_id, integrationId: r.integration_id, prefix: r.prefix })),
+    takeUnshownOfEndedSessions: async (limit) =>
+      (await takeEnded.rows(sql, limit)).map((r) => ({
+        keyId: r.key_id,
+        integrationId: r.integration_id,
+        prefix: r.prefix,
+      })),
     takeFlash: async (idHash) => (await takeFlash.one(sql, idHash))?.flash ?? null,
     peekFlash: async (idHash) => (await peekFlash.one(sql, idHash))?.flash ?? null,
     deleteForUser: async (userName) => (await deleteForUser.run(sql, userName)).rowCount ?? 0,
-    deleteExpired: async (idleBefore, openedBefore) => (await deleteExpired.run(sql, idleBefore, openedBefore)).rowCount ?? 0,
+    deleteExpired: async (idleBefore, openedBefore) =>
+      (await deleteExpired.run(sql, idleBefore, openedBefore)).rowCount ?? 0,
   };
 }

@@ -4,10 +4,22 @@ import { rowToContact, type ContactRow } from '../../sql-rows.js';
 import { rowName, statement, type Sql } from '../sql.js';
 import { brokenBinding } from '../../store.js';
 
-export const CONTACT_COLUMNS = ['id', 'workspace_id', 'first_name', 'last_name', 'phone', 'email', 'created_at', 'updated_at'] as const;
+export const CONTACT_COLUMNS = [
+  'id',
+  'workspace_id',
+  'first_name',
+  'last_name',
+  'phone',
+  'email',
+  'created_at',
+  'updated_at',
+] as const;
 const columns = CONTACT_COLUMNS.map((c) => `c.${c}`).join(', ');
 const get = statement<ContactRow>('contacts.get', `SELECT ${columns} FROM contacts c WHERE c.id = $1`);
-const lock = statement<ContactRow>('contacts.lock', `SELECT ${columns} FROM contacts c WHERE c.id = $1 FOR NO KEY UPDATE`);
+const lock = statement<ContactRow>(
+  'contacts.lock',
+  `SELECT ${columns} FROM contacts c WHERE c.id = $1 FOR NO KEY UPDATE`,
+);
 /**
  * A binding's person comes with it, or its id alone (`bound_contact_id`, the person's columns null)
  * when the store does not hold it: a broken reference, told by `checkBound`, never passed over as no
@@ -23,8 +35,13 @@ const byBinding = statement<BoundRow>(
 export type BoundRow = (ContactRow | { id: null }) & { bound_contact_id: string | null };
 
 /** The row, unless it is a binding whose person the store does not hold: then the broken reference. */
-export function checkBound<R extends { id: string | null; bound_contact_id?: string | null }>(row: R | null, integrationId: string, externalId: string | null): R | null {
-  if (row && row.id === null && row.bound_contact_id != null && externalId !== null) throw brokenBinding(integrationId, externalId, row.bound_contact_id);
+export function checkBound<R extends { id: string | null; bound_contact_id?: string | null }>(
+  row: R | null,
+  integrationId: string,
+  externalId: string | null,
+): R | null {
+  if (row && row.id === null && row.bound_contact_id != null && externalId !== null)
+    throw brokenBinding(integrationId, externalId, row.bound_contact_id);
   return row;
 }
 // The person the keys find, with the key that found it: the binding, else the phone, else the e-mail's
@@ -32,7 +49,10 @@ export function checkBound<R extends { id: string | null; bound_contact_id?: str
 // match (ties: the newest row, as ids are time-ordered). A binding whose person is not there wins as a
 // binding with its id alone (`checkBound`). Written once, as the database's function of migration 23,
 // for this look-up and for the unit's holds (holds.ts).
-const match = statement<BoundRow & { matched_by: MatchedKey }>('contacts.match', 'SELECT * FROM lead_gateway_match($1, $2, $3, $4, $5)');
+const match = statement<BoundRow & { matched_by: MatchedKey }>(
+  'contacts.match',
+  'SELECT * FROM lead_gateway_match($1, $2, $3, $4, $5)',
+);
 const insert = statement(
   'contacts.insert',
   `INSERT INTO contacts (id, workspace_id, first_name, last_name, phone, email, email_norm, created_at, updated_at)
@@ -72,13 +92,48 @@ export function pgContactRepo(sql: Sql): ContactRepo {
       return row?.id ? rowToContact(row) : null;
     },
     match: async (workspaceId, integrationId, k) => {
-      const row = checkBound(await match.one(sql, workspaceId, integrationId, k.externalId, k.phone, norm(k.email)), integrationId, k.externalId);
+      const row = checkBound(
+        await match.one(sql, workspaceId, integrationId, k.externalId, k.phone, norm(k.email)),
+        integrationId,
+        k.externalId,
+      );
       return row?.id ? { contact: rowToContact(row), by: row.matched_by } : null;
     },
-    insert: (c) => insert.later(sql, [rowName('contacts', c.id)], c.id, c.workspaceId, c.firstName, c.lastName, c.phone, c.email, norm(c.email), c.createdAt, c.updatedAt),
-    fillEmpty: (id, f, at) => fill.later(sql, [rowName('contacts', id)], id, f.lastName ?? null, f.phone ?? null, f.email ?? null, norm(f.email), at),
-    bind: async (integrationId, externalId, contactId, at) => (await bind.run(sql, integrationId, externalId, contactId, at)).rowCount === 1,
+    insert: (c) =>
+      insert.later(
+        sql,
+        [rowName('contacts', c.id)],
+        c.id,
+        c.workspaceId,
+        c.firstName,
+        c.lastName,
+        c.phone,
+        c.email,
+        norm(c.email),
+        c.createdAt,
+        c.updatedAt,
+      ),
+    fillEmpty: (id, f, at) =>
+      fill.later(
+        sql,
+        [rowName('contacts', id)],
+        id,
+        f.lastName ?? null,
+        f.phone ?? null,
+        f.email ?? null,
+        norm(f.email),
+        at,
+      ),
+    bind: async (integrationId, externalId, contactId, at) =>
+      (await bind.run(sql, integrationId, externalId, contactId, at)).rowCount === 1,
     bindNew: (integrationId, externalId, contactId, at) =>
-      bindNew.later(sql, [rowName('contact_bindings', integrationId, externalId)], integrationId, externalId, contactId, at),
+      bindNew.later(
+        sql,
+        [rowName('contact_bindings', integrationId, externalId)],
+        integrationId,
+        externalId,
+        contactId,
+        at,
+      ),
   };
 }

@@ -3,9 +3,18 @@ import type { FieldValueRepo } from '../../repos/field-values.js';
 import { rowToFieldValue, type FieldValueRow } from '../../sql-rows.js';
 import { rowName, statement, type Sql } from '../sql.js';
 
-const get = statement<FieldValueRow>('fieldValues.get', 'SELECT * FROM custom_field_values WHERE lead_id = $1 AND field_id = $2');
-const many = statement<FieldValueRow>('fieldValues.many', 'SELECT * FROM custom_field_values WHERE lead_id = $1 AND field_id = ANY($2::text[])');
-const list = statement<FieldValueRow>('fieldValues.list', 'SELECT * FROM custom_field_values WHERE lead_id = $1 ORDER BY field_id');
+const get = statement<FieldValueRow>(
+  'fieldValues.get',
+  'SELECT * FROM custom_field_values WHERE lead_id = $1 AND field_id = $2',
+);
+const many = statement<FieldValueRow>(
+  'fieldValues.many',
+  'SELECT * FROM custom_field_values WHERE lead_id = $1 AND field_id = ANY($2::text[])',
+);
+const list = statement<FieldValueRow>(
+  'fieldValues.list',
+  'SELECT * FROM custom_field_values WHERE lead_id = $1 ORDER BY field_id',
+);
 const put = statement(
   'fieldValues.put',
   `INSERT INTO custom_field_values (id, lead_id, field_id, text_value, decimal_value, boolean_value, date_value,
@@ -24,7 +33,8 @@ export function pgFieldValueRepo(sql: Sql): FieldValueRepo {
       const row = await get.one(sql, leadId, fieldId);
       return row ? rowToFieldValue(row) : null;
     },
-    getMany: async (leadId, fieldIds) => (fieldIds.length === 0 ? [] : (await many.rows(sql, leadId, [...new Set(fieldIds)])).map(rowToFieldValue)),
+    getMany: async (leadId, fieldIds) =>
+      fieldIds.length === 0 ? [] : (await many.rows(sql, leadId, [...new Set(fieldIds)])).map(rowToFieldValue),
     listForLead: async (leadId) => (await list.rows(sql, leadId)).map(rowToFieldValue),
     put: (v) =>
       put.later(

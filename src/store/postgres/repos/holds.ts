@@ -12,7 +12,14 @@
 // the lead's last writer wrote).
 import type { HoldRepo } from '../../repos/holds.js';
 import type { MatchedKey } from '../../repos/contacts.js';
-import { rowToContact, rowToFieldValue, rowToLead, type ContactRow, type FieldValueRow, type LeadRow } from '../../sql-rows.js';
+import {
+  rowToContact,
+  rowToFieldValue,
+  rowToLead,
+  type ContactRow,
+  type FieldValueRow,
+  type LeadRow,
+} from '../../sql-rows.js';
 import { personKeysOf, personLockNames } from '../../repos/locks.js';
 import { statement, type Sql } from '../sql.js';
 import { checkBound, norm, type BoundRow } from './contacts.js';
@@ -24,7 +31,10 @@ interface Held {
   values?: FieldValueRow[];
 }
 
-const hold = statement<{ held: Held }>('holds.hold', 'SELECT lead_gateway_hold($1, $2, $3, $4, $5, $6, $7::text[], $8::text[]) AS held');
+const hold = statement<{ held: Held }>(
+  'holds.hold',
+  'SELECT lead_gateway_hold($1, $2, $3, $4, $5, $6, $7::text[], $8::text[]) AS held',
+);
 
 export function pgHoldRepo(sql: Sql): HoldRepo {
   // On the pool the function would run in a transaction of its own: its row locks would end with it.
@@ -41,7 +51,17 @@ export function pgHoldRepo(sql: Sql): HoldRepo {
     inUnit();
     const { externalId, phone, email } = keys;
     const locks = person ? personLockNames(workspaceId!, personKeysOf(integrationId, keys)) : [];
-    const row = (await hold.one(sql, person, workspaceId, integrationId, externalId, phone, norm(email), [...new Set(fieldIds)], locks))!.held;
+    const row = (await hold.one(
+      sql,
+      person,
+      workspaceId,
+      integrationId,
+      externalId,
+      phone,
+      norm(email),
+      [...new Set(fieldIds)],
+      locks,
+    ))!.held;
     checkBound(row.found, integrationId, externalId);
     return {
       found: row.found?.id ? row.found : null,
@@ -57,7 +77,13 @@ export function pgHoldRepo(sql: Sql): HoldRepo {
       return { found: { contact: rowToContact(found as ContactRow), by: found.matched_by }, ...rest };
     },
     async binding(integrationId, externalId, fieldIds) {
-      const { found, latest, values } = await held(false, null, integrationId, { externalId, phone: null, email: null }, fieldIds);
+      const { found, latest, values } = await held(
+        false,
+        null,
+        integrationId,
+        { externalId, phone: null, email: null },
+        fieldIds,
+      );
       if (!found?.id) return { contact: null, latest: null, values: [] };
       return { contact: rowToContact(found as ContactRow), latest, values };
     },

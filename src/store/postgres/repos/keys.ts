@@ -26,7 +26,9 @@ export function pgKeyRepo(sql: Sql): KeyRepo {
       const row = await byHash.one(sql, hash);
       return row ? rowToKey(row) : null;
     },
-    insert: async (k) => (await insert.run(sql, k.id, k.integrationId, k.kind, k.prefix, k.hash, k.createdAt, k.createdBy, k.revokedAt)).rowCount === 1,
+    insert: async (k) =>
+      (await insert.run(sql, k.id, k.integrationId, k.kind, k.prefix, k.hash, k.createdAt, k.createdBy, k.revokedAt))
+        .rowCount === 1,
     listForIntegration: async (integrationId) => (await list.rows(sql, integrationId)).map(rowToListedKey),
     markUsed: async (uses) => {
       if (uses.length === 0) return;

@@ -72,7 +72,9 @@ const partsOf = (rows: PartsRow[], statusId: string | null, groupId: string | nu
 };
 
 /** The lead and its parts from the rows of a `leadWithPartsSql` statement; null when it found no lead. */
-export const leadWithPartsOf = (rows: (PartsRow & { lead_row: LeadRow | null })[]): { lead: Lead; parts: LeadViewParts } | null => {
+export const leadWithPartsOf = (
+  rows: (PartsRow & { lead_row: LeadRow | null })[],
+): { lead: Lead; parts: LeadViewParts } | null => {
   if (rows.length === 0 || rows[0]!.lead_row === null) return null;
   const lead = rowToLead(rows[0]!.lead_row);
   return { lead, parts: partsOf(rows, lead.statusId, lead.groupId) };
@@ -82,11 +84,15 @@ export type LeadWithPartsRow = PartsRow & { lead_row: LeadRow | null };
 
 export function pgLeadViewRepo(sql: Sql): LeadViewRepo {
   return {
-    parts: async (leadId, statusId, groupId) => partsOf(await parts.rows(sql, leadId, statusId, groupId), statusId, groupId),
+    parts: async (leadId, statusId, groupId) =>
+      partsOf(await parts.rows(sql, leadId, statusId, groupId), statusId, groupId),
     counts: async (statusId, groupId) => {
       if (statusId === null && groupId === null) return { statusCount: 0, groupCount: 0 };
       const row = (await counts.one(sql, statusId, groupId))!;
-      return { statusCount: statusId === null ? 0 : Number(row.status_n ?? 0), groupCount: groupId === null ? 0 : Number(row.group_n ?? 0) };
+      return {
+        statusCount: statusId === null ? 0 : Number(row.status_n ?? 0),
+        groupCount: groupId === null ? 0 : Number(row.group_n ?? 0),
+      };
     },
     withLead: async (leadId) => leadWithPartsOf(await withLead.rows(sql, leadId)),
   };

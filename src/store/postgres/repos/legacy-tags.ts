@@ -7,7 +7,10 @@ import { sharedStatement, statement, type Sql } from '../sql.js';
 const get = sharedStatement<Row>(shared.get);
 const insert = sharedStatement(shared.insert);
 const list = sharedStatement<Row>(shared.list);
-const count = statement<{ n: number }>('legacyTags.count', 'SELECT count(*)::int AS n FROM legacy_tags WHERE workspace_id = $1');
+const count = statement<{ n: number }>(
+  'legacyTags.count',
+  'SELECT count(*)::int AS n FROM legacy_tags WHERE workspace_id = $1',
+);
 
 export function pgLegacyTagRepo(sql: Sql): LegacyTagRepo {
   return {

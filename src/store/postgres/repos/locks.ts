@@ -1,5 +1,12 @@
 // Locks of a unit of work in PostgreSQL: transaction-level advisory locks, released at COMMIT or ROLLBACK.
-import { OPERATOR_NAMES_LOCK, integrationLockName, legacyTagsLockName, personLockNames, retentionLockName, type LockRepo } from '../../repos/locks.js';
+import {
+  OPERATOR_NAMES_LOCK,
+  integrationLockName,
+  legacyTagsLockName,
+  personLockNames,
+  retentionLockName,
+  type LockRepo,
+} from '../../repos/locks.js';
 import { statement, type Sql } from '../sql.js';
 
 /**
@@ -20,7 +27,10 @@ const lockAll = statement(
   `SELECT count(pg_advisory_xact_lock(id)) FROM (SELECT DISTINCT hashtextextended(name, 0) AS id FROM unnest($1::text[]) AS name ORDER BY 1) AS ids`,
 );
 const lockOne = statement('locks.one', 'SELECT pg_advisory_xact_lock(hashtextextended($1, 0))');
-const tryOne = statement<{ taken: boolean }>('locks.tryOne', 'SELECT pg_try_advisory_xact_lock(hashtextextended($1, 0)) AS taken');
+const tryOne = statement<{ taken: boolean }>(
+  'locks.tryOne',
+  'SELECT pg_try_advisory_xact_lock(hashtextextended($1, 0)) AS taken',
+);
 
 export function pgLockRepo(sql: Sql): LockRepo {
   return {

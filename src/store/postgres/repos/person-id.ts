@@ -47,7 +47,9 @@ export function unlinkedLegacyOfQuery(template: PersonIdTemplate): { text: strin
   const parts = template.literals.map((literal, i) => {
     const member = template.members[i];
     const text = `${param(literal)}::text`;
-    return member === undefined ? text : `${text} || ${memberSql(member, param, (trimmed ??= `${param(TRIMMED_CHARACTERS)}::text`))}`;
+    return member === undefined
+      ? text
+      : `${text} || ${memberSql(member, param, (trimmed ??= `${param(TRIMMED_CHARACTERS)}::text`))}`;
   });
   const text = `SELECT l.* FROM (SELECT * FROM leads WHERE integration_id = $1 AND unlinked_legacy AND deleted_at IS NULL
        ORDER BY created_at, id LIMIT $3) l

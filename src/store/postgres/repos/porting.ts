@@ -17,8 +17,18 @@ interface NotFoundRow {
   last_at: string;
 }
 
-const rowToFlag = (r: PortedRow): PortedFlag => ({ integrationId: r.integration_id, at: r.ported_at, by: r.ported_by, note: r.ported_note });
-const rowToEntry = (r: NotFoundRow): NotFoundEntry => ({ externalContactId: r.external_contact_id, calls: Number(r.calls), firstAt: r.first_at, lastAt: r.last_at });
+const rowToFlag = (r: PortedRow): PortedFlag => ({
+  integrationId: r.integration_id,
+  at: r.ported_at,
+  by: r.ported_by,
+  note: r.ported_note,
+});
+const rowToEntry = (r: NotFoundRow): NotFoundEntry => ({
+  externalContactId: r.external_contact_id,
+  calls: Number(r.calls),
+  firstAt: r.first_at,
+  lastAt: r.last_at,
+});
 
 const ported = sharedStatement<PortedRow>(shared.ported);
 const allPorted = sharedStatement<PortedRow>(shared.allPorted);
@@ -71,7 +81,10 @@ export function pgPortingRepo(sql: Sql): PortingRepo {
       }
     },
     notFound: async (integrationId, limit, after) =>
-      (after === null ? await first.rows(sql, integrationId, limit) : await next.rows(sql, integrationId, after.lastAt, after.externalContactId, limit)).map(rowToEntry),
+      (after === null
+        ? await first.rows(sql, integrationId, limit)
+        : await next.rows(sql, integrationId, after.lastAt, after.externalContactId, limit)
+      ).map(rowToEntry),
     notFoundTotals: async (integrationId) => {
       const row = (await totals.one(sql, integrationId))!;
       return { ids: Number(row.ids), calls: Number(row.calls ?? 0) };

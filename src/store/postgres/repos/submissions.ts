@@ -1,6 +1,10 @@
 // The idempotency ledger in PostgreSQL.
 import type { SubmissionRepo } from '../../repos/submissions.js';
-import { SUBMISSION_COLUMNS, rowToSubmission as decodedRowToSubmission, type SubmissionRow as DecodedSubmissionRow } from '../../sql-rows.js';
+import {
+  SUBMISSION_COLUMNS,
+  rowToSubmission as decodedRowToSubmission,
+  type SubmissionRow as DecodedSubmissionRow,
+} from '../../sql-rows.js';
 import { rowName, statement, type Sql } from '../sql.js';
 import { leadWithPartsOf, leadWithPartsSql, type LeadWithPartsRow } from './lead-views.js';
 
@@ -8,7 +12,10 @@ import { leadWithPartsOf, leadWithPartsSql, type LeadWithPartsRow } from './lead
 type SubmissionRow = Omit<DecodedSubmissionRow, 'outcome'> & { outcome: string };
 const rowToSubmission = (r: SubmissionRow) => decodedRowToSubmission({ ...r, outcome: JSON.parse(r.outcome) });
 
-const find = statement<SubmissionRow>('submissions.find', `SELECT ${SUBMISSION_COLUMNS} FROM submissions WHERE integration_id = $1 AND endpoint = $2 AND event_id = $3`);
+const find = statement<SubmissionRow>(
+  'submissions.find',
+  `SELECT ${SUBMISSION_COLUMNS} FROM submissions WHERE integration_id = $1 AND endpoint = $2 AND event_id = $3`,
+);
 // The ledger row as JSON beside the lead's (their columns collide), a row per field value of the lead.
 const findWithLead = statement<LeadWithPartsRow & { ledger_row: SubmissionRow }>(
   'submissions.findWithLead',
@@ -34,7 +41,10 @@ const review = statement<SubmissionRow>(
   'submissions.review',
   `SELECT ${SUBMISSION_COLUMNS} FROM submissions WHERE integration_id = $1 AND needs_review ORDER BY created_at DESC LIMIT $2`,
 );
-const submittedTo = statement('submissions.submittedTo', "SELECT 1 AS found FROM submissions WHERE lead_id = $1 AND integration_id = $2 AND endpoint = 'leads' LIMIT 1");
+const submittedTo = statement(
+  'submissions.submittedTo',
+  "SELECT 1 AS found FROM submissions WHERE lead_id = $1 AND integration_id = $2 AND endpoint = 'leads' LIMIT 1",
+);
 
 export function pgSubmissionRepo(sql: Sql): SubmissionRepo {
   return {
@@ -66,6 +76,7 @@ export function pgSubmissionRepo(sql: Sql): SubmissionRepo {
         s.reviewReason,
         s.createdAt,
       ),
-    listNeedingReview: async (integrationId, limit) => (await review.rows(sql, integrationId, limit)).map(rowToSubmission),
+    listNeedingReview: async (integrationId, limit) =>
+      (await review.rows(sql, integrationId, limit)).map(rowToSubmission),
   };
 }

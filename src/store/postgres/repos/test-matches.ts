@@ -11,8 +11,14 @@ const bump = statement(
    WHERE integration_id = $1 AND key_id = $2 AND contact_id = $3`,
 );
 const add = sharedStatement(shared.add);
-const count = statement<{ n: number }>('testMatches.count', 'SELECT count(*)::int AS n FROM test_matches WHERE integration_id = $1');
-const countOfKey = statement<{ n: number }>('testMatches.countOfKey', 'SELECT count(*)::int AS n FROM test_matches WHERE integration_id = $1 AND key_id = $2');
+const count = statement<{ n: number }>(
+  'testMatches.count',
+  'SELECT count(*)::int AS n FROM test_matches WHERE integration_id = $1',
+);
+const countOfKey = statement<{ n: number }>(
+  'testMatches.countOfKey',
+  'SELECT count(*)::int AS n FROM test_matches WHERE integration_id = $1 AND key_id = $2',
+);
 const first = sharedStatement<Row>(shared.first);
 const next = sharedStatement<Row>(shared.next);
 const expire = sharedStatement(shared.expire);
@@ -27,7 +33,10 @@ export function pgTestMatchRepo(sql: Sql): TestMatchRepo {
       return true;
     },
     page: async (integrationId, limit, after) =>
-      (after === null ? await first.rows(sql, integrationId, limit) : await next.rows(sql, integrationId, after.firstAt, after.keyId, after.contactId, limit)).map(rowToTestMatch),
+      (after === null
+        ? await first.rows(sql, integrationId, limit)
+        : await next.rows(sql, integrationId, after.firstAt, after.keyId, after.contactId, limit)
+      ).map(rowToTestMatch),
     count: async (integrationId) => (await count.one(sql, integrationId))!.n,
     deleteBefore: async (before, limit) => (await expire.run(sql, before, limit)).rowCount ?? 0,
   };

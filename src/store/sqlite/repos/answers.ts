@@ -1,7 +1,12 @@
 // The answer log in SQLite.
 import type { Db } from '../connection.js';
 import { expiredPerKey, type AnswerRepo } from '../../repos/answers.js';
-import { foldUnmappedKeys, rowToAnswer as decodedRowToAnswer, type AnswerRow as DecodedAnswerRow, type UnmappedKeyRow } from '../../sql-rows.js';
+import {
+  foldUnmappedKeys,
+  rowToAnswer as decodedRowToAnswer,
+  type AnswerRow as DecodedAnswerRow,
+  type UnmappedKeyRow,
+} from '../../sql-rows.js';
 
 /** The row as SQLite holds it: the raw value as JSON text. */
 type AnswerRow = Omit<DecodedAnswerRow, 'raw_value'> & { raw_value: string };
@@ -25,7 +30,10 @@ export function sqliteAnswerRepo(db: Db): AnswerRepo {
   );
   // Walks the partial index answers_unmapped for the integration, newest first: only answers still
   // waiting are read, and at most `scan` of them.
-  const summary = db.prepare<{ integrationId: string; keys: number; examples: number; scan: number }, UnmappedKeyRow & { raw_value: string | null }>(
+  const summary = db.prepare<
+    { integrationId: string; keys: number; examples: number; scan: number },
+    UnmappedKeyRow & { raw_value: string | null }
+  >(
     `WITH pending AS (
      SELECT answer_key, raw_value, created_at FROM answers
      WHERE integration_id = @integrationId AND outcome = 'unmapped' AND applied_at IS NULL
@@ -45,7 +53,10 @@ export function sqliteAnswerRepo(db: Db): AnswerRepo {
    ORDER BY top_keys.n DESC, top_keys.answer_key, examples.ex_rank`,
   );
   // One statement: the integration's totals, joined to the counts of the keys asked about.
-  const kept = db.prepare<[string, string, string], { keys: number; bytes: number; answer_key: string | null; answers: number | null }>(
+  const kept = db.prepare<
+    [string, string, string],
+    { keys: number; bytes: number; answer_key: string | null; answers: number | null }
+  >(
     `SELECT t.keys, t.bytes, k.answer_key, k.answers
      FROM (SELECT count(*) AS keys, coalesce(sum(bytes), 0) AS bytes FROM answers_kept WHERE integration_id = ?) AS t
      LEFT JOIN answers_kept AS k ON k.integration_id = ? AND k.answer_key IN (SELECT value FROM json_each(?))`,
@@ -59,23 +70,32 @@ export function sqliteAnswerRepo(db: Db): AnswerRepo {
     `INSERT INTO answers_not_kept (integration_id, answers, last_at) VALUES (?, ?, ?)
      ON CONFLICT (integration_id) DO UPDATE SET answers = answers + excluded.answers, last_at = max(last_at, excluded.last_at)`,
   );
-  const notKept = db.prepare<[string], { answers: number }>('SELECT answers FROM answers_not_kept WHERE integration_id = ?');
+  const notKept = db.prepare<[string], { answers: number }>(
+    'SELECT answers FROM answers_not_kept WHERE integration_id = ?',
+  );
   // Walks the partial index answers_kept_age, oldest first.
   const deleteExpired = db.prepare<[string, number], { integration_id: string; answer_key: string; raw_value: string }>(
     `DELETE FROM answers WHERE rowid IN (
        SELECT rowid FROM answers WHERE outcome IN ('unmapped', 'invalid') AND created_at < ? ORDER BY created_at LIMIT ?
      ) RETURNING integration_id, answer_key, raw_value`,
   );
-  const mark = db.prepare('UPDATE answers SET applied_at = ?, applied_outcome = ?, field_id = ?, error = ? WHERE id = ?');
+  const mark = db.prepare(
+    'UPDATE answers SET applied_at = ?, applied_outcome = ?, field_id = ?, error = ? WHERE id = ?',
+  );
   return {
     insert: async (a) => void insert.run({ ...a, raw: JSON.stringify(a.raw) }),
-    listPendingUnmapped: async (integrationId, keys, limit) => pending.all(integrationId, JSON.stringify(keys), limit).map(rowToAnswer),
+    listPendingUnmapped: async (integrationId, keys, limit) =>
+      pending.all(integrationId, JSON.stringify(keys), limit).map(rowToAnswer),
     countPendingUnmapped: async (integrationId, keys) => {
       const row = counts.get({ integrationId, keys: JSON.stringify(keys) })!;
       return { withKeys: row.with_keys, others: row.others };
     },
     summarizePendingUnmapped: async (integrationId, limits) =>
-      foldUnmappedKeys(summary.all({ integrationId, ...limits }).map((r) => ({ ...r, raw_value: r.raw_value === null ? null : JSON.parse(r.raw_value) }))),
+      foldUnmappedKeys(
+        summary
+          .all({ integrationId, ...limits })
+          .map((r) => ({ ...r, raw_value: r.raw_value === null ? null : JSON.parse(r.raw_value) })),
+      ),
     kept: async (integrationId, keys) => {
       const rows = kept.all(integrationId, integrationId, JSON.stringify(keys));
       const perKey = new Map<string, number>();
@@ -91,7 +111,11 @@ export function sqliteAnswerRepo(db: Db): AnswerRepo {
     addNotKept: async (integrationId, answers, at) => void addNotKept.run(integrationId, answers, at),
     notKept: async (integrationId) => notKept.get(integrationId)?.answers ?? 0,
     deleteExpired: async (before, limit) =>
-      expiredPerKey(deleteExpired.all(before, limit).map((r) => ({ integrationId: r.integration_id, key: r.answer_key, raw: JSON.parse(r.raw_value) }))),
+      expiredPerKey(
+        deleteExpired
+          .all(before, limit)
+          .map((r) => ({ integrationId: r.integration_id, key: r.answer_key, raw: JSON.parse(r.raw_value) })),
+      ),
     markApplied: async (id, at, outcome, fieldId, error) => void mark.run(at, outcome, fieldId, error, id),
   };
 }

@@ -3,7 +3,12 @@
 import type { Db } from '../connection.js';
 import { prepareShared } from '../shared.js';
 import type { ConsoleSessionRepo, ConsoleUserRepo } from '../../repos/console.js';
-import { rowToConsoleSession, rowToConsoleUser, type ConsoleSessionRow, type ConsoleUserRow } from '../../console-rows.js';
+import {
+  rowToConsoleSession,
+  rowToConsoleUser,
+  type ConsoleSessionRow,
+  type ConsoleUserRow,
+} from '../../console-rows.js';
 import { consoleSessionStatements as sessions, consoleUserStatements as users } from '../../statements/console.js';
 
 export function sqliteConsoleUserRepo(db: Db): ConsoleUserRepo {

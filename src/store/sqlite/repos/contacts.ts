@@ -60,7 +60,8 @@ export function sqliteContactRepo(db: Db): ContactRepo {
     insert: async (contact) => void insert.run(contact),
     fillEmpty: async (id, f, at) =>
       void fill.run({ id, at, lastName: f.lastName ?? null, phone: f.phone ?? null, email: f.email ?? null }),
-    bind: async (integrationId, externalId, contactId, at) => bind.run(integrationId, externalId, contactId, at).changes === 1,
+    bind: async (integrationId, externalId, contactId, at) =>
+      bind.run(integrationId, externalId, contactId, at).changes === 1,
     bindNew: async (integrationId, externalId, contactId, at) => {
       if (bind.run(integrationId, externalId, contactId, at).changes === 0) {
         throw new Error(`external_contact_id ${externalId} was bound by a unit that did not lock it`);

@@ -1,10 +1,16 @@
 // Custom field values in SQLite.
 import type { Db } from '../connection.js';
 import type { FieldValueRepo } from '../../repos/field-values.js';
-import { rowToFieldValue as decodedRowToFieldValue, type FieldValueRow as DecodedFieldValueRow } from '../../sql-rows.js';
+import {
+  rowToFieldValue as decodedRowToFieldValue,
+  type FieldValueRow as DecodedFieldValueRow,
+} from '../../sql-rows.js';
 
 /** The row as SQLite holds it: the flag as 0 or 1, the selected options as JSON text. */
-type FieldValueRow = Omit<DecodedFieldValueRow, 'boolean_value' | 'selected_options'> & { boolean_value: number | null; selected_options: string | null };
+type FieldValueRow = Omit<DecodedFieldValueRow, 'boolean_value' | 'selected_options'> & {
+  boolean_value: number | null;
+  selected_options: string | null;
+};
 
 const rowToFieldValue = (r: FieldValueRow) =>
   decodedRowToFieldValue({
@@ -14,8 +20,12 @@ const rowToFieldValue = (r: FieldValueRow) =>
   });
 
 export function sqliteFieldValueRepo(db: Db): FieldValueRepo {
-  const get = db.prepare<[string, string], FieldValueRow>('SELECT * FROM custom_field_values WHERE lead_id = ? AND field_id = ?');
-  const list = db.prepare<[string], FieldValueRow>('SELECT * FROM custom_field_values WHERE lead_id = ? ORDER BY field_id');
+  const get = db.prepare<[string, string], FieldValueRow>(
+    'SELECT * FROM custom_field_values WHERE lead_id = ? AND field_id = ?',
+  );
+  const list = db.prepare<[string], FieldValueRow>(
+    'SELECT * FROM custom_field_values WHERE lead_id = ? ORDER BY field_id',
+  );
   const put = db.prepare(
     `INSERT INTO custom_field_values (id, lead_id, field_id, text_value, decimal_value, boolean_value, date_value,
        datetime_value, option_id, selected_options, written_by_kind, written_by_ref, updated_at)
@@ -31,7 +41,8 @@ export function sqliteFieldValueRepo(db: Db): FieldValueRepo {
       const row = get.get(leadId, fieldId);
       return row ? rowToFieldValue(row) : null;
     },
-    getMany: async (leadId, fieldIds) => [...new Set(fieldIds)].flatMap((fieldId) => get.all(leadId, fieldId).map(rowToFieldValue)),
+    getMany: async (leadId, fieldIds) =>
+      [...new Set(fieldIds)].flatMap((fieldId) => get.all(leadId, fieldId).map(rowToFieldValue)),
     listForLead: async (leadId) => list.all(leadId).map(rowToFieldValue),
     put: async (v) =>
       void put.run({

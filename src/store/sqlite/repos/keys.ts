@@ -21,7 +21,8 @@ export function sqliteKeyRepo(db: Db): KeyRepo {
       const row = byHash.get(hash);
       return row ? rowToKey(row) : null;
     },
-    insert: async (k) => insert.run(k.id, k.integrationId, k.kind, k.prefix, k.hash, k.createdAt, k.createdBy, k.revokedAt).changes === 1,
+    insert: async (k) =>
+      insert.run(k.id, k.integrationId, k.kind, k.prefix, k.hash, k.createdAt, k.createdBy, k.revokedAt).changes === 1,
     listForIntegration: async (integrationId) => list.all(integrationId).map(rowToListedKey),
     markUsed: async (uses) => {
       for (const u of uses) used.run(u.keyId, u.at);

@@ -14,8 +14,10 @@ export function sqliteLeadPageRepo(db: Db): LeadPageRepo {
   return {
     countOfIntegration: async (integrationId) => count.get(integrationId)?.n ?? 0,
     pageOfIntegration: async (integrationId, position, limit) => {
-      if ('after' in position) return after.all(integrationId, position.after.createdAt, position.after.id, limit).map(rowToLead);
-      if ('before' in position) return before.all(integrationId, position.before.createdAt, position.before.id, limit).map(rowToLead).reverse();
+      if ('after' in position)
+        return after.all(integrationId, position.after.createdAt, position.after.id, limit).map(rowToLead);
+      if ('before' in position)
+        return before.all(integrationId, position.before.createdAt, position.before.id, limit).map(rowToLead).reverse();
       return offset.all(integrationId, limit, position.offset).map(rowToLead);
     },
   };

@@ -8,7 +8,10 @@ import { UNLINKED_LEGACY, unlinkedLegacyOfQuery } from './person-id.js';
 export type LeadRow = Omit<DecodedLeadRow, 'extra_data'> & { extra_data: string | null };
 
 export const rowToLead = (r: LeadRow) =>
-  decodedRowToLead({ ...r, extra_data: r.extra_data === null ? null : (JSON.parse(r.extra_data) as Record<string, unknown>) });
+  decodedRowToLead({
+    ...r,
+    extra_data: r.extra_data === null ? null : (JSON.parse(r.extra_data) as Record<string, unknown>),
+  });
 
 const toColumnValue = (key: keyof LeadPatch, value: unknown): unknown =>
   key === 'extraData' ? (value === null ? null : JSON.stringify(value)) : value;
@@ -27,7 +30,9 @@ export function sqliteLeadRepo(db: Db): LeadRepo {
        @closeReason, @extraData, @createdAt, @updatedAt, @deletedAt)`,
   );
   const addTag = db.prepare('INSERT INTO lead_tags (lead_id, tag_id) VALUES (?, ?) ON CONFLICT DO NOTHING');
-  const tagIds = db.prepare<[string], { tag_id: string }>('SELECT tag_id FROM lead_tags WHERE lead_id = ? ORDER BY tag_id');
+  const tagIds = db.prepare<[string], { tag_id: string }>(
+    'SELECT tag_id FROM lead_tags WHERE lead_id = ? ORDER BY tag_id',
+  );
   const addComment = db.prepare(
     `INSERT INTO lead_comments (id, lead_id, body, author_kind, author_ref, created_at)
      VALUES (@id, @leadId, @body, @authorKind, @authorRef, @createdAt)`,
@@ -39,13 +44,17 @@ export function sqliteLeadRepo(db: Db): LeadRepo {
      WHERE (SELECT count(*) < @maxCount AND coalesce(sum(length(CAST(body AS BLOB))), 0) + length(CAST(@body AS BLOB)) <= @maxBytes
             FROM lead_comments WHERE lead_id = @leadId)`,
   );
-  const commentsCount = db.prepare<[string], { n: number }>('SELECT count(*) AS n FROM lead_comments WHERE lead_id = ?');
+  const commentsCount = db.prepare<[string], { n: number }>(
+    'SELECT count(*) AS n FROM lead_comments WHERE lead_id = ?',
+  );
   // A TEXT cast to BLOB is its bytes in the database's encoding, UTF-8 here.
   const commentTotals = db.prepare<[string], { n: number; bytes: number }>(
     'SELECT count(*) AS n, coalesce(sum(length(CAST(body AS BLOB))), 0) AS bytes FROM lead_comments WHERE lead_id = ?',
   );
   // Kept by triggers (migration 6): a point read, whatever the size of the table.
-  const byStatus = db.prepare<[string], { n: number }>("SELECT n FROM lead_counts WHERE kind = 'status' AND item_id = ?");
+  const byStatus = db.prepare<[string], { n: number }>(
+    "SELECT n FROM lead_counts WHERE kind = 'status' AND item_id = ?",
+  );
   // LIMIT -1: no limit.
   const legacy = db.prepare<[string, number], LeadRow>(
     "SELECT * FROM leads WHERE integration_id = ? AND origin = 'legacy' AND deleted_at IS NULL ORDER BY created_at, rowid LIMIT ?",
@@ -79,7 +88,11 @@ export function sqliteLeadRepo(db: Db): LeadRepo {
     f.fields.forEach((c, i) => {
       const own = `v.lead_id = leads.id AND v.field_id = @field${i}`;
       if (c.column === 'selected_options') {
-        c.value.forEach((_, j) => where.push(`EXISTS (SELECT 1 FROM custom_field_values v, json_each(v.selected_options) o WHERE ${own} AND o.value = @value${i}_${j})`));
+        c.value.forEach((_, j) =>
+          where.push(
+            `EXISTS (SELECT 1 FROM custom_field_values v, json_each(v.selected_options) o WHERE ${own} AND o.value = @value${i}_${j})`,
+          ),
+        );
       } else {
         where.push(`EXISTS (SELECT 1 FROM custom_field_values v WHERE ${own} AND v.${c.column} = @value${i})`);
       }
@@ -102,10 +115,20 @@ export function sqliteLeadRepo(db: Db): LeadRepo {
     return params;
   };
 
-  const commentsPage = db.prepare<[string, number, number], { id: string; lead_id: string; body: string; author_kind: Comment['authorKind']; author_ref: string | null; created_at: string }>(
-    'SELECT * FROM lead_comments WHERE lead_id = ? ORDER BY created_at, rowid LIMIT ? OFFSET ?',
+  const commentsPage = db.prepare<
+    [string, number, number],
+    {
+      id: string;
+      lead_id: string;
+      body: string;
+      author_kind: Comment['authorKind'];
+      author_ref: string | null;
+      created_at: string;
+    }
+  >('SELECT * FROM lead_comments WHERE lead_id = ? ORDER BY created_at, rowid LIMIT ? OFFSET ?');
+  const addPayment = db.prepare(
+    'INSERT INTO lead_payments (id, lead_id, amount_minor, note, created_at) VALUES (@id, @leadId, @amountMinor, @note, @createdAt)',
   );
-  const addPayment = db.prepare('INSERT INTO lead_payments (id, lead_id, amount_minor, note, created_at) VALUES (@id, @leadId, @amountMinor, @note, @createdAt)');
   // SQLite's sum() of the amounts overflowed 64 bits (and every read of the lead was a 500 from then
   // on). Summed in three slices of six digits, no slice sum can overflow: that would take 9.2e12
   // payments, more rows than a database file of SQLite's maximum size (2^48 bytes) can hold. The
@@ -119,11 +142,21 @@ export function sqliteLeadRepo(db: Db): LeadRepo {
 
   return {
     listComments: async (leadId, page) =>
-      commentsPage.all(leadId, page.limit, page.offset).map((c) => ({ id: c.id, leadId: c.lead_id, body: c.body, authorKind: c.author_kind, authorRef: c.author_ref, createdAt: c.created_at })),
+      commentsPage.all(leadId, page.limit, page.offset).map((c) => ({
+        id: c.id,
+        leadId: c.lead_id,
+        body: c.body,
+        authorKind: c.author_kind,
+        authorRef: c.author_ref,
+        createdAt: c.created_at,
+      })),
     addPayment: async (p) => void addPayment.run(p),
     payments: async (leadId) => {
       const row = payments.get(leadId)!;
-      return { totalMinor: BigInt(row.high) * 10n ** 12n + BigInt(row.mid) * 10n ** 6n + BigInt(row.low), lastAt: row.last };
+      return {
+        totalMinor: BigInt(row.high) * 10n ** 12n + BigInt(row.mid) * 10n ** 6n + BigInt(row.low),
+        lastAt: row.last,
+      };
     },
     list: async (f) => (listFor(f).all(listParams(f)) as LeadRow[]).map(rowToLead),
     get: async (id) => {
@@ -153,7 +186,8 @@ export function sqliteLeadRepo(db: Db): LeadRepo {
     },
     tagIds: async (leadId) => tagIds.all(leadId).map((r) => r.tag_id),
     addComment: async (comment) => void addComment.run(comment),
-    addCommentWithin: async (comment, caps) => void addCommentWithin.run({ ...comment, maxCount: caps.count, maxBytes: caps.bytes }),
+    addCommentWithin: async (comment, caps) =>
+      void addCommentWithin.run({ ...comment, maxCount: caps.count, maxBytes: caps.bytes }),
     commentsCount: async (leadId) => commentsCount.get(leadId)?.n ?? 0,
     commentTotals: async (leadId) => {
       const row = commentTotals.get(leadId)!;
@@ -161,14 +195,17 @@ export function sqliteLeadRepo(db: Db): LeadRepo {
     },
     countByStatus: async (statusId) => byStatus.get(statusId)?.n ?? 0,
     countByGroup: async (groupId) => byGroup.get(groupId)?.n ?? 0,
-    listLegacy: async (integrationId, unlinkedOnly, limit) => (unlinkedOnly ? legacyUnlinked : legacy).all(integrationId, limit ?? -1).map(rowToLead),
+    listLegacy: async (integrationId, unlinkedOnly, limit) =>
+      (unlinkedOnly ? legacyUnlinked : legacy).all(integrationId, limit ?? -1).map(rowToLead),
     countUnlinkedLegacy: async (integrationId, max) => unlinkedCount.get(integrationId, max)!.n,
     unlinkedLegacyOf: async (integrationId, template, externalIds, examined) => {
       if (externalIds.length === 0) return [];
       const { text, params } = unlinkedLegacyOfQuery(template);
       let statement = unlinkedOf.get(text);
       if (!statement) unlinkedOf.set(text, (statement = db.prepare(text)));
-      return (statement.all({ ...params, integrationId, examined, ids: JSON.stringify(externalIds) }) as LeadRow[]).map(rowToLead);
+      return (statement.all({ ...params, integrationId, examined, ids: JSON.stringify(externalIds) }) as LeadRow[]).map(
+        rowToLead,
+      );
     },
   };
 }

@@ -18,8 +18,18 @@ interface NotFoundRow {
   last_at: string;
 }
 
-const rowToFlag = (r: PortedRow): PortedFlag => ({ integrationId: r.integration_id, at: r.ported_at, by: r.ported_by, note: r.ported_note });
-const rowToEntry = (r: NotFoundRow): NotFoundEntry => ({ externalContactId: r.external_contact_id, calls: r.calls, firstAt: r.first_at, lastAt: r.last_at });
+const rowToFlag = (r: PortedRow): PortedFlag => ({
+  integrationId: r.integration_id,
+  at: r.ported_at,
+  by: r.ported_by,
+  note: r.ported_note,
+});
+const rowToEntry = (r: NotFoundRow): NotFoundEntry => ({
+  externalContactId: r.external_contact_id,
+  calls: r.calls,
+  firstAt: r.first_at,
+  lastAt: r.last_at,
+});
 
 export function sqlitePortingRepo(db: Db): PortingRepo {
   const ported = prepareShared<PortedRow>(db, shared.ported);
@@ -54,7 +64,10 @@ export function sqlitePortingRepo(db: Db): PortingRepo {
       for (const inc of increments) if (bump.run(inc).changes === 0) add.run({ ...inc, maxIds });
     },
     notFound: async (integrationId, limit, after) =>
-      (after === null ? first.all(integrationId, limit) : next.all(integrationId, after.lastAt, after.externalContactId, limit)).map(rowToEntry),
+      (after === null
+        ? first.all(integrationId, limit)
+        : next.all(integrationId, after.lastAt, after.externalContactId, limit)
+      ).map(rowToEntry),
     notFoundTotals: async (integrationId) => {
       const row = totals.get(integrationId)!;
       return { ids: row.ids, calls: row.calls ?? 0 };

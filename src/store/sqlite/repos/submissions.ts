@@ -1,14 +1,19 @@
 // The idempotency ledger in SQLite.
 import type { Db } from '../connection.js';
 import type { SubmissionRepo } from '../../repos/submissions.js';
-import { SUBMISSION_COLUMNS, rowToSubmission as decodedRowToSubmission, type SubmissionRow as DecodedSubmissionRow } from '../../sql-rows.js';
+import {
+  SUBMISSION_COLUMNS,
+  rowToSubmission as decodedRowToSubmission,
+  type SubmissionRow as DecodedSubmissionRow,
+} from '../../sql-rows.js';
 import { DuplicateEventError } from '../../store.js';
 import { isUniqueViolation } from '../errors.js';
 
 /** The row as SQLite holds it: the outcome as JSON text, the flag as 0 or 1. */
 type SubmissionRow = Omit<DecodedSubmissionRow, 'outcome' | 'needs_review'> & { outcome: string; needs_review: number };
 
-const rowToSubmission = (r: SubmissionRow) => decodedRowToSubmission({ ...r, outcome: JSON.parse(r.outcome), needs_review: r.needs_review === 1 });
+const rowToSubmission = (r: SubmissionRow) =>
+  decodedRowToSubmission({ ...r, outcome: JSON.parse(r.outcome), needs_review: r.needs_review === 1 });
 
 export function sqliteSubmissionRepo(db: Db): SubmissionRepo {
   const find = db.prepare<[string, string, string], SubmissionRow>(

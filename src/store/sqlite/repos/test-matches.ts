@@ -14,7 +14,9 @@ export function sqliteTestMatchRepo(db: Db): TestMatchRepo {
   );
   const add = prepareShared(db, shared.add);
   const count = db.prepare<[string], { n: number }>('SELECT count(*) AS n FROM test_matches WHERE integration_id = ?');
-  const countOfKey = db.prepare<[string, string], { n: number }>('SELECT count(*) AS n FROM test_matches WHERE integration_id = ? AND key_id = ?');
+  const countOfKey = db.prepare<[string, string], { n: number }>(
+    'SELECT count(*) AS n FROM test_matches WHERE integration_id = ? AND key_id = ?',
+  );
   const first = prepareShared<Row>(db, shared.first);
   const next = prepareShared<Row>(db, shared.next);
   const expire = prepareShared(db, shared.expire);
@@ -27,7 +29,10 @@ export function sqliteTestMatchRepo(db: Db): TestMatchRepo {
       return true;
     },
     page: async (integrationId, limit, after) =>
-      (after === null ? first.all(integrationId, limit) : next.all(integrationId, after.firstAt, after.keyId, after.contactId, limit)).map(rowToTestMatch),
+      (after === null
+        ? first.all(integrationId, limit)
+        : next.all(integrationId, after.firstAt, after.keyId, after.contactId, limit)
+      ).map(rowToTestMatch),
     count: async (integrationId) => count.get(integrationId)!.n,
     deleteBefore: async (before, limit) => expire.run(before, limit).changes,
   };
