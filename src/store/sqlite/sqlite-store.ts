@@ -54,6 +54,7 @@ const reposFor = (db: Db): Repos => {
   const leads = sqliteLeadRepo(db);
   const fieldValues = sqliteFieldValueRepo(db);
   const contacts = sqliteContactRepo(db);
+  const locks = sqliteLockRepo();
   return {
     contacts,
     leads,
@@ -69,8 +70,8 @@ const reposFor = (db: Db): Repos => {
     consoleUsers: sqliteConsoleUserRepo(db),
     consoleSessions: sqliteConsoleSessionRepo(db),
     testMatches: sqliteTestMatchRepo(db),
-    locks: sqliteLockRepo(),
-    holds: holdsInOrder({ contacts, leads, fieldValues, locks: sqliteLockRepo() }),
+    locks,
+    holds: holdsInOrder({ contacts, leads, fieldValues, locks }),
   };
 };
 
