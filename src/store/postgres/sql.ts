@@ -34,6 +34,26 @@ export interface Sql {
    * is awaited. Absent on the pool, where it runs and is awaited.
    */
   soon?(config: pg.QueryConfig): void;
+  /**
+   * A read whose answer may come inside the unit's next carrying statement (`carry`) started in the
+   * same turn of the event loop, as a column of it, instead of as a statement of its own. It reads as
+   * of that statement's start (its one snapshot), as a statement of its own sent just before it would.
+   * When no carrying statement comes in the turn, it goes alone: before the unit's next statement, at
+   * the unit's end, or at the turn's end. Absent on the pool, where it runs at once.
+   */
+  along?(read: AlongRead): Promise<pg.QueryResultRow[]>;
+  /**
+   * Sends a statement that answers exactly one row (a function's call), with the reads waiting to go
+   * along (`along`) as columns of it. Absent on the pool.
+   */
+  carry?<R extends pg.QueryResultRow>(config: pg.QueryConfig): Promise<pg.QueryResult<R>>;
+}
+
+/** A read that may go along with a carrying statement: one SELECT, its parameters numbered from $1. */
+export interface AlongRead {
+  name: string;
+  text: string;
+  values: unknown[];
 }
 
 export { UnitEndedError };
@@ -118,6 +138,36 @@ function batchShape(writes: readonly LaterWrite[]): { name: string; text: string
   return { name, text };
 }
 
+/** Most carrying texts kept, as `MAX_BATCH_SHAPES`. */
+const MAX_CARRY_SHAPES = 64;
+const carryShapes = new Map<string, { name: string; text: string; parts: readonly string[] }>();
+
+/**
+ * A carrying statement's text: the carried statement as a subquery, and each read going along as a
+ * column, its rows as one JSON array (an uncorrelated subquery, run in the statement's snapshot). A
+ * row's values come as JSON gives them: text, booleans, arrays and objects as the driver gives them,
+ * numbers as numbers (the driver gives numeric and bigint as text), so a read that goes along reads
+ * its numbers with Number() or BigInt(), which take both.
+ */
+function carryShape(carried: pg.QueryConfig, reads: readonly AlongRead[]): { name: string; text: string } {
+  let key = `${carried.name}:${carried.values?.length ?? 0};`;
+  for (const r of reads) key += `${r.name}:${r.values.length};`;
+  const texts = [carried.text, ...reads.map((r) => r.text)];
+  const known = carryShapes.get(key);
+  if (known && texts.every((t, i) => known.parts[i] === t)) return { name: known.name, text: known.text };
+  let offset = carried.values?.length ?? 0;
+  const columns = reads.map((r, i) => {
+    const text = r.text.replace(/\$(\d+)/g, (_, n: string) => `$${Number(n) + offset}`);
+    offset += r.values.length;
+    return `(SELECT coalesce(jsonb_agg(q), '[]'::jsonb) FROM (${text}) AS q) AS along${i}`;
+  });
+  const text = `SELECT c.*, ${columns.join(', ')} FROM (${carried.text}) AS c`;
+  const name = `${carried.name}+along.${createHash('sha1').update(text).digest('hex').slice(0, 16)}`;
+  if (carryShapes.size >= MAX_CARRY_SHAPES) carryShapes.delete(carryShapes.keys().next().value!);
+  carryShapes.set(key, { name, text, parts: texts });
+  return { name, text };
+}
+
 /** Sends held-back writes: one alone as itself, several as one statement. */
 function send(sql: Sql, writes: readonly LaterWrite[]): Promise<unknown> {
   if (writes.length === 1) {
@@ -138,6 +188,8 @@ export function writeBehind(inner: Sql): Sql & { flush(): Promise<void> } {
   let held: LaterWrite[] = [];
   let rows = new Set<string>();
   let sent: Promise<unknown>[] = [];
+  type Waiting = { read: AlongRead; resolve: (rows: pg.QueryResultRow[]) => void; reject: (error: unknown) => void };
+  let along: Waiting[] = [];
 
   const track = (done: Promise<unknown>) => {
     // Awaited by the next flush; until then its failure must not count as unhandled.
@@ -151,12 +203,36 @@ export function writeBehind(inner: Sql): Sql & { flush(): Promise<void> } {
     held = [];
     rows = new Set();
   };
+  /** Sends the reads waiting to go along, each as a statement of its own. */
+  const sendAlong = () => {
+    const waiting = along;
+    along = [];
+    for (const { read, resolve, reject } of waiting) {
+      const done = inner.query({ name: read.name, text: read.text, values: read.values });
+      done.then((result) => resolve(result.rows), reject);
+      track(done);
+    }
+  };
   /** Sends what is held at once; resolves when it and every statement sent `soon` have answered. */
   const flush = (): Promise<void> => {
     sendHeld();
+    sendAlong();
     const waiting = sent;
     sent = [];
     return Promise.all(waiting).then(() => undefined);
+  };
+
+  /** Sends what is held first: a unit reads its own writes. */
+  const query = <R extends pg.QueryResultRow>(config: pg.QueryConfig): Promise<pg.QueryResult<R>> => {
+    const flushed = flush();
+    const result = inner.query<R>(config);
+    return flushed.then(
+      () => result,
+      (error: unknown) => {
+        result.catch(() => {});
+        throw error;
+      },
+    );
   };
 
   return {
@@ -168,19 +244,40 @@ export function writeBehind(inner: Sql): Sql & { flush(): Promise<void> } {
     },
     soon(config) {
       sendHeld();
+      sendAlong();
       track(inner.query(config));
     },
-    query<R extends pg.QueryResultRow>(config: pg.QueryConfig): Promise<pg.QueryResult<R>> {
-      const flushed = flush();
-      const result = inner.query<R>(config);
-      return flushed.then(
-        () => result,
+    along(read) {
+      // Left alone when nothing carries it in this turn (a unit that fails before its next statement
+      // may still await it): sent then, behind what the turn sent.
+      if (along.length === 0) setImmediate(sendAlong);
+      return new Promise((resolve, reject) => along.push({ read, resolve, reject }));
+    },
+    carry<R extends pg.QueryResultRow>(config: pg.QueryConfig): Promise<pg.QueryResult<R>> {
+      const reads = along;
+      along = [];
+      if (reads.length === 0) return query<R>(config);
+      const shape = carryShape(
+        config,
+        reads.map((r) => r.read),
+      );
+      const values = [...(config.values ?? []), ...reads.flatMap((r) => r.read.values)];
+      return query<R>({ ...shape, values }).then(
+        (result) => {
+          const row: Record<string, unknown> = result.rows[0] ?? {};
+          reads.forEach((r, i) => {
+            r.resolve((row[`along${i}`] as pg.QueryResultRow[] | undefined) ?? []);
+            delete row[`along${i}`];
+          });
+          return result;
+        },
         (error: unknown) => {
-          result.catch(() => {});
+          for (const r of reads) r.reject(error);
           throw error;
         },
       );
     },
+    query,
   };
 }
 
@@ -203,6 +300,14 @@ export function statement<R extends pg.QueryResultRow = pg.QueryResultRow>(name:
     /** A write held back by a unit's connection (`writeBehind`), or run at once on the pool. */
     later: (sql: Sql, rows: readonly string[], ...values: unknown[]): Promise<void> =>
       writeLater(sql, { name, text, values, rows }),
+    /** Its rows, going along with the unit's next carrying statement (`Sql.along`), or run at once. */
+    rowsAlong: async (sql: Sql, ...values: unknown[]): Promise<R[]> =>
+      sql.along
+        ? ((await sql.along({ name, text, values })) as R[])
+        : (await sql.query<R>({ name, text, values })).rows,
+    /** Run carrying the reads waiting to go along (`Sql.carry`): a statement that answers exactly one row. */
+    carrying: async (sql: Sql, ...values: unknown[]): Promise<R | null> =>
+      (await (sql.carry ? sql.carry<R>({ name, text, values }) : sql.query<R>({ name, text, values }))).rows[0] ?? null,
     /** Sent at once on a unit's connection without waiting for its answer (`Sql.soon`); run and awaited on the pool. */
     soon: async (sql: Sql, ...values: unknown[]): Promise<void> => {
       if (sql.soon) return sql.soon({ name, text, values });

@@ -119,7 +119,7 @@ export function pgAnswerRepo(sql: Sql): AnswerRepo {
     summarizePendingUnmapped: async (integrationId, limits) =>
       foldUnmappedKeys(await summary.rows(sql, integrationId, limits.keys, limits.examples, limits.scan)),
     kept: async (integrationId, keys) => {
-      const rows = await kept.rows(sql, integrationId, [...keys]);
+      const rows = await kept.rowsAlong(sql, integrationId, [...keys]);
       const perKey = new Map<string, number>();
       for (const r of rows) if (r.answer_key !== null) perKey.set(r.answer_key, Number(r.answers));
       return { keys: rows[0]!.keys, bytes: Number(rows[0]!.bytes), perKey };

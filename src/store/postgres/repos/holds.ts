@@ -51,7 +51,7 @@ export function pgHoldRepo(sql: Sql): HoldRepo {
     inUnit();
     const { externalId, phone, email } = keys;
     const locks = person ? personLockNames(workspaceId!, personKeysOf(integrationId, keys)) : [];
-    const row = (await hold.one(
+    const row = (await hold.carrying(
       sql,
       person,
       workspaceId,

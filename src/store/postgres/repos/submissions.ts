@@ -54,7 +54,7 @@ export function pgSubmissionRepo(sql: Sql): SubmissionRepo {
       return row ? rowToSubmission(row) : null;
     },
     findWithLead: async (integrationId, endpoint, eventId) => {
-      const rows = await findWithLead.rows(sql, integrationId, endpoint, eventId);
+      const rows = await findWithLead.rowsAlong(sql, integrationId, endpoint, eventId);
       if (rows.length === 0) return null;
       return { ...rowToSubmission(rows[0]!.ledger_row), lead: leadWithPartsOf(rows) };
     },
