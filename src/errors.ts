@@ -17,6 +17,7 @@ export const problemCatalogue = {
   'unpaired-surrogate': { status: 400, title: 'Unpaired UTF-16 surrogate in the request' },
   unauthorized: { status: 401, title: 'Authentication required' },
   forbidden: { status: 403, title: 'Forbidden' },
+  brownout: { status: 403, title: 'The deprecated interface is off for a brownout window' },
   'not-found': { status: 404, title: 'Not found' },
   'method-not-allowed': { status: 405, title: 'Method not allowed' },
   'request-timeout': { status: 408, title: 'Request not received in time' },

@@ -1,5 +1,5 @@
 // The deprecated interface's gate: deprecation headers, the bot key (checked in migration/authenticate.ts),
-// the sunset date and the switch-off 403.
+// the sunset date, and the 403 of a switch-off or a brownout window.
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { AppError } from '../errors.js';
 import type { Store } from '../store/store.js';
@@ -10,6 +10,7 @@ import { MIGRATION_GUIDE } from '../http/docs-routes.js';
 import type { UsageRecorder } from '../migration/usage.js';
 import { replacementFor } from '../porting/replacements.js';
 import type { AuthFailureGuard } from '../rate-limit/auth-failures.js';
+import { brownoutAt } from '../rules/brownouts.js';
 
 /** RFC 9745: the interface is deprecated as of this moment (a structured-field date). */
 const DEPRECATED_SINCE = Date.UTC(2026, 0, 1) / 1000;
@@ -32,6 +33,8 @@ export function legacyGate(deps: {
   usage: UsageRecorder;
   authFailures: AuthFailureGuard;
   refusedKeyHashes?: ReadonlySet<string>;
+  /** The clock brownout windows are read by (milliseconds since the epoch). */
+  now?: () => number;
 }) {
   const authenticate = legacyAuthenticator(deps);
   return async function gate(request: FastifyRequest, reply: FastifyReply): Promise<void> {
@@ -44,13 +47,41 @@ export function legacyGate(deps: {
 
     const state = await read(`state:${integration.id}`, () => deps.store.readOne((r) => r.states.get(integration.id)));
     if (state === 'switched_off') {
-      const replacement = replacementFor(request.method, request.url.split('?')[0] ?? '');
+      const { replacement, advice } = whereToGo(request);
       throw new AppError(
         'forbidden',
-        `The deprecated bot interface is switched off for ${integration.name}. ${replacement.advice} ` +
-          `Use the v1 key with Authorization: Bearer; see ${MIGRATION_GUIDE}.`,
-        { replacement: { method: replacement.method, path: replacement.path }, migration_guide: MIGRATION_GUIDE },
+        `The deprecated bot interface is switched off for ${integration.name}. ${advice}`,
+        { replacement, migration_guide: MIGRATION_GUIDE },
       );
     }
+    // A window is read from the rules and the clock on every call: it starts and ends on every replica
+    // at once, and a switched-off integration (above) has none.
+    const now = (deps.now ?? Date.now)();
+    const brownout = brownoutAt(integration.legacy.brownouts, now);
+    if (brownout) {
+      const { replacement, advice } = whereToGo(request);
+      const sunset = integration.legacy.sunset;
+      throw new AppError(
+        'brownout',
+        `The deprecated bot interface is off for ${integration.name} until ${brownout.end}: a brownout, ` +
+          `announcing its switch-off${sunset === null ? '' : ` on ${sunset}`}. ${advice}`,
+        {
+          replacement,
+          migration_guide: MIGRATION_GUIDE,
+          sunset,
+          brownout: { start: brownout.start, end: brownout.end },
+        },
+        { 'retry-after': String(Math.max(1, Math.ceil((brownout.endMs - now) / 1000))) },
+      );
+    }
+  };
+}
+
+/** The v1 call that replaces the request's legacy one, and the sentence that says where to go. */
+function whereToGo(request: FastifyRequest) {
+  const replacement = replacementFor(request.method, request.url.split('?')[0] ?? '');
+  return {
+    replacement: { method: replacement.method, path: replacement.path },
+    advice: `${replacement.advice} Use the v1 key with Authorization: Bearer; see ${MIGRATION_GUIDE}.`,
   };
 }

@@ -1,4 +1,5 @@
 // The rules as the code uses them: catalog items with stable ids, indexed by id and by name.
+import { brownoutWindows, type Brownout } from './brownouts.js';
 import type { FieldType, RulesFile } from './schema.js';
 import { stableId } from './ids.js';
 
@@ -103,6 +104,8 @@ export interface Integration {
     /** Template of the person id of a legacy lead, or null when none is configured. */
     externalContactId: string | null;
     sunset: string | null;
+    /** Its brownout windows (its own, else the workspace's), in the order they start. */
+    brownouts: Brownout[];
     tags: Map<string, { answer: string; value: string | boolean | number }>;
     data: Map<string, string>;
   };
@@ -225,6 +228,7 @@ export function buildRules(files: RulesFile[]): Rules {
         legacy: {
           externalContactId: i.legacy.external_contact_id ?? null,
           sunset: i.legacy.sunset ?? null,
+          brownouts: brownoutWindows(i.legacy.brownouts ?? file.workspace.legacy.brownouts),
           tags: new Map(Object.entries(i.legacy.tags)),
           data: new Map(Object.entries(i.legacy.data)),
         },

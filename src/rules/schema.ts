@@ -1,4 +1,5 @@
 // The rules file format (format_version 1): a workspace catalog and its integrations' settings.
+import { BrownoutListSchema } from './brownouts.js';
 import { z } from 'zod';
 
 const name = z.string().trim().min(1, 'must not be empty').max(200);
@@ -113,6 +114,9 @@ export const LegacySettingsSchema = z.strictObject({
     .default({})
     .meta({ description: 'Legacy tag name -> the answer it stands for' }),
   data: z.record(z.string(), z.string().min(1)).default({}).meta({ description: 'Legacy data key -> answer key' }),
+  brownouts: BrownoutListSchema.optional().meta({
+    description: "This integration's brownout windows; absent: the workspace's (workspace.legacy.brownouts)",
+  }),
 });
 
 export const IntegrationSchema = z.strictObject({
@@ -147,6 +151,13 @@ export const RulesFileSchema = z
       custom_fields: z
         .record(z.string().regex(/^[a-z][a-z0-9_]{0,63}$/, 'field keys are snake_case'), CustomFieldSchema)
         .default({}),
+      legacy: z
+        .strictObject({
+          brownouts: BrownoutListSchema.default([]).meta({
+            description: 'Brownout windows of every integration of the workspace that lists none of its own',
+          }),
+        })
+        .default({ brownouts: [] }),
     }),
     integrations: z.array(IntegrationSchema).default([]),
   })

@@ -1,0 +1,189 @@
+// Brownout windows from the rules (src/rules/brownouts.ts): inside a window every call with the
+// integration's legacy key is a 403 that says it is a brownout, names the v1 replacement, the guide,
+// the sunset and the window's end, with Retry-After until it; outside, nothing changes. The workspace's
+// list applies to the integrations that list none of their own. v1 keys are never affected.
+import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { EXAMPLE_RULES, startGateway, type Gateway } from '../helper.js';
+import { createRulesHolder } from '../../src/rules/loader.js';
+import { BROWNOUT_MINUTES_MAX, BROWNOUTS_PER_INTEGRATION_MAX } from '../../src/rules/brownouts.js';
+
+const dirs: string[] = [];
+const gateways: Gateway[] = [];
+afterAll(async () => {
+  await Promise.all(gateways.map((g) => g.close()));
+  for (const d of dirs) rmSync(d, { recursive: true, force: true });
+});
+
+const TELEGRAM = 'brightpath:telegram-bot';
+const WEBSITE = 'brightpath:website-form';
+
+/**
+ * The example rules with brownout windows: `telegram` under the telegram bot's `legacy:`, `workspace`
+ * as the workspace's default list (a YAML flow list each).
+ */
+function rulesWith(windows: { telegram?: string; workspace?: string }) {
+  const dir = mkdtempSync(join(tmpdir(), 'lead-gateway-brownouts-'));
+  dirs.push(dir);
+  cpSync(EXAMPLE_RULES, dir, { recursive: true });
+  const file = join(dir, 'brightpath.yaml');
+  let text = readFileSync(file, 'utf8');
+  if (windows.telegram !== undefined)
+    text = text.replace(
+      '      sunset: 2027-03-01\n',
+      `      sunset: 2027-03-01\n      brownouts: ${windows.telegram}\n`,
+    );
+  if (windows.workspace !== undefined)
+    text = text.replace('  custom_fields:\n', `  legacy:\n    brownouts: ${windows.workspace}\n  custom_fields:\n`);
+  writeFileSync(file, text);
+  return dir;
+}
+
+const at = (ms: number) => new Date(ms).toISOString();
+const window = (startMs: number, minutes: number) => `{ start: "${at(startMs)}", minutes: ${minutes} }`;
+
+async function gatewayWith(windows: { telegram?: string; workspace?: string }) {
+  const gw = await startGateway({ rulesDir: rulesWith(windows) });
+  gateways.push(gw);
+  return gw;
+}
+
+async function legacyKey(gw: Gateway, handle: string, key: string) {
+  expect((await gw.admin('POST', `/admin/v1/integrations/${handle}/keys/import`, { key })).statusCode).toBe(201);
+  return key;
+}
+
+const legacyCall = (gw: Gateway, key: string, method: 'GET' | 'POST' = 'POST') =>
+  gw.app.inject({
+    method,
+    url: '/api/bots/api/leads/',
+    headers: { 'x-bot-api-key': key },
+    ...(method === 'POST' ? { payload: { first_name: 'Brownout', phone: '+998901112233' } } : {}),
+  });
+
+describe('brownout windows', () => {
+  it('refuse every legacy call inside a window with a 403 that says so, and leave v1 keys alone', async () => {
+    const now = Date.now();
+    const gw = await gatewayWith({ telegram: `[${window(now - 60_000, 10)}]` });
+    const key = await legacyKey(gw, TELEGRAM, 'brownout-legacy-key-0123456789');
+    const v1 = await gw.issueKey(TELEGRAM);
+    const leadsBefore = await gw.inspect.leads.count();
+
+    const refused = await legacyCall(gw, key);
+    expect(refused.statusCode).toBe(403);
+    expect(refused.headers['content-type']).toMatch(/^application\/problem\+json/);
+    const end = at(now - 60_000 + 10 * 60_000);
+    expect(refused.json()).toMatchObject({
+      type: 'urn:lead-gateway:problem:brownout',
+      code: 'brownout',
+      status: 403,
+      replacement: { method: 'POST', path: '/api/integrations/v1/leads/' },
+      migration_guide: '/docs/migration',
+      sunset: '2027-03-01',
+      brownout: { start: at(now - 60_000), end },
+    });
+    expect(refused.json<{ detail: string }>().detail).toContain(`until ${end}: a brownout`);
+    const retryAfter = Number(refused.headers['retry-after']);
+    expect(retryAfter).toBeGreaterThan(500);
+    expect(retryAfter).toBeLessThanOrEqual(540);
+    // The deprecation headers as on every legacy answer.
+    expect(refused.headers.deprecation).toMatch(/^@\d+$/);
+    expect(refused.headers.sunset).toBe('Mon, 01 Mar 2027 00:00:00 GMT');
+    // Every route, reads too; nothing was stored.
+    expect((await legacyCall(gw, key, 'GET')).statusCode).toBe(403);
+    expect(await gw.inspect.leads.count()).toBe(leadsBefore);
+
+    // The v1 key of the same integration is not affected.
+    const lead = await gw.submit(v1, { event_id: 'brownout-v1', external_contact_id: 'telegram:5', first_name: 'V' });
+    expect(lead.statusCode).toBe(201);
+    // Nor is an integration without a window.
+    const other = await legacyKey(gw, WEBSITE, 'brownout-website-key-0123456789');
+    expect((await legacyCall(gw, other)).statusCode).toBe(201);
+  });
+
+  it('change nothing outside a window: before it starts and after it ended', async () => {
+    const now = Date.now();
+    const gw = await gatewayWith({
+      telegram: `[${window(now - 10 * 60_000, 5)}, ${window(now + 60 * 60_000, 5)}]`,
+    });
+    const key = await legacyKey(gw, TELEGRAM, 'brownout-outside-key-0123456789');
+    const res = await legacyCall(gw, key);
+    expect(res.statusCode).toBe(201);
+    expect(res.headers['retry-after']).toBeUndefined();
+  });
+
+  it('start at their start, read from the clock on every call', async () => {
+    const startMs = Date.now() + 1_500;
+    const gw = await gatewayWith({ telegram: `[${window(startMs, 1)}]` });
+    const key = await legacyKey(gw, TELEGRAM, 'brownout-start-key-0123456789ab');
+    const before = await legacyCall(gw, key, 'GET');
+    // Answered before the start (the call itself is quick): not refused.
+    if (Date.now() < startMs) expect(before.statusCode).toBe(200);
+    await new Promise((resolve) => setTimeout(resolve, Math.max(0, startMs - Date.now()) + 50));
+    expect((await legacyCall(gw, key, 'GET')).json()).toMatchObject({ code: 'brownout' });
+  });
+
+  it("apply the workspace's list to every integration that lists none, and an integration's own list instead of it", async () => {
+    const now = Date.now();
+    const gw = await gatewayWith({
+      workspace: `[${window(now - 60_000, 10)}]`,
+      telegram: '[]',
+    });
+    const website = await legacyKey(gw, WEBSITE, 'brownout-ws-website-0123456789');
+    const telegram = await legacyKey(gw, TELEGRAM, 'brownout-ws-telegram-012345678');
+    expect((await legacyCall(gw, website)).json()).toMatchObject({ code: 'brownout', sunset: null });
+    expect((await legacyCall(gw, telegram)).statusCode).toBe(201);
+  });
+
+  it('never start on a switched-off integration: its answer stays the switch-off', async () => {
+    const now = Date.now();
+    const gw = await gatewayWith({ telegram: `[${window(now - 60_000, 10)}]` });
+    const key = await legacyKey(gw, TELEGRAM, 'brownout-off-key-0123456789abcd');
+    await gw.issueKey(TELEGRAM);
+    const off = await gw.admin('POST', `/admin/v1/integrations/${TELEGRAM}/switch-off`, {
+      reason: 'moved',
+      force: true,
+    });
+    expect(off.statusCode).toBe(200);
+    const res = await legacyCall(gw, key);
+    expect(res.statusCode).toBe(403);
+    expect(res.json()).toMatchObject({ code: 'forbidden' });
+    expect(res.headers['retry-after']).toBeUndefined();
+  });
+});
+
+describe('brownout windows in the rules: bad input', () => {
+  const problemOf = (windows: { telegram?: string; workspace?: string }) => {
+    try {
+      createRulesHolder(rulesWith(windows));
+      return null;
+    } catch (error) {
+      return (error as Error).message;
+    }
+  };
+
+  it('refuse a start without a zone, overlapping windows, a window too long and too many windows', () => {
+    expect(problemOf({ telegram: '[{ start: "2026-12-02T10:00:00", minutes: 5 }]' })).toMatch(
+      /brownouts.*must be a date and time with its zone/s,
+    );
+    expect(
+      problemOf({
+        telegram:
+          '[{ start: "2026-12-02T10:00:00Z", minutes: 30 }, { start: "2026-12-02T10:20:00+00:00", minutes: 5 }]',
+      }),
+    ).toMatch(/overlaps the window from 2026-12-02T10:00:00.000Z to 2026-12-02T10:30:00.000Z/);
+    expect(
+      problemOf({ telegram: `[{ start: "2026-12-02T10:00:00Z", minutes: ${BROWNOUT_MINUTES_MAX + 1} }]` }),
+    ).toMatch(/minutes/);
+    const many = Array.from({ length: BROWNOUTS_PER_INTEGRATION_MAX + 1 }, (_, i) =>
+      window(Date.UTC(2026, 11, 2) + i * 3_600_000, 5),
+    );
+    expect(problemOf({ workspace: `[${many.join(', ')}]` })).toMatch(
+      new RegExp(`at most ${BROWNOUTS_PER_INTEGRATION_MAX} brownout windows`),
+    );
+    // Windows in the past are the schedule's history, not an error: a rules file need not be edited after each.
+    expect(problemOf({ telegram: '[{ start: "2020-01-01T00:00:00Z", minutes: 5 }]' })).toBeNull();
+  });
+});
