@@ -1,13 +1,12 @@
-// The answer log in PostgreSQL.
+// The answer log in PostgreSQL: the shared statements (src/store/statements/answers.ts), the reads of a
+// list of keys (an array parameter), the counts (cast to int), the kept counts written as arrays in key
+// order, and the expiry.
 import { expiredPerKey, type AnswerRepo, type KeptIncrement } from '../../repos/answers.js';
 import { foldUnmappedKeys, rowToAnswer, type AnswerRow, type UnmappedKeyRow } from '../../sql-rows.js';
-import { rowName, statement, type Sql } from '../sql.js';
+import { answerStatements as shared } from '../../statements/answers.js';
+import { rowName, sharedStatement, statement, type Sql } from '../sql.js';
 
-const insert = statement(
-  'answers.insert',
-  `INSERT INTO answers (id, submission_id, integration_id, lead_id, answer_key, raw_value, outcome, error, field_id, created_at)
-   VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`,
-);
+const insert = sharedStatement(shared.insert);
 // Ties of created_at in insertion order: ids are time-ordered, as SQLite's rowid is.
 const pending = statement<AnswerRow>(
   'answers.pending',
@@ -63,10 +62,7 @@ const addNotKept = statement(
   `INSERT INTO answers_not_kept AS n (integration_id, answers, last_at) VALUES ($1, $2, $3)
    ON CONFLICT (integration_id) DO UPDATE SET answers = n.answers + excluded.answers, last_at = greatest(n.last_at, excluded.last_at)`,
 );
-const notKept = statement<{ answers: string }>(
-  'answers.notKept',
-  'SELECT answers FROM answers_not_kept WHERE integration_id = $1',
-);
+const notKept = sharedStatement<{ answers: string }>(shared.notKept);
 // Walks the partial index answers_kept_age, oldest first.
 const deleteExpired = statement<{ integration_id: string; answer_key: string; raw_value: unknown }>(
   'answers.deleteExpired',
@@ -88,10 +84,7 @@ const sortedIncrements = (increments: readonly KeptIncrement[]) =>
         : 1,
   );
 
-const mark = statement(
-  'answers.mark',
-  'UPDATE answers SET applied_at = $1, applied_outcome = $2, field_id = $3, error = $4 WHERE id = $5',
-);
+const mark = sharedStatement(shared.mark);
 
 export function pgAnswerRepo(sql: Sql): AnswerRepo {
   return {

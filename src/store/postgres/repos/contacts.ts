@@ -1,35 +1,19 @@
-// Contacts and their bindings in PostgreSQL.
+// Contacts and their bindings in PostgreSQL: the shared statements (src/store/statements/contacts.ts),
+// the row lock, the match (the database's function), the insert and fill (the e-mail's matching form
+// made in JavaScript) and the binding made under its person lock.
 import type { ContactRepo, MatchedKey } from '../../repos/contacts.js';
 import { rowToContact, type ContactRow } from '../../sql-rows.js';
-import { rowName, statement, type Sql } from '../sql.js';
+import { contactColumns as columns, contactStatements as shared } from '../../statements/contacts.js';
+import { rowName, sharedStatement, statement, type Sql } from '../sql.js';
 import { brokenBinding } from '../../store.js';
 
-export const CONTACT_COLUMNS = [
-  'id',
-  'workspace_id',
-  'first_name',
-  'last_name',
-  'phone',
-  'email',
-  'created_at',
-  'updated_at',
-] as const;
-const columns = CONTACT_COLUMNS.map((c) => `c.${c}`).join(', ');
-const get = statement<ContactRow>('contacts.get', `SELECT ${columns} FROM contacts c WHERE c.id = $1`);
+const get = sharedStatement<ContactRow>(shared.get);
 const lock = statement<ContactRow>(
   'contacts.lock',
   `SELECT ${columns} FROM contacts c WHERE c.id = $1 FOR NO KEY UPDATE`,
 );
-/**
- * A binding's person comes with it, or its id alone (`bound_contact_id`, the person's columns null)
- * when the store does not hold it: a broken reference, told by `checkBound`, never passed over as no
- * binding (which would bind the id again, and fail on the binding's key).
- */
-const byBinding = statement<BoundRow>(
-  'contacts.byBinding',
-  `SELECT b.contact_id AS bound_contact_id, ${columns} FROM contact_bindings b LEFT JOIN contacts c ON c.id = b.contact_id
-   WHERE b.integration_id = $1 AND b.external_contact_id = $2`,
-);
+// A binding whose person is not there comes with its id alone, told by `checkBound`.
+const byBinding = sharedStatement<BoundRow>(shared.byBinding);
 
 /** A binding's row with its person, or with the id alone when the person's row is not there. */
 export type BoundRow = (ContactRow | { id: null }) & { bound_contact_id: string | null };
@@ -70,11 +54,7 @@ const bindNew = statement(
   'contacts.bindNew',
   'INSERT INTO contact_bindings (integration_id, external_contact_id, contact_id, created_at) VALUES ($1, $2, $3, $4)',
 );
-const bind = statement(
-  'contacts.bind',
-  `INSERT INTO contact_bindings (integration_id, external_contact_id, contact_id, created_at) VALUES ($1, $2, $3, $4)
-   ON CONFLICT (integration_id, external_contact_id) DO NOTHING`,
-);
+const bind = sharedStatement(shared.bind);
 
 /**
  * The matching form of an e-mail, made in JavaScript as SQLite's engine makes it (lower case): the

@@ -1,31 +1,17 @@
-// Custom field values in PostgreSQL.
+// Custom field values in PostgreSQL: the shared statements (src/store/statements/field-values.ts) and
+// the read of several fields, one array parameter.
 import type { FieldValueRepo } from '../../repos/field-values.js';
 import { rowToFieldValue, type FieldValueRow } from '../../sql-rows.js';
-import { rowName, statement, type Sql } from '../sql.js';
+import { fieldValueStatements as shared } from '../../statements/field-values.js';
+import { rowName, sharedStatement, statement, type Sql } from '../sql.js';
 
-const get = statement<FieldValueRow>(
-  'fieldValues.get',
-  'SELECT * FROM custom_field_values WHERE lead_id = $1 AND field_id = $2',
-);
+const get = sharedStatement<FieldValueRow>(shared.get);
 const many = statement<FieldValueRow>(
   'fieldValues.many',
   'SELECT * FROM custom_field_values WHERE lead_id = $1 AND field_id = ANY($2::text[])',
 );
-const list = statement<FieldValueRow>(
-  'fieldValues.list',
-  'SELECT * FROM custom_field_values WHERE lead_id = $1 ORDER BY field_id',
-);
-const put = statement(
-  'fieldValues.put',
-  `INSERT INTO custom_field_values (id, lead_id, field_id, text_value, decimal_value, boolean_value, date_value,
-     datetime_value, option_id, selected_options, written_by_kind, written_by_ref, updated_at)
-   VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)
-   ON CONFLICT (lead_id, field_id) DO UPDATE SET
-     text_value = excluded.text_value, decimal_value = excluded.decimal_value, boolean_value = excluded.boolean_value,
-     date_value = excluded.date_value, datetime_value = excluded.datetime_value, option_id = excluded.option_id,
-     selected_options = excluded.selected_options, written_by_kind = excluded.written_by_kind,
-     written_by_ref = excluded.written_by_ref, updated_at = excluded.updated_at`,
-);
+const list = sharedStatement<FieldValueRow>(shared.list);
+const put = sharedStatement(shared.put);
 
 export function pgFieldValueRepo(sql: Sql): FieldValueRepo {
   return {

@@ -1,8 +1,11 @@
-// Leads, their tags, comments and payments in PostgreSQL.
+// Leads, their tags, comments and payments in PostgreSQL: the shared statements
+// (src/store/statements/leads.ts), the locks, the tags added as one array, the comment caps and
+// totals, the counts and sums, the legacy lists and the statements generated per shape.
 import { createHash } from 'node:crypto';
 import type { Comment, LeadFilter, LeadPatch, LeadRepo } from '../../repos/leads.js';
 import { patchColumns, rowToLead, type LeadRow } from '../../sql-rows.js';
-import { rowName, statement, writeLater, type Sql } from '../sql.js';
+import { leadStatements as shared } from '../../statements/leads.js';
+import { rowName, sharedStatement, statement, writeLater, type Sql } from '../sql.js';
 import { UNLINKED_LEGACY, unlinkedLegacyOfQuery } from './person-id.js';
 
 const toColumnValue = (key: keyof LeadPatch, value: unknown): unknown =>
@@ -13,7 +16,7 @@ const nameOf = (prefix: string, text: string) =>
   `${prefix}.${createHash('sha1').update(text).digest('hex').slice(0, 20)}`;
 
 // Ties of created_at break by id: time-ordered (src/store/ids.ts), as SQLite's rowid is.
-const get = statement<LeadRow>('leads.get', 'SELECT * FROM leads WHERE id = $1');
+const get = sharedStatement<LeadRow>(shared.get);
 const lock = statement<LeadRow>('leads.lock', 'SELECT * FROM leads WHERE id = $1 FOR NO KEY UPDATE');
 // The lock is taken on the lead the subquery found; a row a waited-for unit changed is answered in its
 // committed version (READ COMMITTED re-checks `id =` on it), deleted or not.
@@ -21,30 +24,13 @@ const lockLatest = statement<LeadRow>(
   'leads.lockLatest',
   'SELECT * FROM leads WHERE id = (SELECT id FROM leads WHERE contact_id = $1 AND deleted_at IS NULL ORDER BY created_at DESC, id DESC LIMIT 1) FOR NO KEY UPDATE',
 );
-const insertColumns = Object.values({
-  id: 'id',
-  workspaceId: 'workspace_id',
-  contactId: 'contact_id',
-  integrationId: 'integration_id',
-  origin: 'origin',
-});
-const insert = statement(
-  'leads.insert',
-  `INSERT INTO leads (${[...insertColumns, ...Object.values(patchColumns), 'created_at'].join(', ')})
-   VALUES (${Array.from({ length: insertColumns.length + Object.keys(patchColumns).length + 1 }, (_, i) => `$${i + 1}`).join(', ')})`,
-);
+const insert = sharedStatement(shared.insert);
 const addTags = statement(
   'leads.addTags',
   'INSERT INTO lead_tags (lead_id, tag_id) SELECT $1, unnest($2::text[]) ON CONFLICT DO NOTHING',
 );
-const tagIds = statement<{ tag_id: string }>(
-  'leads.tagIds',
-  'SELECT tag_id FROM lead_tags WHERE lead_id = $1 ORDER BY tag_id',
-);
-const addComment = statement(
-  'leads.addComment',
-  'INSERT INTO lead_comments (id, lead_id, body, author_kind, author_ref, created_at) VALUES ($1, $2, $3, $4, $5, $6)',
-);
+const tagIds = sharedStatement<{ tag_id: string }>(shared.tagIds);
+const addComment = sharedStatement(shared.addComment);
 // The caps counted and the comment added in one statement: the unit holds the lead's lock, so no other
 // unit adds a comment in between.
 const addCommentWithin = statement(
@@ -82,10 +68,7 @@ const commentsPage = statement<{
   author_ref: string | null;
   created_at: string;
 }>('leads.commentsPage', 'SELECT * FROM lead_comments WHERE lead_id = $1 ORDER BY created_at, id LIMIT $2 OFFSET $3');
-const addPayment = statement(
-  'leads.addPayment',
-  'INSERT INTO lead_payments (id, lead_id, amount_minor, note, created_at) VALUES ($1, $2, $3, $4, $5)',
-);
+const addPayment = sharedStatement(shared.addPayment);
 // numeric sums exactly at any size; the driver hands it over as text, read as a bigint.
 const payments = statement<{ total: string; last: string | null }>(
   'leads.payments',

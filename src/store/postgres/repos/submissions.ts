@@ -1,21 +1,20 @@
-// The idempotency ledger in PostgreSQL.
+// The idempotency ledger in PostgreSQL: the shared statements (src/store/statements/submissions.ts),
+// the replay that reads the lead with the ledger row, and the list needing review (a boolean flag).
 import type { SubmissionRepo } from '../../repos/submissions.js';
 import {
   SUBMISSION_COLUMNS,
   rowToSubmission as decodedRowToSubmission,
   type SubmissionRow as DecodedSubmissionRow,
 } from '../../sql-rows.js';
-import { rowName, statement, type Sql } from '../sql.js';
+import { submissionStatements as shared } from '../../statements/submissions.js';
+import { rowName, sharedStatement, statement, type Sql } from '../sql.js';
 import { leadWithPartsOf, leadWithPartsSql, type LeadWithPartsRow } from './lead-views.js';
 
 /** The row as the driver hands it over: the outcome as the JSON text it was recorded with (text, not jsonb: its members keep their order). */
 type SubmissionRow = Omit<DecodedSubmissionRow, 'outcome'> & { outcome: string };
 const rowToSubmission = (r: SubmissionRow) => decodedRowToSubmission({ ...r, outcome: JSON.parse(r.outcome) });
 
-const find = statement<SubmissionRow>(
-  'submissions.find',
-  `SELECT ${SUBMISSION_COLUMNS} FROM submissions WHERE integration_id = $1 AND endpoint = $2 AND event_id = $3`,
-);
+const find = sharedStatement<SubmissionRow>(shared.find);
 // The ledger row as JSON beside the lead's (their columns collide), a row per field value of the lead.
 const findWithLead = statement<LeadWithPartsRow & { ledger_row: SubmissionRow }>(
   'submissions.findWithLead',
@@ -25,26 +24,18 @@ const findWithLead = statement<LeadWithPartsRow & { ledger_row: SubmissionRow }>
     's.lead_id',
   ),
 );
-const firstBody = statement<{ body: unknown }>('submissions.firstBody', 'SELECT body FROM submissions WHERE id = $1');
+const firstBody = sharedStatement<{ body: unknown }>(shared.firstBody);
 // A second record of an event fails as a unique violation (23505) on (integration, endpoint,
 // event_id), told as a DuplicateEventError (errors.ts): the unit's COMMIT may be on the wire behind
 // this insert before its answer comes, and the violation aborts the transaction, so that COMMIT rolls
 // it back. A writer whose insert of the same event is still uncommitted is waited for; if it rolls
 // back, this insert stands.
-const insert = statement(
-  'submissions.insert',
-  `INSERT INTO submissions (id, integration_id, endpoint, event_id, fingerprint, body, contact_id, lead_id, outcome,
-     needs_review, review_reason, created_at)
-   VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)`,
-);
+const insert = sharedStatement(shared.insert);
 const review = statement<SubmissionRow>(
   'submissions.review',
   `SELECT ${SUBMISSION_COLUMNS} FROM submissions WHERE integration_id = $1 AND needs_review ORDER BY created_at DESC LIMIT $2`,
 );
-const submittedTo = statement(
-  'submissions.submittedTo',
-  "SELECT 1 AS found FROM submissions WHERE lead_id = $1 AND integration_id = $2 AND endpoint = 'leads' LIMIT 1",
-);
+const submittedTo = sharedStatement(shared.submittedTo);
 
 export function pgSubmissionRepo(sql: Sql): SubmissionRepo {
   return {

@@ -1,5 +1,7 @@
-// The answer log in SQLite.
+// The answer log in SQLite: the shared statements (src/store/statements/answers.ts), the reads of a
+// list of keys (one JSON parameter), the kept counts' upserts (max) and the expiry by rowid.
 import type { Db } from '../connection.js';
+import { prepareShared } from '../shared.js';
 import { expiredPerKey, type AnswerRepo } from '../../repos/answers.js';
 import {
   foldUnmappedKeys,
@@ -7,6 +9,7 @@ import {
   type AnswerRow as DecodedAnswerRow,
   type UnmappedKeyRow,
 } from '../../sql-rows.js';
+import { answerStatements as shared } from '../../statements/answers.js';
 
 /** The row as SQLite holds it: the raw value as JSON text. */
 type AnswerRow = Omit<DecodedAnswerRow, 'raw_value'> & { raw_value: string };
@@ -14,10 +17,7 @@ type AnswerRow = Omit<DecodedAnswerRow, 'raw_value'> & { raw_value: string };
 const rowToAnswer = (r: AnswerRow) => decodedRowToAnswer({ ...r, raw_value: JSON.parse(r.raw_value) });
 
 export function sqliteAnswerRepo(db: Db): AnswerRepo {
-  const insert = db.prepare(
-    `INSERT INTO answers (id, submission_id, integration_id, lead_id, answer_key, raw_value, outcome, error, field_id, created_at)
-     VALUES (@id, @submissionId, @integrationId, @leadId, @key, @raw, @outcome, @error, @fieldId, @createdAt)`,
-  );
+  const insert = prepareShared(db, shared.insert);
   // The keys come as one JSON array parameter: one prepared statement whatever their number.
   const pending = db.prepare<[string, string, number], AnswerRow>(
     `SELECT * FROM answers WHERE integration_id = ? AND outcome = 'unmapped' AND applied_at IS NULL
@@ -70,20 +70,28 @@ export function sqliteAnswerRepo(db: Db): AnswerRepo {
     `INSERT INTO answers_not_kept (integration_id, answers, last_at) VALUES (?, ?, ?)
      ON CONFLICT (integration_id) DO UPDATE SET answers = answers + excluded.answers, last_at = max(last_at, excluded.last_at)`,
   );
-  const notKept = db.prepare<[string], { answers: number }>(
-    'SELECT answers FROM answers_not_kept WHERE integration_id = ?',
-  );
+  const notKept = prepareShared<{ answers: number }>(db, shared.notKept);
   // Walks the partial index answers_kept_age, oldest first.
   const deleteExpired = db.prepare<[string, number], { integration_id: string; answer_key: string; raw_value: string }>(
     `DELETE FROM answers WHERE rowid IN (
        SELECT rowid FROM answers WHERE outcome IN ('unmapped', 'invalid') AND created_at < ? ORDER BY created_at LIMIT ?
      ) RETURNING integration_id, answer_key, raw_value`,
   );
-  const mark = db.prepare(
-    'UPDATE answers SET applied_at = ?, applied_outcome = ?, field_id = ?, error = ? WHERE id = ?',
-  );
+  const mark = prepareShared(db, shared.mark);
   return {
-    insert: async (a) => void insert.run({ ...a, raw: JSON.stringify(a.raw) }),
+    insert: async (a) =>
+      void insert.run(
+        a.id,
+        a.submissionId,
+        a.integrationId,
+        a.leadId,
+        a.key,
+        JSON.stringify(a.raw),
+        a.outcome,
+        a.error,
+        a.fieldId,
+        a.createdAt,
+      ),
     listPendingUnmapped: async (integrationId, keys, limit) =>
       pending.all(integrationId, JSON.stringify(keys), limit).map(rowToAnswer),
     countPendingUnmapped: async (integrationId, keys) => {

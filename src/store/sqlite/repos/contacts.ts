@@ -1,7 +1,10 @@
-// Contacts and their bindings in SQLite.
+// Contacts and their bindings in SQLite: the shared statements (src/store/statements/contacts.ts), the
+// look-ups by phone and e-mail (ties by rowid), and the insert and fill, which lower the e-mail in SQL.
 import type { Db } from '../connection.js';
+import { prepareShared } from '../shared.js';
 import type { ContactRepo, MatchedKey } from '../../repos/contacts.js';
 import { rowToContact, type ContactRow } from '../../sql-rows.js';
+import { contactStatements as shared } from '../../statements/contacts.js';
 import { brokenBinding } from '../../store.js';
 
 /** A binding with its person, or with the id alone when the person's row is not there. */
@@ -10,13 +13,10 @@ type BoundRow = (ContactRow | { id: null }) & { bound_contact_id: string };
 const columns = 'id, workspace_id, first_name, last_name, phone, email, created_at, updated_at';
 
 export function sqliteContactRepo(db: Db): ContactRepo {
-  const get = db.prepare<[string], ContactRow>(`SELECT ${columns} FROM contacts WHERE id = ?`);
+  const get = prepareShared<ContactRow>(db, shared.get);
   // The binding's person comes with it, or its id alone when the store does not hold it (a broken
   // reference: told, never passed over as no binding, which would bind the id again and fail).
-  const byBinding = db.prepare<[string, string], BoundRow>(
-    `SELECT b.contact_id AS bound_contact_id, c.${columns.replaceAll(', ', ', c.')} FROM contact_bindings b LEFT JOIN contacts c ON c.id = b.contact_id
-     WHERE b.integration_id = ? AND b.external_contact_id = ?`,
-  );
+  const byBinding = prepareShared<BoundRow>(db, shared.byBinding);
   const bound = (integrationId: string, externalId: string): ContactRow | undefined => {
     const row = byBinding.get(integrationId, externalId);
     if (row && row.id === null) throw brokenBinding(integrationId, externalId, row.bound_contact_id);
@@ -42,10 +42,7 @@ export function sqliteContactRepo(db: Db): ContactRepo {
        updated_at = @at
      WHERE id = @id`,
   );
-  const bind = db.prepare(
-    `INSERT INTO contact_bindings (integration_id, external_contact_id, contact_id, created_at) VALUES (?, ?, ?, ?)
-     ON CONFLICT (integration_id, external_contact_id) DO NOTHING`,
-  );
+  const bind = prepareShared(db, shared.bind);
   const one = (row: ContactRow | undefined) => (row ? rowToContact(row) : null);
   const found = (row: ContactRow | undefined, by: MatchedKey) => (row ? { contact: rowToContact(row), by } : null);
   return {

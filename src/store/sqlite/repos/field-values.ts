@@ -1,10 +1,13 @@
-// Custom field values in SQLite.
+// Custom field values in SQLite: every statement shared (src/store/statements/field-values.ts); several
+// fields are read one at a time.
 import type { Db } from '../connection.js';
+import { prepareShared } from '../shared.js';
 import type { FieldValueRepo } from '../../repos/field-values.js';
 import {
   rowToFieldValue as decodedRowToFieldValue,
   type FieldValueRow as DecodedFieldValueRow,
 } from '../../sql-rows.js';
+import { fieldValueStatements as shared } from '../../statements/field-values.js';
 
 /** The row as SQLite holds it: the flag as 0 or 1, the selected options as JSON text. */
 type FieldValueRow = Omit<DecodedFieldValueRow, 'boolean_value' | 'selected_options'> & {
@@ -20,22 +23,9 @@ const rowToFieldValue = (r: FieldValueRow) =>
   });
 
 export function sqliteFieldValueRepo(db: Db): FieldValueRepo {
-  const get = db.prepare<[string, string], FieldValueRow>(
-    'SELECT * FROM custom_field_values WHERE lead_id = ? AND field_id = ?',
-  );
-  const list = db.prepare<[string], FieldValueRow>(
-    'SELECT * FROM custom_field_values WHERE lead_id = ? ORDER BY field_id',
-  );
-  const put = db.prepare(
-    `INSERT INTO custom_field_values (id, lead_id, field_id, text_value, decimal_value, boolean_value, date_value,
-       datetime_value, option_id, selected_options, written_by_kind, written_by_ref, updated_at)
-     VALUES (@id, @leadId, @fieldId, @text, @decimal, @bool, @date, @datetime, @optionId, @optionIds, @kind, @ref, @updatedAt)
-     ON CONFLICT (lead_id, field_id) DO UPDATE SET
-       text_value = excluded.text_value, decimal_value = excluded.decimal_value, boolean_value = excluded.boolean_value,
-       date_value = excluded.date_value, datetime_value = excluded.datetime_value, option_id = excluded.option_id,
-       selected_options = excluded.selected_options, written_by_kind = excluded.written_by_kind,
-       written_by_ref = excluded.written_by_ref, updated_at = excluded.updated_at`,
-  );
+  const get = prepareShared<FieldValueRow>(db, shared.get);
+  const list = prepareShared<FieldValueRow>(db, shared.list);
+  const put = prepareShared(db, shared.put);
   return {
     get: async (leadId, fieldId) => {
       const row = get.get(leadId, fieldId);
@@ -45,20 +35,20 @@ export function sqliteFieldValueRepo(db: Db): FieldValueRepo {
       [...new Set(fieldIds)].flatMap((fieldId) => get.all(leadId, fieldId).map(rowToFieldValue)),
     listForLead: async (leadId) => list.all(leadId).map(rowToFieldValue),
     put: async (v) =>
-      void put.run({
-        id: v.id,
-        leadId: v.leadId,
-        fieldId: v.fieldId,
-        text: v.text,
-        decimal: v.decimal,
-        bool: v.bool === null ? null : v.bool ? 1 : 0,
-        date: v.date,
-        datetime: v.datetime,
-        optionId: v.optionId,
-        optionIds: v.optionIds.length === 0 ? null : JSON.stringify(v.optionIds),
-        kind: v.writtenBy.kind,
-        ref: v.writtenBy.ref,
-        updatedAt: v.updatedAt,
-      }),
+      void put.run(
+        v.id,
+        v.leadId,
+        v.fieldId,
+        v.text,
+        v.decimal,
+        v.bool === null ? null : v.bool ? 1 : 0,
+        v.date,
+        v.datetime,
+        v.optionId,
+        v.optionIds.length === 0 ? null : JSON.stringify(v.optionIds),
+        v.writtenBy.kind,
+        v.writtenBy.ref,
+        v.updatedAt,
+      ),
   };
 }

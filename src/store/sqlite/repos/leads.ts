@@ -1,7 +1,12 @@
-// Leads, their tags, comments and payments in SQLite.
+// Leads, their tags, comments and payments in SQLite: the shared statements
+// (src/store/statements/leads.ts), the orders of ties by rowid, the tags added one by one, the comment
+// caps and totals (bytes counted as BLOB lengths), the counts, the payments summed in slices, and the
+// statements generated per shape.
 import type { Db } from '../connection.js';
+import { prepareShared } from '../shared.js';
 import type { Comment, LeadFilter, LeadPatch, LeadRepo } from '../../repos/leads.js';
 import { patchColumns, rowToLead as decodedRowToLead, type LeadRow as DecodedLeadRow } from '../../sql-rows.js';
+import { leadStatements as shared } from '../../statements/leads.js';
 import { UNLINKED_LEGACY, unlinkedLegacyOfQuery } from './person-id.js';
 
 /** The row as SQLite holds it: the extra data as JSON text. */
@@ -17,26 +22,14 @@ const toColumnValue = (key: keyof LeadPatch, value: unknown): unknown =>
   key === 'extraData' ? (value === null ? null : JSON.stringify(value)) : value;
 
 export function sqliteLeadRepo(db: Db): LeadRepo {
-  const get = db.prepare<[string], LeadRow>('SELECT * FROM leads WHERE id = ?');
+  const get = prepareShared<LeadRow>(db, shared.get);
   const latest = db.prepare<[string], LeadRow>(
     'SELECT * FROM leads WHERE contact_id = ? AND deleted_at IS NULL ORDER BY created_at DESC, rowid DESC LIMIT 1',
   );
-  const insert = db.prepare(
-    `INSERT INTO leads (id, workspace_id, contact_id, integration_id, origin, first_name, last_name, phone, email, notes, source,
-       invited_by, stage_id, status_id, group_id, assigned_to, created_by, closed_by, closed_at, close_outcome,
-       close_reason, extra_data, created_at, updated_at, deleted_at)
-     VALUES (@id, @workspaceId, @contactId, @integrationId, @origin, @firstName, @lastName, @phone, @email, @notes, @source,
-       @invitedBy, @stageId, @statusId, @groupId, @assignedTo, @createdBy, @closedBy, @closedAt, @closeOutcome,
-       @closeReason, @extraData, @createdAt, @updatedAt, @deletedAt)`,
-  );
+  const insert = prepareShared(db, shared.insert);
   const addTag = db.prepare('INSERT INTO lead_tags (lead_id, tag_id) VALUES (?, ?) ON CONFLICT DO NOTHING');
-  const tagIds = db.prepare<[string], { tag_id: string }>(
-    'SELECT tag_id FROM lead_tags WHERE lead_id = ? ORDER BY tag_id',
-  );
-  const addComment = db.prepare(
-    `INSERT INTO lead_comments (id, lead_id, body, author_kind, author_ref, created_at)
-     VALUES (@id, @leadId, @body, @authorKind, @authorRef, @createdAt)`,
-  );
+  const tagIds = prepareShared<{ tag_id: string }>(db, shared.tagIds);
+  const addComment = prepareShared(db, shared.addComment);
   // The caps counted and the comment added in one statement (the unit holds the lead's lock anyway).
   const addCommentWithin = db.prepare(
     `INSERT INTO lead_comments (id, lead_id, body, author_kind, author_ref, created_at)
@@ -126,9 +119,7 @@ export function sqliteLeadRepo(db: Db): LeadRepo {
       created_at: string;
     }
   >('SELECT * FROM lead_comments WHERE lead_id = ? ORDER BY created_at, rowid LIMIT ? OFFSET ?');
-  const addPayment = db.prepare(
-    'INSERT INTO lead_payments (id, lead_id, amount_minor, note, created_at) VALUES (@id, @leadId, @amountMinor, @note, @createdAt)',
-  );
+  const addPayment = prepareShared(db, shared.addPayment);
   // SQLite's sum() of the amounts overflowed 64 bits (and every read of the lead was a 500 from then
   // on). Summed in three slices of six digits, no slice sum can overflow: that would take 9.2e12
   // payments, more rows than a database file of SQLite's maximum size (2^48 bytes) can hold. The
@@ -150,7 +141,7 @@ export function sqliteLeadRepo(db: Db): LeadRepo {
         authorRef: c.author_ref,
         createdAt: c.created_at,
       })),
-    addPayment: async (p) => void addPayment.run(p),
+    addPayment: async (p) => void addPayment.run(p.id, p.leadId, p.amountMinor, p.note, p.createdAt),
     payments: async (leadId) => {
       const row = payments.get(leadId)!;
       return {
@@ -173,7 +164,16 @@ export function sqliteLeadRepo(db: Db): LeadRepo {
       const row = latest.get(contactId);
       return row ? rowToLead(row) : null;
     },
-    insert: async (lead) => void insert.run({ ...lead, extraData: toColumnValue('extraData', lead.extraData) }),
+    insert: async (lead) =>
+      void insert.run(
+        lead.id,
+        lead.workspaceId,
+        lead.contactId,
+        lead.integrationId,
+        lead.origin,
+        ...(Object.keys(patchColumns) as (keyof LeadPatch)[]).map((key) => toColumnValue(key, lead[key])),
+        lead.createdAt,
+      ),
     update: async (id, patch) => {
       const keys = (Object.keys(patch) as (keyof LeadPatch)[]).filter((k) => k in patchColumns).sort();
       if (keys.length === 0) return;
@@ -185,7 +185,7 @@ export function sqliteLeadRepo(db: Db): LeadRepo {
       for (const tagId of ids) addTag.run(leadId, tagId);
     },
     tagIds: async (leadId) => tagIds.all(leadId).map((r) => r.tag_id),
-    addComment: async (comment) => void addComment.run(comment),
+    addComment: async (c) => void addComment.run(c.id, c.leadId, c.body, c.authorKind, c.authorRef, c.createdAt),
     addCommentWithin: async (comment, caps) =>
       void addCommentWithin.run({ ...comment, maxCount: caps.count, maxBytes: caps.bytes }),
     commentsCount: async (leadId) => commentsCount.get(leadId)?.n ?? 0,

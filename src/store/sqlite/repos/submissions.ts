@@ -1,11 +1,14 @@
-// The idempotency ledger in SQLite.
+// The idempotency ledger in SQLite: the shared statements (src/store/statements/submissions.ts) and
+// the list needing review (the flag is 0 or 1).
 import type { Db } from '../connection.js';
+import { prepareShared } from '../shared.js';
 import type { SubmissionRepo } from '../../repos/submissions.js';
 import {
   SUBMISSION_COLUMNS,
   rowToSubmission as decodedRowToSubmission,
   type SubmissionRow as DecodedSubmissionRow,
 } from '../../sql-rows.js';
+import { submissionStatements as shared } from '../../statements/submissions.js';
 import { DuplicateEventError } from '../../store.js';
 import { isUniqueViolation } from '../errors.js';
 
@@ -16,22 +19,13 @@ const rowToSubmission = (r: SubmissionRow) =>
   decodedRowToSubmission({ ...r, outcome: JSON.parse(r.outcome), needs_review: r.needs_review === 1 });
 
 export function sqliteSubmissionRepo(db: Db): SubmissionRepo {
-  const find = db.prepare<[string, string, string], SubmissionRow>(
-    `SELECT ${SUBMISSION_COLUMNS} FROM submissions WHERE integration_id = ? AND endpoint = ? AND event_id = ?`,
-  );
-  const firstBody = db.prepare<[string], string>('SELECT body FROM submissions WHERE id = ?').pluck();
-  const insert = db.prepare(
-    `INSERT INTO submissions (id, integration_id, endpoint, event_id, fingerprint, body, contact_id, lead_id, outcome,
-       needs_review, review_reason, created_at)
-     VALUES (@id, @integrationId, @endpoint, @eventId, @fingerprint, @body, @contactId, @leadId, @outcome,
-       @needsReview, @reviewReason, @createdAt)`,
-  );
+  const find = prepareShared<SubmissionRow>(db, shared.find);
+  const firstBody = prepareShared<{ body: string }>(db, shared.firstBody);
+  const insert = prepareShared(db, shared.insert);
   const review = db.prepare<[string, number], SubmissionRow>(
     `SELECT ${SUBMISSION_COLUMNS} FROM submissions WHERE integration_id = ? AND needs_review = 1 ORDER BY created_at DESC LIMIT ?`,
   );
-  const submittedTo = db.prepare<[string, string], { found: number }>(
-    "SELECT 1 AS found FROM submissions WHERE lead_id = ? AND integration_id = ? AND endpoint = 'leads' LIMIT 1",
-  );
+  const submittedTo = prepareShared<{ found: number }>(db, shared.submittedTo);
   return {
     submittedTo: async (integrationId, leadId) => submittedTo.get(leadId, integrationId) !== undefined,
     find: async (integrationId, endpoint, eventId) => {
@@ -44,17 +38,25 @@ export function sqliteSubmissionRepo(db: Db): SubmissionRepo {
       return row ? rowToSubmission(row) : null;
     },
     firstBody: async (id) => {
-      const body = firstBody.get(id);
-      return body === undefined ? null : (JSON.parse(body) as unknown);
+      const row = firstBody.get(id);
+      return row === undefined ? null : (JSON.parse(row.body) as unknown);
     },
     insert: async (s) => {
       try {
-        insert.run({
-          ...s,
-          body: JSON.stringify(s.body),
-          outcome: JSON.stringify(s.outcome),
-          needsReview: s.needsReview ? 1 : 0,
-        });
+        insert.run(
+          s.id,
+          s.integrationId,
+          s.endpoint,
+          s.eventId,
+          s.fingerprint,
+          JSON.stringify(s.body),
+          s.contactId,
+          s.leadId,
+          JSON.stringify(s.outcome),
+          s.needsReview ? 1 : 0,
+          s.reviewReason,
+          s.createdAt,
+        );
       } catch (error) {
         if (isUniqueViolation(error)) throw new DuplicateEventError();
         throw error;
