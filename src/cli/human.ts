@@ -1,4 +1,5 @@
 // What the CLI prints for people at a terminal, from the admin API's objects (--json prints the objects).
+import { brownoutSentence } from '../migration/brownout-report.js';
 import type { MigrationReport } from '../migration/report.js';
 import { ADMIN_REQUEST_TIMEOUT_MS } from './admin-client.js';
 import type { LinkReportView } from './backend.js';
@@ -89,5 +90,6 @@ export function reportText(r: MigrationReport): string {
     `ported: ${r.ported === null ? 'not marked' : `marked by ${shown(r.ported.ported_by)} at ${r.ported.ported_at}${r.ported.note === null ? '' : `: ${shown(r.ported.note)}`}`}`,
     // Ids a bot sent: shown escaped.
     `answers 404s: ${r.answers_not_found.ids} id(s), ${r.answers_not_found.calls} call(s)${notFoundLatest(r)}`,
+    `brownouts: ${r.brownouts.length === 0 ? 'none' : r.brownouts.map((w) => `\n  - ${brownoutSentence(w)}`).join('')}`,
   ].join('\n');
 }

@@ -3,6 +3,7 @@
 import { z } from 'zod';
 import { AppError } from '../errors.js';
 import type { Integration, Rules } from '../rules/catalog.js';
+import { nextBrownout } from '../rules/brownouts.js';
 import { migrationReport, type MigrationReport } from '../migration/report.js';
 import type { MigrationDeps } from '../migration/service.js';
 import type { Viewer } from './users.js';
@@ -61,6 +62,8 @@ export interface OverviewRow {
   sunset: string | null;
   /** Legacy state and no live key of either kind: the migration has not started (no legacy key imported). */
   notStarted: boolean;
+  /** The brownout window running now or the next to come (its rules'), or null. */
+  nextBrownout: { start: string; end: string; running: boolean } | null;
   /** Calls made with a v1 test key in 7 days: the bot author is testing (never v1 traffic). */
   test7d: number;
   /** The "ported" flag (src/migration/porting.ts), or null when not marked. */
@@ -93,6 +96,12 @@ export function integrationForViewer(rules: Rules, viewer: Viewer, ref: string):
   return integration;
 }
 
+/** A switched-off integration has no brownout to come: its legacy key is refused already. */
+function nextOf(i: Integration, nowMs: number): OverviewRow['nextBrownout'] {
+  const next = nextBrownout(i.legacy.brownouts, nowMs);
+  return next === null ? null : { start: next.start, end: next.end, running: next.startMs <= nowMs };
+}
+
 const toRow = (i: Integration, r: MigrationReport): OverviewRow => ({
   handle: i.handle,
   name: i.name,
@@ -106,6 +115,7 @@ const toRow = (i: Integration, r: MigrationReport): OverviewRow => ({
   verdict: r.readiness.verdict,
   reasons: r.readiness.reasons,
   sunset: i.legacy.sunset,
+  nextBrownout: nextOf(i, Date.parse(r.generated_at)),
   notStarted: r.state === 'legacy' && r.keys.v1 === 0 && r.keys.legacy === 0 && r.keys.test === 0,
   test7d: r.v1_test.calls_7d,
   ported: r.ported,

@@ -1,5 +1,6 @@
 // What every console view is given besides its own data: one time format, the audit log's actions and
 // the migration states in words. Templates call these (as `it.fmt`) instead of formatting on their own.
+import { brownoutSentence } from '../migration/brownout-report.js';
 
 /** ISO date-times inside a sentence (a readiness reason, a refusal), down to the minute at least. */
 const ISO_IN_TEXT = /\b(\d{4}-\d\d-\d\d)T(\d\d:\d\d)(?::\d\d(?:\.\d+)?)?(?:Z|[+-]00:00)\b/g;
@@ -46,5 +47,17 @@ export const auditAction = (code: string): string => AUDIT_ACTION_WORDS[code] ??
 /** A sunset date (`YYYY-MM-DD`, from the integration's rules) as the page says it; none set says so. */
 export const sunset = (date: string | null): string => date ?? 'not set';
 
+/** The next moment of an integration's calendar in the overview: a brownout running or to come. */
+export const nextMoment = (next: { start: string; end: string; running: boolean } | null): string =>
+  next === null ? 'none' : next.running ? `brownout until ${when(next.end)}` : `brownout at ${when(next.start)}`;
+
 /** The helpers every view gets as `it.fmt` (pages.ts render). */
-export const viewHelpers = { when, timesIn, valueWithTime, auditAction, sunset } as const;
+export const viewHelpers = {
+  when,
+  timesIn,
+  valueWithTime,
+  auditAction,
+  sunset,
+  brownout: brownoutSentence,
+  nextMoment,
+} as const;

@@ -10,7 +10,14 @@ import { MIGRATION_GUIDE } from '../http/docs-routes.js';
 import type { UsageRecorder } from '../migration/usage.js';
 import { replacementFor } from '../porting/replacements.js';
 import type { AuthFailureGuard } from '../rate-limit/auth-failures.js';
-import { brownoutAt } from '../rules/brownouts.js';
+import { brownoutAt, type Brownout } from '../rules/brownouts.js';
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** The brownout window a legacy call was refused in (counted apart by routes.ts), or null. */
+    brownout: Brownout | null;
+  }
+}
 
 /** RFC 9745: the interface is deprecated as of this moment (a structured-field date). */
 const DEPRECATED_SINCE = Date.UTC(2026, 0, 1) / 1000;
@@ -59,6 +66,7 @@ export function legacyGate(deps: {
     const now = (deps.now ?? Date.now)();
     const brownout = brownoutAt(integration.legacy.brownouts, now);
     if (brownout) {
+      request.brownout = brownout;
       const { replacement, advice } = whereToGo(request);
       const sunset = integration.legacy.sunset;
       throw new AppError(

@@ -76,6 +76,7 @@ export function legacyRoutes(deps: {
 }) {
   return async function register(app: FastifyInstance): Promise<void> {
     const r = app.withTypeProvider<ZodTypeProvider>();
+    app.decorateRequest('brownout', null);
     r.addHook('onRequest', legacyGate(deps));
     // Every call with a known key counts for the report, the 403 of a switched-off bot included (that
     // is what the report must show); the 2xx apart.
@@ -83,6 +84,7 @@ export function legacyRoutes(deps: {
       if (request.integration && request.routeOptions.config.uncounted !== true) {
         const route = `${request.method} ${request.routeOptions.url ?? request.url.split('?')[0]}`;
         deps.usage.record(request.integration.id, 'legacy', route, reply.statusCode < 300, undefined, request.apiKeyId);
+        if (request.brownout) deps.usage.recordBrownout(request.integration.id, request.brownout.start, route);
         // One answered call per route kept for the porting guide, redacted here, written with the counts.
         if (reply.statusCode < 300 && deps.usage.wantsSample(request.integration.id, route)) {
           const call = {

@@ -6,6 +6,8 @@ import type { Interface, UsageRow } from '../store/repos/states.js';
 import type { Lead } from '../store/repos/leads.js';
 import type { Repos } from '../store/store.js';
 import { NotFoundPageSchema, notFoundPage, PortedFlagSchema, portedView, UNLINKED_LEGACY_EXAMINED } from './porting.js';
+import { BROWNOUT_ROWS_PER_INTEGRATION } from './usage.js';
+import { BrownoutsSchema, brownoutsView } from './brownout-report.js';
 
 /** The answers 404s the report lists, the latest first; the rest page by page (GET .../not-found). */
 export const REPORT_NOT_FOUND_ITEMS = 20;
@@ -68,6 +70,7 @@ export const MigrationReportSchema = z
     answers_not_found: NotFoundPageSchema.meta({
       description: `Answers calls answered 404, per external_contact_id: the latest ${REPORT_NOT_FOUND_ITEMS}; \`next\` pages on at GET .../not-found`,
     }),
+    brownouts: BrownoutsSchema,
     readiness: z.object({ verdict: z.enum(['ready', 'not_ready', 'switched_off']), reasons: z.array(z.string()) }),
   })
   .meta({ id: 'MigrationReport' });
@@ -159,6 +162,7 @@ export async function migrationReport(
     keys: (await r.keys.listForIntegration(integration.id)).filter((k) => k.revokedAt === null),
     ported: await r.states.ported(integration.id),
     notFound: await notFoundPage(r, integration, lists.notFound, null, deps.usage.caps.notFoundIdsPerIntegration),
+    refused: await r.states.brownoutRefusals(integration.id, BROWNOUT_ROWS_PER_INTEGRATION),
   }));
   const legacy = summarise('legacy', data.day, data.week);
   const v1 = summarise('v1', data.day, data.week);
@@ -223,6 +227,7 @@ export async function migrationReport(
     },
     ported: portedView(data.ported),
     answers_not_found: data.notFound,
+    brownouts: brownoutsView(integration.legacy.brownouts, data.refused, now),
     readiness: {
       verdict: data.state === 'switched_off' ? 'switched_off' : reasons.length === 0 ? 'ready' : 'not_ready',
       reasons: withTold(reasons, told),

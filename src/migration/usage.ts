@@ -1,7 +1,13 @@
 // Counts calls per integration, interface and route, when each key was last used, and the answers
 // calls answered 404 per person; flushed to the store in one unit of work.
 import type { Store } from '../store/store.js';
-import type { Interface, LegacySample, NotFoundIncrement, UsageIncrement } from '../store/repos/states.js';
+import type {
+  BrownoutRefusal,
+  Interface,
+  LegacySample,
+  NotFoundIncrement,
+  UsageIncrement,
+} from '../store/repos/states.js';
 
 /** Distinct ignored member names counted per request: a body of 100,000 unknown members counts 50. */
 export const IGNORED_NAMES_MAX_PER_REQUEST = 50;
@@ -19,14 +25,27 @@ export const NOT_FOUND_IDS_PER_INTEGRATION = 1_000;
  */
 export const NOT_FOUND_PENDING_MAX = 10_000;
 
+/**
+ * Rows (brownout window and route) of refused calls an integration keeps: 20 windows in its rules at a
+ * time and some 20 routes; rows of windows the rules no longer list stay until retention deletes them.
+ * A further row is not counted (docs/operations/limits.md).
+ */
+export const BROWNOUT_ROWS_PER_INTEGRATION = 1_000;
+/** Distinct (integration, window, route) counted in memory between two flushes, as NOT_FOUND_PENDING_MAX. */
+export const BROWNOUT_PENDING_MAX = 10_000;
+
 export interface UsageCaps {
   notFoundIdsPerIntegration: number;
   notFoundPending: number;
+  brownoutRowsPerIntegration: number;
+  brownoutPending: number;
 }
 
 export const USAGE_CAPS: UsageCaps = {
   notFoundIdsPerIntegration: NOT_FOUND_IDS_PER_INTEGRATION,
   notFoundPending: NOT_FOUND_PENDING_MAX,
+  brownoutRowsPerIntegration: BROWNOUT_ROWS_PER_INTEGRATION,
+  brownoutPending: BROWNOUT_PENDING_MAX,
 };
 
 /** The names one request contributes to the report: distinct, cut, and at most a fixed number. */
@@ -55,6 +74,11 @@ export interface UsageRecorder {
    * service team's list, per external_contact_id; bounded (UsageCaps).
    */
   recordNotFound(integrationId: string, externalContactId: string, at?: Date): void;
+  /**
+   * Counts a legacy call refused in the brownout window that starts at `windowStart`, apart from the
+   * others (it is counted by `record` too: a bot that called in a brownout is alive); bounded (UsageCaps).
+   */
+  recordBrownout(integrationId: string, windowStart: string, route: string, at?: Date): void;
   /** The bounds it counts within. */
   readonly caps: UsageCaps;
   /**
@@ -100,6 +124,7 @@ export function createUsageRecorder(
 ): UsageRecorder {
   let pending = new Map<string, UsageIncrement>();
   let notFound = new Map<string, NotFoundIncrement>();
+  let brownouts = new Map<string, BrownoutRefusal>();
   let ignored: { integrationId: string; fields: readonly string[]; at: string }[] = [];
   let keysUsed = new Map<string, string>();
   let samples = new Map<string, LegacySample>();
@@ -108,11 +133,20 @@ export function createUsageRecorder(
   // still being written waits for them, so the report (and the switch-off check) never reads early.
   let committing: Promise<void> = Promise.resolve();
   const flush = (): Promise<void> => {
-    if (pending.size === 0 && ignored.length === 0 && keysUsed.size === 0 && notFound.size === 0 && samples.size === 0)
+    if (
+      pending.size === 0 &&
+      ignored.length === 0 &&
+      keysUsed.size === 0 &&
+      notFound.size === 0 &&
+      samples.size === 0 &&
+      brownouts.size === 0
+    )
       return committing.catch(() => undefined);
     const batch = [...pending.values()];
     const missed = [...notFound.values()];
     notFound = new Map();
+    const refused = [...brownouts.values()];
+    brownouts = new Map();
     const fields = ignored;
     const uses = [...keysUsed].map(([keyId, at]) => ({ keyId, at }));
     pending = new Map();
@@ -130,6 +164,7 @@ export function createUsageRecorder(
             await tx.states.countIgnored(f.integrationId, f.fields, f.at, IGNORED_NAMES_MAX_PER_INTEGRATION);
           if (missed.length > 0) await tx.states.countNotFound(missed, caps.notFoundIdsPerIntegration);
           if (kept.length > 0) await tx.states.putSamples(kept);
+          if (refused.length > 0) await tx.states.countBrownoutRefusals(refused, caps.brownoutRowsPerIntegration);
         }),
       );
     return committing;
@@ -169,6 +204,17 @@ export function createUsageRecorder(
         if (iso < entry.firstAt) entry.firstAt = iso;
       } else if (notFound.size < caps.notFoundPending) {
         notFound.set(key, { integrationId, externalContactId, calls: 1, firstAt: iso, lastAt: iso });
+      }
+    },
+    recordBrownout(integrationId, windowStart, route, at) {
+      const iso = at === undefined ? isoNow() : at.toISOString();
+      const key = `${integrationId}\u0000${windowStart}\u0000${route}`;
+      const entry = brownouts.get(key);
+      if (entry) {
+        entry.calls++;
+        if (iso > entry.lastAt) entry.lastAt = iso;
+      } else if (brownouts.size < caps.brownoutPending) {
+        brownouts.set(key, { integrationId, windowStart, route, calls: 1, lastAt: iso });
       }
     },
     wantsSample: (integrationId, route) => !samples.has(`${integrationId}|${route}`),

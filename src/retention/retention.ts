@@ -37,6 +37,7 @@ export interface RetentionRun {
   test_matches_deleted: number;
   /** Ignored legacy member names (and tags) not sent for RETENTION_USAGE_DAYS. */
   ignored_fields_deleted: number;
+  brownout_refusals_deleted: number;
   /** Keys the console issued whose session ended before a page showed them, revoked (docs/console.md). */
   keys_never_shown_revoked: number;
 }
@@ -52,6 +53,7 @@ const NOTHING: RetentionRun = {
   samples_deleted: 0,
   test_matches_deleted: 0,
   ignored_fields_deleted: 0,
+  brownout_refusals_deleted: 0,
   keys_never_shown_revoked: 0,
 };
 
@@ -83,6 +85,11 @@ export async function runRetention(
     );
     // A member name a bot sent may be the person's (a bot may key its data by them): usage data, kept as long.
     const ignored = await tx.states.deleteIgnoredBefore(new Date(t - settings.usageDays * DAY_MS).toISOString(), batch);
+    // Calls refused in a brownout are usage counts too: a window's rows go once it started as long ago.
+    const brownouts = await tx.states.deleteBrownoutRefusals(
+      new Date(t - settings.usageDays * DAY_MS).toISOString(),
+      batch,
+    );
     const expired = await tx.answers.deleteExpired(new Date(t - settings.answersDays * DAY_MS).toISOString(), batch);
     await tx.answers.addKept(expired.perKey);
     // The session store's own bounds: a session idle or open longer than them signs nobody in again.
@@ -106,6 +113,7 @@ export async function runRetention(
       samples_deleted: samples,
       test_matches_deleted: testMatches,
       ignored_fields_deleted: ignored,
+      brownout_refusals_deleted: brownouts,
       keys_never_shown_revoked: neverShown,
     };
   });

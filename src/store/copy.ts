@@ -32,6 +32,7 @@ export const COPIED_TABLES = [
   'ignored_fields',
   'integration_ported',
   'answers_not_found',
+  'brownout_refusals',
   'legacy_samples',
   'test_matches',
   'legacy_tags',

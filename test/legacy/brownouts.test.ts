@@ -9,6 +9,10 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { EXAMPLE_RULES, startGateway, type Gateway } from '../helper.js';
 import { createRulesHolder } from '../../src/rules/loader.js';
 import { BROWNOUT_MINUTES_MAX, BROWNOUTS_PER_INTEGRATION_MAX } from '../../src/rules/brownouts.js';
+import type { MigrationReport } from '../../src/migration/report.js';
+import { reportText } from '../../src/cli/human.js';
+import { brownoutSentence, brownoutsView } from '../../src/migration/brownout-report.js';
+import { addUser, consoleClient } from '../support/console.js';
 
 const dirs: string[] = [];
 const gateways: Gateway[] = [];
@@ -45,7 +49,7 @@ const at = (ms: number) => new Date(ms).toISOString();
 const window = (startMs: number, minutes: number) => `{ start: "${at(startMs)}", minutes: ${minutes} }`;
 
 async function gatewayWith(windows: { telegram?: string; workspace?: string }) {
-  const gw = await startGateway({ rulesDir: rulesWith(windows) });
+  const gw = await startGateway({ rulesDir: rulesWith(windows), console: { secureCookies: false } });
   gateways.push(gw);
   return gw;
 }
@@ -151,6 +155,88 @@ describe('brownout windows', () => {
     expect(res.statusCode).toBe(403);
     expect(res.json()).toMatchObject({ code: 'forbidden' });
     expect(res.headers['retry-after']).toBeUndefined();
+  });
+});
+
+describe('the calls refused in a brownout', () => {
+  it('are counted apart per window and route in the report, the console and the CLI, and as legacy calls for readiness', async () => {
+    const now = Date.now();
+    const running = now - 2 * 60_000;
+    const scheduled = now + 24 * 3_600_000;
+    const gw = await gatewayWith({ telegram: `[${window(running, 30)}, ${window(scheduled, 15)}]` });
+    const key = await legacyKey(gw, TELEGRAM, 'brownout-counted-key-0123456789');
+    await gw.issueKey(TELEGRAM);
+    for (const method of ['POST', 'POST', 'GET'] as const)
+      expect((await legacyCall(gw, key, method)).statusCode).toBe(403);
+
+    const report = (await gw.admin('GET', `/admin/v1/integrations/${TELEGRAM}/report`)).json<MigrationReport>();
+    expect(report.brownouts).toEqual([
+      {
+        start: at(running),
+        end: at(running + 30 * 60_000),
+        status: 'running',
+        refused_calls: 3,
+        last_refused: expect.any(String),
+        routes: [
+          { route: 'GET /api/bots/api/leads/', calls: 1 },
+          { route: 'POST /api/bots/api/leads/', calls: 2 },
+        ],
+      },
+      {
+        start: at(scheduled),
+        end: at(scheduled + 15 * 60_000),
+        status: 'scheduled',
+        refused_calls: 0,
+        last_refused: null,
+        routes: [],
+      },
+    ]);
+    // A bot that called in a brownout is alive: its calls are legacy calls, and the quiet period starts again.
+    expect(report.legacy.calls_24h).toBe(3);
+    expect(report.readiness.verdict).toBe('not_ready');
+    expect(report.readiness.reasons.join('\n')).toMatch(/the deprecated interface was called at/);
+
+    const text = reportText(report);
+    expect(text).toContain(
+      `A brownout is running since ${at(running).slice(0, 16).replace('T', ' ')} UTC: 3 calls from this bot refused so far.`,
+    );
+    expect(text).toContain(`A brownout is scheduled at ${at(scheduled).slice(0, 16).replace('T', ' ')} UTC.`);
+
+    await addUser(gw, 'team-brownouts');
+    const team = consoleClient(gw.app, { gw });
+    expect((await team.signIn('team-brownouts')).statusCode).toBe(303);
+    const page = (await team.get(`/console/integrations/${TELEGRAM}`)).body;
+    expect(page).toContain('3 calls from this bot refused so far.');
+    expect(page).toContain('POST /api/bots/api/leads/: 2');
+    const overview = (await team.get('/console/integrations')).body;
+    const row = overview.slice(overview.indexOf(`data-handle="${TELEGRAM}"`));
+    expect(/data-col="next-moment">([^<]*)</.exec(row)?.[1]).toBe(
+      `brownout until ${at(running + 30 * 60_000)
+        .slice(0, 16)
+        .replace('T', ' ')} UTC`,
+    );
+  });
+
+  it('of a window past: its sentence says how many were refused in it, once it ended', async () => {
+    const now = Date.now();
+    // A window that started four minutes ago and lasts five: refused calls now, past once it ends.
+    const start = now - 4 * 60_000;
+    const gw = await gatewayWith({ telegram: `[${window(start, 5)}]` });
+    const key = await legacyKey(gw, TELEGRAM, 'brownout-past-key-0123456789ab');
+    expect((await legacyCall(gw, key)).statusCode).toBe(403);
+    // The report flushes the counts; its view of the window, two minutes on, once it ended.
+    await gw.admin('GET', `/admin/v1/integrations/${TELEGRAM}/report`);
+    const rows = await gw.store.snapshot((r) =>
+      r.states.brownoutRefusals(gw.rules.current().findIntegration(TELEGRAM)!.id, 100),
+    );
+    const [past] = brownoutsView(
+      gw.rules.current().findIntegration(TELEGRAM)!.legacy.brownouts,
+      rows,
+      new Date(now + 2 * 60_000),
+    );
+    expect(brownoutSentence(past!)).toBe(
+      `1 call from this bot was refused in the brownout of ${at(start).slice(0, 16).replace('T', ' ')} UTC.`,
+    );
   });
 });
 

@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { EXAMPLE_RULES, startGateway, type Gateway } from '../helper.js';
-import { createUsageRecorder } from '../../src/migration/usage.js';
+import { createUsageRecorder, USAGE_CAPS } from '../../src/migration/usage.js';
 import { clearPorted, markPorted } from '../../src/migration/porting.js';
 import { runRetention } from '../../src/retention/retention.js';
 import { SESSION_IDLE_MS, SESSION_MAX_MS } from '../../src/console/session-store.js';
@@ -302,7 +302,11 @@ describe('answers calls answered 404', () => {
       calls: 0,
       ids_max: 1000,
     });
-    const usage = createUsageRecorder(gw.store, 60_000, { notFoundIdsPerIntegration: 3, notFoundPending: 100 });
+    const usage = createUsageRecorder(gw.store, 60_000, {
+      ...USAGE_CAPS,
+      notFoundIdsPerIntegration: 3,
+      notFoundPending: 100,
+    });
     const at = (iso: string) => new Date(iso);
     usage.recordNotFound(integration.id, 'a', at('2026-01-01T00:00:00.000Z'));
     usage.recordNotFound(integration.id, 'b', at('2026-11-20T00:00:00.000Z'));

@@ -226,3 +226,18 @@ describe('the job', () => {
     expect(lines[0]).toMatchObject({ level: 30, msg: 'retention ran', retention: { ran: true, sessions_deleted: 1 } });
   });
 });
+
+describe('calls refused in brownout windows', () => {
+  it('go with their window once it started RETENTION_USAGE_DAYS ago, as the hourly counts they stand beside', async () => {
+    const id = 'retention-brownout-integration';
+    const row = (start: string) => ({ integrationId: id, windowStart: start, route: 'GET r', calls: 2, lastAt: start });
+    await gw.store.transact((tx) =>
+      tx.states.countBrownoutRefusals([row(ago(40 * DAY)), row(ago(31 * DAY)), row(ago(5 * DAY))], 1_000),
+    );
+    const starts = () =>
+      gw.store.snapshot(async (r) => (await r.states.brownoutRefusals(id, 100)).map((b) => b.windowStart));
+    const run = await runRetention(gw.store, settings, sessions, NOW);
+    expect(run.brownout_refusals_deleted).toBe(2);
+    expect(await starts()).toEqual([ago(5 * DAY)]);
+  });
+});

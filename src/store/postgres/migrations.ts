@@ -282,6 +282,24 @@ export const migrations: Migration[] = [
       END $$;
     `,
   },
+  {
+    version: 24,
+    name: 'legacy calls refused in a brownout window, per window and route',
+    // Written by the usage recorder's flush, read by the migration report; retention deletes a window's
+    // rows once it started more than RETENTION_USAGE_DAYS ago, by brownout_refusals_age. SQLite migration
+    // 25 makes the same.
+    sql: `
+      CREATE TABLE brownout_refusals (
+        integration_id text COLLATE "C" NOT NULL,
+        window_start   text COLLATE "C" NOT NULL,
+        route          text COLLATE "C" NOT NULL,
+        calls          bigint NOT NULL,
+        last_at        text COLLATE "C" NOT NULL,
+        PRIMARY KEY (integration_id, window_start, route)
+      );
+      CREATE INDEX brownout_refusals_age ON brownout_refusals (window_start);
+    `,
+  },
 ];
 
 /**

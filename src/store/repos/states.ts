@@ -124,7 +124,17 @@ export interface NotFoundCursor {
   externalContactId: string;
 }
 
-/** The ported flag and the answers 404s: state and usage data beside those of StateRepo. */
+/** Legacy calls refused in one brownout window on one route, to add to what is counted. */
+export interface BrownoutRefusal {
+  integrationId: string;
+  /** The window's start, as the rules give it (ISO, UTC). */
+  windowStart: string;
+  route: string;
+  calls: number;
+  lastAt: string;
+}
+
+/** The ported flag, the answers 404s and brownout refusals: state and usage data beside those of StateRepo. */
 export interface PortingRepo {
   ported(integrationId: string): Promise<PortedFlag | null>;
   allPorted(): Promise<PortedFlag[]>;
@@ -142,4 +152,10 @@ export interface PortingRepo {
   notFoundTotals(integrationId: string): Promise<{ ids: number; calls: number }>;
   /** Deletes at most `limit` entries whose last 404 is before `before`, the oldest first; returns how many. */
   deleteNotFound(before: string, limit: number): Promise<number>;
+  /** Adds the counts; a row (window and route) not counted before is added only while the integration has fewer than `maxRows`. */
+  countBrownoutRefusals(refusals: readonly BrownoutRefusal[], maxRows: number): Promise<void>;
+  /** The integration's counted refusals, by window start and route, at most `limit` rows. */
+  brownoutRefusals(integrationId: string, limit: number): Promise<Omit<BrownoutRefusal, 'integrationId'>[]>;
+  /** Deletes at most `limit` rows of windows that started before `before`, the oldest first; returns how many. */
+  deleteBrownoutRefusals(before: string, limit: number): Promise<number>;
 }

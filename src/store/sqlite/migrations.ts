@@ -603,6 +603,24 @@ export const migrations: Migration[] = [
         END;
       `),
   },
+  {
+    version: 25,
+    name: 'legacy calls refused in a brownout window, per window and route',
+    // Written by the usage recorder's flush, read by the migration report; retention deletes a window's
+    // rows once it started more than RETENTION_USAGE_DAYS ago. PostgreSQL migration 24 makes the same.
+    up: (db) =>
+      db.exec(`
+        CREATE TABLE brownout_refusals (
+          integration_id TEXT NOT NULL,
+          window_start   TEXT NOT NULL,
+          route          TEXT NOT NULL,
+          calls          INTEGER NOT NULL,
+          last_at        TEXT NOT NULL,
+          PRIMARY KEY (integration_id, window_start, route)
+        ) WITHOUT ROWID;
+        CREATE INDEX brownout_refusals_age ON brownout_refusals (window_start);
+      `),
+  },
 ];
 
 export class MigrationError extends Error {

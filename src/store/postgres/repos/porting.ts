@@ -1,6 +1,6 @@
 // The ported flag and the answers 404s counted per person, in PostgreSQL (migration 13): the shared
 // statements (src/store/statements/porting.ts), the counting upserts and the expiry.
-import type { NotFoundEntry, NotFoundIncrement, PortedFlag, PortingRepo } from '../../repos/states.js';
+import type { BrownoutRefusal, NotFoundEntry, NotFoundIncrement, PortedFlag, PortingRepo } from '../../repos/states.js';
 import { portingStatements as shared } from '../../statements/porting.js';
 import { sharedStatement, statement, type Sql } from '../sql.js';
 
@@ -57,10 +57,24 @@ const expire = statement(
      SELECT integration_id, external_contact_id FROM answers_not_found WHERE last_at < $1 ORDER BY last_at LIMIT $2)`,
 );
 
+const bumpBrownout = sharedStatement(shared.bumpBrownout);
+const addBrownout = sharedStatement(shared.addBrownout);
+const brownouts = sharedStatement<{ window_start: string; route: string; calls: string; last_at: string }>(
+  shared.brownouts,
+);
+const expireBrownouts = sharedStatement(shared.expireBrownouts);
+
 /** In the order of their keys: two replicas flushing the same rows lock them in one order, never in a deadlock. */
 const byKey = (a: NotFoundIncrement, b: NotFoundIncrement): number => {
   const ka = `${a.integrationId}\u0000${a.externalContactId}`;
   const kb = `${b.integrationId}\u0000${b.externalContactId}`;
+  return ka < kb ? -1 : ka > kb ? 1 : 0;
+};
+
+/** Brownout rows in the order of their keys, for the same reason. */
+const byRow = (a: BrownoutRefusal, b: BrownoutRefusal): number => {
+  const ka = `${a.integrationId}\u0000${a.windowStart}\u0000${a.route}`;
+  const kb = `${b.integrationId}\u0000${b.windowStart}\u0000${b.route}`;
   return ka < kb ? -1 : ka > kb ? 1 : 0;
 };
 
@@ -90,5 +104,19 @@ export function pgPortingRepo(sql: Sql): PortingRepo {
       return { ids: Number(row.ids), calls: Number(row.calls ?? 0) };
     },
     deleteNotFound: async (before, limit) => (await expire.run(sql, before, limit)).rowCount ?? 0,
+    countBrownoutRefusals: async (refusals, maxRows) => {
+      for (const r of [...refusals].sort(byRow)) {
+        const key = [r.integrationId, r.windowStart, r.route, r.calls, r.lastAt] as const;
+        if ((await bumpBrownout.run(sql, ...key)).rowCount === 0) await addBrownout.run(sql, ...key, maxRows);
+      }
+    },
+    brownoutRefusals: async (integrationId, limit) =>
+      (await brownouts.rows(sql, integrationId, limit)).map((r) => ({
+        windowStart: r.window_start,
+        route: r.route,
+        calls: Number(r.calls),
+        lastAt: r.last_at,
+      })),
+    deleteBrownoutRefusals: async (before, limit) => (await expireBrownouts.run(sql, before, limit)).rowCount ?? 0,
   };
 }

@@ -52,6 +52,13 @@ export function sqlitePortingRepo(db: Db): PortingRepo {
   const expire = db.prepare(
     `DELETE FROM answers_not_found WHERE rowid IN (SELECT rowid FROM answers_not_found WHERE last_at < ? ORDER BY last_at LIMIT ?)`,
   );
+  const bumpBrownout = prepareShared(db, shared.bumpBrownout);
+  const addBrownout = prepareShared(db, shared.addBrownout);
+  const brownouts = prepareShared<{ window_start: string; route: string; calls: number; last_at: string }>(
+    db,
+    shared.brownouts,
+  );
+  const expireBrownouts = prepareShared(db, shared.expireBrownouts);
   return {
     ported: async (integrationId) => {
       const row = ported.get(integrationId);
@@ -73,5 +80,19 @@ export function sqlitePortingRepo(db: Db): PortingRepo {
       return { ids: row.ids, calls: row.calls ?? 0 };
     },
     deleteNotFound: async (before, limit) => expire.run(before, limit).changes,
+    countBrownoutRefusals: async (refusals, maxRows) => {
+      for (const r of refusals) {
+        const key = [r.integrationId, r.windowStart, r.route, r.calls, r.lastAt] as const;
+        if (bumpBrownout.run(...key).changes === 0) addBrownout.run(...key, maxRows);
+      }
+    },
+    brownoutRefusals: async (integrationId, limit) =>
+      brownouts.all(integrationId, limit).map((r) => ({
+        windowStart: r.window_start,
+        route: r.route,
+        calls: r.calls,
+        lastAt: r.last_at,
+      })),
+    deleteBrownoutRefusals: async (before, limit) => expireBrownouts.run(before, limit).changes,
   };
 }
