@@ -16,6 +16,8 @@ import { intakeRoutes } from './intake/routes.js';
 import { adminRoutes } from './admin/routes.js';
 import { migrationRoutes } from './admin/migration-routes.js';
 import { rulesRoutes } from './admin/rules-routes.js';
+import { scheduleRoutes } from './admin/schedule-routes.js';
+import { startScheduleRunner } from './migration/schedule.js';
 import { shareRules, type RulesAcrossReplicas } from './rules/replicas.js';
 import { legacyRoutes } from './legacy/routes.js';
 import { docsRoutes } from './http/docs-routes.js';
@@ -80,7 +82,7 @@ export async function buildApp(
         | 'console'
         | 'retention'
       >
-    >,
+    > & { scheduleEveryMs?: number },
   deps: AppDeps,
 ): Promise<FastifyInstance> {
   const connections = config.connections ?? CONNECTION_DEFAULTS;
@@ -177,7 +179,13 @@ export async function buildApp(
       );
     });
   }
+  // Every replica looks for due switch-off schedules (src/migration/schedule.ts); one carries each out.
+  let schedules: ReturnType<typeof startScheduleRunner> | null = null;
+  app.addHook('onReady', async () => {
+    schedules = startScheduleRunner({ store: deps.store, usage, rules: deps.rules }, app.log, config.scheduleEveryMs);
+  });
   app.addHook('onClose', async () => {
+    await schedules?.stop();
     await retention?.stop();
     sharedRules.close();
     await usage.close();
@@ -208,6 +216,7 @@ export async function buildApp(
     await app.register(adminRoutes({ ...services, ...admin }));
     await app.register(migrationRoutes({ ...services, ...admin }));
     await app.register(rulesRoutes({ ...services, ...admin }));
+    await app.register(scheduleRoutes({ ...services, ...admin }));
   }
   if (config.console) {
     await app.register(

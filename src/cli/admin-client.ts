@@ -16,6 +16,7 @@ export interface AdminClient {
   readonly base: string;
   get<T>(path: string, query?: Record<string, string | number | undefined>): Promise<T>;
   post<T>(path: string, body: unknown): Promise<T>;
+  put<T>(path: string, body: unknown): Promise<T>;
   delete<T>(path: string, body: unknown): Promise<T>;
 }
 
@@ -72,7 +73,7 @@ export function adminClient(
 ): AdminClient {
   const timeoutMs = options.timeoutMs ?? ADMIN_REQUEST_TIMEOUT_MS;
   let answered = false;
-  async function request<T>(method: 'GET' | 'POST' | 'DELETE', path: string, body?: unknown): Promise<T> {
+  async function request<T>(method: 'GET' | 'POST' | 'PUT' | 'DELETE', path: string, body?: unknown): Promise<T> {
     const url = `${base}/admin/v1${path}`;
     const changes = method !== 'GET';
     // A change whose answer was lost may have been made all the same: the audit log tells.
@@ -150,6 +151,7 @@ export function adminClient(
       return request<T>('GET', q.size > 0 ? `${path}?${q}` : path);
     },
     post: <T>(path: string, body: unknown) => request<T>('POST', path, body),
+    put: <T>(path: string, body: unknown) => request<T>('PUT', path, body),
     delete: <T>(path: string, body: unknown) => request<T>('DELETE', path, body),
   };
 }

@@ -1,6 +1,7 @@
 // The CLI's API mode: each command is one admin API call (audit adds the integration list, for handles).
 // The gateway answers the admin views themselves, so the CLI prints what it gets; the audit actor is
 // the credential's operator, which the gateway decides (the CLI sends no actor).
+import type { ScheduleView } from '../migration/schedule-view.js';
 import type { MigrationReport } from '../migration/report.js';
 import type { NotFoundPage, PortedFlagView } from '../migration/porting.js';
 import type { TestMatchPage } from '../migration/test-matches.js';
@@ -42,6 +43,9 @@ export function apiBackend(client: AdminClient): Backend {
         quiet_period_hours: input.quietHours,
       }),
     rollback: (ref, reason) => client.post<StateView>(`${of(ref)}/rollback`, { reason }),
+    scheduleSwitchOff: (ref, input) => client.put<ScheduleView>(`${of(ref)}/switch-off/schedule`, input),
+    schedule: (ref) => client.get<ScheduleView>(`${of(ref)}/switch-off/schedule`),
+    cancelSchedule: (ref) => client.delete<ScheduleView>(`${of(ref)}/switch-off/schedule`, undefined),
     report: (ref, quietHours) => client.get<MigrationReport>(`${of(ref)}/report`, { quiet_period_hours: quietHours }),
     markPorted: (ref, note) => client.post<PortedFlagView>(`${of(ref)}/ported`, note === undefined ? {} : { note }),
     clearPorted: (ref, reason) => client.delete<{ ported: null }>(`${of(ref)}/ported`, because(reason)),

@@ -1,6 +1,8 @@
 // What the CLI's commands ask of their target, in the admin API's own shapes (src/admin/views.ts): the
 // database (the services, then the views) or a running gateway (its admin API, which answers the views).
 // Both answer the same objects, so every command prints the same table and the same --json either way.
+import type { ScheduleInput } from '../migration/schedule.js';
+import type { ScheduleView } from '../migration/schedule-view.js';
 import type { z } from 'zod';
 import type {
   AuditEntrySchema,
@@ -38,6 +40,11 @@ export interface Backend {
   renew(ref: string, reason?: string): Promise<IssuedKey>;
   switchOff(ref: string, input: { reason: string; force: boolean; quietHours?: number }): Promise<StateView>;
   rollback(ref: string, reason: string): Promise<StateView>;
+  /** Schedules (or replaces) the integration's switch-off (src/migration/schedule.ts). */
+  scheduleSwitchOff(ref: string, input: ScheduleInput): Promise<ScheduleView>;
+  /** The integration's schedule, pending or how it ended; a refusal (404) when it never had one. */
+  schedule(ref: string): Promise<ScheduleView>;
+  cancelSchedule(ref: string): Promise<ScheduleView>;
   report(ref: string, quietHours?: number): Promise<MigrationReport>;
   markPorted(ref: string, note?: string): Promise<PortedFlagView>;
   clearPorted(ref: string, reason?: string): Promise<{ ported: null }>;

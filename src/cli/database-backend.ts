@@ -1,5 +1,7 @@
 // The CLI's database mode: the admin API's service functions on the gateway's own database, answered
 // through the same view functions the admin routes answer with.
+import { AppError } from '../errors.js';
+import { cancelScheduledSwitchOff, scheduleSwitchOff, scheduleView } from '../migration/schedule.js';
 import { integrationByRef } from '../admin/integration-ref.js';
 import {
   auditView,
@@ -129,6 +131,14 @@ export function databaseBackend(ctx: Context, actor: string): Backend {
       const integration = find(ref);
       return stateView(integration, await rollback(deps, integration, { actor, reason }));
     },
+    scheduleSwitchOff: (ref, input) => scheduleSwitchOff(deps, find(ref), { ...input, actor }),
+    async schedule(ref) {
+      const integration = find(ref);
+      const schedule = await deps.store.readOne((r) => r.schedules.get(integration.id));
+      if (!schedule) throw new AppError('not-found', `${integration.handle} has no scheduled switch-off.`);
+      return scheduleView(schedule);
+    },
+    cancelSchedule: (ref) => cancelScheduledSwitchOff(deps, find(ref), { actor }),
     report: (ref, quietHours) => migrationReport(deps, find(ref), quietHours),
     async markPorted(ref, note) {
       return portedView(await markPorted(deps, find(ref), { actor, note: note ?? null, role: 'service_team' }))!;

@@ -1,5 +1,6 @@
 // What the CLI prints for people at a terminal, from the admin API's objects (--json prints the objects).
 import { brownoutSentence } from '../migration/brownout-report.js';
+import { scheduleSentence } from '../migration/schedule-view.js';
 import type { MigrationReport } from '../migration/report.js';
 import { ADMIN_REQUEST_TIMEOUT_MS } from './admin-client.js';
 import type { LinkReportView } from './backend.js';
@@ -91,5 +92,6 @@ export function reportText(r: MigrationReport): string {
     // Ids a bot sent: shown escaped.
     `answers 404s: ${r.answers_not_found.ids} id(s), ${r.answers_not_found.calls} call(s)${notFoundLatest(r)}`,
     `brownouts: ${r.brownouts.length === 0 ? 'none' : r.brownouts.map((w) => `\n  - ${brownoutSentence(w)}`).join('')}`,
+    `scheduled switch-off: ${r.switch_off_schedule === null ? 'none' : shown(scheduleSentence(r.switch_off_schedule))}`,
   ].join('\n');
 }

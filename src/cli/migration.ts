@@ -1,5 +1,7 @@
 // `lead-gateway integrations`, `keys`, `import-key` ... `replicas`, `audit`: integrations' keys and migration
 // state, on the database or on a running gateway (--url), with the same output either way.
+import { ScheduleInputSchema } from '../migration/schedule.js';
+import { scheduleSentence } from '../migration/schedule-view.js';
 import { InvalidArgumentError, type Command } from 'commander';
 import type { z } from 'zod';
 import { AuditQuerySchema, KeyParamsSchema, ReasonSchema, ReportQuerySchema } from '../admin/schemas.js';
@@ -204,6 +206,58 @@ export function registerMigrationCommands(program: Command, deps: CommandDeps): 
       deps.withBackend(async (b) => {
         const state = await b.switchOff(ref, { reason: o.reason, force: o.force ?? false, quietHours: o.quietHours });
         deps.print(`${ref} is now ${state.state}.`, state);
+      }),
+    );
+
+  program
+    .command('schedule-switch-off')
+    .description(
+      'schedule the switch-off: at that moment one replica carries it out if the integration is ready (or with --force), else retries',
+    )
+    .argument('<integration>', 'id or workspace:integration handle')
+    .requiredOption('--at <time>', 'when, an ISO 8601 date and time with its zone, e.g. 2026-12-09T10:00:00Z')
+    .option('--force', 'switch off whatever the readiness verdict')
+    .option('--retry-minutes <n>', 'minutes between attempts refused as not ready (5-1440, default 60)', Number)
+    .option('--deadline <time>', 'no attempt after it (default: 7 days after --at)')
+    .option('--reason <text>', 'why, for the audit log (no control characters)', reasonArg)
+    .action(
+      (ref: string, o: { at: string; force?: boolean; retryMinutes?: number; deadline?: string; reason?: string }) =>
+        deps.withBackend(async (b) => {
+          const input = ScheduleInputSchema.safeParse({
+            at: o.at,
+            force: o.force ?? false,
+            ...(o.retryMinutes === undefined ? {} : { retry_minutes: o.retryMinutes }),
+            ...(o.deadline === undefined ? {} : { deadline: o.deadline }),
+            ...(o.reason === undefined ? {} : { reason: o.reason }),
+          });
+          if (!input.success) {
+            const issue = input.error.issues[0]!;
+            throw new UsageError(`--${String(issue.path[0] ?? 'at').replace('_', '-')}: ${issue.message}`);
+          }
+          const view = await b.scheduleSwitchOff(ref, input.data);
+          deps.print(scheduleSentence(view), view);
+        }),
+    );
+
+  program
+    .command('schedule')
+    .description("the integration's scheduled switch-off, pending or how it ended")
+    .argument('<integration>', 'id or workspace:integration handle')
+    .action((ref: string) =>
+      deps.withBackend(async (b) => {
+        const view = await b.schedule(ref);
+        deps.print(scheduleSentence(view), view);
+      }),
+    );
+
+  program
+    .command('cancel-switch-off')
+    .description("cancel the integration's pending scheduled switch-off")
+    .argument('<integration>', 'id or workspace:integration handle')
+    .action((ref: string) =>
+      deps.withBackend(async (b) => {
+        const view = await b.cancelSchedule(ref);
+        deps.print(scheduleSentence(view), view);
       }),
     );
 

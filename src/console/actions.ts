@@ -20,6 +20,7 @@ import {
 } from '../migration/service.js';
 import { ImportKeyBodySchema, PortedBodySchema, ReasonBodySchema, RollbackBodySchema } from '../admin/schemas.js';
 import { clearPorted, markPorted } from '../migration/porting.js';
+import { cancelScheduledSwitchOff, scheduleSwitchOff, ScheduleInputSchema } from '../migration/schedule.js';
 import { listKeys, liveKeys } from '../migration/reads.js';
 import { integrationForViewer } from './overview.js';
 import { CONFIRMED, ConsoleIntegrationParamsSchema, ConsoleKeyParamsSchema } from './schemas.js';
@@ -327,6 +328,27 @@ export function consoleActions(app: FastifyInstance, deps: MigrationDeps & { rul
       );
     }
     await clearPorted(deps, integration, { actor: viewer.name, reason: reasonOf(fields), role: 'service_team' });
+    return back(reply, integration);
+  });
+
+  act('switch-off/schedule', async ({ viewer, integration, fields, reply }) => {
+    // A datetime-local field has no zone: the page says the time is UTC.
+    const at = filled(fields.at);
+    const body = parsed(ScheduleInputSchema, {
+      at:
+        at !== undefined && /^\d{4}-\d\d-\d\dT\d\d:\d\d(:\d\d)?$/.test(at)
+          ? `${at.length === 16 ? `${at}:00` : at}Z`
+          : at,
+      force: fields.force === 'yes',
+      ...(filled(fields.retry_minutes) === undefined ? {} : { retry_minutes: Number(fields.retry_minutes) }),
+      ...(filled(fields.reason) === undefined ? {} : { reason: filled(fields.reason) }),
+    });
+    await scheduleSwitchOff(deps, integration, { ...body, actor: viewer.name });
+    return back(reply, integration);
+  });
+
+  act('switch-off/schedule/cancel', async ({ viewer, integration, reply }) => {
+    await cancelScheduledSwitchOff(deps, integration, { actor: viewer.name });
     return back(reply, integration);
   });
 

@@ -62,8 +62,8 @@ export interface OverviewRow {
   sunset: string | null;
   /** Legacy state and no live key of either kind: the migration has not started (no legacy key imported). */
   notStarted: boolean;
-  /** The brownout window running now or the next to come (its rules'), or null. */
-  nextBrownout: { start: string; end: string; running: boolean } | null;
+  /** The next moment of its calendar: a brownout running or to come, or its scheduled switch-off; null: none. */
+  nextMoment: { what: 'brownout until' | 'brownout at' | 'switch-off at'; at: string } | null;
   /** Calls made with a v1 test key in 7 days: the bot author is testing (never v1 traffic). */
   test7d: number;
   /** The "ported" flag (src/migration/porting.ts), or null when not marked. */
@@ -96,10 +96,15 @@ export function integrationForViewer(rules: Rules, viewer: Viewer, ref: string):
   return integration;
 }
 
-/** A switched-off integration has no brownout to come: its legacy key is refused already. */
-function nextOf(i: Integration, nowMs: number): OverviewRow['nextBrownout'] {
-  const next = nextBrownout(i.legacy.brownouts, nowMs);
-  return next === null ? null : { start: next.start, end: next.end, running: next.startMs <= nowMs };
+/** The earliest of a brownout (one running comes first) and the pending switch-off's next attempt. */
+function nextOf(i: Integration, r: MigrationReport): OverviewRow['nextMoment'] {
+  const nowMs = Date.parse(r.generated_at);
+  const brownout = nextBrownout(i.legacy.brownouts, nowMs);
+  if (brownout !== null && brownout.startMs <= nowMs) return { what: 'brownout until', at: brownout.end };
+  const schedule = r.switch_off_schedule?.next_attempt_at ?? null;
+  if (brownout !== null && (schedule === null || brownout.start <= schedule))
+    return { what: 'brownout at', at: brownout.start };
+  return schedule === null ? null : { what: 'switch-off at', at: schedule };
 }
 
 const toRow = (i: Integration, r: MigrationReport): OverviewRow => ({
@@ -115,7 +120,7 @@ const toRow = (i: Integration, r: MigrationReport): OverviewRow => ({
   verdict: r.readiness.verdict,
   reasons: r.readiness.reasons,
   sunset: i.legacy.sunset,
-  nextBrownout: nextOf(i, Date.parse(r.generated_at)),
+  nextMoment: r.state === 'switched_off' ? null : nextOf(i, r),
   notStarted: r.state === 'legacy' && r.keys.v1 === 0 && r.keys.legacy === 0 && r.keys.test === 0,
   test7d: r.v1_test.calls_7d,
   ported: r.ported,

@@ -1,6 +1,7 @@
 // What every console view is given besides its own data: one time format, the audit log's actions and
 // the migration states in words. Templates call these (as `it.fmt`) instead of formatting on their own.
 import { brownoutSentence } from '../migration/brownout-report.js';
+import { scheduleSentence, type ScheduleView } from '../migration/schedule-view.js';
 
 /** ISO date-times inside a sentence (a readiness reason, a refusal), down to the minute at least. */
 const ISO_IN_TEXT = /\b(\d{4}-\d\d-\d\d)T(\d\d:\d\d)(?::\d\d(?:\.\d+)?)?(?:Z|[+-]00:00)\b/g;
@@ -36,6 +37,9 @@ export const AUDIT_ACTION_WORDS: Readonly<Record<string, string>> = {
   switched_off: 'Old interface switched off',
   switched_off_forced: 'Old interface switched off, forced in the quiet period',
   rolled_back: 'Rolled back: the old interface works again',
+  switch_off_scheduled: 'Switch-off scheduled',
+  switch_off_schedule_cancelled: 'Scheduled switch-off cancelled',
+  scheduled_switch_off_refused: 'Scheduled switch-off refused: not ready',
   stored_answers_applied: 'Stored answers applied',
   marked_ported: 'Marked ported',
   ported_cleared: 'Ported flag cleared',
@@ -47,9 +51,9 @@ export const auditAction = (code: string): string => AUDIT_ACTION_WORDS[code] ??
 /** A sunset date (`YYYY-MM-DD`, from the integration's rules) as the page says it; none set says so. */
 export const sunset = (date: string | null): string => date ?? 'not set';
 
-/** The next moment of an integration's calendar in the overview: a brownout running or to come. */
-export const nextMoment = (next: { start: string; end: string; running: boolean } | null): string =>
-  next === null ? 'none' : next.running ? `brownout until ${when(next.end)}` : `brownout at ${when(next.start)}`;
+/** The next moment of an integration's calendar in the overview (overview.ts, `nextMoment`). */
+export const nextMoment = (next: { what: string; at: string } | null): string =>
+  next === null ? 'none' : `${next.what} ${when(next.at)}`;
 
 /** The helpers every view gets as `it.fmt` (pages.ts render). */
 export const viewHelpers = {
@@ -59,5 +63,6 @@ export const viewHelpers = {
   auditAction,
   sunset,
   brownout: brownoutSentence,
+  schedule: (s: ScheduleView) => timesIn(scheduleSentence(s)),
   nextMoment,
 } as const;

@@ -8,6 +8,7 @@ import type { Repos } from '../store/store.js';
 import { NotFoundPageSchema, notFoundPage, PortedFlagSchema, portedView, UNLINKED_LEGACY_EXAMINED } from './porting.js';
 import { BROWNOUT_ROWS_PER_INTEGRATION } from './usage.js';
 import { BrownoutsSchema, brownoutsView } from './brownout-report.js';
+import { ScheduleViewSchema, scheduleView } from './schedule-view.js';
 
 /** The answers 404s the report lists, the latest first; the rest page by page (GET .../not-found). */
 export const REPORT_NOT_FOUND_ITEMS = 20;
@@ -71,6 +72,10 @@ export const MigrationReportSchema = z
       description: `Answers calls answered 404, per external_contact_id: the latest ${REPORT_NOT_FOUND_ITEMS}; \`next\` pages on at GET .../not-found`,
     }),
     brownouts: BrownoutsSchema,
+    switch_off_schedule: ScheduleViewSchema.nullable().meta({
+      description:
+        'The scheduled switch-off, pending or how it ended (PUT .../switch-off/schedule); null: never scheduled',
+    }),
     readiness: z.object({ verdict: z.enum(['ready', 'not_ready', 'switched_off']), reasons: z.array(z.string()) }),
   })
   .meta({ id: 'MigrationReport' });
@@ -163,6 +168,7 @@ export async function migrationReport(
     ported: await r.states.ported(integration.id),
     notFound: await notFoundPage(r, integration, lists.notFound, null, deps.usage.caps.notFoundIdsPerIntegration),
     refused: await r.states.brownoutRefusals(integration.id, BROWNOUT_ROWS_PER_INTEGRATION),
+    schedule: await r.schedules.get(integration.id),
   }));
   const legacy = summarise('legacy', data.day, data.week);
   const v1 = summarise('v1', data.day, data.week);
@@ -228,6 +234,7 @@ export async function migrationReport(
     ported: portedView(data.ported),
     answers_not_found: data.notFound,
     brownouts: brownoutsView(integration.legacy.brownouts, data.refused, now),
+    switch_off_schedule: data.schedule === null ? null : scheduleView(data.schedule),
     readiness: {
       verdict: data.state === 'switched_off' ? 'switched_off' : reasons.length === 0 ? 'ready' : 'not_ready',
       reasons: withTold(reasons, told),

@@ -10,6 +10,7 @@ import type { Lead } from '../store/repos/leads.js';
 import type { UsageRecorder } from './usage.js';
 import { renderExternalId } from '../lead/external-id.js';
 import { newId } from '../store/ids.js';
+import type { SwitchOffSchedule } from '../store/repos/schedules.js';
 
 /**
  * Runs a change to an integration's keys or migration state, holding the integration's lock: its
@@ -18,7 +19,7 @@ import { newId } from '../store/ids.js';
  * forgotten once the change has committed, here and (before this answers) in every other live
  * process on the database, so the next request anywhere sees it.
  */
-async function commitChange<T>(store: Store, integrationId: string, fn: (tx: Repos) => Promise<T>): Promise<T> {
+export async function commitChange<T>(store: Store, integrationId: string, fn: (tx: Repos) => Promise<T>): Promise<T> {
   let result: T;
   try {
     result = await store.transact(async (tx) => {
@@ -46,7 +47,7 @@ export interface Actor {
   reason?: string | null;
 }
 
-async function move(
+export async function move(
   tx: Repos,
   integration: Pick<Integration, 'id'>,
   action: string,
@@ -69,6 +70,24 @@ async function move(
     at,
   });
   return to ?? from;
+}
+
+/**
+ * Ends a pending schedule as cancelled, in the caller's unit, audited: a rollback and a change that
+ * makes it moot (the integration switched off by hand) call it too.
+ */
+export async function endSchedule(
+  tx: Repos,
+  integration: Pick<Integration, 'id'>,
+  schedule: SwitchOffSchedule,
+  why: string,
+  at: string,
+  who: Actor,
+): Promise<SwitchOffSchedule> {
+  const cancelled: SwitchOffSchedule = { ...schedule, status: 'cancelled', lastRefusal: why };
+  await tx.schedules.put(cancelled);
+  await move(tx, integration, 'switch_off_schedule_cancelled', null, who, at, { at: schedule.at, why });
+  return cancelled;
 }
 
 /** Audits an action that changes no state (applying stored answers, say) under `who`, in the caller's unit. */
@@ -409,6 +428,10 @@ export async function rollback(
         { state: current },
       );
     }
+    // A schedule pending still (the integration was switched off by hand) would switch it off again.
+    const schedule = await tx.schedules.get(integration.id);
+    if (schedule?.status === 'pending')
+      await endSchedule(tx, integration, schedule, `cancelled by the rollback of ${who.actor}`, at, who);
     return move(tx, integration, 'rolled_back', 'migrating', who, at);
   });
 }

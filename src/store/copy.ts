@@ -33,6 +33,7 @@ export const COPIED_TABLES = [
   'integration_ported',
   'answers_not_found',
   'brownout_refusals',
+  'switch_off_schedules',
   'legacy_samples',
   'test_matches',
   'legacy_tags',

@@ -15,6 +15,7 @@ import type { LockRepo } from './repos/locks.js';
 import type { HoldRepo } from './repos/holds.js';
 import type { LeadViewRepo } from './repos/lead-views.js';
 import type { ConsoleSessionRepo, ConsoleUserRepo } from './repos/console.js';
+import type { ScheduleRepo } from './repos/schedules.js';
 import type { TestMatchRepo } from './repos/test-matches.js';
 import type { ReplicaSet } from './replicas.js';
 
@@ -35,6 +36,7 @@ export interface Repos {
   consoleSessions: ConsoleSessionRepo;
   /** Live persons that test calls found (docs/api.md, "Test mode"). */
   testMatches: TestMatchRepo;
+  schedules: ScheduleRepo;
   /** Locks a unit takes before it reads what it decides on; meaningful only inside `transact` (repos/locks.ts). */
   locks: LockRepo;
   /** A submitted person and its latest lead, found and locked at once; inside `transact` only, PostgreSQL refuses it elsewhere (repos/holds.ts). */

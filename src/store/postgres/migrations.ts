@@ -300,6 +300,30 @@ export const migrations: Migration[] = [
       CREATE INDEX brownout_refusals_age ON brownout_refusals (window_start);
     `,
   },
+  {
+    version: 25,
+    name: 'scheduled switch-offs',
+    // One row per integration, read by every replica's schedule runner through the due index (pending
+    // rows only). SQLite migration 26 makes the same.
+    sql: `
+      CREATE TABLE switch_off_schedules (
+        integration_id text COLLATE "C" NOT NULL PRIMARY KEY,
+        at              text COLLATE "C" NOT NULL,
+        force           integer NOT NULL,
+        retry_minutes   integer NOT NULL,
+        deadline        text COLLATE "C" NOT NULL,
+        status          text COLLATE "C" NOT NULL CHECK (status IN ('pending', 'done', 'refused', 'cancelled')),
+        attempts        integer NOT NULL,
+        next_attempt_at text COLLATE "C" NOT NULL,
+        last_attempt_at text COLLATE "C",
+        last_refusal    text COLLATE "C",
+        created_by      text COLLATE "C" NOT NULL,
+        created_at      text COLLATE "C" NOT NULL,
+        reason          text COLLATE "C"
+      );
+      CREATE INDEX switch_off_schedules_due ON switch_off_schedules (next_attempt_at) WHERE status = 'pending';
+    `,
+  },
 ];
 
 /**

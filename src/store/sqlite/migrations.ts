@@ -621,6 +621,31 @@ export const migrations: Migration[] = [
         CREATE INDEX brownout_refusals_age ON brownout_refusals (window_start);
       `),
   },
+  {
+    version: 26,
+    name: 'scheduled switch-offs',
+    // One row per integration, read by the schedule runner through the due index (pending rows only).
+    // PostgreSQL migration 25 makes the same.
+    up: (db) =>
+      db.exec(`
+        CREATE TABLE switch_off_schedules (
+          integration_id TEXT NOT NULL PRIMARY KEY,
+          at              TEXT NOT NULL,
+          force           INTEGER NOT NULL,
+          retry_minutes   INTEGER NOT NULL,
+          deadline        TEXT NOT NULL,
+          status          TEXT NOT NULL CHECK (status IN ('pending', 'done', 'refused', 'cancelled')),
+          attempts        INTEGER NOT NULL,
+          next_attempt_at TEXT NOT NULL,
+          last_attempt_at TEXT,
+          last_refusal    TEXT,
+          created_by      TEXT NOT NULL,
+          created_at      TEXT NOT NULL,
+          reason          TEXT
+        ) WITHOUT ROWID;
+        CREATE INDEX switch_off_schedules_due ON switch_off_schedules (next_attempt_at) WHERE status = 'pending';
+      `),
+  },
 ];
 
 export class MigrationError extends Error {

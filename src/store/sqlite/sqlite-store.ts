@@ -9,6 +9,7 @@ import { NotReadyError, UnitEndedError, type Repos, type SchemaState, type Store
 import { aloneReplicaSet } from '../replicas.js';
 import { sqliteContactRepo } from './repos/contacts.js';
 import { sqliteLeadViewRepo } from './repos/lead-views.js';
+import { sqliteScheduleRepo } from './repos/schedules.js';
 import { holdsInOrder } from '../repos/holds.js';
 import { sqliteLeadRepo } from './repos/leads.js';
 import { sqliteSubmissionRepo } from './repos/submissions.js';
@@ -70,6 +71,7 @@ const reposFor = (db: Db): Repos => {
     consoleUsers: sqliteConsoleUserRepo(db),
     consoleSessions: sqliteConsoleSessionRepo(db),
     testMatches: sqliteTestMatchRepo(db),
+    schedules: sqliteScheduleRepo(db),
     locks,
     holds: holdsInOrder({ contacts, leads, fieldValues, locks }),
   };

@@ -16,6 +16,7 @@ import { pgHoldRepo } from './holds.js';
 import { pgLeadViewRepo } from './lead-views.js';
 import { pgConsoleSessionRepo, pgConsoleUserRepo } from './console.js';
 import { pgTestMatchRepo } from './test-matches.js';
+import { pgScheduleRepo } from './schedules.js';
 
 /**
  * Each repository built when the unit first uses it: a unit is opened per request and uses a few of
@@ -37,6 +38,7 @@ class UnitRepos implements Repos {
   #consoleUsers?: Repos['consoleUsers'];
   #consoleSessions?: Repos['consoleSessions'];
   #testMatches?: Repos['testMatches'];
+  #schedules?: Repos['schedules'];
   #locks?: Repos['locks'];
   #holds?: Repos['holds'];
   constructor(private readonly sql: Sql) {}
@@ -81,6 +83,9 @@ class UnitRepos implements Repos {
   }
   get testMatches() {
     return (this.#testMatches ??= pgTestMatchRepo(this.sql));
+  }
+  get schedules() {
+    return (this.#schedules ??= pgScheduleRepo(this.sql));
   }
   get locks() {
     return (this.#locks ??= pgLockRepo(this.sql));

@@ -1,0 +1,249 @@
+// The scheduled switch-off (docs/runbook.md, "The scheduled switch-off"): the service team sets a moment;
+// at that moment one replica switches the integration off as the actor `schedule`, only if the readiness
+// verdict is ready (or the schedule forces it), else records why and tries again until a deadline.
+import { z } from 'zod';
+import type { FastifyBaseLogger } from 'fastify';
+import { AppError } from '../errors.js';
+import type { Integration } from '../rules/catalog.js';
+import type { RulesHolder } from '../rules/loader.js';
+import type { SwitchOffSchedule } from '../store/repos/schedules.js';
+import { migrationReport } from './report.js';
+import { scheduleView, type ScheduleView } from './schedule-view.js';
+
+export { ScheduleViewSchema, scheduleView } from './schedule-view.js';
+import {
+  commitChange,
+  DEFAULT_QUIET_PERIOD_HOURS,
+  endSchedule,
+  move,
+  type Actor,
+  type MigrationDeps,
+} from './service.js';
+
+export const SCHEDULE_RETRY_MINUTES_DEFAULT = 60;
+export const SCHEDULE_RETRY_MINUTES_MIN = 5;
+export const SCHEDULE_RETRY_MINUTES_MAX = 1_440;
+/** Without a deadline of its own, a schedule is tried for this long after its moment. */
+export const SCHEDULE_DEADLINE_DAYS_DEFAULT = 7;
+export const SCHEDULE_DEADLINE_DAYS_MAX = 90;
+/** How often each replica looks for due schedules: a schedule is carried out within about this of its moment. */
+export const SCHEDULE_EVERY_MS = 1_000;
+/** Due schedules carried out per look, the earliest first; the rest at the next. */
+export const SCHEDULE_BATCH = 10;
+
+const DAY_MS = 86_400_000;
+const withZone = { offset: true, error: 'must be a date and time with its zone, e.g. 2026-12-09T10:00:00Z' } as const;
+
+export const ScheduleInputSchema = z.strictObject({
+  at: z.iso.datetime(withZone).meta({ description: 'When to switch off, with its zone; not in the past' }),
+  force: z.boolean().default(false).meta({ description: 'Switch off whatever the readiness verdict' }),
+  retry_minutes: z
+    .number()
+    .int()
+    .min(SCHEDULE_RETRY_MINUTES_MIN)
+    .max(SCHEDULE_RETRY_MINUTES_MAX)
+    .default(SCHEDULE_RETRY_MINUTES_DEFAULT)
+    .meta({ description: 'Minutes between two attempts refused as not ready' }),
+  deadline: z.iso
+    .datetime(withZone)
+    .optional()
+    .meta({
+      description: `No attempt after it (default: ${SCHEDULE_DEADLINE_DAYS_DEFAULT} days after \`at\`, at most ${SCHEDULE_DEADLINE_DAYS_MAX})`,
+    }),
+  reason: z.string().max(1_000).optional(),
+});
+export type ScheduleInput = z.infer<typeof ScheduleInputSchema>;
+
+const invalid = (path: string, message: string) =>
+  new AppError('validation-failed', `${path}: ${message}`, { errors: [{ path, message }] });
+
+/** Schedules (or replaces) the integration's switch-off; audited `switch_off_scheduled`. */
+export async function scheduleSwitchOff(
+  deps: MigrationDeps,
+  integration: Integration,
+  input: ScheduleInput & Actor,
+): Promise<ScheduleView> {
+  const now = deps.now?.() ?? new Date();
+  const atMs = Date.parse(input.at);
+  if (atMs < now.getTime()) throw invalid('/at', `is in the past (now is ${now.toISOString()})`);
+  const deadlineMs =
+    input.deadline === undefined ? atMs + SCHEDULE_DEADLINE_DAYS_DEFAULT * DAY_MS : Date.parse(input.deadline);
+  if (deadlineMs < atMs) throw invalid('/deadline', 'is before `at`');
+  if (deadlineMs > atMs + SCHEDULE_DEADLINE_DAYS_MAX * DAY_MS)
+    throw invalid('/deadline', `is more than ${SCHEDULE_DEADLINE_DAYS_MAX} days after \`at\``);
+  const at = new Date(atMs).toISOString();
+  return commitChange(deps.store, integration.id, async (tx) => {
+    const state = await tx.states.get(integration.id);
+    if (state !== 'migrating')
+      throw new AppError(
+        'conflict',
+        state === 'legacy'
+          ? `${integration.handle} has no v1 key yet: issue the additional key first, then schedule its switch-off.`
+          : `${integration.handle} is already switched off.`,
+        { state },
+      );
+    const schedule: SwitchOffSchedule = {
+      integrationId: integration.id,
+      at,
+      force: input.force,
+      retryMinutes: input.retry_minutes,
+      deadline: new Date(deadlineMs).toISOString(),
+      status: 'pending',
+      attempts: 0,
+      nextAttemptAt: at,
+      lastAttemptAt: null,
+      lastRefusal: null,
+      createdBy: input.actor,
+      createdAt: now.toISOString(),
+      reason: input.reason ?? null,
+    };
+    await tx.schedules.put(schedule);
+    await move(tx, integration, 'switch_off_scheduled', null, input, now.toISOString(), {
+      at,
+      force: schedule.force,
+      retry_minutes: schedule.retryMinutes,
+      deadline: schedule.deadline,
+    });
+    return scheduleView(schedule);
+  });
+}
+
+/** Cancels a pending schedule (404 when there is none); audited `switch_off_schedule_cancelled`. */
+export async function cancelScheduledSwitchOff(
+  deps: MigrationDeps,
+  integration: Integration,
+  who: Actor,
+): Promise<ScheduleView> {
+  const now = (deps.now?.() ?? new Date()).toISOString();
+  return commitChange(deps.store, integration.id, async (tx) => {
+    const schedule = await tx.schedules.get(integration.id);
+    if (schedule?.status !== 'pending')
+      throw new AppError('not-found', `${integration.handle} has no scheduled switch-off pending.`);
+    const cancelled = await endSchedule(tx, integration, schedule, `cancelled by ${who.actor}`, now, who);
+    return scheduleView(cancelled);
+  });
+}
+
+/** What one attempt did: the log line's and the caller's to read. */
+export type Attempt =
+  | { outcome: 'switched_off'; forced: boolean }
+  | { outcome: 'refused'; reasons: string[]; nextAttemptAt: string | null }
+  | { outcome: 'cancelled'; why: string }
+  | { outcome: 'not_due' };
+
+/** The report's lists are not read: the verdict is all an attempt needs. */
+const VERDICT_ONLY = { unlinked: 0, notFound: 0 };
+
+/**
+ * Carries out the integration's schedule if it is due: under the integration's lock, so of several
+ * replicas exactly one acts, and the state, the schedule's end and the audit entry are one unit (a
+ * replica killed mid-way leaves either all or none of them).
+ */
+export async function attemptSchedule(deps: MigrationDeps, integration: Integration): Promise<Attempt> {
+  const now = deps.now?.() ?? new Date();
+  const nowIso = now.toISOString();
+  // Read before the unit (the report reads in a snapshot of its own); the last legacy call is read
+  // again under the lock, so a call that came meanwhile still refuses the switch-off.
+  const report = await migrationReport(deps, integration, DEFAULT_QUIET_PERIOD_HOURS, VERDICT_ONLY);
+  const who: Actor = { actor: 'schedule' };
+  return commitChange(deps.store, integration.id, async (tx): Promise<Attempt> => {
+    const schedule = await tx.schedules.get(integration.id);
+    if (schedule?.status !== 'pending' || schedule.nextAttemptAt > nowIso) return { outcome: 'not_due' };
+    const state = await tx.states.get(integration.id);
+    if (state !== 'migrating') {
+      const why = `the integration is ${state === 'legacy' ? 'without a v1 key' : 'switched off already'}`;
+      await endSchedule(tx, integration, schedule, why, nowIso, who);
+      return { outcome: 'cancelled', why };
+    }
+    const reasons = schedule.force
+      ? []
+      : [...report.readiness.reasons.filter((r) => !r.startsWith('marked ported') && !r.startsWith('warning:'))];
+    const lastLegacy = await tx.states.lastSeen(integration.id, 'legacy');
+    const quietSince = new Date(now.getTime() - DEFAULT_QUIET_PERIOD_HOURS * 3_600_000).toISOString();
+    if (
+      !schedule.force &&
+      lastLegacy !== null &&
+      lastLegacy > quietSince &&
+      !reasons.some((r) => r.includes(lastLegacy))
+    )
+      reasons.push(
+        `the deprecated interface was called at ${lastLegacy}, within the ${DEFAULT_QUIET_PERIOD_HOURS} h quiet period`,
+      );
+    if (!schedule.force && (report.readiness.verdict !== 'ready' || reasons.length > 0)) {
+      const next = new Date(now.getTime() + schedule.retryMinutes * 60_000).toISOString();
+      const givenUp = next > schedule.deadline;
+      const refusal = `refused at ${nowIso}: ${reasons.join('; ')}${givenUp ? `; no attempt after the deadline ${schedule.deadline}` : ''}`;
+      await tx.schedules.put({
+        ...schedule,
+        status: givenUp ? 'refused' : 'pending',
+        attempts: schedule.attempts + 1,
+        nextAttemptAt: givenUp ? schedule.nextAttemptAt : next,
+        lastAttemptAt: nowIso,
+        lastRefusal: refusal,
+      });
+      await move(tx, integration, 'scheduled_switch_off_refused', null, who, nowIso, {
+        reasons,
+        next_attempt_at: givenUp ? null : next,
+      });
+      return { outcome: 'refused', reasons, nextAttemptAt: givenUp ? null : next };
+    }
+    await move(
+      tx,
+      integration,
+      schedule.force ? 'switched_off_forced' : 'switched_off',
+      'switched_off',
+      {
+        actor: 'schedule',
+        reason: `scheduled by ${schedule.createdBy}${schedule.reason ? `: ${schedule.reason}` : ''}`,
+      },
+      nowIso,
+      { last_legacy_call: lastLegacy, quiet_period_hours: DEFAULT_QUIET_PERIOD_HOURS, scheduled_at: schedule.at },
+    );
+    await tx.schedules.put({
+      ...schedule,
+      status: 'done',
+      attempts: schedule.attempts + 1,
+      lastAttemptAt: nowIso,
+      lastRefusal: null,
+    });
+    return { outcome: 'switched_off', forced: schedule.force };
+  });
+}
+
+/**
+ * Every replica looks for due schedules each `everyMs` (a schedule whose moment passed while no
+ * replica ran is carried out at the next start, once) and attempts them one after the other.
+ */
+export function startScheduleRunner(
+  deps: MigrationDeps & { rules: RulesHolder },
+  log: FastifyBaseLogger,
+  everyMs = SCHEDULE_EVERY_MS,
+): { stop(): Promise<void>; runNow(): Promise<void> } {
+  let running: Promise<void> = Promise.resolve();
+  const tick = async () => {
+    const now = (deps.now?.() ?? new Date()).toISOString();
+    const due = await deps.store.readOne((r) => r.schedules.due(now, SCHEDULE_BATCH));
+    for (const id of due) {
+      const integration = deps.rules.current().findIntegration(id);
+      if (!integration) continue;
+      const attempt = await attemptSchedule(deps, integration);
+      if (attempt.outcome !== 'not_due')
+        log.info({ integration: integration.handle, schedule: attempt }, `scheduled switch-off ${attempt.outcome}`);
+    }
+  };
+  const runNow = () =>
+    (running = running.then(() =>
+      tick().catch((error: unknown) =>
+        log.warn({ err: error }, 'scheduled switch-offs failed; the next look tries again'),
+      ),
+    ));
+  const timer = setInterval(() => void runNow(), everyMs);
+  timer.unref();
+  return {
+    runNow,
+    async stop() {
+      clearInterval(timer);
+      await running;
+    },
+  };
+}

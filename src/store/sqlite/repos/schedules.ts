@@ -1,0 +1,20 @@
+// Scheduled switch-offs in SQLite: the shared statements (src/store/statements/schedules.ts).
+import type { ScheduleRepo } from '../../repos/schedules.js';
+import { rowToSchedule, scheduleValues, type ScheduleRow } from '../../schedule-rows.js';
+import { scheduleStatements as shared } from '../../statements/schedules.js';
+import type { Db } from '../connection.js';
+import { prepareShared } from '../shared.js';
+
+export function sqliteScheduleRepo(db: Db): ScheduleRepo {
+  const get = prepareShared<ScheduleRow>(db, shared.get);
+  const put = prepareShared(db, shared.put);
+  const due = prepareShared<{ integration_id: string }>(db, shared.due);
+  return {
+    get: async (integrationId) => {
+      const row = get.get(integrationId);
+      return row ? rowToSchedule(row) : null;
+    },
+    put: async (schedule) => void put.run(...scheduleValues(schedule)),
+    due: async (now, limit) => due.all(now, limit).map((r) => r.integration_id),
+  };
+}
