@@ -72,14 +72,17 @@ const who = (request: { adminActor: string | null; body: { reason?: string | und
   reason: request.body?.reason ?? null,
 });
 
-export function migrationRoutes(deps: {
+/** What the admin API's integration routes are given (app.ts): the services and the admin credentials. */
+export interface AdminRoutesDeps {
   store: Store;
   rules: RulesHolder;
   usage: UsageRecorder;
   adminToken: string;
   adminTokenName: string;
   authFailures: AuthFailureGuard;
-}) {
+}
+
+export function migrationRoutes(deps: AdminRoutesDeps) {
   const find = (ref: string) => integrationByRef(deps.rules, ref);
 
   return async function register(app: FastifyInstance): Promise<void> {

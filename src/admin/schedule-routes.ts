@@ -2,10 +2,6 @@
 // schedule (or replace), read, cancel. Each change is audited under the credential's operator.
 import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
-import type { Store } from '../store/store.js';
-import type { RulesHolder } from '../rules/loader.js';
-import type { UsageRecorder } from '../migration/usage.js';
-import type { AuthFailureGuard } from '../rate-limit/auth-failures.js';
 import { AppError } from '../errors.js';
 import {
   cancelScheduledSwitchOff,
@@ -17,19 +13,13 @@ import {
 import { adminAuthenticator } from './authenticate.js';
 import { integrationByRef } from './integration-ref.js';
 import { IntegrationParamsSchema } from './schemas.js';
+import type { AdminRoutesDeps } from './migration-routes.js';
 
 const meta = { tags: ['admin'], security: [{ adminBearer: [] }] };
 const params = IntegrationParamsSchema;
 const PATH = '/admin/v1/integrations/:integration/switch-off/schedule';
 
-export function scheduleRoutes(deps: {
-  store: Store;
-  rules: RulesHolder;
-  usage: UsageRecorder;
-  adminToken: string;
-  adminTokenName: string;
-  authFailures: AuthFailureGuard;
-}) {
+export function scheduleRoutes(deps: AdminRoutesDeps) {
   const find = (ref: string) => integrationByRef(deps.rules, ref);
   return async function register(app: FastifyInstance): Promise<void> {
     const r = app.withTypeProvider<ZodTypeProvider>();
