@@ -38,6 +38,8 @@ export const AUDIT_ACTION_WORDS: Readonly<Record<string, string>> = {
   switched_off_forced: 'Old interface switched off, forced in the quiet period',
   rolled_back: 'Rolled back: the old interface works again',
   switch_off_scheduled: 'Switch-off scheduled',
+  brownout_started: 'Brownout window started',
+  brownout_ended: 'Brownout window ended',
   switch_off_schedule_cancelled: 'Scheduled switch-off cancelled',
   scheduled_switch_off_refused: 'Scheduled switch-off refused: not ready',
   stored_answers_applied: 'Stored answers applied',

@@ -8,6 +8,7 @@ import type { Integration } from '../rules/catalog.js';
 import type { RulesHolder } from '../rules/loader.js';
 import type { SwitchOffSchedule } from '../store/repos/schedules.js';
 import { migrationReport } from './report.js';
+import { momentsBetween, MOMENTS_CATCH_UP_MS, tellMoment } from './calendar.js';
 import { scheduleView, type ScheduleView } from './schedule-view.js';
 
 export { ScheduleViewSchema, scheduleView } from './schedule-view.js';
@@ -211,8 +212,9 @@ export async function attemptSchedule(deps: MigrationDeps, integration: Integrat
 }
 
 /**
- * Every replica looks for due schedules each `everyMs` (a schedule whose moment passed while no
- * replica ran is carried out at the next start, once) and attempts them one after the other.
+ * Every replica looks each `everyMs` for the calendar's moments since its last look (calendar.ts) and
+ * for due schedules (a schedule whose moment passed while no replica ran is carried out at the next
+ * start, once), and attempts them one after the other.
  */
 export function startScheduleRunner(
   deps: MigrationDeps & { rules: RulesHolder },
@@ -220,8 +222,13 @@ export function startScheduleRunner(
   everyMs = SCHEDULE_EVERY_MS,
 ): { stop(): Promise<void>; runNow(): Promise<void> } {
   let running: Promise<void> = Promise.resolve();
+  // The calendar's moments are told from the moment this process last looked (catching up a little at start).
+  let toldUntil = (deps.now?.() ?? new Date()).getTime() - MOMENTS_CATCH_UP_MS;
   const tick = async () => {
-    const now = (deps.now?.() ?? new Date()).toISOString();
+    const nowDate = deps.now?.() ?? new Date();
+    const now = nowDate.toISOString();
+    for (const moment of momentsBetween(deps.rules, toldUntil, nowDate.getTime())) await tellMoment(deps, moment, log);
+    toldUntil = nowDate.getTime();
     const due = await deps.store.readOne((r) => r.schedules.due(now, SCHEDULE_BATCH));
     for (const id of due) {
       const integration = deps.rules.current().findIntegration(id);

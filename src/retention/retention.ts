@@ -38,6 +38,7 @@ export interface RetentionRun {
   /** Ignored legacy member names (and tags) not sent for RETENTION_USAGE_DAYS. */
   ignored_fields_deleted: number;
   brownout_refusals_deleted: number;
+  calendar_moments_deleted: number;
   /** Keys the console issued whose session ended before a page showed them, revoked (docs/console.md). */
   keys_never_shown_revoked: number;
 }
@@ -54,6 +55,7 @@ const NOTHING: RetentionRun = {
   test_matches_deleted: 0,
   ignored_fields_deleted: 0,
   brownout_refusals_deleted: 0,
+  calendar_moments_deleted: 0,
   keys_never_shown_revoked: 0,
 };
 
@@ -90,6 +92,11 @@ export async function runRetention(
       new Date(t - settings.usageDays * DAY_MS).toISOString(),
       batch,
     );
+    // The calendar's moments told: kept as long as the usage counts, enough to tell each once.
+    const moments = await tx.schedules.deleteMomentsBefore(
+      new Date(t - settings.usageDays * DAY_MS).toISOString(),
+      batch,
+    );
     const expired = await tx.answers.deleteExpired(new Date(t - settings.answersDays * DAY_MS).toISOString(), batch);
     await tx.answers.addKept(expired.perKey);
     // The session store's own bounds: a session idle or open longer than them signs nobody in again.
@@ -114,6 +121,7 @@ export async function runRetention(
       test_matches_deleted: testMatches,
       ignored_fields_deleted: ignored,
       brownout_refusals_deleted: brownouts,
+      calendar_moments_deleted: moments,
       keys_never_shown_revoked: neverShown,
     };
   });

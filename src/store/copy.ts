@@ -34,6 +34,7 @@ export const COPIED_TABLES = [
   'answers_not_found',
   'brownout_refusals',
   'switch_off_schedules',
+  'calendar_moments',
   'legacy_samples',
   'test_matches',
   'legacy_tags',

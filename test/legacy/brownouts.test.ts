@@ -2,11 +2,9 @@
 // integration's legacy key is a 403 that says it is a brownout, names the v1 replacement, the guide,
 // the sunset and the window's end, with Retry-After until it; outside, nothing changes. The workspace's
 // list applies to the integrations that list none of their own. v1 keys are never affected.
-import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { EXAMPLE_RULES, startGateway, type Gateway } from '../helper.js';
+import { startGateway, type Gateway } from '../helper.js';
+import { at, removeBrownoutRules, rulesWith, window } from '../support/brownout-rules.js';
 import { createRulesHolder } from '../../src/rules/loader.js';
 import { BROWNOUT_MINUTES_MAX, BROWNOUTS_PER_INTEGRATION_MAX } from '../../src/rules/brownouts.js';
 import type { MigrationReport } from '../../src/migration/report.js';
@@ -14,39 +12,14 @@ import { reportText } from '../../src/cli/human.js';
 import { brownoutSentence, brownoutsView } from '../../src/migration/brownout-report.js';
 import { addUser, consoleClient } from '../support/console.js';
 
-const dirs: string[] = [];
 const gateways: Gateway[] = [];
 afterAll(async () => {
   await Promise.all(gateways.map((g) => g.close()));
-  for (const d of dirs) rmSync(d, { recursive: true, force: true });
+  removeBrownoutRules();
 });
 
 const TELEGRAM = 'brightpath:telegram-bot';
 const WEBSITE = 'brightpath:website-form';
-
-/**
- * The example rules with brownout windows: `telegram` under the telegram bot's `legacy:`, `workspace`
- * as the workspace's default list (a YAML flow list each).
- */
-function rulesWith(windows: { telegram?: string; workspace?: string }) {
-  const dir = mkdtempSync(join(tmpdir(), 'lead-gateway-brownouts-'));
-  dirs.push(dir);
-  cpSync(EXAMPLE_RULES, dir, { recursive: true });
-  const file = join(dir, 'brightpath.yaml');
-  let text = readFileSync(file, 'utf8');
-  if (windows.telegram !== undefined)
-    text = text.replace(
-      '      sunset: 2027-03-01\n',
-      `      sunset: 2027-03-01\n      brownouts: ${windows.telegram}\n`,
-    );
-  if (windows.workspace !== undefined)
-    text = text.replace('  custom_fields:\n', `  legacy:\n    brownouts: ${windows.workspace}\n  custom_fields:\n`);
-  writeFileSync(file, text);
-  return dir;
-}
-
-const at = (ms: number) => new Date(ms).toISOString();
-const window = (startMs: number, minutes: number) => `{ start: "${at(startMs)}", minutes: ${minutes} }`;
 
 async function gatewayWith(windows: { telegram?: string; workspace?: string }) {
   const gw = await startGateway({ rulesDir: rulesWith(windows), console: { secureCookies: false } });

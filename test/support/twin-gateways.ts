@@ -37,7 +37,11 @@ export interface TwinGateways {
   close(): Promise<void>;
 }
 
-async function startTwins(engine: StoreEngine, cluster: TestPostgres | null): Promise<TwinGateways> {
+async function startTwins(
+  engine: StoreEngine,
+  cluster: TestPostgres | null,
+  rulesDir = EXAMPLE_RULES,
+): Promise<TwinGateways> {
   let dir: string | null = null;
   let stores: [Store, Store];
   if (engine === 'sqlite') {
@@ -51,7 +55,7 @@ async function startTwins(engine: StoreEngine, cluster: TestPostgres | null): Pr
       await openPostgresStore({ url, poolSize: POOL_SIZE }),
     ];
   }
-  const rules = createRulesHolder(EXAMPLE_RULES);
+  const rules = createRulesHolder(rulesDir);
   const apps = (await Promise.all(
     stores.map((store) => buildApp({ adminToken: ADMIN_TOKEN, rateLimitPerMinute: 1_000_000 }, { store, rules })),
   )) as [FastifyInstance, FastifyInstance];
@@ -82,13 +86,16 @@ async function startTwins(engine: StoreEngine, cluster: TestPostgres | null): Pr
  * on a throwaway cluster when the machine has one (otherwise its half says it skipped, in one line).
  * `twins()` is null while the engine cannot run here; the tests then return early.
  */
-export function onEachEngineTwice(body: (engine: StoreEngine, twins: () => TwinGateways | null) => void): void {
+export function onEachEngineTwice(
+  body: (engine: StoreEngine, twins: () => TwinGateways | null) => void,
+  rulesDir?: () => string,
+): void {
   describe.each(['sqlite', 'postgres'] as const)('on %s', (engine) => {
     let cluster: TestPostgres | null = null;
     let twins: TwinGateways | null = null;
     beforeAll(async () => {
       if (engine === 'postgres') cluster = await clusterOrSkip();
-      if (engine === 'sqlite' || cluster !== null) twins = await startTwins(engine, cluster);
+      if (engine === 'sqlite' || cluster !== null) twins = await startTwins(engine, cluster, rulesDir?.());
     }, 60_000);
     afterAll(async () => {
       await twins?.close();

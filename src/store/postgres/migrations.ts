@@ -324,6 +324,22 @@ export const migrations: Migration[] = [
       CREATE INDEX switch_off_schedules_due ON switch_off_schedules (next_attempt_at) WHERE status = 'pending';
     `,
   },
+  {
+    version: 26,
+    name: 'moments of the migration calendar told',
+    // A brownout window's start and end, each told once (an audit entry, a log line) by whichever
+    // replica records it first; retention deletes them after RETENTION_USAGE_DAYS. SQLite migration 27.
+    sql: `
+      CREATE TABLE calendar_moments (
+        integration_id text COLLATE "C" NOT NULL,
+        kind           text COLLATE "C" NOT NULL,
+        at             text COLLATE "C" NOT NULL,
+        recorded_at    text COLLATE "C" NOT NULL,
+        PRIMARY KEY (integration_id, kind, at)
+      );
+      CREATE INDEX calendar_moments_age ON calendar_moments (at);
+    `,
+  },
 ];
 
 /**

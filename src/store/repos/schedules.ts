@@ -31,4 +31,8 @@ export interface ScheduleRepo {
   put(schedule: SwitchOffSchedule): Promise<void>;
   /** Integrations whose pending schedule is due at `now`, the earliest first, at most `limit`. */
   due(now: string, limit: number): Promise<string[]>;
+  /** Records that a moment of the integration's calendar was told; false when it was already. */
+  recordMoment(integrationId: string, kind: string, at: string, recordedAt: string): Promise<boolean>;
+  /** Deletes at most `limit` moments before `before`, the oldest first; returns how many. */
+  deleteMomentsBefore(before: string, limit: number): Promise<number>;
 }

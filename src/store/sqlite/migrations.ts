@@ -646,6 +646,23 @@ export const migrations: Migration[] = [
         CREATE INDEX switch_off_schedules_due ON switch_off_schedules (next_attempt_at) WHERE status = 'pending';
       `),
   },
+  {
+    version: 27,
+    name: 'moments of the migration calendar told',
+    // A brownout window's start and end, each told once by whichever process records it first;
+    // retention deletes them after RETENTION_USAGE_DAYS. PostgreSQL migration 26 makes the same.
+    up: (db) =>
+      db.exec(`
+        CREATE TABLE calendar_moments (
+          integration_id TEXT NOT NULL,
+          kind           TEXT NOT NULL,
+          at             TEXT NOT NULL,
+          recorded_at    TEXT NOT NULL,
+          PRIMARY KEY (integration_id, kind, at)
+        ) WITHOUT ROWID;
+        CREATE INDEX calendar_moments_age ON calendar_moments (at);
+      `),
+  },
 ];
 
 export class MigrationError extends Error {

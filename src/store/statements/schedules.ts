@@ -1,4 +1,4 @@
-// Scheduled switch-offs: every statement the same on both engines (`force` is 0 or 1 on both).
+// Scheduled switch-offs and the calendar's moments told: every statement the same on both engines (`force` is 0 or 1 on both).
 import { statements } from './shared.js';
 
 export const scheduleStatements = statements('schedules', {
@@ -14,4 +14,10 @@ export const scheduleStatements = statements('schedules', {
   // By the index switch_off_schedules_due: the pending ones only.
   due: `SELECT integration_id FROM switch_off_schedules WHERE status = 'pending' AND next_attempt_at <= $1
    ORDER BY next_attempt_at, integration_id LIMIT $2`,
+  // A moment told once: the first to insert it tells it.
+  recordMoment: `INSERT INTO calendar_moments (integration_id, kind, at, recorded_at) VALUES ($1, $2, $3, $4)
+   ON CONFLICT (integration_id, kind, at) DO NOTHING`,
+  // Walks the index calendar_moments_age from the oldest moment.
+  expireMoments: `DELETE FROM calendar_moments WHERE (integration_id, kind, at) IN (
+   SELECT integration_id, kind, at FROM calendar_moments WHERE at < $1 ORDER BY at LIMIT $2)`,
 });

@@ -7,6 +7,8 @@ import { sharedStatement, type Sql } from '../sql.js';
 const get = sharedStatement<ScheduleRow>(shared.get);
 const put = sharedStatement(shared.put);
 const due = sharedStatement<{ integration_id: string }>(shared.due);
+const recordMoment = sharedStatement(shared.recordMoment);
+const expireMoments = sharedStatement(shared.expireMoments);
 
 export function pgScheduleRepo(sql: Sql): ScheduleRepo {
   return {
@@ -16,5 +18,8 @@ export function pgScheduleRepo(sql: Sql): ScheduleRepo {
     },
     put: async (schedule) => void (await put.run(sql, ...scheduleValues(schedule))),
     due: async (now, limit) => (await due.rows(sql, now, limit)).map((r) => r.integration_id),
+    recordMoment: async (integrationId, kind, at, recordedAt) =>
+      (await recordMoment.run(sql, integrationId, kind, at, recordedAt)).rowCount === 1,
+    deleteMomentsBefore: async (before, limit) => (await expireMoments.run(sql, before, limit)).rowCount ?? 0,
   };
 }

@@ -9,6 +9,8 @@ export function sqliteScheduleRepo(db: Db): ScheduleRepo {
   const get = prepareShared<ScheduleRow>(db, shared.get);
   const put = prepareShared(db, shared.put);
   const due = prepareShared<{ integration_id: string }>(db, shared.due);
+  const recordMoment = prepareShared(db, shared.recordMoment);
+  const expireMoments = prepareShared(db, shared.expireMoments);
   return {
     get: async (integrationId) => {
       const row = get.get(integrationId);
@@ -16,5 +18,8 @@ export function sqliteScheduleRepo(db: Db): ScheduleRepo {
     },
     put: async (schedule) => void put.run(...scheduleValues(schedule)),
     due: async (now, limit) => due.all(now, limit).map((r) => r.integration_id),
+    recordMoment: async (integrationId, kind, at, recordedAt) =>
+      recordMoment.run(integrationId, kind, at, recordedAt).changes === 1,
+    deleteMomentsBefore: async (before, limit) => expireMoments.run(before, limit).changes,
   };
 }

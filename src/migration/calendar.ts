@@ -1,0 +1,66 @@
+// The service team told of the moments of the migration calendar without watching a page: each
+// brownout window's start and its end (with the legacy calls refused in it) becomes an audit entry and
+// an info log line, once, whichever replica records it first (docs/runbook.md, "2b. Brownouts").
+import type { FastifyBaseLogger } from 'fastify';
+import type { Integration } from '../rules/catalog.js';
+import type { RulesHolder } from '../rules/loader.js';
+import { BROWNOUT_ROWS_PER_INTEGRATION } from './usage.js';
+import { move, type MigrationDeps } from './service.js';
+
+/**
+ * A process that starts tells the moments of this long before its start it may have missed (it was
+ * down, or restarting); one told already by another replica is not told again.
+ */
+export const MOMENTS_CATCH_UP_MS = 10 * 60_000;
+
+export type MomentKind = 'brownout_started' | 'brownout_ended';
+
+export interface Moment {
+  integration: Integration;
+  kind: MomentKind;
+  at: string;
+  window: { start: string; end: string };
+}
+
+/** The moments of every integration's brownout windows in (sinceMs, nowMs], the earliest first. */
+export function momentsBetween(rules: RulesHolder, sinceMs: number, nowMs: number): Moment[] {
+  const found: (Moment & { ms: number })[] = [];
+  for (const integration of rules.current().integrations.values()) {
+    for (const w of integration.legacy.brownouts) {
+      const window = { start: w.start, end: w.end };
+      if (w.startMs > sinceMs && w.startMs <= nowMs)
+        found.push({ integration, kind: 'brownout_started', at: w.start, window, ms: w.startMs });
+      if (w.endMs > sinceMs && w.endMs <= nowMs)
+        found.push({ integration, kind: 'brownout_ended', at: w.end, window, ms: w.endMs });
+    }
+  }
+  return found.sort((a, b) => a.ms - b.ms).map(({ ms: _ms, ...moment }) => moment);
+}
+
+/**
+ * Tells a moment once: in one unit, the moment recorded and its audit entry written, so of several
+ * replicas exactly one tells it. A window of an integration switched off refused nothing (the
+ * switch-off answers first): it is recorded, not told. Returns whether this call told it.
+ */
+export async function tellMoment(deps: MigrationDeps, moment: Moment, log: FastifyBaseLogger): Promise<boolean> {
+  const now = (deps.now?.() ?? new Date()).toISOString();
+  const { integration, kind, window } = moment;
+  // The calls refused in the window, counted by every replica (each flushes within a quarter second).
+  if (kind === 'brownout_ended') await deps.usage.flush();
+  const details = await deps.store.transact(async (tx) => {
+    if (!(await tx.schedules.recordMoment(integration.id, kind, moment.at, now))) return null;
+    if ((await tx.states.get(integration.id)) === 'switched_off') return null;
+    const refused =
+      kind === 'brownout_ended'
+        ? (await tx.states.brownoutRefusals(integration.id, BROWNOUT_ROWS_PER_INTEGRATION))
+            .filter((r) => r.windowStart === window.start)
+            .reduce((n, r) => n + r.calls, 0)
+        : null;
+    const details = { start: window.start, end: window.end, ...(refused === null ? {} : { refused_calls: refused }) };
+    await move(tx, integration, kind, null, { actor: 'calendar' }, now, details);
+    return details;
+  });
+  if (details === null) return false;
+  log.info({ integration: integration.handle, moment: kind, ...details }, kind.replace('_', ' '));
+  return true;
+}
