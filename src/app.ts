@@ -161,7 +161,7 @@ export async function buildApp(
   refuseRepeatedCredentials(app);
   registerMethodNotAllowed(app);
 
-  const usage = deps.usage ?? createUsageRecorder(deps.store);
+  const usage = deps.usage ?? createUsageRecorder(deps.store, undefined, undefined, app.log);
   const limiters = deps.limiters ?? createMemoryLimiters();
   const sharedRules =
     deps.sharedRules ?? (await shareRules({ replicas: deps.store.replicas, rules: deps.rules, log: app.log }));

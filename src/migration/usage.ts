@@ -1,6 +1,8 @@
 // Counts calls per integration, interface and route, when each key was last used, and the answers
 // calls answered 404 per person; flushed to the store in one unit of work.
+import type { FastifyBaseLogger } from 'fastify';
 import type { Store } from '../store/store.js';
+import { logTold, tellLegacyAfterPorted, type PortedMarks } from './after-ported.js';
 import type {
   BrownoutRefusal,
   Interface,
@@ -121,7 +123,9 @@ export function createUsageRecorder(
   store: Store,
   intervalMs = USAGE_FLUSH_MS,
   caps: UsageCaps = USAGE_CAPS,
+  log?: FastifyBaseLogger,
 ): UsageRecorder {
+  const portedMarks: PortedMarks = { byIntegration: new Map(), readAt: -Infinity };
   let pending = new Map<string, UsageIncrement>();
   let notFound = new Map<string, NotFoundIncrement>();
   let brownouts = new Map<string, BrownoutRefusal>();
@@ -157,15 +161,18 @@ export function createUsageRecorder(
     committing = committing
       .catch(() => undefined)
       .then(() =>
-        store.transact(async (tx) => {
-          await tx.states.addUsage(batch);
-          await tx.keys.markUsed(uses);
-          for (const f of fields)
-            await tx.states.countIgnored(f.integrationId, f.fields, f.at, IGNORED_NAMES_MAX_PER_INTEGRATION);
-          if (missed.length > 0) await tx.states.countNotFound(missed, caps.notFoundIdsPerIntegration);
-          if (kept.length > 0) await tx.states.putSamples(kept);
-          if (refused.length > 0) await tx.states.countBrownoutRefusals(refused, caps.brownoutRowsPerIntegration);
-        }),
+        store
+          .transact(async (tx) => {
+            await tx.states.addUsage(batch);
+            await tx.keys.markUsed(uses);
+            for (const f of fields)
+              await tx.states.countIgnored(f.integrationId, f.fields, f.at, IGNORED_NAMES_MAX_PER_INTEGRATION);
+            if (missed.length > 0) await tx.states.countNotFound(missed, caps.notFoundIdsPerIntegration);
+            if (kept.length > 0) await tx.states.putSamples(kept);
+            if (refused.length > 0) await tx.states.countBrownoutRefusals(refused, caps.brownoutRowsPerIntegration);
+            return tellLegacyAfterPorted(tx, batch, portedMarks, new Date());
+          })
+          .then((told) => logTold(log, told)),
       );
     return committing;
   };
