@@ -18,6 +18,7 @@ import { migrationRoutes } from './admin/migration-routes.js';
 import { rulesRoutes } from './admin/rules-routes.js';
 import { scheduleRoutes } from './admin/schedule-routes.js';
 import { startScheduleRunner } from './migration/schedule.js';
+import { READINESS_EVERY_MS } from './migration/calendar.js';
 import { shareRules, type RulesAcrossReplicas } from './rules/replicas.js';
 import { legacyRoutes } from './legacy/routes.js';
 import { docsRoutes } from './http/docs-routes.js';
@@ -182,7 +183,14 @@ export async function buildApp(
   // Every replica looks for due switch-off schedules (src/migration/schedule.ts); one carries each out.
   let schedules: ReturnType<typeof startScheduleRunner> | null = null;
   app.addHook('onReady', async () => {
-    schedules = startScheduleRunner({ store: deps.store, usage, rules: deps.rules }, app.log, config.scheduleEveryMs);
+    schedules = startScheduleRunner(
+      { store: deps.store, usage, rules: deps.rules },
+      app.log,
+      config.scheduleEveryMs,
+      // Whether an integration became ready is looked at by a gateway given its background settings
+      // (main.ts, as retention), once a minute.
+      retentionConfig ? READINESS_EVERY_MS : Infinity,
+    );
   });
   app.addHook('onClose', async () => {
     await schedules?.stop();

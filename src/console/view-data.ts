@@ -41,6 +41,7 @@ export const AUDIT_ACTION_WORDS: Readonly<Record<string, string>> = {
   brownout_started: 'Brownout window started',
   brownout_ended: 'Brownout window ended',
   legacy_call_after_ported: 'Legacy call after it was marked ported',
+  became_ready: 'Ready for switch-off',
   switch_off_schedule_cancelled: 'Scheduled switch-off cancelled',
   scheduled_switch_off_refused: 'Scheduled switch-off refused: not ready',
   stored_answers_applied: 'Stored answers applied',

@@ -5,7 +5,8 @@ import type { FastifyBaseLogger } from 'fastify';
 import type { Integration } from '../rules/catalog.js';
 import type { RulesHolder } from '../rules/loader.js';
 import { BROWNOUT_ROWS_PER_INTEGRATION } from './usage.js';
-import { move, type MigrationDeps } from './service.js';
+import { DEFAULT_QUIET_PERIOD_HOURS, move, type MigrationDeps } from './service.js';
+import { migrationReport } from './report.js';
 
 /**
  * A process that starts tells the moments of this long before its start it may have missed (it was
@@ -63,4 +64,42 @@ export async function tellMoment(deps: MigrationDeps, moment: Moment, log: Fasti
   if (details === null) return false;
   log.info({ integration: integration.handle, moment: kind, ...details }, kind.replace('_', ' '));
   return true;
+}
+
+/** How often each replica looks whether a migrating integration became ready: a verdict moves by hours. */
+export const READINESS_EVERY_MS = 60_000;
+
+/**
+ * Tells each migrating integration whose readiness verdict is ready, once per ready spell: a spell is
+ * known by the last legacy call before it (a new legacy call ends it, and the next spell is told
+ * again). An audit entry `became_ready` (actor `calendar`) and an info log line; of several replicas
+ * the first to record the moment tells it. Each look reads the integrations' states in one snapshot,
+ * then a verdict per migrating integration (the report, its lists left out).
+ */
+export async function tellReady(deps: MigrationDeps, rules: RulesHolder, log: FastifyBaseLogger): Promise<number> {
+  const integrations = [...rules.current().integrations.values()];
+  const states = await deps.store.snapshot((r) => Promise.all(integrations.map((i) => r.states.get(i.id))));
+  let toldNow = 0;
+  for (const [n, integration] of integrations.entries()) {
+    if (states[n] !== 'migrating') continue;
+    const report = await migrationReport(deps, integration, DEFAULT_QUIET_PERIOD_HOURS, { unlinked: 0, notFound: 0 });
+    if (report.readiness.verdict !== 'ready') continue;
+    const spell = report.legacy.last_seen ?? 'never';
+    const now = (deps.now?.() ?? new Date()).toISOString();
+    const told = await deps.store.transact(async (tx) => {
+      if (!(await tx.schedules.recordMoment(integration.id, 'became_ready', spell, now))) return false;
+      await move(tx, integration, 'became_ready', null, { actor: 'calendar' }, now, {
+        last_legacy_call: report.legacy.last_seen,
+      });
+      return true;
+    });
+    if (told) {
+      toldNow++;
+      log.info(
+        { integration: integration.handle, last_legacy_call: report.legacy.last_seen },
+        'integration ready for switch-off',
+      );
+    }
+  }
+  return toldNow;
 }

@@ -8,7 +8,7 @@ import type { Integration } from '../rules/catalog.js';
 import type { RulesHolder } from '../rules/loader.js';
 import type { SwitchOffSchedule } from '../store/repos/schedules.js';
 import { migrationReport } from './report.js';
-import { momentsBetween, MOMENTS_CATCH_UP_MS, tellMoment } from './calendar.js';
+import { momentsBetween, MOMENTS_CATCH_UP_MS, READINESS_EVERY_MS, tellMoment, tellReady } from './calendar.js';
 import { scheduleView, type ScheduleView } from './schedule-view.js';
 
 export { ScheduleViewSchema, scheduleView } from './schedule-view.js';
@@ -220,15 +220,22 @@ export function startScheduleRunner(
   deps: MigrationDeps & { rules: RulesHolder },
   log: FastifyBaseLogger,
   everyMs = SCHEDULE_EVERY_MS,
+  readinessEveryMs = READINESS_EVERY_MS,
 ): { stop(): Promise<void>; runNow(): Promise<void> } {
   let running: Promise<void> = Promise.resolve();
   // The calendar's moments are told from the moment this process last looked (catching up a little at start).
   let toldUntil = (deps.now?.() ?? new Date()).getTime() - MOMENTS_CATCH_UP_MS;
+  // Readiness is looked at every readinessEveryMs (Infinity: never), the first time that long after the start.
+  let readinessLookedAt = (deps.now?.() ?? new Date()).getTime();
   const tick = async () => {
     const nowDate = deps.now?.() ?? new Date();
     const now = nowDate.toISOString();
     for (const moment of momentsBetween(deps.rules, toldUntil, nowDate.getTime())) await tellMoment(deps, moment, log);
     toldUntil = nowDate.getTime();
+    if (nowDate.getTime() - readinessLookedAt >= readinessEveryMs) {
+      readinessLookedAt = nowDate.getTime();
+      await tellReady(deps, deps.rules, log);
+    }
     const due = await deps.store.readOne((r) => r.schedules.due(now, SCHEDULE_BATCH));
     for (const id of due) {
       const integration = deps.rules.current().findIntegration(id);

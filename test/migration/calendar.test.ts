@@ -6,7 +6,7 @@ import pino from 'pino';
 import { startGateway, type Gateway } from '../helper.js';
 import { onEachEngineTwice } from '../support/twin-gateways.js';
 import { at, removeBrownoutRules, rulesWith, window } from '../support/brownout-rules.js';
-import { momentsBetween, tellMoment } from '../../src/migration/calendar.js';
+import { momentsBetween, tellMoment, tellReady } from '../../src/migration/calendar.js';
 import { createUsageRecorder } from '../../src/migration/usage.js';
 
 const TELEGRAM = 'brightpath:telegram-bot';
@@ -97,3 +97,27 @@ onEachEngineTwice((_engine, twins) => {
     });
   });
 }, RULES);
+
+describe('an integration that became ready', () => {
+  it('is told once per ready spell: an audit entry became_ready by calendar', async () => {
+    const handle = 'brightpath:website-form';
+    const key = await gw.issueKey(handle);
+    expect(
+      (await gw.submit(key, { event_id: 'ready-told', external_contact_id: 'web:9', first_name: 'R' })).statusCode,
+    ).toBe(201);
+    // The gateway's report flushes its own counters (the v1 call that succeeded), and says ready.
+    const report = await gw.admin('GET', `/admin/v1/integrations/${handle}/report`);
+    expect(report.json<{ readiness: { verdict: string } }>().readiness.verdict).toBe('ready');
+    const usage = createUsageRecorder(gw.store, 60_000);
+    const deps = { store: gw.store, usage };
+    // The telegram bot has no v1 key (legacy): only the website form is looked at, and it is ready.
+    expect(await tellReady(deps, gw.rules, silent)).toBe(1);
+    expect(await tellReady(deps, gw.rules, silent)).toBe(0);
+    const items = (await gw.admin('GET', `/admin/v1/integrations/${handle}/audit`)).json<{ items: AuditItem[] }>()
+      .items;
+    expect(items.filter((e) => e.action === 'became_ready')).toEqual([
+      expect.objectContaining({ actor: 'calendar', details: { last_legacy_call: null } }),
+    ]);
+    await usage.close();
+  });
+});
