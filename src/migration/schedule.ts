@@ -29,6 +29,8 @@ export const SCHEDULE_DEADLINE_DAYS_DEFAULT = 7;
 export const SCHEDULE_DEADLINE_DAYS_MAX = 90;
 /** How often each replica looks for due schedules: a schedule is carried out within about this of its moment. */
 export const SCHEDULE_EVERY_MS = 1_000;
+/** How often an integration whose sunset came, without a schedule and not migrating, is looked at again. */
+export const SUNSET_LOOK_EVERY_MS = 60_000;
 /** Due schedules carried out per look, the earliest first; the rest at the next. */
 export const SCHEDULE_BATCH = 10;
 
@@ -122,6 +124,44 @@ export async function cancelScheduledSwitchOff(
       throw new AppError('not-found', `${integration.handle} has no scheduled switch-off pending.`);
     const cancelled = await endSchedule(tx, integration, schedule, `cancelled by ${who.actor}`, now, who);
     return scheduleView(cancelled);
+  });
+}
+
+/**
+ * The schedule the rules make for an integration whose workspace opted in (`switch_off_at_sunset`):
+ * its sunset day at 00:00 UTC, by `rules`, written only where the integration has no schedule (one the
+ * service team set, or cancelled, stands), and only while it is migrating. Audited as any schedule.
+ * Returns whether it made one.
+ */
+export async function scheduleSunset(deps: MigrationDeps, integration: Integration): Promise<boolean> {
+  if (!integration.legacy.switchOffAtSunset || integration.legacy.sunset === null) return false;
+  const at = `${integration.legacy.sunset}T00:00:00.000Z`;
+  const now = (deps.now?.() ?? new Date()).toISOString();
+  return commitChange(deps.store, integration.id, async (tx) => {
+    if ((await tx.states.get(integration.id)) !== 'migrating') return false;
+    const schedule: SwitchOffSchedule = {
+      integrationId: integration.id,
+      at,
+      force: false,
+      retryMinutes: SCHEDULE_RETRY_MINUTES_DEFAULT,
+      deadline: new Date(Date.parse(at) + SCHEDULE_DEADLINE_DAYS_DEFAULT * DAY_MS).toISOString(),
+      status: 'pending',
+      attempts: 0,
+      nextAttemptAt: at,
+      lastAttemptAt: null,
+      lastRefusal: null,
+      createdBy: 'rules',
+      createdAt: now,
+      reason: 'legacy.sunset',
+    };
+    if (!(await tx.schedules.create(schedule))) return false;
+    await move(tx, integration, 'switch_off_scheduled', null, { actor: 'rules', reason: 'legacy.sunset' }, now, {
+      at,
+      force: false,
+      retry_minutes: schedule.retryMinutes,
+      deadline: schedule.deadline,
+    });
+    return true;
   });
 }
 
@@ -225,6 +265,7 @@ export function startScheduleRunner(
   let running: Promise<void> = Promise.resolve();
   // The calendar's moments are told from the moment this process last looked (catching up a little at start).
   let toldUntil = (deps.now?.() ?? new Date()).getTime() - MOMENTS_CATCH_UP_MS;
+  const sunsetsLookedAt = new Map<string, number>();
   // Readiness is looked at every readinessEveryMs (Infinity: never), the first time that long after the start.
   let readinessLookedAt = (deps.now?.() ?? new Date()).getTime();
   const tick = async () => {
@@ -235,6 +276,18 @@ export function startScheduleRunner(
     if (nowDate.getTime() - readinessLookedAt >= readinessEveryMs) {
       readinessLookedAt = nowDate.getTime();
       await tellReady(deps, deps.rules, log);
+    }
+    // Sunsets that came: an integration not migrating yet is looked at again a minute later; once it
+    // has a schedule (made here or not), never again by this process.
+    for (const integration of deps.rules.current().integrations.values()) {
+      const { sunset, switchOffAtSunset } = integration.legacy;
+      if (!switchOffAtSunset || sunset === null || `${sunset}T00:00:00.000Z` > now) continue;
+      const looked = sunsetsLookedAt.get(integration.id);
+      if (looked === Infinity || (looked !== undefined && nowDate.getTime() - looked < SUNSET_LOOK_EVERY_MS)) continue;
+      if (await scheduleSunset(deps, integration))
+        log.info({ integration: integration.handle, at: sunset }, 'switch-off scheduled at the sunset');
+      const has = (await deps.store.readOne((r) => r.schedules.get(integration.id))) !== null;
+      sunsetsLookedAt.set(integration.id, has ? Infinity : nowDate.getTime());
     }
     const due = await deps.store.readOne((r) => r.schedules.due(now, SCHEDULE_BATCH));
     for (const id of due) {

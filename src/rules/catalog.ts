@@ -106,6 +106,8 @@ export interface Integration {
     sunset: string | null;
     /** Its brownout windows (its own, else the workspace's), in the order they start. */
     brownouts: Brownout[];
+    /** The workspace opted in: `sunset` is its scheduled switch-off (src/migration/schedule.ts). */
+    switchOffAtSunset: boolean;
     tags: Map<string, { answer: string; value: string | boolean | number }>;
     data: Map<string, string>;
   };
@@ -229,6 +231,7 @@ export function buildRules(files: RulesFile[]): Rules {
           externalContactId: i.legacy.external_contact_id ?? null,
           sunset: i.legacy.sunset ?? null,
           brownouts: brownoutWindows(i.legacy.brownouts ?? file.workspace.legacy.brownouts),
+          switchOffAtSunset: file.workspace.legacy.switch_off_at_sunset,
           tags: new Map(Object.entries(i.legacy.tags)),
           data: new Map(Object.entries(i.legacy.data)),
         },

@@ -156,8 +156,12 @@ export const RulesFileSchema = z
           brownouts: BrownoutListSchema.default([]).meta({
             description: 'Brownout windows of every integration of the workspace that lists none of its own',
           }),
+          switch_off_at_sunset: z.boolean().default(false).meta({
+            description:
+              "Opt-in: an integration's legacy.sunset is its scheduled switch-off (at 00:00 UTC that day), unless one is scheduled already",
+          }),
         })
-        .default({ brownouts: [] }),
+        .default({ brownouts: [], switch_off_at_sunset: false }),
     }),
     integrations: z.array(IntegrationSchema).default([]),
   })

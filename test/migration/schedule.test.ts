@@ -2,9 +2,12 @@
 // `schedule` only when the integration is ready, refused with its reasons and tried again otherwise,
 // forced when asked, given up after its deadline, cancelled by a rollback; bad input changes nothing;
 // of two gateways on one database exactly one carries it out.
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startGateway, type Gateway } from '../helper.js';
 import { onEachEngineTwice } from '../support/twin-gateways.js';
+import { removeBrownoutRules, rulesWith } from '../support/brownout-rules.js';
 import type { ScheduleView } from '../../src/migration/schedule-view.js';
 
 const TELEGRAM = 'brightpath:telegram-bot';
@@ -178,5 +181,39 @@ onEachEngineTwice((_engine, twins) => {
       expect(items.filter((e) => e.action === 'switched_off_forced')).toHaveLength(1);
       expect(items.filter((e) => e.action === 'switch_off_schedule_cancelled')).toHaveLength(0);
     });
+  });
+});
+
+describe('the sunset as the schedule (a workspace opted in)', () => {
+  it('is scheduled at the sunset day, 00:00 UTC, by rules, once the integration migrates; not where the workspace did not opt in', async () => {
+    const today = new Date().toISOString().slice(0, 10);
+    const dir = rulesWith({});
+    const file = join(dir, 'brightpath.yaml');
+    writeFileSync(
+      file,
+      readFileSync(file, 'utf8')
+        .replace('      sunset: 2027-03-01\n', `      sunset: ${today}\n`)
+        .replace('  custom_fields:\n', '  legacy:\n    switch_off_at_sunset: true\n  custom_fields:\n'),
+    );
+    const g = await startGateway({ rulesDir: dir });
+    try {
+      await g.issueKey(TELEGRAM);
+      // The runner starts with the first request and looks each second.
+      const until = Date.now() + 10_000;
+      let res = await g.admin('GET', PATH(TELEGRAM));
+      while (res.statusCode === 404 && Date.now() < until) {
+        await new Promise((resolve) => setTimeout(resolve, 200));
+        res = await g.admin('GET', PATH(TELEGRAM));
+      }
+      expect(res.statusCode).toBe(200);
+      expect(res.json()).toMatchObject({ at: `${today}T00:00:00.000Z`, created_by: 'rules', force: false });
+      const scheduled = (await audit(g, TELEGRAM)).filter((e) => e.action === 'switch_off_scheduled');
+      expect(scheduled).toMatchObject([{ actor: 'rules' }]);
+    } finally {
+      await g.close();
+      removeBrownoutRules();
+    }
+    // The example rules do not opt in: no schedule from a sunset there (the gateway of the tests above).
+    expect((await audit(gw, WEBSITE)).filter((e) => e.actor === 'rules')).toEqual([]);
   });
 });

@@ -29,6 +29,8 @@ export interface ScheduleRepo {
   get(integrationId: string): Promise<SwitchOffSchedule | null>;
   /** Writes the integration's schedule whole, replacing the one it had. */
   put(schedule: SwitchOffSchedule): Promise<void>;
+  /** Writes the schedule only where the integration has none; false when it had one. */
+  create(schedule: SwitchOffSchedule): Promise<boolean>;
   /** Integrations whose pending schedule is due at `now`, the earliest first, at most `limit`. */
   due(now: string, limit: number): Promise<string[]>;
   /** Records that a moment of the integration's calendar was told; false when it was already. */

@@ -11,6 +11,10 @@ export const scheduleStatements = statements('schedules', {
      attempts = excluded.attempts, next_attempt_at = excluded.next_attempt_at,
      last_attempt_at = excluded.last_attempt_at, last_refusal = excluded.last_refusal,
      created_by = excluded.created_by, created_at = excluded.created_at, reason = excluded.reason`,
+  // A schedule the rules make (the sunset), written only where the integration has none.
+  create: `INSERT INTO switch_off_schedules (integration_id, at, force, retry_minutes, deadline, status, attempts,
+     next_attempt_at, last_attempt_at, last_refusal, created_by, created_at, reason)
+   VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13) ON CONFLICT (integration_id) DO NOTHING`,
   // By the index switch_off_schedules_due: the pending ones only.
   due: `SELECT integration_id FROM switch_off_schedules WHERE status = 'pending' AND next_attempt_at <= $1
    ORDER BY next_attempt_at, integration_id LIMIT $2`,

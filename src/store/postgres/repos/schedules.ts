@@ -6,6 +6,7 @@ import { sharedStatement, type Sql } from '../sql.js';
 
 const get = sharedStatement<ScheduleRow>(shared.get);
 const put = sharedStatement(shared.put);
+const create = sharedStatement(shared.create);
 const due = sharedStatement<{ integration_id: string }>(shared.due);
 const recordMoment = sharedStatement(shared.recordMoment);
 const expireMoments = sharedStatement(shared.expireMoments);
@@ -17,6 +18,7 @@ export function pgScheduleRepo(sql: Sql): ScheduleRepo {
       return row ? rowToSchedule(row) : null;
     },
     put: async (schedule) => void (await put.run(sql, ...scheduleValues(schedule))),
+    create: async (schedule) => (await create.run(sql, ...scheduleValues(schedule))).rowCount === 1,
     due: async (now, limit) => (await due.rows(sql, now, limit)).map((r) => r.integration_id),
     recordMoment: async (integrationId, kind, at, recordedAt) =>
       (await recordMoment.run(sql, integrationId, kind, at, recordedAt)).rowCount === 1,
