@@ -43,4 +43,16 @@ describe('a legacy call after "ported"', () => {
     expect((await legacyCall()).statusCode).toBe(200);
     expect(await told()).toHaveLength(1);
   });
+
+  it('is told again for a new mark after the flag was cleared and set again', async () => {
+    expect(await told()).toHaveLength(1);
+    expect((await gw.admin('DELETE', `/admin/v1/integrations/${HANDLE}/ported`)).statusCode).toBe(200);
+    expect((await gw.admin('POST', `/admin/v1/integrations/${HANDLE}/ported`, { note: 'again' })).statusCode).toBe(200);
+    await new Promise((resolve) => setTimeout(resolve, PORTED_FLAGS_TTL_MS + 100));
+    expect((await legacyCall()).statusCode).toBe(200);
+    const entries = await told();
+    expect(entries).toHaveLength(2);
+    // Two marks, two moments: each entry names its own mark.
+    expect(new Set(entries.map((e) => e.details.ported_at)).size).toBe(2);
+  });
 });
