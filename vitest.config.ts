@@ -46,6 +46,7 @@ const NOT_AGAIN_ON_POSTGRES = [
   'test/webhooks/backoff.test.ts',
   'test/webhooks/deliver.test.ts',
   'test/webhooks/url-safety.test.ts',
+  'test/webhooks/docs-recipes.test.ts',
 ];
 
 const shared = {

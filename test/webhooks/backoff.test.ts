@@ -71,3 +71,33 @@ describe('giving up', () => {
     expect(span(justBelowOne).ms).toBeGreaterThan(RETRY_PERIOD_MAX_MS - MAX_ATTEMPTS);
   });
 });
+
+describe('the spread of the period', () => {
+  /** mulberry32: a seeded generator, so that the figures below are the same on every run. */
+  function seeded(seed: number): () => number {
+    let a = seed;
+    return () => {
+      a = (a + 0x6d2b79f5) | 0;
+      let t = Math.imul(a ^ (a >>> 15), 1 | a);
+      t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
+      return ((t ^ (t >>> 14)) >>> 0) / 4_294_967_296;
+    };
+  }
+
+  it('is under 2 days for about 3 events in 100, under 1 day for fewer than 1 in 10,000 (as the docs say)', () => {
+    const random = seeded(20_261_201);
+    const day = 86_400_000;
+    const events = 20_000;
+    let underTwo = 0;
+    let underOne = 0;
+    for (let i = 0; i < events; i++) {
+      let ms = 0;
+      for (let attempt = 1; !givesUpAfter(attempt); attempt++) ms += waitAfter(attempt, random);
+      if (ms < 2 * day) underTwo++;
+      if (ms < day) underOne++;
+    }
+    expect(underTwo / events).toBeGreaterThan(0.02);
+    expect(underTwo / events).toBeLessThan(0.045);
+    expect(underOne / events).toBeLessThan(1 / 10_000);
+  });
+});

@@ -147,8 +147,13 @@ describe('the deadline of an attempt', () => {
   });
 });
 
-describe('the answer body', () => {
-  it('of any size is read only to a bound, its head kept, the connection then closed', async () => {
+describe('the answer', () => {
+  it("with headers past the HTTP parser's 16 KiB is a failed attempt", async () => {
+    const result = await deliverer.deliver(`${receiver.origin}/big-headers`, [current], message('msg_headers'));
+    expect(result).toMatchObject({ ok: false, status: null, error: { code: 'network' } });
+  });
+
+  it('body of any size is read only to a bound, its head kept, the connection then closed', async () => {
     const result = await deliverer.deliver(`${receiver.origin}/huge`, [current], message('msg_huge'));
     expect(result).toMatchObject({ ok: true, status: 200, error: null });
     expect(result.bodyHead).toBe('x'.repeat(BODY_HEAD_BYTES));
