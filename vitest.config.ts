@@ -42,6 +42,11 @@ const NOT_AGAIN_ON_POSTGRES = [
   'test/bench/store-unit.test.ts',
   'test/bench/engines.test.ts',
   'test/idempotency/fingerprint.test.ts',
+  'test/webhooks/signing.test.ts',
+  'test/webhooks/backoff.test.ts',
+  'test/webhooks/deliver.test.ts',
+  'test/webhooks/url-safety.test.ts',
+  'test/webhooks/docs-recipes.test.ts',
 ];
 
 const shared = {

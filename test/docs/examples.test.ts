@@ -80,6 +80,7 @@ const OPERATIONS = [
   'rate-limits',
   'limits',
   'admin-access',
+  'webhooks',
   'porting-guide',
 ].map((page) => `docs/operations/${page}.md`);
 /** Files in reading order; the runbook shows each step both ways, so each way runs on its own gateway. */
