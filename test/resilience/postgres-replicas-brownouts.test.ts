@@ -27,6 +27,9 @@ import type { MigrationReport } from '../../src/migration/report.js';
 
 const TELEGRAM = 'brightpath:telegram-bot';
 const LEGACY_KEY = 'brownout-replicas-key-0123456789abcdef';
+/** Under the workspace's list: the window of the second test. */
+const WEBSITE = 'brightpath:website-form';
+const WEBSITE_KEY = 'brownout-replicas-website-0123456789ab';
 /** The window starts this long after the rules that set it are reloaded, and lasts a minute. */
 const START_AFTER_MS = 3_000;
 const MINUTE_MS = 60_000;
@@ -42,7 +45,7 @@ beforeAll(async () => {
   cluster = await clusterOrSkip();
   if (!cluster) return;
   // The telegram bot's list empty at the start; the test puts its window in and reloads.
-  rulesDir = rulesWith({ telegram: '[]' });
+  rulesDir = rulesWith({ telegram: '[]', workspace: '[]' });
   const env = replicaEnv(await freshDatabase(cluster.url), rulesDir);
   // One first, so the others find the schema migrated.
   replicas = [await startReplica({ env })];
@@ -50,6 +53,7 @@ beforeAll(async () => {
   await keyFor(replicas[0]!, TELEGRAM, 'keys/import', LEGACY_KEY);
   keys.v1 = await keyFor(replicas[1]!, TELEGRAM, 'keys');
   keys.test = await keyFor(replicas[2]!, TELEGRAM, 'keys/test');
+  await keyFor(replicas[0]!, WEBSITE, 'keys/import', WEBSITE_KEY);
 }, 90_000);
 afterAll(async () => {
   await Promise.all(replicas.map((r) => r.stop()));
@@ -65,14 +69,17 @@ interface Probe {
   retryAfter: string | null;
 }
 
-/** Calls the old interface on every replica, each every PROBE_EVERY_MS, from now until `untilMs`. */
-async function probe(untilMs: number): Promise<Probe[]> {
+/**
+ * Calls the old interface on every replica, each every PROBE_EVERY_MS, from now until `untilMs`;
+ * `afterLast` runs for each replica as soon as its last call is answered.
+ */
+async function probe(untilMs: number, key = LEGACY_KEY, afterLast?: (replica: number) => void): Promise<Probe[]> {
   const probes: Probe[] = [];
   await Promise.all(
     replicas.map(async (r, replica) => {
-      while (Date.now() < untilMs) {
+      for (;;) {
         const sentAt = Date.now();
-        const res = await legacyCall(r, LEGACY_KEY);
+        const res = await legacyCall(r, key);
         probes.push({
           replica,
           sentAt,
@@ -81,8 +88,10 @@ async function probe(untilMs: number): Promise<Probe[]> {
           body: res.body,
           retryAfter: res.headers.get('retry-after'),
         });
+        if (Date.now() + PROBE_EVERY_MS >= untilMs) break;
         await sleep(PROBE_EVERY_MS);
       }
+      afterLast?.(replica);
     }),
   );
   return probes;
@@ -98,8 +107,18 @@ async function othersPass() {
   }
 }
 
-const report = async () =>
-  (await admin<MigrationReport>(replicas[0]!, 'GET', `/admin/v1/integrations/${TELEGRAM}/report`)).body;
+const report = async (handle = TELEGRAM) =>
+  (await admin<MigrationReport>(replicas[0]!, 'GET', `/admin/v1/integrations/${handle}/report`)).body;
+
+/** Sets the brownout list (a YAML flow list) of the telegram bot or of the workspace, and reloads. */
+async function setWindows(list: 'telegram' | 'workspace', windows: string) {
+  const file = join(rulesDir, 'brightpath.yaml');
+  const line = new RegExp(`^(${list === 'telegram' ? ' {6}' : ' {4}'}brownouts: ).*$`, 'm');
+  writeFileSync(file, readFileSync(file, 'utf8').replace(line, `$1${windows}`));
+  const reload = await admin<{ replicas: { outcome: string }[] }>(replicas[0]!, 'POST', '/admin/v1/rules/reload');
+  expect(reload.status).toBe(200);
+  expect(reload.body.replicas.map((x) => x.outcome)).toEqual(['reloaded', 'reloaded', 'reloaded']);
+}
 
 describe('a brownout window on three replicas', () => {
   it('starts and ends on every replica at once, leaves v1 and test keys alone, and counts the refusals of all', async (context) => {
@@ -108,15 +127,7 @@ describe('a brownout window on three replicas', () => {
 
     const startMs = Date.now() + START_AFTER_MS;
     const endMs = startMs + MINUTE_MS;
-    const file = join(rulesDir, 'brightpath.yaml');
-    writeFileSync(file, readFileSync(file, 'utf8').replace('brownouts: []', `brownouts: [${window(startMs, 1)}]`));
-    const reload = await admin<{ replicas: { outcome: string }[]; drift: boolean }>(
-      replicas[0]!,
-      'POST',
-      '/admin/v1/rules/reload',
-    );
-    expect(reload.status).toBe(200);
-    expect(reload.body.replicas.map((x) => x.outcome)).toEqual(['reloaded', 'reloaded', 'reloaded']);
+    await setWindows('telegram', `[${window(startMs, 1)}]`);
     if (Date.now() > startMs - 1_000) throw new Error('the reload took too long to see the window start');
 
     // Around the start: passed until it, refused from it on, by every replica, read from its own clock.
@@ -184,4 +195,33 @@ describe('a brownout window on three replicas', () => {
     ]);
     expect(told[0]!.details).toEqual({ start: at(startMs), end: at(endMs), refused_calls: refused.length });
   }, 120_000);
+
+  it('tells the end with the refusals of every replica, one that wrote its counts a second late included', async (context) => {
+    if (!cluster) return context.skip();
+    // A window that started a minute ago and ends in a few seconds (a start in the past is allowed).
+    const endMs = Date.now() + START_AFTER_MS;
+    await setWindows('workspace', `[${window(endMs - MINUTE_MS, 1)}]`);
+    const slow = replicas[2]!;
+    // The third replica cannot write what it refused last until the others have looked past the end.
+    let refused: Probe[];
+    try {
+      refused = (
+        await probe(endMs - 100, WEBSITE_KEY, (replica) => {
+          if (replica === 2) slow.child.kill('SIGSTOP');
+        })
+      ).filter((p) => p.status === 403);
+      await sleep(endMs + 1_200 - Date.now());
+    } finally {
+      slow.child.kill('SIGCONT');
+    }
+    expect(new Set(refused.map((p) => p.replica))).toEqual(new Set([0, 1, 2]));
+    await until('the end is told', async () =>
+      (await auditOf(replicas[0]!, WEBSITE)).some((e) => e.action === 'brownout_ended'),
+    );
+    const ended = (await auditOf(replicas[1]!, WEBSITE)).filter((e) => e.action === 'brownout_ended');
+    expect(ended.map((e) => e.details)).toEqual([
+      { start: at(endMs - MINUTE_MS), end: at(endMs), refused_calls: refused.length },
+    ]);
+    expect((await report(WEBSITE)).brownouts[0]?.refused_calls).toBe(refused.length);
+  }, 60_000);
 });
