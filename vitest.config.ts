@@ -49,6 +49,16 @@ const NOT_AGAIN_ON_POSTGRES = [
   'test/webhooks/docs-recipes.test.ts',
 ];
 
+/**
+ * Files that wait for the migration calendar's real minutes (a brownout window, a schedule's moment)
+ * with several gateway processes: `npm run test:resilience` only (vitest.resilience.config.ts), not
+ * the contributor's loop (docs/testing.md).
+ */
+const ONLY_IN_RESILIENCE = [
+  'test/resilience/postgres-replicas-brownouts.test.ts',
+  'test/resilience/postgres-replicas-schedule.test.ts',
+];
+
 const shared = {
   // Real databases and real servers: keep files in separate workers, but not too many on 2 cores.
   pool: 'forks',
@@ -89,6 +99,7 @@ export default defineConfig({
         test: {
           name: 'sqlite',
           include: ['test/**/*.test.ts'],
+          exclude: ONLY_IN_RESILIENCE,
           // A worker runs its files one after the other in one module cache instead of loading fastify,
           // zod and the app again for each: about 0.8 s of CPU a file (docs/testing.md). Setup files
           // still run for every file, and vitest restores mocks between files.

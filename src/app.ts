@@ -17,7 +17,7 @@ import { adminRoutes } from './admin/routes.js';
 import { migrationRoutes } from './admin/migration-routes.js';
 import { rulesRoutes } from './admin/rules-routes.js';
 import { scheduleRoutes } from './admin/schedule-routes.js';
-import { startScheduleRunner } from './migration/schedule.js';
+import { startScheduleRunner, type ScheduleTestHooks } from './migration/schedule.js';
 import { READINESS_EVERY_MS } from './migration/calendar.js';
 import { shareRules, type RulesAcrossReplicas } from './rules/replicas.js';
 import { legacyRoutes } from './legacy/routes.js';
@@ -83,7 +83,7 @@ export async function buildApp(
         | 'console'
         | 'retention'
       >
-    > & { scheduleEveryMs?: number },
+    > & { scheduleEveryMs?: number; scheduleTestHooks?: ScheduleTestHooks },
   deps: AppDeps,
 ): Promise<FastifyInstance> {
   const connections = config.connections ?? CONNECTION_DEFAULTS;
@@ -190,6 +190,7 @@ export async function buildApp(
       // Whether an integration became ready is looked at by a gateway given its background settings
       // (main.ts, as retention), once a minute.
       retentionConfig ? READINESS_EVERY_MS : Infinity,
+      config.scheduleTestHooks,
     );
   });
   app.addHook('onClose', async () => {

@@ -12,6 +12,7 @@ import { shareRules } from './rules/replicas.js';
 import { openSharedLimiters } from './rate-limit/shared-limiter.js';
 import { nameCollisions } from './admin/credentials.js';
 import { VERSION } from './version.js';
+import type { ScheduleTestHooks } from './migration/schedule.js';
 
 /** Start-up failed for a reason its message tells an operator in full (no stack). */
 class StartupError extends Error {}
@@ -113,7 +114,10 @@ async function main(): Promise<void> {
     : undefined;
   // The rules this process runs, recorded for the other replicas; a reload asked through any replica reaches it.
   const sharedRules = await shareRules({ replicas: store.replicas, rules, log: logger });
-  const app = await buildApp(config, { store, rules, logger, usage, sharedRules, ...(limiters ? { limiters } : {}) });
+  const app = await buildApp(
+    { ...config, scheduleTestHooks: scheduleTestHooks(env) },
+    { store, rules, logger, usage, sharedRules, ...(limiters ? { limiters } : {}) },
+  );
 
   let stopping = false;
   const stop = (signal: string) => {
@@ -153,6 +157,16 @@ async function main(): Promise<void> {
     'lead-gateway listening',
   );
   if (demo) console.log(demoBanner(address, demo, config.adminToken!));
+}
+
+/**
+ * The process tests' hook into the scheduled switch-off (docs/testing.md), read only when NODE_ENV is
+ * `test`: no deployment sets that, so a stray variable elsewhere changes nothing.
+ */
+function scheduleTestHooks(env: Record<string, string | undefined>): ScheduleTestHooks {
+  if (env.NODE_ENV !== 'test') return {};
+  const pause = Number(env.TEST_PAUSE_MID_SWITCH_OFF_MS ?? 0);
+  return Number.isInteger(pause) && pause > 0 ? { pauseMidSwitchOffMs: pause } : {};
 }
 
 const keyLine = (status: DemoKeyStatus): string =>

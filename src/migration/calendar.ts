@@ -14,6 +14,13 @@ import { migrationReport } from './report.js';
  */
 export const MOMENTS_CATCH_UP_MS = 10 * 60_000;
 
+/**
+ * A window's end is told this long after it: by then every replica has written the calls it refused
+ * in the window (each writes its counts every USAGE_FLUSH_MS, a quarter second), so the end's
+ * `refused_calls` counts them all, a replica a second or so late to write them included.
+ */
+export const END_TOLD_AFTER_MS = 2_000;
+
 export type MomentKind = 'brownout_started' | 'brownout_ended';
 
 export interface Moment {
@@ -23,7 +30,10 @@ export interface Moment {
   window: { start: string; end: string };
 }
 
-/** The moments of every integration's brownout windows in (sinceMs, nowMs], the earliest first. */
+/**
+ * The moments of every integration's brownout windows due in (sinceMs, nowMs], the earliest first: a
+ * start at the window's start, an end END_TOLD_AFTER_MS after the window's end.
+ */
 export function momentsBetween(rules: RulesHolder, sinceMs: number, nowMs: number): Moment[] {
   const found: (Moment & { ms: number })[] = [];
   for (const integration of rules.current().integrations.values()) {
@@ -31,8 +41,9 @@ export function momentsBetween(rules: RulesHolder, sinceMs: number, nowMs: numbe
       const window = { start: w.start, end: w.end };
       if (w.startMs > sinceMs && w.startMs <= nowMs)
         found.push({ integration, kind: 'brownout_started', at: w.start, window, ms: w.startMs });
-      if (w.endMs > sinceMs && w.endMs <= nowMs)
-        found.push({ integration, kind: 'brownout_ended', at: w.end, window, ms: w.endMs });
+      const endDue = w.endMs + END_TOLD_AFTER_MS;
+      if (endDue > sinceMs && endDue <= nowMs)
+        found.push({ integration, kind: 'brownout_ended', at: w.end, window, ms: endDue });
     }
   }
   return found.sort((a, b) => a.ms - b.ms).map(({ ms: _ms, ...moment }) => moment);
@@ -46,7 +57,7 @@ export function momentsBetween(rules: RulesHolder, sinceMs: number, nowMs: numbe
 export async function tellMoment(deps: MigrationDeps, moment: Moment, log: FastifyBaseLogger): Promise<boolean> {
   const now = (deps.now?.() ?? new Date()).toISOString();
   const { integration, kind, window } = moment;
-  // The calls refused in the window, counted by every replica (each flushes within a quarter second).
+  // The calls refused in the window, counted by every replica (each flushed them by END_TOLD_AFTER_MS).
   if (kind === 'brownout_ended') await deps.usage.flush();
   const details = await deps.store.transact(async (tx) => {
     if (!(await tx.schedules.recordMoment(integration.id, kind, moment.at, now))) return null;

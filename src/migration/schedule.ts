@@ -178,9 +178,14 @@ const VERDICT_ONLY = { unlinked: 0, notFound: 0 };
 /**
  * Carries out the integration's schedule if it is due: under the integration's lock, so of several
  * replicas exactly one acts, and the state, the schedule's end and the audit entry are one unit (a
- * replica killed mid-way leaves either all or none of them).
+ * replica killed mid-way leaves either all or none of them). `midway` runs inside that unit, between
+ * its writes (a process test's pause, ScheduleTestHooks).
  */
-export async function attemptSchedule(deps: MigrationDeps, integration: Integration): Promise<Attempt> {
+export async function attemptSchedule(
+  deps: MigrationDeps,
+  integration: Integration,
+  midway?: () => Promise<void>,
+): Promise<Attempt> {
   const now = deps.now?.() ?? new Date();
   const nowIso = now.toISOString();
   // Read before the unit (the report reads in a snapshot of its own); the last legacy call is read
@@ -240,6 +245,8 @@ export async function attemptSchedule(deps: MigrationDeps, integration: Integrat
       nowIso,
       { last_legacy_call: lastLegacy, quiet_period_hours: DEFAULT_QUIET_PERIOD_HOURS, scheduled_at: schedule.at },
     );
+    // The state and the audit entry are written, the schedule not yet: where a test kills the replica.
+    await midway?.();
     await tx.schedules.put({
       ...schedule,
       status: 'done',
@@ -252,6 +259,15 @@ export async function attemptSchedule(deps: MigrationDeps, integration: Integrat
 }
 
 /**
+ * Test-only (docs/testing.md): how long a replica waits in the middle of carrying out a switch-off,
+ * holding the integration's lock, so that a process test can kill it there. Set by main.ts from
+ * TEST_PAUSE_MID_SWITCH_OFF_MS only when NODE_ENV is `test`; 0 everywhere else.
+ */
+export interface ScheduleTestHooks {
+  pauseMidSwitchOffMs?: number;
+}
+
+/**
  * Every replica looks each `everyMs` for the calendar's moments since its last look (calendar.ts) and
  * for due schedules (a schedule whose moment passed while no replica ran is carried out at the next
  * start, once), and attempts them one after the other.
@@ -261,7 +277,9 @@ export function startScheduleRunner(
   log: FastifyBaseLogger,
   everyMs = SCHEDULE_EVERY_MS,
   readinessEveryMs = READINESS_EVERY_MS,
+  hooks: ScheduleTestHooks = {},
 ): { stop(): Promise<void>; runNow(): Promise<void> } {
+  const pauseMs = hooks.pauseMidSwitchOffMs ?? 0;
   let running: Promise<void> = Promise.resolve();
   // The calendar's moments are told from the moment this process last looked (catching up a little at start).
   let toldUntil = (deps.now?.() ?? new Date()).getTime() - MOMENTS_CATCH_UP_MS;
@@ -293,7 +311,14 @@ export function startScheduleRunner(
     for (const id of due) {
       const integration = deps.rules.current().findIntegration(id);
       if (!integration) continue;
-      const attempt = await attemptSchedule(deps, integration);
+      const midway =
+        pauseMs > 0
+          ? async () => {
+              log.warn({ integration: integration.handle, pause_ms: pauseMs }, 'test pause mid switch-off');
+              await new Promise((resolve) => setTimeout(resolve, pauseMs));
+            }
+          : undefined;
+      const attempt = await attemptSchedule(deps, integration, midway);
       if (attempt.outcome !== 'not_due')
         log.info({ integration: integration.handle, schedule: attempt }, `scheduled switch-off ${attempt.outcome}`);
     }

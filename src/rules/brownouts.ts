@@ -2,7 +2,7 @@
 // the old interface were switched off, so that the people behind a bot nobody maintains see the
 // refusals in their own logs before the real switch-off (docs/migration.md, "Brownouts"). Set in the
 // rules, each replica reads them from its rules and its clock: a window starts and ends on every
-// replica at once, within the replicas' clock skew (docs/operations/limits.md).
+// replica at once, within the replicas' clock skew (docs/operations/limits.md, "Clock skew between replicas").
 import { z } from 'zod';
 
 /** The longest window, in minutes: a brownout warns, it does not switch off. */

@@ -6,7 +6,7 @@ import pino from 'pino';
 import { startGateway, type Gateway } from '../helper.js';
 import { onEachEngineTwice } from '../support/twin-gateways.js';
 import { at, removeBrownoutRules, rulesWith, window } from '../support/brownout-rules.js';
-import { momentsBetween, tellMoment, tellReady } from '../../src/migration/calendar.js';
+import { END_TOLD_AFTER_MS, momentsBetween, tellMoment, tellReady } from '../../src/migration/calendar.js';
 import { createUsageRecorder } from '../../src/migration/usage.js';
 
 const TELEGRAM = 'brightpath:telegram-bot';
@@ -32,13 +32,13 @@ afterAll(async () => {
 });
 
 describe("a brownout window's moments", () => {
-  it('are found between two looks, the earliest first', () => {
-    const found = momentsBetween(gw.rules, START - 1, END);
+  it('are found between two looks, the earliest first, the end once every replica has written its refusals', () => {
+    const found = momentsBetween(gw.rules, START - 1, END + END_TOLD_AFTER_MS);
     expect(found.map((m) => [m.integration.handle, m.kind, m.at])).toEqual([
       [TELEGRAM, 'brownout_started', at(START)],
       [TELEGRAM, 'brownout_ended', at(END)],
     ]);
-    expect(momentsBetween(gw.rules, START, END - 1)).toEqual([]);
+    expect(momentsBetween(gw.rules, START, END + END_TOLD_AFTER_MS - 1)).toEqual([]);
   });
 
   it('are told once, the end with the calls refused in the window', async () => {
@@ -47,7 +47,7 @@ describe("a brownout window's moments", () => {
     usage.recordBrownout(integration.id, at(START), 'POST /api/bots/api/leads/');
     usage.recordBrownout(integration.id, at(START), 'GET /api/bots/api/leads/');
     const deps = { store: gw.store, usage };
-    const [started, ended] = momentsBetween(gw.rules, START - 1, END);
+    const [started, ended] = momentsBetween(gw.rules, START - 1, END + END_TOLD_AFTER_MS);
     // The gateway's runner starts with its first request (none yet): these calls tell them.
     expect(await tellMoment(deps, started!, silent)).toBe(true);
     expect(await tellMoment(deps, ended!, silent)).toBe(true);
