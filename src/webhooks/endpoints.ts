@@ -1,6 +1,7 @@
 // The service team's webhook endpoints (docs/webhooks.md): subscribe, change, pause, rotate the secret,
 // delete, ping, read the delivery log, resend an event. Each change is one unit with its audit entry
-// (subject `webhook-endpoint:<id>`, listed by GET /admin/v1/audit); the secret is never audited.
+// (its subject, `integration_id`, is the endpoint's id; GET /admin/v1/audit lists them); the secret
+// is never audited.
 import { randomBytes } from 'node:crypto';
 import { AppError } from '../errors.js';
 import type { RulesHolder } from '../rules/loader.js';
@@ -44,7 +45,7 @@ const audit = (
 ) =>
   tx.states.addAudit({
     id: newId(),
-    integrationId: `webhook-endpoint:${endpointId}`,
+    integrationId: endpointId,
     action,
     fromState: null,
     toState: null,
