@@ -28,6 +28,7 @@ const FEATURES = [
     '**/retention/**',
     '**/idempotency/**',
     '**/rate-limit/**',
+    '**/webhooks/**',
   ],
   'this layer sits below the features (docs/architecture.md)',
 ];
@@ -57,6 +58,7 @@ const FEATURE_FILES = [
   'src/retention/**',
   'src/idempotency/**',
   'src/rate-limit/**',
+  'src/webhooks/**',
 ];
 // The request edge: src/http/ (body parsing, limits, problems, health, metrics, documents) and the
 // shared pieces at the top of src/ that the features use too.

@@ -17,6 +17,7 @@ import { adminRoutes } from './admin/routes.js';
 import { migrationRoutes } from './admin/migration-routes.js';
 import { rulesRoutes } from './admin/rules-routes.js';
 import { scheduleRoutes } from './admin/schedule-routes.js';
+import { webhookRoutes } from './admin/webhook-routes.js';
 import { startScheduleRunner, type ScheduleTestHooks } from './migration/schedule.js';
 import { READINESS_EVERY_MS } from './migration/calendar.js';
 import { shareRules, type RulesAcrossReplicas } from './rules/replicas.js';
@@ -82,6 +83,7 @@ export async function buildApp(
         | 'trustProxy'
         | 'console'
         | 'retention'
+        | 'webhookAllowHttpHosts'
       >
     > & { scheduleEveryMs?: number; scheduleTestHooks?: ScheduleTestHooks },
   deps: AppDeps,
@@ -162,7 +164,9 @@ export async function buildApp(
   refuseRepeatedCredentials(app);
   registerMethodNotAllowed(app);
 
-  const usage = deps.usage ?? createUsageRecorder(deps.store, undefined, undefined, app.log);
+  const usage =
+    deps.usage ??
+    createUsageRecorder(deps.store, undefined, undefined, app.log, (id) => deps.rules.current().findIntegration(id));
   const limiters = deps.limiters ?? createMemoryLimiters();
   const sharedRules =
     deps.sharedRules ?? (await shareRules({ replicas: deps.store.replicas, rules: deps.rules, log: app.log }));
@@ -226,6 +230,7 @@ export async function buildApp(
     await app.register(migrationRoutes({ ...services, ...admin }));
     await app.register(rulesRoutes({ ...services, ...admin }));
     await app.register(scheduleRoutes({ ...services, ...admin }));
+    await app.register(webhookRoutes({ ...services, ...admin, allowHttpHosts: config.webhookAllowHttpHosts ?? [] }));
   }
   if (config.console) {
     await app.register(

@@ -84,6 +84,8 @@ const milliseconds = (fallback: number) => wholeNumber(100, 600_000, fallback, '
 export const RETENTION_USAGE_MIN_DAYS = 30;
 export const RETENTION_USAGE_DEFAULT_DAYS = 90;
 export const RETENTION_ANSWERS_DEFAULT_DAYS = 90;
+export const RETENTION_WEBHOOK_EVENTS_DEFAULT_DAYS = 30;
+export const RETENTION_WEBHOOK_ATTEMPTS_DEFAULT_DAYS = 14;
 
 /** How long what grows with time is kept (src/retention/, docs/operations/retention.md). */
 export interface RetentionSettings {
@@ -91,6 +93,10 @@ export interface RetentionSettings {
   usageDays: number;
   /** Unmapped and invalid answers older than this many days are deleted. */
   answersDays: number;
+  /** Webhook events (with their deliveries and attempts) older than this many days are deleted. */
+  webhookEventsDays?: number;
+  /** Logged webhook delivery attempts older than this many days are deleted. */
+  webhookAttemptsDays?: number;
 }
 
 export const ConfigSchema = z
@@ -191,6 +197,26 @@ export const ConfigSchema = z
     RETENTION_ANSWERS_DAYS: wholeNumber(1, 36_500, RETENTION_ANSWERS_DEFAULT_DAYS, 'days').meta({
       description: 'Unmapped and invalid answers stored longer than this are deleted (and can no longer be applied)',
     }),
+    WEBHOOK_ALLOW_HTTP_HOSTS: z
+      .string()
+      .transform((value) =>
+        value
+          .split(',')
+          .map((part) => part.trim().toLowerCase())
+          .filter(Boolean),
+      )
+      .refine(
+        (list) => list.every((host) => /^[a-z0-9.-]+$|^\[[0-9a-f:.]+\]$/.test(host)),
+        'must be a comma-separated list of host names, e.g. hooks.internal,10.0.0.7',
+      )
+      .optional()
+      .meta({ description: 'Hosts a webhook endpoint may be reached at over plain http; every other needs https' }),
+    RETENTION_WEBHOOK_EVENTS_DAYS: wholeNumber(1, 36_500, RETENTION_WEBHOOK_EVENTS_DEFAULT_DAYS, 'days').meta({
+      description: 'Webhook events older than this are deleted with their deliveries and attempts (no resend after)',
+    }),
+    RETENTION_WEBHOOK_ATTEMPTS_DAYS: wholeNumber(1, 36_500, RETENTION_WEBHOOK_ATTEMPTS_DEFAULT_DAYS, 'days').meta({
+      description: 'Logged webhook delivery attempts older than this are deleted',
+    }),
   })
   .superRefine((env, ctx) => {
     if (env.HEADERS_TIMEOUT_MS > env.REQUEST_TIMEOUT_MS) {
@@ -254,6 +280,8 @@ export interface Config {
   console: ConsoleConfig | null;
   /** How long what grows with time is kept (src/retention/). */
   retention: RetentionSettings;
+  /** Hosts a webhook endpoint may be reached at over plain http (docs/webhooks.md). */
+  webhookAllowHttpHosts: string[];
 }
 
 export interface ConsoleConfig {
@@ -428,7 +456,13 @@ export function parseConfig(
     },
     console:
       c.CONSOLE_SECRET === undefined ? null : { secret: c.CONSOLE_SECRET, secureCookies: c.CONSOLE_SECURE_COOKIES },
-    retention: { usageDays: c.RETENTION_USAGE_DAYS, answersDays: c.RETENTION_ANSWERS_DAYS },
+    retention: {
+      usageDays: c.RETENTION_USAGE_DAYS,
+      answersDays: c.RETENTION_ANSWERS_DAYS,
+      webhookEventsDays: c.RETENTION_WEBHOOK_EVENTS_DAYS,
+      webhookAttemptsDays: c.RETENTION_WEBHOOK_ATTEMPTS_DAYS,
+    },
+    webhookAllowHttpHosts: c.WEBHOOK_ALLOW_HTTP_HOSTS ?? [],
     upstream:
       c.LEGACY_UPSTREAM_URL === undefined
         ? null

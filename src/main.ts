@@ -85,7 +85,7 @@ async function main(): Promise<void> {
       ? new StartupError(`${config.databaseUrl ? 'DATABASE_URL' : 'DATABASE_PATH'}: ${error.message}.`)
       : error;
   });
-  const usage = createUsageRecorder(store, undefined, undefined, logger);
+  const usage = createUsageRecorder(store, undefined, undefined, logger, (id) => rules.current().findIntegration(id));
   const demo = config.demo ? await ensureDemoKeys(store, usage, rules.current()) : null;
   if (!config.demo) {
     // A database that once ran in demo mode holds published keys; they never work in production.

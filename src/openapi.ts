@@ -5,6 +5,7 @@ import type { FastifyInstance } from 'fastify';
 import type { OpenAPIV3_1 } from 'openapi-types';
 import { jsonSchemaTransform, jsonSchemaTransformObject } from 'fastify-type-provider-zod';
 import { publishOnce } from './openapi-components.js';
+import { webhooksDocument } from './webhooks/catalogue.js';
 
 export const OPENAPI_PATH = '/openapi.json';
 
@@ -56,6 +57,7 @@ export async function registerOpenApi(app: FastifyInstance, version: string): Pr
         { name: 'legacy (deprecated)', description: 'The deprecated bot API, translated or forwarded' },
         { name: 'admin', description: 'Keys, migration state and operator actions (service team)' },
         { name: 'operations', description: 'Health, metrics and documents' },
+        { name: 'webhooks', description: 'Events the gateway sends to subscribed endpoints (docs/webhooks.md)' },
       ],
       components: {
         securitySchemes: {
@@ -99,7 +101,8 @@ export async function registerOpenApi(app: FastifyInstance, version: string): Pr
           if (op.requestBody && !('$ref' in op.requestBody)) op.requestBody.required = false;
         }
       }
-      return publishOnce(out);
+      // The events sent to subscribed endpoints (src/webhooks/catalogue.ts): OpenAPI 3.1's top-level webhooks.
+      return { ...publishOnce(out), webhooks: webhooksDocument() } as OpenAPIV3_1.Document;
     },
   });
   await app.register(fastifySwaggerUi, {

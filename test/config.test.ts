@@ -36,16 +36,33 @@ describe('parseConfig', () => {
         maxConnections: 10_000,
       },
       console: null,
-      retention: { usageDays: 90, answersDays: 90 },
+      retention: { usageDays: 90, answersDays: 90, webhookEventsDays: 30, webhookAttemptsDays: 14 },
+      webhookAllowHttpHosts: [],
     });
   });
 
   it('reads the retention in days, and refuses to keep hourly call counts fewer than the 30 days the chart and the report read', () => {
     expect(
       parseConfig({ ADMIN_TOKEN: token, RETENTION_USAGE_DAYS: '30', RETENTION_ANSWERS_DAYS: '1' }).retention,
-    ).toEqual({ usageDays: 30, answersDays: 1 });
+    ).toEqual({ usageDays: 30, answersDays: 1, webhookEventsDays: 30, webhookAttemptsDays: 14 });
     expect(() => parseConfig({ ADMIN_TOKEN: token, RETENTION_USAGE_DAYS: '29', RETENTION_ANSWERS_DAYS: '0' })).toThrow(
       /RETENTION_USAGE_DAYS must be at least 30 days[\s\S]*RETENTION_ANSWERS_DAYS must be at least 1 days/,
+    );
+  });
+
+  it('reads the webhook retention in days and the hosts allowed plain http, and refuses a bad list or a zero', () => {
+    const config = parseConfig({
+      ADMIN_TOKEN: token,
+      RETENTION_WEBHOOK_EVENTS_DAYS: '7',
+      RETENTION_WEBHOOK_ATTEMPTS_DAYS: '2',
+      WEBHOOK_ALLOW_HTTP_HOSTS: ' Hooks.Internal , 10.0.0.7 ',
+    });
+    expect(config.retention).toMatchObject({ webhookEventsDays: 7, webhookAttemptsDays: 2 });
+    expect(config.webhookAllowHttpHosts).toEqual(['hooks.internal', '10.0.0.7']);
+    expect(() =>
+      parseConfig({ ADMIN_TOKEN: token, WEBHOOK_ALLOW_HTTP_HOSTS: 'http://x/', RETENTION_WEBHOOK_EVENTS_DAYS: '0' }),
+    ).toThrow(
+      /WEBHOOK_ALLOW_HTTP_HOSTS must be a comma-separated list of host names[\s\S]*RETENTION_WEBHOOK_EVENTS_DAYS must be at least 1/,
     );
   });
 

@@ -4,7 +4,9 @@ import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import Ajv2020 from 'ajv/dist/2020.js';
 import { startGateway, type Gateway } from './helper.js';
+import { EVENT_TYPES } from '../src/webhooks/catalogue.js';
 
 let gw: Gateway;
 let doc: Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
@@ -197,4 +199,23 @@ export const wrong: Extract<Answer, { ok: true }>['body']['intake_outcome'] = 'e
     expect(tsc.status).toBe(0);
     // Two child processes of up to 60 s each (tsx, then tsc): more than the default 20 s on busy cores.
   }, 150_000);
+});
+
+describe("the OpenAPI document's webhooks", () => {
+  it('lists every event type of the catalogue, and an event the outbox wrote fits its envelope', async () => {
+    expect(Object.keys(doc.webhooks).sort()).toEqual([...EVENT_TYPES].sort());
+    for (const type of EVENT_TYPES) expect(doc.webhooks[type].post.requestBody.required, type).toBe(true);
+    const created = await gw.admin('POST', '/admin/v1/webhooks/endpoints', {
+      url: 'https://hooks.example.com/x',
+      event_types: ['integration.key_issued'],
+    });
+    expect(created.statusCode).toBe(201);
+    await gw.issueKey('brightpath:website-form');
+    const [row] = await gw.inspect.dump('webhook_events');
+    const event = await gw.store.readOne((r) => r.webhooks.getEvent(String(row![0])));
+    const schema = doc.webhooks[event!.type].post.requestBody.content['application/json'].schema;
+    const validate = new Ajv2020.default({ strict: false }).compile(schema);
+    expect(validate(JSON.parse(event!.payload)), JSON.stringify(validate.errors)).toBe(true);
+    expect(validate({ ...JSON.parse(event!.payload), data: { key: 'lgv1_x' } })).toBe(false);
+  });
 });

@@ -5,6 +5,11 @@ import type { FastifyBaseLogger } from 'fastify';
 import type { Repos } from '../store/store.js';
 import type { UsageIncrement } from '../store/repos/states.js';
 import { newId } from '../store/ids.js';
+import type { Integration } from '../rules/catalog.js';
+import { aboutIntegration, writeEvent } from '../webhooks/outbox.js';
+
+/** The rules' integration of an id, if the rules still name it. */
+export type IntegrationOf = (integrationId: string) => Integration | undefined;
 
 /** How long a process trusts the ported marks it read: a flush with legacy calls reads them (one statement) at most this often. */
 export const PORTED_FLAGS_TTL_MS = 1_000;
@@ -32,6 +37,7 @@ export async function tellLegacyAfterPorted(
   batch: readonly UsageIncrement[],
   marks: PortedMarks,
   now: Date,
+  integrationOf?: IntegrationOf,
 ): Promise<Told[]> {
   const lastLegacy = new Map<string, string>();
   for (const u of batch)
@@ -60,6 +66,15 @@ export async function tellLegacyAfterPorted(
       details: { ported_at: flag.at, ported_by: flag.by, call_at: callAt },
       at,
     });
+    const integration = integrationOf?.(integrationId);
+    if (integration)
+      await writeEvent(
+        tx,
+        'integration.legacy_call_after_ported',
+        integration.workspace.id,
+        { ...aboutIntegration(integration), ported_at: flag.at, call_at: callAt },
+        at,
+      );
     told.push({ integrationId, portedAt: flag.at, callAt });
   }
   return told;

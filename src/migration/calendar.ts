@@ -7,6 +7,7 @@ import type { RulesHolder } from '../rules/loader.js';
 import { BROWNOUT_ROWS_PER_INTEGRATION } from './usage.js';
 import { DEFAULT_QUIET_PERIOD_HOURS, move, type MigrationDeps } from './service.js';
 import { migrationReport } from './report.js';
+import { aboutIntegration, writeEvent } from '../webhooks/outbox.js';
 
 /**
  * A process that starts tells the moments of this long before its start it may have missed (it was
@@ -70,6 +71,16 @@ export async function tellMoment(deps: MigrationDeps, moment: Moment, log: Fasti
         : null;
     const details = { start: window.start, end: window.end, ...(refused === null ? {} : { refused_calls: refused }) };
     await move(tx, integration, kind, null, { actor: 'calendar' }, now, details);
+    const about = aboutIntegration(integration);
+    if (refused === null) await writeEvent(tx, 'brownout.started', integration.workspace.id, { ...about, window }, now);
+    else
+      await writeEvent(
+        tx,
+        'brownout.ended',
+        integration.workspace.id,
+        { ...about, window, refused_calls: refused },
+        now,
+      );
     return details;
   });
   if (details === null) return false;
@@ -102,6 +113,16 @@ export async function tellReady(deps: MigrationDeps, rules: RulesHolder, log: Fa
       await move(tx, integration, 'became_ready', null, { actor: 'calendar' }, now, {
         last_legacy_call: report.legacy.last_seen,
       });
+      await writeEvent(
+        tx,
+        'integration.ready_for_switch_off',
+        integration.workspace.id,
+        {
+          ...aboutIntegration(integration),
+          last_legacy_call: report.legacy.last_seen,
+        },
+        now,
+      );
       return true;
     });
     if (told) {

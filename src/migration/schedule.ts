@@ -10,6 +10,7 @@ import type { SwitchOffSchedule } from '../store/repos/schedules.js';
 import { migrationReport } from './report.js';
 import { momentsBetween, MOMENTS_CATCH_UP_MS, READINESS_EVERY_MS, tellMoment, tellReady } from './calendar.js';
 import { scheduleView, type ScheduleView } from './schedule-view.js';
+import { aboutIntegration, writeEvent } from '../webhooks/outbox.js';
 
 export { ScheduleViewSchema, scheduleView } from './schedule-view.js';
 import {
@@ -231,6 +232,17 @@ export async function attemptSchedule(
         reasons,
         next_attempt_at: givenUp ? null : next,
       });
+      await writeEvent(
+        tx,
+        'switch_off_schedule.refused',
+        integration.workspace.id,
+        {
+          ...aboutIntegration(integration),
+          reasons,
+          next_attempt_at: givenUp ? null : next,
+        },
+        nowIso,
+      );
       return { outcome: 'refused', reasons, nextAttemptAt: givenUp ? null : next };
     }
     await move(
@@ -254,6 +266,29 @@ export async function attemptSchedule(
       lastAttemptAt: nowIso,
       lastRefusal: null,
     });
+    const about = aboutIntegration(integration);
+    await writeEvent(
+      tx,
+      'integration.switched_off',
+      integration.workspace.id,
+      {
+        ...about,
+        actor: who.actor,
+        forced: schedule.force,
+      },
+      nowIso,
+    );
+    await writeEvent(
+      tx,
+      'switch_off_schedule.carried_out',
+      integration.workspace.id,
+      {
+        ...about,
+        scheduled_at: schedule.at,
+        forced: schedule.force,
+      },
+      nowIso,
+    );
     return { outcome: 'switched_off', forced: schedule.force };
   });
 }

@@ -11,6 +11,7 @@ import type { UsageRecorder } from './usage.js';
 import { renderExternalId } from '../lead/external-id.js';
 import { newId } from '../store/ids.js';
 import type { SwitchOffSchedule } from '../store/repos/schedules.js';
+import { aboutIntegration, writeEvent } from '../webhooks/outbox.js';
 
 /**
  * Runs a change to an integration's keys or migration state, holding the integration's lock: its
@@ -251,6 +252,17 @@ export async function issueV1Key(
       linked_leads: links.linked,
       unlinked_leads: links.unlinkedTotal,
     });
+    await writeEvent(
+      tx,
+      'integration.key_issued',
+      integration.workspace.id,
+      {
+        ...aboutIntegration(integration),
+        actor: who.actor,
+        state,
+      },
+      at,
+    );
     return { ...issued, state, links };
   });
 }
@@ -295,6 +307,17 @@ export async function renewKeys(
       key_id: issued.key.id,
       prefix: issued.key.prefix,
     });
+    await writeEvent(
+      tx,
+      'integration.renewed',
+      integration.workspace.id,
+      {
+        ...aboutIntegration(integration),
+        actor: who.actor,
+        revoked_keys: revoked,
+      },
+      at,
+    );
     return { ...issued, revoked, state };
   });
 }
@@ -397,7 +420,7 @@ export async function switchOff(
         { state: current, last_legacy_call: lastLegacy },
       );
     }
-    return move(
+    const state = await move(
       tx,
       integration,
       input.force ? 'switched_off_forced' : 'switched_off',
@@ -409,6 +432,18 @@ export async function switchOff(
         quiet_period_hours: quietHours,
       },
     );
+    await writeEvent(
+      tx,
+      'integration.switched_off',
+      integration.workspace.id,
+      {
+        ...aboutIntegration(integration),
+        actor: input.actor,
+        forced: input.force,
+      },
+      now.toISOString(),
+    );
+    return state;
   });
 }
 
@@ -432,6 +467,18 @@ export async function rollback(
     const schedule = await tx.schedules.get(integration.id);
     if (schedule?.status === 'pending')
       await endSchedule(tx, integration, schedule, `cancelled by the rollback of ${who.actor}`, at, who);
-    return move(tx, integration, 'rolled_back', 'migrating', who, at);
+    const state = await move(tx, integration, 'rolled_back', 'migrating', who, at);
+    await writeEvent(
+      tx,
+      'integration.rolled_back',
+      integration.workspace.id,
+      {
+        ...aboutIntegration(integration),
+        actor: who.actor,
+        reason: who.reason,
+      },
+      at,
+    );
+    return state;
   });
 }

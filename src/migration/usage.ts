@@ -2,7 +2,7 @@
 // calls answered 404 per person; flushed to the store in one unit of work.
 import type { FastifyBaseLogger } from 'fastify';
 import type { Store } from '../store/store.js';
-import { logTold, tellLegacyAfterPorted, type PortedMarks } from './after-ported.js';
+import { logTold, tellLegacyAfterPorted, type IntegrationOf, type PortedMarks } from './after-ported.js';
 import type {
   BrownoutRefusal,
   Interface,
@@ -124,6 +124,8 @@ export function createUsageRecorder(
   intervalMs = USAGE_FLUSH_MS,
   caps: UsageCaps = USAGE_CAPS,
   log?: FastifyBaseLogger,
+  /** The rules' integration of an id: the events the flush writes name it (after-ported.ts). */
+  integrationOf?: IntegrationOf,
 ): UsageRecorder {
   const portedMarks: PortedMarks = { byIntegration: new Map(), readAt: -Infinity };
   let pending = new Map<string, UsageIncrement>();
@@ -170,7 +172,7 @@ export function createUsageRecorder(
             if (missed.length > 0) await tx.states.countNotFound(missed, caps.notFoundIdsPerIntegration);
             if (kept.length > 0) await tx.states.putSamples(kept);
             if (refused.length > 0) await tx.states.countBrownoutRefusals(refused, caps.brownoutRowsPerIntegration);
-            return tellLegacyAfterPorted(tx, batch, portedMarks, new Date());
+            return tellLegacyAfterPorted(tx, batch, portedMarks, new Date(), integrationOf);
           })
           .then((told) => logTold(log, told)),
       );

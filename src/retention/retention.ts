@@ -4,7 +4,11 @@
 // job on one replica at a time.
 import type { FastifyBaseLogger } from 'fastify';
 import type { Store } from '../store/store.js';
-import type { RetentionSettings } from '../config.js';
+import {
+  RETENTION_WEBHOOK_ATTEMPTS_DEFAULT_DAYS,
+  RETENTION_WEBHOOK_EVENTS_DEFAULT_DAYS,
+  type RetentionSettings,
+} from '../config.js';
 import { revokeNeverShown } from '../migration/service.js';
 import { forgetHotReads } from '../store/hot-reads.js';
 
@@ -39,6 +43,10 @@ export interface RetentionRun {
   ignored_fields_deleted: number;
   brownout_refusals_deleted: number;
   calendar_moments_deleted: number;
+  /** Webhook events past RETENTION_WEBHOOK_EVENTS_DAYS, deleted with their deliveries and attempts. */
+  webhook_events_deleted: number;
+  /** Logged webhook delivery attempts past RETENTION_WEBHOOK_ATTEMPTS_DAYS. */
+  webhook_attempts_deleted: number;
   /** Keys the console issued whose session ended before a page showed them, revoked (docs/console.md). */
   keys_never_shown_revoked: number;
 }
@@ -56,6 +64,8 @@ const NOTHING: RetentionRun = {
   ignored_fields_deleted: 0,
   brownout_refusals_deleted: 0,
   calendar_moments_deleted: 0,
+  webhook_events_deleted: 0,
+  webhook_attempts_deleted: 0,
   keys_never_shown_revoked: 0,
 };
 
@@ -97,6 +107,15 @@ export async function runRetention(
       new Date(t - settings.usageDays * DAY_MS).toISOString(),
       batch,
     );
+    // Webhook events: kept for resending and the delivery log, then deleted with what they were sent as.
+    const webhookEvents = await tx.webhooks.deleteEventsBefore(
+      new Date(t - (settings.webhookEventsDays ?? RETENTION_WEBHOOK_EVENTS_DEFAULT_DAYS) * DAY_MS).toISOString(),
+      batch,
+    );
+    const webhookAttempts = await tx.webhooks.deleteAttemptsBefore(
+      new Date(t - (settings.webhookAttemptsDays ?? RETENTION_WEBHOOK_ATTEMPTS_DEFAULT_DAYS) * DAY_MS).toISOString(),
+      batch,
+    );
     const expired = await tx.answers.deleteExpired(new Date(t - settings.answersDays * DAY_MS).toISOString(), batch);
     await tx.answers.addKept(expired.perKey);
     // The session store's own bounds: a session idle or open longer than them signs nobody in again.
@@ -122,6 +141,8 @@ export async function runRetention(
       ignored_fields_deleted: ignored,
       brownout_refusals_deleted: brownouts,
       calendar_moments_deleted: moments,
+      webhook_events_deleted: webhookEvents,
+      webhook_attempts_deleted: webhookAttempts,
       keys_never_shown_revoked: neverShown,
     };
   });

@@ -17,6 +17,7 @@ import type { LeadViewRepo } from './repos/lead-views.js';
 import type { ConsoleSessionRepo, ConsoleUserRepo } from './repos/console.js';
 import type { ScheduleRepo } from './repos/schedules.js';
 import type { TestMatchRepo } from './repos/test-matches.js';
+import type { WebhookRepo } from './repos/webhooks.js';
 import type { ReplicaSet } from './replicas.js';
 
 /** The repositories reachable inside a read or a unit of work. */
@@ -37,6 +38,8 @@ export interface Repos {
   /** Live persons that test calls found (docs/api.md, "Test mode"). */
   testMatches: TestMatchRepo;
   schedules: ScheduleRepo;
+  /** Webhook endpoints, the outbox of events and their deliveries (docs/webhooks.md). */
+  webhooks: WebhookRepo;
   /** Locks a unit takes before it reads what it decides on; meaningful only inside `transact` (repos/locks.ts). */
   locks: LockRepo;
   /** A submitted person and its latest lead, found and locked at once; inside `transact` only, PostgreSQL refuses it elsewhere (repos/holds.ts). */

@@ -92,6 +92,7 @@ const READING_ORDER = [
   'docs/console.md',
   'docs/legacy-api.md',
   'docs/rules.md',
+  'docs/webhooks.md',
   'docs/operations.md',
   ...OPERATIONS,
   'docs/performance.md',

@@ -340,6 +340,71 @@ export const migrations: Migration[] = [
       CREATE INDEX calendar_moments_age ON calendar_moments (at);
     `,
   },
+  {
+    version: 28,
+    name: 'webhook endpoints and their outbox',
+    // Outgoing events (docs/webhooks.md): the endpoints the service team subscribed, the events written
+    // in the unit of the change that caused them, one delivery per event and endpoint, and each
+    // attempt's outcome. A delivery is claimed by one statement through webhook_deliveries_due: a claim
+    // moves next_attempt_at to the end of its lease, so a claim whose replica died comes due again.
+    // Payloads are text: the bytes signed are the bytes resent. SQLite migration 29 makes the same.
+    sql: `
+      CREATE TABLE webhook_endpoints (
+        id                   text COLLATE "C" NOT NULL PRIMARY KEY,
+        url                  text COLLATE "C" NOT NULL,
+        event_types          text COLLATE "C" NOT NULL,
+        workspace_id         text COLLATE "C",
+        description          text COLLATE "C",
+        secret               text COLLATE "C" NOT NULL,
+        previous_secret      text COLLATE "C",
+        previous_secret_until text COLLATE "C",
+        paused               integer NOT NULL DEFAULT 0,
+        disabled_at          text COLLATE "C",
+        disabled_reason      text COLLATE "C",
+        dropped_deliveries   integer NOT NULL DEFAULT 0,
+        created_by           text COLLATE "C" NOT NULL,
+        created_at           text COLLATE "C" NOT NULL,
+        updated_at           text COLLATE "C" NOT NULL
+      );
+      CREATE INDEX webhook_endpoints_workspace ON webhook_endpoints (workspace_id);
+      CREATE TABLE webhook_events (
+        id           text COLLATE "C" NOT NULL PRIMARY KEY,
+        type         text COLLATE "C" NOT NULL,
+        workspace_id text COLLATE "C",
+        payload      text COLLATE "C" NOT NULL,
+        created_at   text COLLATE "C" NOT NULL
+      );
+      CREATE INDEX webhook_events_age ON webhook_events (created_at);
+      CREATE TABLE webhook_deliveries (
+        id              text COLLATE "C" NOT NULL PRIMARY KEY,
+        event_id        text COLLATE "C" NOT NULL REFERENCES webhook_events (id),
+        endpoint_id     text COLLATE "C" NOT NULL REFERENCES webhook_endpoints (id),
+        status          text COLLATE "C" NOT NULL CHECK (status IN ('pending', 'delivered', 'failed', 'dropped')),
+        attempts        integer NOT NULL DEFAULT 0,
+        next_attempt_at text COLLATE "C" NOT NULL,
+        last_status     integer,
+        last_error      text COLLATE "C",
+        claimed_by      text COLLATE "C",
+        claimed_until   text COLLATE "C",
+        created_at      text COLLATE "C" NOT NULL,
+        updated_at      text COLLATE "C" NOT NULL,
+        UNIQUE (event_id, endpoint_id)
+      );
+      CREATE INDEX webhook_deliveries_due ON webhook_deliveries (status, next_attempt_at);
+      CREATE INDEX webhook_deliveries_endpoint ON webhook_deliveries (endpoint_id, status, created_at);
+      CREATE TABLE webhook_attempts (
+        id            text COLLATE "C" NOT NULL PRIMARY KEY,
+        delivery_id   text COLLATE "C" NOT NULL REFERENCES webhook_deliveries (id),
+        at            text COLLATE "C" NOT NULL,
+        status_code   integer,
+        duration_ms   integer NOT NULL,
+        response_head text COLLATE "C",
+        error         text COLLATE "C"
+      );
+      CREATE INDEX webhook_attempts_delivery ON webhook_attempts (delivery_id, at);
+      CREATE INDEX webhook_attempts_age ON webhook_attempts (at);
+    `,
+  },
 ];
 
 /**

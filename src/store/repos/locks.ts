@@ -34,6 +34,11 @@ export interface LockRepo {
    */
   operatorNames(): Promise<void>;
   /**
+   * Locks the webhook endpoints: a change to one (read, decide, write) and an endpoint counted against
+   * the caps before it is added run one after the other.
+   */
+  webhookEndpoints(): Promise<void>;
+  /**
    * Takes the retention job's lock if no other unit holds it, without waiting: true when taken (held
    * to the unit's end), false when another process's run holds it.
    */
@@ -71,4 +76,5 @@ export const integrationLockName = (integrationId: string): string => JSON.strin
 
 export const legacyTagsLockName = (workspaceId: string): string => JSON.stringify(['legacy-tags', workspaceId]);
 export const OPERATOR_NAMES_LOCK = JSON.stringify(['operator-names']);
+export const WEBHOOK_ENDPOINTS_LOCK = JSON.stringify(['webhook-endpoints']);
 export const retentionLockName = JSON.stringify(['retention']);

@@ -663,6 +663,72 @@ export const migrations: Migration[] = [
         CREATE INDEX calendar_moments_age ON calendar_moments (at);
       `),
   },
+  {
+    version: 29,
+    name: 'webhook endpoints and their outbox',
+    // Outgoing events (docs/webhooks.md): the endpoints the service team subscribed, the events written
+    // in the unit of the change that caused them, one delivery per event and endpoint, and each
+    // attempt's outcome. A delivery is claimed by one statement through webhook_deliveries_due: a claim
+    // moves next_attempt_at to the end of its lease, so a claim whose replica died comes due again.
+    // Payloads are text: the bytes signed are the bytes resent. PostgreSQL migration 28 makes the same.
+    up: (db) =>
+      db.exec(`
+        CREATE TABLE webhook_endpoints (
+          id                   TEXT NOT NULL PRIMARY KEY,
+          url                  TEXT NOT NULL,
+          event_types          TEXT NOT NULL,
+          workspace_id         TEXT,
+          description          TEXT,
+          secret               TEXT NOT NULL,
+          previous_secret      TEXT,
+          previous_secret_until TEXT,
+          paused               INTEGER NOT NULL DEFAULT 0,
+          disabled_at          TEXT,
+          disabled_reason      TEXT,
+          dropped_deliveries   INTEGER NOT NULL DEFAULT 0,
+          created_by           TEXT NOT NULL,
+          created_at           TEXT NOT NULL,
+          updated_at           TEXT NOT NULL
+        ) WITHOUT ROWID;
+        CREATE INDEX webhook_endpoints_workspace ON webhook_endpoints (workspace_id);
+        CREATE TABLE webhook_events (
+          id           TEXT NOT NULL PRIMARY KEY,
+          type         TEXT NOT NULL,
+          workspace_id TEXT,
+          payload      TEXT NOT NULL,
+          created_at   TEXT NOT NULL
+        ) WITHOUT ROWID;
+        CREATE INDEX webhook_events_age ON webhook_events (created_at);
+        CREATE TABLE webhook_deliveries (
+          id              TEXT NOT NULL PRIMARY KEY,
+          event_id        TEXT NOT NULL REFERENCES webhook_events (id),
+          endpoint_id     TEXT NOT NULL REFERENCES webhook_endpoints (id),
+          status          TEXT NOT NULL CHECK (status IN ('pending', 'delivered', 'failed', 'dropped')),
+          attempts        INTEGER NOT NULL DEFAULT 0,
+          next_attempt_at TEXT NOT NULL,
+          last_status     INTEGER,
+          last_error      TEXT,
+          claimed_by      TEXT,
+          claimed_until   TEXT,
+          created_at      TEXT NOT NULL,
+          updated_at      TEXT NOT NULL,
+          UNIQUE (event_id, endpoint_id)
+        ) WITHOUT ROWID;
+        CREATE INDEX webhook_deliveries_due ON webhook_deliveries (status, next_attempt_at);
+        CREATE INDEX webhook_deliveries_endpoint ON webhook_deliveries (endpoint_id, status, created_at);
+        CREATE TABLE webhook_attempts (
+          id            TEXT NOT NULL PRIMARY KEY,
+          delivery_id   TEXT NOT NULL REFERENCES webhook_deliveries (id),
+          at            TEXT NOT NULL,
+          status_code   INTEGER,
+          duration_ms   INTEGER NOT NULL,
+          response_head TEXT,
+          error         TEXT
+        ) WITHOUT ROWID;
+        CREATE INDEX webhook_attempts_delivery ON webhook_attempts (delivery_id, at);
+        CREATE INDEX webhook_attempts_age ON webhook_attempts (at);
+      `),
+  },
 ];
 
 export class MigrationError extends Error {

@@ -1,6 +1,7 @@
 // Locks of a unit of work in PostgreSQL: transaction-level advisory locks, released at COMMIT or ROLLBACK.
 import {
   OPERATOR_NAMES_LOCK,
+  WEBHOOK_ENDPOINTS_LOCK,
   integrationLockName,
   legacyTagsLockName,
   personLockNames,
@@ -43,6 +44,7 @@ export function pgLockRepo(sql: Sql): LockRepo {
     integration: async (integrationId) => void (await lockOne.run(sql, integrationLockName(integrationId))),
     legacyTags: async (workspaceId) => void (await lockOne.run(sql, legacyTagsLockName(workspaceId))),
     operatorNames: async () => void (await lockOne.run(sql, OPERATOR_NAMES_LOCK)),
+    webhookEndpoints: async () => void (await lockOne.run(sql, WEBHOOK_ENDPOINTS_LOCK)),
     tryRetention: async () => (await tryOne.one(sql, retentionLockName))!.taken,
   };
 }

@@ -13,6 +13,7 @@ export function sqliteLockRepo(): LockRepo {
     integration: async () => {},
     legacyTags: async () => {},
     operatorNames: async () => {},
+    webhookEndpoints: async () => {},
     // The store's one writer runs one unit at a time: a run never meets another inside the process, and
     // another process's run waits for the file's write lock, then finds less to do.
     tryRetention: async () => true,
