@@ -17,6 +17,7 @@ import { adminRoutes } from './admin/routes.js';
 import { migrationRoutes } from './admin/migration-routes.js';
 import { rulesRoutes } from './admin/rules-routes.js';
 import { scheduleRoutes } from './admin/schedule-routes.js';
+import { brownoutRoutes } from './admin/brownout-routes.js';
 import { startScheduleRunner } from './migration/schedule.js';
 import { READINESS_EVERY_MS } from './migration/calendar.js';
 import { shareRules, type RulesAcrossReplicas } from './rules/replicas.js';
@@ -225,6 +226,7 @@ export async function buildApp(
     await app.register(migrationRoutes({ ...services, ...admin }));
     await app.register(rulesRoutes({ ...services, ...admin }));
     await app.register(scheduleRoutes({ ...services, ...admin }));
+    await app.register(brownoutRoutes({ ...services, ...admin }));
   }
   if (config.console) {
     await app.register(

@@ -7,6 +7,9 @@ import type { RulesHolder } from '../rules/loader.js';
 import { BROWNOUT_ROWS_PER_INTEGRATION } from './usage.js';
 import { DEFAULT_QUIET_PERIOD_HOURS, move, type MigrationDeps } from './service.js';
 import { migrationReport } from './report.js';
+import { asWindow } from './brownout-windows.js';
+import type { Brownout } from '../rules/brownouts.js';
+import type { StoredBrownout } from '../store/repos/brownouts.js';
 
 /**
  * A process that starts tells the moments of this long before its start it may have missed (it was
@@ -23,17 +26,30 @@ export interface Moment {
   window: { start: string; end: string };
 }
 
-/** The moments of every integration's brownout windows in (sinceMs, nowMs], the earliest first. */
-export function momentsBetween(rules: RulesHolder, sinceMs: number, nowMs: number): Moment[] {
+/**
+ * The moments of every integration's brownout windows in (sinceMs, nowMs], the earliest first: the
+ * rules' windows, and `stored`, the stored windows that start or end then (`brownouts.between`).
+ */
+export function momentsBetween(
+  rules: RulesHolder,
+  sinceMs: number,
+  nowMs: number,
+  stored: readonly StoredBrownout[] = [],
+): Moment[] {
   const found: (Moment & { ms: number })[] = [];
-  for (const integration of rules.current().integrations.values()) {
-    for (const w of integration.legacy.brownouts) {
-      const window = { start: w.start, end: w.end };
-      if (w.startMs > sinceMs && w.startMs <= nowMs)
-        found.push({ integration, kind: 'brownout_started', at: w.start, window, ms: w.startMs });
-      if (w.endMs > sinceMs && w.endMs <= nowMs)
-        found.push({ integration, kind: 'brownout_ended', at: w.end, window, ms: w.endMs });
-    }
+  const add = (integration: Integration, w: Brownout) => {
+    const window = { start: w.start, end: w.end };
+    if (w.startMs > sinceMs && w.startMs <= nowMs)
+      found.push({ integration, kind: 'brownout_started', at: w.start, window, ms: w.startMs });
+    if (w.endMs > sinceMs && w.endMs <= nowMs)
+      found.push({ integration, kind: 'brownout_ended', at: w.end, window, ms: w.endMs });
+  };
+  const current = rules.current();
+  for (const integration of current.integrations.values())
+    for (const w of integration.legacy.brownouts) add(integration, w);
+  for (const w of stored) {
+    const integration = current.findIntegration(w.integrationId);
+    if (integration) add(integration, asWindow(w));
   }
   return found.sort((a, b) => a.ms - b.ms).map(({ ms: _ms, ...moment }) => moment);
 }

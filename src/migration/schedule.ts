@@ -13,6 +13,7 @@ import { scheduleView, type ScheduleView } from './schedule-view.js';
 
 export { ScheduleViewSchema, scheduleView } from './schedule-view.js';
 import {
+  cancelStoredBrownouts,
   commitChange,
   DEFAULT_QUIET_PERIOD_HOURS,
   endSchedule,
@@ -240,6 +241,7 @@ export async function attemptSchedule(deps: MigrationDeps, integration: Integrat
       nowIso,
       { last_legacy_call: lastLegacy, quiet_period_hours: DEFAULT_QUIET_PERIOD_HOURS, scheduled_at: schedule.at },
     );
+    await cancelStoredBrownouts(tx, integration, 'switched off', nowIso, who);
     await tx.schedules.put({
       ...schedule,
       status: 'done',
@@ -271,7 +273,10 @@ export function startScheduleRunner(
   const tick = async () => {
     const nowDate = deps.now?.() ?? new Date();
     const now = nowDate.toISOString();
-    for (const moment of momentsBetween(deps.rules, toldUntil, nowDate.getTime())) await tellMoment(deps, moment, log);
+    // The stored windows that start or end since the last look: one indexed read a second.
+    const stored = await deps.store.readOne((r) => r.brownouts.between(new Date(toldUntil).toISOString(), now));
+    for (const moment of momentsBetween(deps.rules, toldUntil, nowDate.getTime(), stored))
+      await tellMoment(deps, moment, log);
     toldUntil = nowDate.getTime();
     if (nowDate.getTime() - readinessLookedAt >= readinessEveryMs) {
       readinessLookedAt = nowDate.getTime();

@@ -1,6 +1,6 @@
 // Retention of what grows with time (docs/operations/retention.md): hourly call counts rolled up;
-// old unmapped and invalid answers, old answers 404s, legacy samples, ignored member names and test-call
-// matches, and ended console sessions deleted; the keys of ended sessions no page showed revoked; by a
+// old unmapped and invalid answers, old answers 404s, legacy samples, ignored member names, test-call
+// matches and stored brownout windows, and ended console sessions deleted; the keys of ended sessions no page showed revoked; by a
 // job on one replica at a time.
 import type { FastifyBaseLogger } from 'fastify';
 import type { Store } from '../store/store.js';
@@ -39,6 +39,8 @@ export interface RetentionRun {
   ignored_fields_deleted: number;
   brownout_refusals_deleted: number;
   calendar_moments_deleted: number;
+  /** Stored brownout windows (set through the admin API) that ended RETENTION_USAGE_DAYS ago. */
+  brownout_windows_deleted: number;
   /** Keys the console issued whose session ended before a page showed them, revoked (docs/console.md). */
   keys_never_shown_revoked: number;
 }
@@ -56,6 +58,7 @@ const NOTHING: RetentionRun = {
   ignored_fields_deleted: 0,
   brownout_refusals_deleted: 0,
   calendar_moments_deleted: 0,
+  brownout_windows_deleted: 0,
   keys_never_shown_revoked: 0,
 };
 
@@ -97,6 +100,11 @@ export async function runRetention(
       new Date(t - settings.usageDays * DAY_MS).toISOString(),
       batch,
     );
+    // A stored window is the calendar's history, kept as long as the calls refused in it.
+    const windows = await tx.brownouts.deleteEndedBefore(
+      new Date(t - settings.usageDays * DAY_MS).toISOString(),
+      batch,
+    );
     const expired = await tx.answers.deleteExpired(new Date(t - settings.answersDays * DAY_MS).toISOString(), batch);
     await tx.answers.addKept(expired.perKey);
     // The session store's own bounds: a session idle or open longer than them signs nobody in again.
@@ -122,6 +130,7 @@ export async function runRetention(
       ignored_fields_deleted: ignored,
       brownout_refusals_deleted: brownouts,
       calendar_moments_deleted: moments,
+      brownout_windows_deleted: windows,
       keys_never_shown_revoked: neverShown,
     };
   });

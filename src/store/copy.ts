@@ -35,6 +35,7 @@ export const COPIED_TABLES = [
   'brownout_refusals',
   'switch_off_schedules',
   'calendar_moments',
+  'brownout_windows',
   'legacy_samples',
   'test_matches',
   'legacy_tags',

@@ -10,6 +10,7 @@ import { aloneReplicaSet } from '../replicas.js';
 import { sqliteContactRepo } from './repos/contacts.js';
 import { sqliteLeadViewRepo } from './repos/lead-views.js';
 import { sqliteScheduleRepo } from './repos/schedules.js';
+import { sqliteBrownoutRepo } from './repos/brownouts.js';
 import { holdsInOrder } from '../repos/holds.js';
 import { sqliteLeadRepo } from './repos/leads.js';
 import { sqliteSubmissionRepo } from './repos/submissions.js';
@@ -72,6 +73,7 @@ const reposFor = (db: Db): Repos => {
     consoleSessions: sqliteConsoleSessionRepo(db),
     testMatches: sqliteTestMatchRepo(db),
     schedules: sqliteScheduleRepo(db),
+    brownouts: sqliteBrownoutRepo(db),
     locks,
     holds: holdsInOrder({ contacts, leads, fieldValues, locks }),
   };

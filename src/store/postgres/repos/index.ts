@@ -17,6 +17,7 @@ import { pgLeadViewRepo } from './lead-views.js';
 import { pgConsoleSessionRepo, pgConsoleUserRepo } from './console.js';
 import { pgTestMatchRepo } from './test-matches.js';
 import { pgScheduleRepo } from './schedules.js';
+import { pgBrownoutRepo } from './brownouts.js';
 
 /**
  * Each repository built when the unit first uses it: a unit is opened per request and uses a few of
@@ -39,6 +40,7 @@ class UnitRepos implements Repos {
   #consoleSessions?: Repos['consoleSessions'];
   #testMatches?: Repos['testMatches'];
   #schedules?: Repos['schedules'];
+  #brownouts?: Repos['brownouts'];
   #locks?: Repos['locks'];
   #holds?: Repos['holds'];
   constructor(private readonly sql: Sql) {}
@@ -86,6 +88,9 @@ class UnitRepos implements Repos {
   }
   get schedules() {
     return (this.#schedules ??= pgScheduleRepo(this.sql));
+  }
+  get brownouts() {
+    return (this.#brownouts ??= pgBrownoutRepo(this.sql));
   }
   get locks() {
     return (this.#locks ??= pgLockRepo(this.sql));
