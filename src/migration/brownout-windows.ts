@@ -24,12 +24,10 @@ export const BrownoutEntrySchema = z
     id: z
       .string()
       .meta({ description: 'A stored window: its id, to cancel it; a window of the rules: `rules:<start>`' }),
-    source: z
-      .enum(['rules', 'stored'])
-      .meta({
-        description:
-          '`rules`: `legacy.brownouts` in the rules; `stored`: set through the admin API, the CLI or the console',
-      }),
+    source: z.enum(['rules', 'stored']).meta({
+      description:
+        '`rules`: `legacy.brownouts` in the rules; `stored`: set through the admin API, the CLI or the console',
+    }),
     start: z.iso.datetime(),
     end: z.iso.datetime(),
     minutes: z.number().int(),
