@@ -87,6 +87,21 @@ describe('brownout windows in the console', () => {
     expect(rows((await team.get(PAGE)).body).map((r) => r.source)).toEqual(['rules']);
   });
 
+  it("shows a stored window in the overview's next moment", async () => {
+    const website = 'brightpath:website-form';
+    const startMs = RULES_START + 4 * DAY;
+    const added = await gw.admin('POST', `/admin/v1/integrations/${website}/brownouts`, {
+      start: at(startMs),
+      minutes: 5,
+    });
+    expect(added.statusCode).toBe(201);
+    const overview = (await team.get('/console/integrations')).body;
+    const row = overview.slice(overview.indexOf(`data-handle="${website}"`));
+    expect(/data-col="next-moment">([^<]*)</.exec(row)?.[1]).toBe(
+      `brownout at ${at(startMs).slice(0, 16).replace('T', ' ')} UTC`,
+    );
+  });
+
   it('refuses bad input on the page, with what to fix, and stores nothing', async () => {
     const refusal = (html: string) =>
       /data-testid="refusal"><p><strong>([^<]*)<\/strong> ([^<]*)</.exec(html)?.slice(1);
