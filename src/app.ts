@@ -18,6 +18,7 @@ import { migrationRoutes } from './admin/migration-routes.js';
 import { rulesRoutes } from './admin/rules-routes.js';
 import { scheduleRoutes } from './admin/schedule-routes.js';
 import { webhookRoutes } from './admin/webhook-routes.js';
+import { brownoutRoutes } from './admin/brownout-routes.js';
 import { startScheduleRunner, type ScheduleTestHooks } from './migration/schedule.js';
 import { READINESS_EVERY_MS } from './migration/calendar.js';
 import { shareRules, type RulesAcrossReplicas } from './rules/replicas.js';
@@ -231,6 +232,7 @@ export async function buildApp(
     await app.register(rulesRoutes({ ...services, ...admin }));
     await app.register(scheduleRoutes({ ...services, ...admin }));
     await app.register(webhookRoutes({ ...services, ...admin, allowHttpHosts: config.webhookAllowHttpHosts ?? [] }));
+    await app.register(brownoutRoutes({ ...services, ...admin }));
   }
   if (config.console) {
     await app.register(

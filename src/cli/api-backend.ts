@@ -2,6 +2,7 @@
 // The gateway answers the admin views themselves, so the CLI prints what it gets; the audit actor is
 // the credential's operator, which the gateway decides (the CLI sends no actor).
 import type { ScheduleView } from '../migration/schedule-view.js';
+import type { BrownoutEntry, BrownoutPage } from '../migration/brownout-windows.js';
 import type { MigrationReport } from '../migration/report.js';
 import type { NotFoundPage, PortedFlagView } from '../migration/porting.js';
 import type { TestMatchPage } from '../migration/test-matches.js';
@@ -46,6 +47,11 @@ export function apiBackend(client: AdminClient): Backend {
     scheduleSwitchOff: (ref, input) => client.put<ScheduleView>(`${of(ref)}/switch-off/schedule`, input),
     schedule: (ref) => client.get<ScheduleView>(`${of(ref)}/switch-off/schedule`),
     cancelSchedule: (ref) => client.delete<ScheduleView>(`${of(ref)}/switch-off/schedule`, undefined),
+    addBrownout: (ref, input) => client.post<BrownoutEntry>(`${of(ref)}/brownouts`, input),
+    brownouts: (ref, page) =>
+      client.get<BrownoutPage>(`${of(ref)}/brownouts`, { limit: page.limit, after: page.after }),
+    cancelBrownout: (ref, id) =>
+      client.delete<BrownoutEntry>(`${of(ref)}/brownouts/${encodeURIComponent(id)}`, undefined),
     report: (ref, quietHours) => client.get<MigrationReport>(`${of(ref)}/report`, { quiet_period_hours: quietHours }),
     markPorted: (ref, note) => client.post<PortedFlagView>(`${of(ref)}/ported`, note === undefined ? {} : { note }),
     clearPorted: (ref, reason) => client.delete<{ ported: null }>(`${of(ref)}/ported`, because(reason)),

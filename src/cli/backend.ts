@@ -3,6 +3,7 @@
 // Both answer the same objects, so every command prints the same table and the same --json either way.
 import type { ScheduleInput } from '../migration/schedule.js';
 import type { ScheduleView } from '../migration/schedule-view.js';
+import type { BrownoutEntry, BrownoutInput, BrownoutPage } from '../migration/brownout-windows.js';
 import type { z } from 'zod';
 import type {
   AuditEntrySchema,
@@ -45,6 +46,11 @@ export interface Backend {
   /** The integration's schedule, pending or how it ended; a refusal (404) when it never had one. */
   schedule(ref: string): Promise<ScheduleView>;
   cancelSchedule(ref: string): Promise<ScheduleView>;
+  /** Adds a brownout window (src/migration/brownout-windows.ts). */
+  addBrownout(ref: string, input: BrownoutInput): Promise<BrownoutEntry>;
+  /** The integration's brownout windows, the rules' and the stored ones, a page at a time. */
+  brownouts(ref: string, page: { limit?: number; after?: string }): Promise<BrownoutPage>;
+  cancelBrownout(ref: string, id: string): Promise<BrownoutEntry>;
   report(ref: string, quietHours?: number): Promise<MigrationReport>;
   markPorted(ref: string, note?: string): Promise<PortedFlagView>;
   clearPorted(ref: string, reason?: string): Promise<{ ported: null }>;

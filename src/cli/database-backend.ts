@@ -2,6 +2,7 @@
 // through the same view functions the admin routes answer with.
 import { AppError } from '../errors.js';
 import { cancelScheduledSwitchOff, scheduleSwitchOff, scheduleView } from '../migration/schedule.js';
+import { addBrownout, BROWNOUTS_PAGE_DEFAULT, cancelBrownout, listBrownouts } from '../migration/brownout-windows.js';
 import { integrationByRef } from '../admin/integration-ref.js';
 import {
   auditView,
@@ -139,6 +140,10 @@ export function databaseBackend(ctx: Context, actor: string): Backend {
       return scheduleView(schedule);
     },
     cancelSchedule: (ref) => cancelScheduledSwitchOff(deps, find(ref), { actor }),
+    addBrownout: (ref, input) => addBrownout(deps, find(ref), { ...input, actor }),
+    brownouts: (ref, page) =>
+      listBrownouts(deps, find(ref), { limit: page.limit ?? BROWNOUTS_PAGE_DEFAULT, after: page.after }),
+    cancelBrownout: (ref, id) => cancelBrownout(deps, find(ref), id, { actor }),
     report: (ref, quietHours) => migrationReport(deps, find(ref), quietHours),
     async markPorted(ref, note) {
       return portedView(await markPorted(deps, find(ref), { actor, note: note ?? null, role: 'service_team' }))!;

@@ -21,6 +21,7 @@ import { registerCopyCommand } from './copy.js';
 import { registerUserCommands } from './users.js';
 import { registerPortingCommands } from './porting.js';
 import { registerTestMatchesCommand } from './test-matches.js';
+import { registerBrownoutCommands } from './brownouts.js';
 import { registerSchemaCommands } from './schema.js';
 import { registerMigrationCommands } from './migration.js';
 import { registerAdminTokenCommands } from './admin-tokens.js';
@@ -198,6 +199,7 @@ function createProgram(): Command {
   registerUserCommands(program, { env, actor: CLI_ACTOR, print, onDatabase });
   registerPortingCommands(program, { print, withBackend });
   registerTestMatchesCommand(program, { print, withBackend });
+  registerBrownoutCommands(program, { print, withBackend });
   registerPortingGuideCommand(program, { print, withBackend });
   return program;
 }

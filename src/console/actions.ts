@@ -1,8 +1,8 @@
 // The integration page's actions: import a legacy key, issue the v1 key or a v1 test key, renew, revoke
-// one key, switch off (and force it), roll back, mark ported and clear the flag. Each calls the service the admin API's route calls, with the same
+// one key, switch off (and force it), roll back, mark ported and clear the flag, schedule the switch-off,
+// add and cancel brownout windows (brownout-actions.ts). Each calls the service the admin API's route calls, with the same
 // rules; the console only reads the form, names the signed-in person as the actor and shows the answer.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { z } from 'zod';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { AppError } from '../errors.js';
 import type { Integration } from '../rules/catalog.js';
@@ -22,6 +22,8 @@ import { ImportKeyBodySchema, PortedBodySchema, ReasonBodySchema, RollbackBodySc
 import { clearPorted, markPorted } from '../migration/porting.js';
 import { cancelScheduledSwitchOff, scheduleSwitchOff, ScheduleInputSchema } from '../migration/schedule.js';
 import { listKeys, liveKeys } from '../migration/reads.js';
+import { brownoutActions } from './brownout-actions.js';
+import { filled, parsed } from './form-fields.js';
 import { integrationForViewer } from './overview.js';
 import { CONFIRMED, ConsoleIntegrationParamsSchema, ConsoleKeyParamsSchema } from './schemas.js';
 import type { ConsoleFlash } from './flash.js';
@@ -71,32 +73,22 @@ const form = (request: FastifyRequest): Record<string, string> => {
   const body = (request.body ?? {}) as Record<string, unknown>;
   return Object.fromEntries(Object.entries(body).filter((e): e is [string, string] => typeof e[1] === 'string'));
 };
-/** An empty field is a field not filled in. */
-const filled = (value: string | undefined): string | undefined =>
-  value === undefined || value.trim() === '' ? undefined : value.trim();
-
-/** The admin API's body schema decides what a form may hold: a console refusal says what the API's would. */
-function parsed<T extends z.ZodType>(schema: T, value: unknown): z.infer<T> {
-  const result = schema.safeParse(value);
-  if (result.success) return result.data;
-  const issue = result.error.issues[0]!;
-  throw new AppError('validation-failed', `${issue.path.join('.') || 'form'}: ${issue.message}`);
-}
-
 /** The optional reason of a form, by the admin API's rule (no control characters, at most 1,000 characters). */
 const reasonOf = (fields: Record<string, string>): string | null => {
   const value = filled(fields.reason);
   return value === undefined ? null : (parsed(ReasonBodySchema, { reason: value })?.reason ?? null);
 };
 
+/** What an action of the integration page runs, once the viewer may act on the integration. */
+export type Act = (ctx: {
+  viewer: Viewer;
+  integration: Integration;
+  fields: Record<string, string>;
+  request: FastifyRequest;
+  reply: FastifyReply;
+}) => Promise<FastifyReply>;
+
 export function consoleActions(app: FastifyInstance, deps: MigrationDeps & { rules: RulesHolder }, h: Helpers): void {
-  type Act = (ctx: {
-    viewer: Viewer;
-    integration: Integration;
-    fields: Record<string, string>;
-    request: FastifyRequest;
-    reply: FastifyReply;
-  }) => Promise<FastifyReply>;
   const routes = app.withTypeProvider<ZodTypeProvider>();
 
   // Every change answers with a redirect to the integration's page (POST, redirect, GET): a reload of
@@ -125,7 +117,8 @@ export function consoleActions(app: FastifyInstance, deps: MigrationDeps & { rul
   ) {
     // A refusal of the rules (a conflict, a form the API's schema refuses) is shown on the page the
     // person acted from, with its status; anything else is the console's error page.
-    if (!(error instanceof AppError) || (error.code !== 'conflict' && error.code !== 'validation-failed')) throw error;
+    if (!(error instanceof AppError) || !['conflict', 'validation-failed', 'limit-reached'].includes(error.code))
+      throw error;
     const lastLegacyCall = typeof error.extra.last_legacy_call === 'string' ? error.extra.last_legacy_call : null;
     const canForce =
       canForceFrom !== null &&
@@ -351,6 +344,8 @@ export function consoleActions(app: FastifyInstance, deps: MigrationDeps & { rul
     await cancelScheduledSwitchOff(deps, integration, { actor: viewer.name });
     return back(reply, integration);
   });
+
+  brownoutActions(act, back, deps);
 
   act('rollback', async ({ viewer, integration, fields, reply }) => {
     const body = parsed(RollbackBodySchema, { reason: filled(fields.reason) ?? '' });

@@ -3,7 +3,6 @@
 import { z } from 'zod';
 import { AppError } from '../errors.js';
 import type { Integration, Rules } from '../rules/catalog.js';
-import { nextBrownout } from '../rules/brownouts.js';
 import { migrationReport, type MigrationReport } from '../migration/report.js';
 import type { MigrationDeps } from '../migration/service.js';
 import type { Viewer } from './users.js';
@@ -96,11 +95,14 @@ export function integrationForViewer(rules: Rules, viewer: Viewer, ref: string):
   return integration;
 }
 
-/** The earliest of a brownout (one running comes first) and the pending switch-off's next attempt. */
-function nextOf(i: Integration, r: MigrationReport): OverviewRow['nextMoment'] {
-  const nowMs = Date.parse(r.generated_at);
-  const brownout = nextBrownout(i.legacy.brownouts, nowMs);
-  if (brownout !== null && brownout.startMs <= nowMs) return { what: 'brownout until', at: brownout.end };
+/**
+ * The earliest of a brownout (one running comes first), of the rules or stored (the report lists both),
+ * and the pending switch-off's next attempt.
+ */
+function nextOf(r: MigrationReport): OverviewRow['nextMoment'] {
+  const running = r.brownouts.find((w) => w.status === 'running' && w.end !== null);
+  if (running) return { what: 'brownout until', at: running.end! };
+  const brownout = r.brownouts.find((w) => w.status === 'scheduled') ?? null;
   const schedule = r.switch_off_schedule?.next_attempt_at ?? null;
   if (brownout !== null && (schedule === null || brownout.start <= schedule))
     return { what: 'brownout at', at: brownout.start };
@@ -120,7 +122,7 @@ const toRow = (i: Integration, r: MigrationReport): OverviewRow => ({
   verdict: r.readiness.verdict,
   reasons: r.readiness.reasons,
   sunset: i.legacy.sunset,
-  nextMoment: r.state === 'switched_off' ? null : nextOf(i, r),
+  nextMoment: r.state === 'switched_off' ? null : nextOf(r),
   notStarted: r.state === 'legacy' && r.keys.v1 === 0 && r.keys.legacy === 0 && r.keys.test === 0,
   test7d: r.v1_test.calls_7d,
   ported: r.ported,

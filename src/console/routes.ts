@@ -4,6 +4,8 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { AppError } from '../errors.js';
 import { clientBucket } from '../rate-limit/auth-failures.js';
 import { FULL_REPORT, migrationReport } from '../migration/report.js';
+import { BROWNOUTS_PAGE_MAX, listBrownouts } from '../migration/brownout-windows.js';
+import { BROWNOUT_MINUTES_MAX } from '../rules/brownouts.js';
 import { relinkLegacyLeads } from '../migration/service.js';
 import type { ConsoleDeps } from './plugin.js';
 import type { consoleSessionStore } from './session-store.js';
@@ -206,6 +208,8 @@ export function consoleRoutes(app: FastifyInstance, deps: RouteDeps): void {
     });
     const now = new Date();
     const keys = await listKeys(deps.store, integration);
+    // Every window fits one page: the rules' and the stored ones are capped together.
+    const brownoutWindows = (await listBrownouts(migration, integration, { limit: BROWNOUTS_PAGE_MAX })).items;
     const audit = await listAudit(deps.store, integration, AUDIT_ENTRIES_SHOWN);
     // No range asked for: the widest is read, and the shortest range that covers its calls is drawn.
     const usage = await deps.store.snapshot((r) =>
@@ -218,6 +222,8 @@ export function consoleRoutes(app: FastifyInstance, deps: RouteDeps): void {
       integration,
       report,
       keys,
+      brownoutWindows,
+      brownoutMinutesMax: BROWNOUT_MINUTES_MAX,
       audit,
       chart,
       unlinkedShown: UNLINKED_LEADS_SHOWN,

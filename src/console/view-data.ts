@@ -40,6 +40,8 @@ export const AUDIT_ACTION_WORDS: Readonly<Record<string, string>> = {
   switch_off_scheduled: 'Switch-off scheduled',
   brownout_started: 'Brownout window started',
   brownout_ended: 'Brownout window ended',
+  brownout_added: 'Brownout window added',
+  brownout_cancelled: 'Brownout window cancelled',
   legacy_call_after_ported: 'Legacy call after it was marked ported',
   became_ready: 'Ready for switch-off',
   switch_off_schedule_cancelled: 'Scheduled switch-off cancelled',

@@ -11,6 +11,7 @@ import type { UsageRecorder } from '../migration/usage.js';
 import { replacementFor } from '../porting/replacements.js';
 import type { AuthFailureGuard } from '../rate-limit/auth-failures.js';
 import { brownoutAt, type Brownout } from '../rules/brownouts.js';
+import { storedWindows } from '../migration/brownout-windows.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -61,10 +62,13 @@ export function legacyGate(deps: {
         { replacement, migration_guide: MIGRATION_GUIDE },
       );
     }
-    // A window is read from the rules and the clock on every call: it starts and ends on every replica
-    // at once, and a switched-off integration (above) has none.
+    // A window is read from the rules, the stored windows remembered in memory (forgotten on every
+    // change, on every replica: migration/brownout-windows.ts) and the clock on every call: it starts
+    // and ends on every replica at once, and a switched-off integration (above) has none.
     const now = (deps.now ?? Date.now)();
-    const brownout = brownoutAt(integration.legacy.brownouts, now);
+    const brownout =
+      brownoutAt(integration.legacy.brownouts, now) ??
+      brownoutAt(await storedWindows(read, deps.store, integration.id), now);
     if (brownout) {
       request.brownout = brownout;
       const { replacement, advice } = whereToGo(request);

@@ -1,5 +1,6 @@
-// The brownout windows in the migration report: each window of the integration's rules, and of the
-// windows counted but no longer in the rules, with the legacy calls refused in it, per route.
+// The brownout windows in the migration report: each window of the integration's rules and each stored
+// one (set through the admin API), and the windows counted but no longer in effect, with the legacy
+// calls refused in it, per route.
 import { z } from 'zod';
 import type { Brownout } from '../rules/brownouts.js';
 import type { BrownoutRefusal } from '../store/repos/states.js';
@@ -7,7 +8,10 @@ import type { BrownoutRefusal } from '../store/repos/states.js';
 export const BrownoutWindowSchema = z
   .object({
     start: z.iso.datetime(),
-    end: z.iso.datetime().nullable().meta({ description: 'Null for a window no longer in the rules' }),
+    end: z.iso
+      .datetime()
+      .nullable()
+      .meta({ description: 'Null for a window no longer in effect (removed from the rules, or cancelled)' }),
     status: z.enum(['past', 'running', 'scheduled']),
     refused_calls: z.number().int().meta({ description: 'Legacy calls refused in this window, every route' }),
     last_refused: z.iso.datetime().nullable(),
@@ -17,8 +21,9 @@ export const BrownoutWindowSchema = z
 
 export const BrownoutsSchema = z.array(BrownoutWindowSchema).meta({
   description:
-    "The integration's brownout windows (its rules' `legacy.brownouts`, else its workspace's) in the order they start, " +
-    'with the legacy calls refused in each; a window no longer in the rules is listed while refusals of it are counted',
+    "The integration's brownout windows (its rules' `legacy.brownouts`, else its workspace's, and those set through " +
+    'POST .../brownouts) in the order they start, with the legacy calls refused in each; a window no longer in effect ' +
+    'is listed while refusals of it are counted',
 });
 export type BrownoutWindow = z.infer<typeof BrownoutWindowSchema>;
 

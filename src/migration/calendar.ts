@@ -8,6 +8,9 @@ import { BROWNOUT_ROWS_PER_INTEGRATION } from './usage.js';
 import { DEFAULT_QUIET_PERIOD_HOURS, move, type MigrationDeps } from './service.js';
 import { migrationReport } from './report.js';
 import { aboutIntegration, writeEvent } from '../webhooks/outbox.js';
+import { asWindow } from './brownout-windows.js';
+import type { Brownout } from '../rules/brownouts.js';
+import type { StoredBrownout } from '../store/repos/brownouts.js';
 
 /**
  * A process that starts tells the moments of this long before its start it may have missed (it was
@@ -33,19 +36,30 @@ export interface Moment {
 
 /**
  * The moments of every integration's brownout windows due in (sinceMs, nowMs], the earliest first: a
- * start at the window's start, an end END_TOLD_AFTER_MS after the window's end.
+ * start at the window's start, an end END_TOLD_AFTER_MS after the window's end; of the rules' windows,
+ * and of `stored`, the stored windows that start or end then (`brownouts.between`).
  */
-export function momentsBetween(rules: RulesHolder, sinceMs: number, nowMs: number): Moment[] {
+export function momentsBetween(
+  rules: RulesHolder,
+  sinceMs: number,
+  nowMs: number,
+  stored: readonly StoredBrownout[] = [],
+): Moment[] {
   const found: (Moment & { ms: number })[] = [];
-  for (const integration of rules.current().integrations.values()) {
-    for (const w of integration.legacy.brownouts) {
-      const window = { start: w.start, end: w.end };
-      if (w.startMs > sinceMs && w.startMs <= nowMs)
-        found.push({ integration, kind: 'brownout_started', at: w.start, window, ms: w.startMs });
-      const endDue = w.endMs + END_TOLD_AFTER_MS;
-      if (endDue > sinceMs && endDue <= nowMs)
-        found.push({ integration, kind: 'brownout_ended', at: w.end, window, ms: endDue });
-    }
+  const add = (integration: Integration, w: Brownout) => {
+    const window = { start: w.start, end: w.end };
+    if (w.startMs > sinceMs && w.startMs <= nowMs)
+      found.push({ integration, kind: 'brownout_started', at: w.start, window, ms: w.startMs });
+    const endDue = w.endMs + END_TOLD_AFTER_MS;
+    if (endDue > sinceMs && endDue <= nowMs)
+      found.push({ integration, kind: 'brownout_ended', at: w.end, window, ms: endDue });
+  };
+  const current = rules.current();
+  for (const integration of current.integrations.values())
+    for (const w of integration.legacy.brownouts) add(integration, w);
+  for (const w of stored) {
+    const integration = current.findIntegration(w.integrationId);
+    if (integration) add(integration, asWindow(w));
   }
   return found.sort((a, b) => a.ms - b.ms).map(({ ms: _ms, ...moment }) => moment);
 }

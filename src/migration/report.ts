@@ -8,6 +8,7 @@ import type { Repos } from '../store/store.js';
 import { NotFoundPageSchema, notFoundPage, PortedFlagSchema, portedView, UNLINKED_LEGACY_EXAMINED } from './porting.js';
 import { BROWNOUT_ROWS_PER_INTEGRATION } from './usage.js';
 import { BrownoutsSchema, brownoutsView } from './brownout-report.js';
+import { asWindow } from './brownout-windows.js';
 import { ScheduleViewSchema, scheduleView } from './schedule-view.js';
 
 /** The answers 404s the report lists, the latest first; the rest page by page (GET .../not-found). */
@@ -169,6 +170,7 @@ export async function migrationReport(
     notFound: await notFoundPage(r, integration, lists.notFound, null, deps.usage.caps.notFoundIdsPerIntegration),
     refused: await r.states.brownoutRefusals(integration.id, BROWNOUT_ROWS_PER_INTEGRATION),
     schedule: await r.schedules.get(integration.id),
+    stored: await r.brownouts.list(integration.id),
   }));
   const legacy = summarise('legacy', data.day, data.week);
   const v1 = summarise('v1', data.day, data.week);
@@ -233,7 +235,7 @@ export async function migrationReport(
     },
     ported: portedView(data.ported),
     answers_not_found: data.notFound,
-    brownouts: brownoutsView(integration.legacy.brownouts, data.refused, now),
+    brownouts: brownoutsView([...integration.legacy.brownouts, ...data.stored.map(asWindow)], data.refused, now),
     switch_off_schedule: data.schedule === null ? null : scheduleView(data.schedule),
     readiness: {
       verdict: data.state === 'switched_off' ? 'switched_off' : reasons.length === 0 ? 'ready' : 'not_ready',

@@ -8,12 +8,20 @@ import type { Integration } from '../rules/catalog.js';
 import type { RulesHolder } from '../rules/loader.js';
 import type { SwitchOffSchedule } from '../store/repos/schedules.js';
 import { migrationReport } from './report.js';
-import { momentsBetween, MOMENTS_CATCH_UP_MS, READINESS_EVERY_MS, tellMoment, tellReady } from './calendar.js';
+import {
+  END_TOLD_AFTER_MS,
+  momentsBetween,
+  MOMENTS_CATCH_UP_MS,
+  READINESS_EVERY_MS,
+  tellMoment,
+  tellReady,
+} from './calendar.js';
 import { scheduleView, type ScheduleView } from './schedule-view.js';
 import { aboutIntegration, writeEvent } from '../webhooks/outbox.js';
 
 export { ScheduleViewSchema, scheduleView } from './schedule-view.js';
 import {
+  cancelStoredBrownouts,
   commitChange,
   DEFAULT_QUIET_PERIOD_HOURS,
   endSchedule,
@@ -257,6 +265,7 @@ export async function attemptSchedule(
       nowIso,
       { last_legacy_call: lastLegacy, quiet_period_hours: DEFAULT_QUIET_PERIOD_HOURS, scheduled_at: schedule.at },
     );
+    await cancelStoredBrownouts(tx, integration, 'switched off', nowIso, who);
     // The state and the audit entry are written, the schedule not yet: where a test kills the replica.
     await midway?.();
     await tx.schedules.put({
@@ -324,7 +333,13 @@ export function startScheduleRunner(
   const tick = async () => {
     const nowDate = deps.now?.() ?? new Date();
     const now = nowDate.toISOString();
-    for (const moment of momentsBetween(deps.rules, toldUntil, nowDate.getTime())) await tellMoment(deps, moment, log);
+    // The stored windows that start or end since the last look: one indexed read a second.
+    // An end is told END_TOLD_AFTER_MS after it: the stored windows read reach back that much further.
+    const stored = await deps.store.readOne((r) =>
+      r.brownouts.between(new Date(toldUntil - END_TOLD_AFTER_MS).toISOString(), now),
+    );
+    for (const moment of momentsBetween(deps.rules, toldUntil, nowDate.getTime(), stored))
+      await tellMoment(deps, moment, log);
     toldUntil = nowDate.getTime();
     if (nowDate.getTime() - readinessLookedAt >= readinessEveryMs) {
       readinessLookedAt = nowDate.getTime();

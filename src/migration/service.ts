@@ -12,6 +12,7 @@ import { renderExternalId } from '../lead/external-id.js';
 import { newId } from '../store/ids.js';
 import type { SwitchOffSchedule } from '../store/repos/schedules.js';
 import { aboutIntegration, writeEvent } from '../webhooks/outbox.js';
+import type { StoredBrownout } from '../store/repos/brownouts.js';
 
 /**
  * Runs a change to an integration's keys or migration state, holding the integration's lock: its
@@ -89,6 +90,26 @@ export async function endSchedule(
   await tx.schedules.put(cancelled);
   await move(tx, integration, 'switch_off_schedule_cancelled', null, who, at, { at: schedule.at, why });
   return cancelled;
+}
+
+/**
+ * Cancels, in the caller's unit, the integration's stored brownout windows that have not ended at
+ * `at`, each audited `brownout_cancelled`: a switch-off (a brownout never runs on a switched-off
+ * integration) and a rollback call it. Windows that ended stay, as the report's history.
+ */
+export async function cancelStoredBrownouts(
+  tx: Repos,
+  integration: Pick<Integration, 'id'>,
+  why: string,
+  at: string,
+  who: Actor,
+): Promise<StoredBrownout[]> {
+  const open = (await tx.brownouts.list(integration.id)).filter((w) => w.end > at);
+  for (const w of open) {
+    await tx.brownouts.remove(integration.id, w.id);
+    await move(tx, integration, 'brownout_cancelled', null, who, at, { id: w.id, start: w.start, end: w.end, why });
+  }
+  return open;
 }
 
 /** Audits an action that changes no state (applying stored answers, say) under `who`, in the caller's unit. */
@@ -443,6 +464,7 @@ export async function switchOff(
       },
       now.toISOString(),
     );
+    await cancelStoredBrownouts(tx, integration, 'switched off', now.toISOString(), input);
     return state;
   });
 }
@@ -467,6 +489,8 @@ export async function rollback(
     const schedule = await tx.schedules.get(integration.id);
     if (schedule?.status === 'pending')
       await endSchedule(tx, integration, schedule, `cancelled by the rollback of ${who.actor}`, at, who);
+    // Any stored window left goes too: the service team sets new ones for the next attempt.
+    await cancelStoredBrownouts(tx, integration, `cancelled by the rollback of ${who.actor}`, at, who);
     const state = await move(tx, integration, 'rolled_back', 'migrating', who, at);
     await writeEvent(
       tx,

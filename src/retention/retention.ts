@@ -1,6 +1,6 @@
 // Retention of what grows with time (docs/operations/retention.md): hourly call counts rolled up;
-// old unmapped and invalid answers, old answers 404s, legacy samples, ignored member names and test-call
-// matches, and ended console sessions deleted; the keys of ended sessions no page showed revoked; by a
+// old unmapped and invalid answers, old answers 404s, legacy samples, ignored member names, test-call
+// matches and stored brownout windows, and ended console sessions deleted; the keys of ended sessions no page showed revoked; by a
 // job on one replica at a time.
 import type { FastifyBaseLogger } from 'fastify';
 import type { Store } from '../store/store.js';
@@ -47,6 +47,8 @@ export interface RetentionRun {
   webhook_events_deleted: number;
   /** Logged webhook delivery attempts past RETENTION_WEBHOOK_ATTEMPTS_DAYS. */
   webhook_attempts_deleted: number;
+  /** Stored brownout windows (set through the admin API) that ended RETENTION_USAGE_DAYS ago. */
+  brownout_windows_deleted: number;
   /** Keys the console issued whose session ended before a page showed them, revoked (docs/console.md). */
   keys_never_shown_revoked: number;
 }
@@ -66,6 +68,7 @@ const NOTHING: RetentionRun = {
   calendar_moments_deleted: 0,
   webhook_events_deleted: 0,
   webhook_attempts_deleted: 0,
+  brownout_windows_deleted: 0,
   keys_never_shown_revoked: 0,
 };
 
@@ -107,6 +110,11 @@ export async function runRetention(
       new Date(t - settings.usageDays * DAY_MS).toISOString(),
       batch,
     );
+    // A stored window is the calendar's history, kept as long as the calls refused in it.
+    const windows = await tx.brownouts.deleteEndedBefore(
+      new Date(t - settings.usageDays * DAY_MS).toISOString(),
+      batch,
+    );
     // Webhook events: kept for resending and the delivery log, then deleted with what they were sent as.
     const webhookEvents = await tx.webhooks.deleteEventsBefore(
       new Date(t - (settings.webhookEventsDays ?? RETENTION_WEBHOOK_EVENTS_DEFAULT_DAYS) * DAY_MS).toISOString(),
@@ -143,6 +151,7 @@ export async function runRetention(
       calendar_moments_deleted: moments,
       webhook_events_deleted: webhookEvents,
       webhook_attempts_deleted: webhookAttempts,
+      brownout_windows_deleted: windows,
       keys_never_shown_revoked: neverShown,
     };
   });

@@ -39,6 +39,7 @@ export const COPIED_TABLES = [
   'webhook_events',
   'webhook_deliveries',
   'webhook_attempts',
+  'brownout_windows',
   'legacy_samples',
   'test_matches',
   'legacy_tags',

@@ -1,7 +1,9 @@
-// Reads every request makes (its key, its integration's migration state), remembered a second per store.
+// Reads every request makes (its key, its integration's migration state; a legacy call also its
+// integration's stored brownout windows), remembered a second per store.
 //
 // Under load each of these point reads would cost a database round trip per request. What changes
-// them (key renewal, revocation, switch-off, rollback) goes through migration/service.ts, which
+// them (key renewal, revocation, switch-off, rollback, a brownout window added or cancelled) goes
+// through migration/service.ts's commitChange, which
 // forgets everything of the store once its transaction has committed. A commit by another process
 // (the CLI, another replica) moves the store's change generation (SQLite's data_version; the
 // PostgreSQL change feed), checked on every look-up, and forgets everything too. A read that was

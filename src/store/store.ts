@@ -16,6 +16,7 @@ import type { HoldRepo } from './repos/holds.js';
 import type { LeadViewRepo } from './repos/lead-views.js';
 import type { ConsoleSessionRepo, ConsoleUserRepo } from './repos/console.js';
 import type { ScheduleRepo } from './repos/schedules.js';
+import type { BrownoutRepo } from './repos/brownouts.js';
 import type { TestMatchRepo } from './repos/test-matches.js';
 import type { WebhookRepo } from './repos/webhooks.js';
 import type { ReplicaSet } from './replicas.js';
@@ -40,6 +41,8 @@ export interface Repos {
   schedules: ScheduleRepo;
   /** Webhook endpoints, the outbox of events and their deliveries (docs/webhooks.md). */
   webhooks: WebhookRepo;
+  /** Brownout windows set through the admin API, the CLI or the console (the rules' are in the rules). */
+  brownouts: BrownoutRepo;
   /** Locks a unit takes before it reads what it decides on; meaningful only inside `transact` (repos/locks.ts). */
   locks: LockRepo;
   /** A submitted person and its latest lead, found and locked at once; inside `transact` only, PostgreSQL refuses it elsewhere (repos/holds.ts). */

@@ -341,6 +341,30 @@ export const migrations: Migration[] = [
     `,
   },
   {
+    version: 27,
+    name: 'brownout windows set through the admin API',
+    // Read by every replica's legacy gate as a remembered read (src/store/hot-reads.ts), so a change
+    // announces itself on the change feed as a key or state change does; a row trigger, because
+    // retention's batch delete often deletes nothing, and a statement trigger would announce that too.
+    // Retention deletes a window once it ended RETENTION_USAGE_DAYS ago. SQLite migration 28.
+    sql: `
+      CREATE TABLE brownout_windows (
+        id             text COLLATE "C" NOT NULL PRIMARY KEY,
+        integration_id text COLLATE "C" NOT NULL,
+        start_at       text COLLATE "C" NOT NULL,
+        minutes        integer NOT NULL CHECK (minutes > 0),
+        end_at         text COLLATE "C" NOT NULL,
+        created_by     text COLLATE "C" NOT NULL,
+        created_at     text COLLATE "C" NOT NULL
+      );
+      CREATE INDEX brownout_windows_integration ON brownout_windows (integration_id, start_at);
+      CREATE INDEX brownout_windows_start ON brownout_windows (start_at);
+      CREATE INDEX brownout_windows_end ON brownout_windows (end_at);
+      CREATE TRIGGER brownout_windows_changed AFTER INSERT OR UPDATE OR DELETE ON brownout_windows
+        FOR EACH ROW EXECUTE FUNCTION announce_change();
+    `,
+  },
+  {
     version: 28,
     name: 'webhook endpoints and their outbox',
     // Outgoing events (docs/webhooks.md): the endpoints the service team subscribed, the events written

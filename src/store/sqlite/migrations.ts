@@ -664,6 +664,28 @@ export const migrations: Migration[] = [
       `),
   },
   {
+    version: 28,
+    name: 'brownout windows set through the admin API',
+    // Read by the legacy gate as a remembered read (src/store/hot-reads.ts): a commit of another
+    // process moves data_version, which forgets it. Retention deletes a window once it ended
+    // RETENTION_USAGE_DAYS ago. PostgreSQL migration 27 makes the same.
+    up: (db) =>
+      db.exec(`
+        CREATE TABLE brownout_windows (
+          id             TEXT NOT NULL PRIMARY KEY,
+          integration_id TEXT NOT NULL,
+          start_at       TEXT NOT NULL,
+          minutes        INTEGER NOT NULL CHECK (minutes > 0),
+          end_at         TEXT NOT NULL,
+          created_by     TEXT NOT NULL,
+          created_at     TEXT NOT NULL
+        ) WITHOUT ROWID;
+        CREATE INDEX brownout_windows_integration ON brownout_windows (integration_id, start_at);
+        CREATE INDEX brownout_windows_start ON brownout_windows (start_at);
+        CREATE INDEX brownout_windows_end ON brownout_windows (end_at);
+      `),
+  },
+  {
     version: 29,
     name: 'webhook endpoints and their outbox',
     // Outgoing events (docs/webhooks.md): the endpoints the service team subscribed, the events written

@@ -11,6 +11,7 @@ import { sqliteContactRepo } from './repos/contacts.js';
 import { sqliteLeadViewRepo } from './repos/lead-views.js';
 import { sqliteScheduleRepo } from './repos/schedules.js';
 import { sqliteWebhookRepo } from './repos/webhooks.js';
+import { sqliteBrownoutRepo } from './repos/brownouts.js';
 import { holdsInOrder } from '../repos/holds.js';
 import { sqliteLeadRepo } from './repos/leads.js';
 import { sqliteSubmissionRepo } from './repos/submissions.js';
@@ -74,6 +75,7 @@ const reposFor = (db: Db): Repos => {
     testMatches: sqliteTestMatchRepo(db),
     schedules: sqliteScheduleRepo(db),
     webhooks: sqliteWebhookRepo(db),
+    brownouts: sqliteBrownoutRepo(db),
     locks,
     holds: holdsInOrder({ contacts, leads, fieldValues, locks }),
   };

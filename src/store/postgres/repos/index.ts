@@ -18,6 +18,7 @@ import { pgConsoleSessionRepo, pgConsoleUserRepo } from './console.js';
 import { pgTestMatchRepo } from './test-matches.js';
 import { pgScheduleRepo } from './schedules.js';
 import { pgWebhookRepo } from './webhooks.js';
+import { pgBrownoutRepo } from './brownouts.js';
 
 /**
  * Each repository built when the unit first uses it: a unit is opened per request and uses a few of
@@ -41,6 +42,7 @@ class UnitRepos implements Repos {
   #testMatches?: Repos['testMatches'];
   #schedules?: Repos['schedules'];
   #webhooks?: Repos['webhooks'];
+  #brownouts?: Repos['brownouts'];
   #locks?: Repos['locks'];
   #holds?: Repos['holds'];
   constructor(private readonly sql: Sql) {}
@@ -91,6 +93,9 @@ class UnitRepos implements Repos {
   }
   get webhooks() {
     return (this.#webhooks ??= pgWebhookRepo(this.sql));
+  }
+  get brownouts() {
+    return (this.#brownouts ??= pgBrownoutRepo(this.sql));
   }
   get locks() {
     return (this.#locks ??= pgLockRepo(this.sql));
