@@ -29,6 +29,8 @@ import type { CommandDeps } from './command-deps.js';
 import { VERSION } from '../version.js';
 import { registerPortingGuideCommand } from './porting-guide.js';
 import { printErr, printOut } from './output.js';
+import { allowHttpHostsFrom } from './webhook-backend.js';
+import { registerWebhookCommands } from './webhooks.js';
 
 interface GlobalOptions {
   database: string;
@@ -151,7 +153,7 @@ function createProgram(): Command {
     if (base === null) {
       const ctx = await database();
       printErr(ctx.location);
-      backend = databaseBackend(ctx, CLI_ACTOR);
+      backend = databaseBackend(ctx, CLI_ACTOR, () => allowHttpHostsFrom(env));
     } else {
       const timeoutMs = (globals().timeout ?? ADMIN_REQUEST_TIMEOUT_MS / 1000) * 1000;
       backend = apiBackend(
@@ -199,6 +201,7 @@ function createProgram(): Command {
   registerPortingCommands(program, { print, withBackend });
   registerTestMatchesCommand(program, { print, withBackend });
   registerPortingGuideCommand(program, { print, withBackend });
+  registerWebhookCommands(program, { print, withBackend });
   return program;
 }
 
