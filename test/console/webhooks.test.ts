@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startGateway, type Gateway } from '../helper.js';
 import { addUser, consoleClient, type ConsoleClient } from '../support/console.js';
 import { claimDue, recordAttempt } from '../../src/webhooks/outbox.js';
+import { ANSWER_HEAD_SHOWN } from '../../src/console/webhooks.js';
 
 const LIST = '/console/webhooks';
 const URL_OK = 'https://hooks.example.com/console';
@@ -190,7 +191,7 @@ describe('an endpoint’s page', () => {
       at: new Date().toISOString(),
       statusCode: 418,
       durationMs: 37,
-      responseHead: answer,
+      responseHead: `${answer}${'x'.repeat(400)}`,
       error: null,
     };
     expect(await recordAttempt(gw.store, attempt, { status: 'failed' }, 'console-test')).toBe(true);
@@ -202,6 +203,9 @@ describe('an endpoint’s page', () => {
     expect(row).toContain('>418<');
     expect(body).toContain('&lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt;&lt;b&gt;refused&lt;/b&gt;');
     expect(body).not.toContain('<script>alert');
+    // The first ANSWER_HEAD_SHOWN characters of what the receiver said, no more.
+    const shown = 'x'.repeat(ANSWER_HEAD_SHOWN - answer.length);
+    expect(body).toContain(`refused&lt;/b&gt;${shown}</code>`);
 
     // An event this endpoint was never sent is not sent to it from here.
     const stranger = await team.post(`${page}/resend`, { event: 'msg_not_this_endpoints' }, page);
