@@ -241,6 +241,7 @@ export async function buildApp(
         outage,
         limiter: limiters.authFailures,
         sharedTokenName: config.adminTokenName ?? DEFAULT_SHARED_TOKEN_NAME,
+        allowHttpHosts: config.webhookAllowHttpHosts ?? [],
         ...config.console,
       }),
     );

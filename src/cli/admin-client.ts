@@ -17,6 +17,7 @@ export interface AdminClient {
   get<T>(path: string, query?: Record<string, string | number | undefined>): Promise<T>;
   post<T>(path: string, body: unknown): Promise<T>;
   put<T>(path: string, body: unknown): Promise<T>;
+  patch<T>(path: string, body: unknown): Promise<T>;
   delete<T>(path: string, body: unknown): Promise<T>;
 }
 
@@ -73,7 +74,11 @@ export function adminClient(
 ): AdminClient {
   const timeoutMs = options.timeoutMs ?? ADMIN_REQUEST_TIMEOUT_MS;
   let answered = false;
-  async function request<T>(method: 'GET' | 'POST' | 'PUT' | 'DELETE', path: string, body?: unknown): Promise<T> {
+  async function request<T>(
+    method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE',
+    path: string,
+    body?: unknown,
+  ): Promise<T> {
     const url = `${base}/admin/v1${path}`;
     const changes = method !== 'GET';
     // A change whose answer was lost may have been made all the same: the audit log tells.
@@ -110,10 +115,11 @@ export function adminClient(
       }
     }
     const status = response.status;
-    if (status >= 200 && status < 300 && parsed !== undefined) {
+    // 204 (a webhook endpoint deleted) has no body by definition: null stands for it.
+    if (status === 204 || (status >= 200 && status < 300 && parsed !== undefined)) {
       if (!answered) options.onAnswer?.();
       answered = true;
-      return parsed as T;
+      return (parsed ?? null) as T;
     }
     const detail = isProblem(parsed) ? parsed.detail : undefined;
     // Redirects are not followed: the token would go to wherever they point.
@@ -152,6 +158,7 @@ export function adminClient(
     },
     post: <T>(path: string, body: unknown) => request<T>('POST', path, body),
     put: <T>(path: string, body: unknown) => request<T>('PUT', path, body),
+    patch: <T>(path: string, body: unknown) => request<T>('PATCH', path, body),
     delete: <T>(path: string, body: unknown) => request<T>('DELETE', path, body),
   };
 }

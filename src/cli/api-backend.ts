@@ -8,6 +8,7 @@ import type { NotFoundPage, PortedFlagView } from '../migration/porting.js';
 import type { TestMatchPage } from '../migration/test-matches.js';
 import type { PortingGuide } from '../porting/guide.js';
 import type { AdminClient } from './admin-client.js';
+import { apiWebhooks } from './webhook-backend.js';
 import type {
   AuditEntryView,
   Backend,
@@ -65,6 +66,7 @@ export function apiBackend(client: AdminClient): Backend {
       return { list, handles: new Map(integrations.items.map((i) => [i.id, i.handle])) };
     },
     replicas: () => client.get<ReplicasView>('/replicas'),
+    webhooks: apiWebhooks(client),
     close: async () => {},
   };
 }

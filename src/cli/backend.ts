@@ -19,6 +19,7 @@ import type { MigrationReport } from '../migration/report.js';
 import type { NotFoundPage, PortedFlagView } from '../migration/porting.js';
 import type { TestMatchPage } from '../migration/test-matches.js';
 import type { PortingGuide } from '../porting/guide.js';
+import type { WebhookBackend } from './webhook-backend.js';
 
 export type IntegrationSummary = z.infer<typeof IntegrationSummarySchema>;
 export type KeySummary = z.infer<typeof KeySummarySchema>;
@@ -63,5 +64,7 @@ export interface Backend {
   audit(ref: string | undefined, limit: number): Promise<{ list: List<AuditEntryView>; handles: Map<string, string> }>;
   /** The live gateway processes on the database and the rules each runs (PostgreSQL). */
   replicas(): Promise<ReplicasView>;
+  /** The webhook endpoints (docs/webhooks.md). */
+  webhooks: WebhookBackend;
   close(): Promise<void>;
 }

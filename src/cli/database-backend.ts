@@ -36,6 +36,7 @@ import { openStore, storeLocation, type StoreOptions } from '../store/open-store
 import { StoreOpenError, type Store } from '../store/store.js';
 import type { Backend } from './backend.js';
 import { EXIT, EnvironmentError, UsageError } from './exit.js';
+import { databaseWebhooks } from './webhook-backend.js';
 
 export interface Context {
   rules: RulesHolder;
@@ -81,7 +82,11 @@ export async function openDatabase(options: StoreOptions, rulesDir: string): Pro
  * The commands on the database. `actor` is the audit name of every change: the account that runs the
  * CLI, which is what holds the credential here (access to the database).
  */
-export function databaseBackend(ctx: Context, actor: string): Backend {
+export function databaseBackend(
+  ctx: Context,
+  actor: string,
+  allowHttpHosts: () => readonly string[] = () => [],
+): Backend {
   const { rules, store, usage } = ctx;
   const deps = { store, usage };
   const find = (ref: string) => integrationByRef(rules, ref);
@@ -171,6 +176,7 @@ export function databaseBackend(ctx: Context, actor: string): Backend {
       // This command's own process runs no rules: it is left out.
       return replicasView({ ...survey, replicas: survey.replicas.filter((r) => r.id !== survey.self) });
     },
+    webhooks: databaseWebhooks(ctx, actor, allowHttpHosts),
     close: () => ctx.close(),
   };
 }

@@ -30,6 +30,8 @@ import type { CommandDeps } from './command-deps.js';
 import { VERSION } from '../version.js';
 import { registerPortingGuideCommand } from './porting-guide.js';
 import { printErr, printOut } from './output.js';
+import { allowHttpHostsFrom } from './webhook-backend.js';
+import { registerWebhookCommands } from './webhooks.js';
 
 interface GlobalOptions {
   database: string;
@@ -152,7 +154,7 @@ function createProgram(): Command {
     if (base === null) {
       const ctx = await database();
       printErr(ctx.location);
-      backend = databaseBackend(ctx, CLI_ACTOR);
+      backend = databaseBackend(ctx, CLI_ACTOR, () => allowHttpHostsFrom(env));
     } else {
       const timeoutMs = (globals().timeout ?? ADMIN_REQUEST_TIMEOUT_MS / 1000) * 1000;
       backend = apiBackend(
@@ -201,6 +203,7 @@ function createProgram(): Command {
   registerTestMatchesCommand(program, { print, withBackend });
   registerBrownoutCommands(program, { print, withBackend });
   registerPortingGuideCommand(program, { print, withBackend });
+  registerWebhookCommands(program, { print, withBackend });
   return program;
 }
 

@@ -39,6 +39,8 @@ export interface ConsoleDeps {
   sharedTokenName: string;
   /** The app's store outage: a console page the store refused counts in it as an API request does. */
   outage: StoreOutage;
+  /** Hosts a webhook endpoint may be reached at over plain http (WEBHOOK_ALLOW_HTTP_HOSTS), as the admin API's. */
+  allowHttpHosts: readonly string[];
 }
 
 /** Templates and the style sheet sit beside this module, in src/ and (copied by `npm run build`) in dist/. */

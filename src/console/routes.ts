@@ -26,6 +26,7 @@ import { answerRoutes } from './answer-routes.js';
 import { portingGuide } from '../porting/service.js';
 import { leadRoutes } from './lead-routes.js';
 import { testMatchRoutes } from './test-match-routes.js';
+import { webhookPages } from './webhook-routes.js';
 
 /**
  * Failed sign-ins a minute for one user name, from any address: the per-address budget
@@ -305,6 +306,7 @@ export function consoleRoutes(app: FastifyInstance, deps: RouteDeps): void {
   answerRoutes(app, deps, { signedIn });
   leadRoutes(app, deps, { signedIn });
   testMatchRoutes(app, deps, { signedIn });
+  webhookPages(app, deps, { signedIn });
 
   routes.post(
     '/console/integrations/:integration/relink',
