@@ -124,6 +124,7 @@ export async function changeEndpoint(deps: WebhookDeps, id: string, patch: Endpo
       ...(patch.event_types === undefined ? {} : { eventTypes: [...new Set(patch.event_types)] }),
       ...(patch.description === undefined ? {} : { description: patch.description }),
       ...(patch.paused === undefined ? {} : { paused: patch.paused }),
+      ...(patch.enabled === undefined ? {} : { disabledAt: null, disabledReason: null }),
       updatedAt: at,
     };
     await tx.webhooks.updateEndpoint(after);
@@ -131,6 +132,7 @@ export async function changeEndpoint(deps: WebhookDeps, id: string, patch: Endpo
       ...(patch.event_types === undefined ? {} : { event_types: after.eventTypes }),
       ...(patch.description === undefined ? {} : { description_changed: true }),
       ...(patch.paused === undefined ? {} : { paused: after.paused }),
+      ...(patch.enabled === undefined ? {} : { enabled: true, was_disabled_at: before.disabledAt }),
     });
     return endpointView(after);
   });

@@ -145,9 +145,40 @@ describe('retries', () => {
     expect(
       audit.items.filter((e) => e.integration_id === endpoint.id && e.action === 'webhook_endpoint_disabled'),
     ).toEqual([expect.objectContaining({ actor: 'webhooks' })]);
-    // Disabled: a new event writes no delivery for it.
+    // Disabled: a new event writes no delivery for it, until it is enabled again.
     await gw.issueKey(WEBSITE);
     expect(await deliveries(endpoint.id)).toHaveLength(1);
+    const enabled = await gw.app.inject({
+      method: 'PATCH',
+      url: `${BASE}/${endpoint.id}`,
+      headers: { authorization: `Bearer ${ADMIN_TOKEN}` },
+      payload: { enabled: true },
+    });
+    expect(enabled.json()).toMatchObject({ disabled_at: null, disabled_reason: null });
+    await gw.issueKey(WEBSITE);
+    await until(
+      'sent again once enabled',
+      () => at('/fail'),
+      (r) => r.length > ATTEMPTS,
+    );
+    await pause(endpoint.id);
+  });
+
+  it('keeps the endpoint enabled when a delivery is given up but another to it succeeded since', async () => {
+    const endpoint = await subscribe('/fail-but-ping');
+    await gw.issueKey(WEBSITE);
+    const ping = (await gw.admin('POST', `${BASE}/${endpoint.id}/ping`)).json<{ event_id: string }>();
+    const settled = await until(
+      'both settled',
+      () => deliveries(endpoint.id),
+      (d) => d.length === 2 && d.every((x) => x.status !== 'pending'),
+    );
+    expect(settled.map((d) => [d.event_id === ping.event_id, d.status])).toEqual([
+      [true, 'delivered'],
+      [false, 'failed'],
+    ]);
+    expect((await gw.admin('GET', `${BASE}/${endpoint.id}`)).json()).toMatchObject({ disabled_at: null });
+    await pause(endpoint.id);
   });
 });
 
@@ -155,15 +186,19 @@ describe('a receiver that hangs', () => {
   it('costs one timeout per attempt, at most the per-endpoint cap at once, while another endpoint is delivered', async () => {
     const hung = await subscribe('/hang');
     const other = await subscribe('/meanwhile');
-    const started = Date.now();
+    // Six events due at once for each endpoint: both resumed after the changes.
+    await pause(hung.id);
+    await pause(other.id);
     for (let i = 0; i < 6; i++) await gw.issueKey(WEBSITE);
+    await pause(hung.id, false);
+    await pause(other.id, false);
     await until(
       'the other endpoint served, the hung one holding its cap',
       () => [at('/meanwhile').length, at('/hang').length],
       ([served, held]) => served === 6 && held === SENDS_PER_ENDPOINT_MAX,
     );
-    // Every event reached the other endpoint before any hung attempt could end.
-    expect(Date.now() - started).toBeLessThan(TIMEOUT_MS);
+    // Every event reached the other endpoint while no hung attempt had ended.
+    expect((await deliveries(hung.id)).map((d) => d.attempts)).toEqual([0, 0, 0, 0, 0, 0]);
     await sleep(200);
     expect(at('/hang')).toHaveLength(SENDS_PER_ENDPOINT_MAX);
 
