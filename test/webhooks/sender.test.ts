@@ -71,6 +71,15 @@ const pause = (id: string, paused = true) =>
     headers: { authorization: `Bearer ${ADMIN_TOKEN}` },
     payload: { paused },
   });
+/** One series' value from GET /metrics; null when absent. */
+async function metric(series: string): Promise<number | null> {
+  const text = (await gw.app.inject({ method: 'GET', url: '/metrics' })).body;
+  const line = text.split('\n').find((l) => l.startsWith(`${series} `));
+  return line === undefined ? null : Number(line.slice(series.length + 1));
+}
+const pendingRows = async () =>
+  (await gw.inspect.dump('webhook_deliveries')).filter((row) => row.map(String).includes('pending')).length;
+
 const deliveries = async (id: string) =>
   (await gw.admin('GET', `${BASE}/${id}/deliveries`)).json<{ items: Delivery[] }>().items;
 
@@ -102,6 +111,14 @@ describe('an event of a real change', () => {
     expect(delivery!.attempt_log).toEqual([
       expect.objectContaining({ status_code: 200, error: null, duration_ms: expect.any(Number) }),
     ]);
+    // Counted once the outcome is recorded, a moment after the log shows it.
+    await until(
+      'counted',
+      () => metric('lead_gateway_webhook_deliveries_total{result="delivered"}'),
+      (v) => v === 1,
+    );
+    expect(await metric('lead_gateway_webhook_pending_deliveries')).toBe(await pendingRows());
+    expect(await metric('lead_gateway_webhook_oldest_pending_seconds')).toBe(0);
     await pause(endpoint.id);
   });
 });
@@ -133,6 +150,13 @@ describe('retries', () => {
     );
     expect(delivery!.attempts).toBe(ATTEMPTS);
     expect(at('/fail')).toHaveLength(ATTEMPTS);
+    await until(
+      'counted',
+      () => metric('lead_gateway_webhook_deliveries_total{result="failed"}'),
+      (v) => v === 1,
+    );
+    // The three retries of the test before and those of this one.
+    expect(await metric('lead_gateway_webhook_deliveries_total{result="retry"}')).toBe(3 + (ATTEMPTS - 1));
     const shown = (await gw.admin('GET', `${BASE}/${endpoint.id}`)).json<{
       disabled_at: string | null;
       disabled_reason: string | null;
@@ -247,6 +271,10 @@ describe('what is not sent', () => {
     await sleep(400);
     expect(at('/paused')).toHaveLength(0);
     expect((await deliveries(endpoint.id)).map((d) => [d.status, d.attempts])).toEqual([['pending', 0]]);
+    // The backlog: what waits here (and what earlier tests' paused endpoints hold), the oldest of it aged.
+    await sleep(1_100);
+    expect(await metric('lead_gateway_webhook_pending_deliveries')).toBe(await pendingRows());
+    expect(await metric('lead_gateway_webhook_oldest_pending_seconds')).toBeGreaterThanOrEqual(1);
     expect((await pause(endpoint.id, false)).statusCode).toBe(200);
     await until(
       'sent once resumed',
