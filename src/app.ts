@@ -26,7 +26,15 @@ import { legacyRoutes } from './legacy/routes.js';
 import { docsRoutes } from './http/docs-routes.js';
 import { registerOpenApi } from './openapi.js';
 import { declareProblems } from './http/problem-responses.js';
-import { createMetrics, registerMetrics, registerRoundTrips, registerRulesInfo, type Metrics } from './http/metrics.js';
+import {
+  createMetrics,
+  registerMetrics,
+  registerRoundTrips,
+  registerRulesInfo,
+  registerWebhookBacklog,
+  type Metrics,
+} from './http/metrics.js';
+import { startWebhookSender, type Sender, type SenderOptions } from './webhooks/sender.js';
 import { createUsageRecorder, type UsageRecorder } from './migration/usage.js';
 import { createMemoryLimiters } from './rate-limit/memory-limiter.js';
 import type { RateLimiters } from './rate-limit/limiter.js';
@@ -85,8 +93,15 @@ export async function buildApp(
         | 'console'
         | 'retention'
         | 'webhookAllowHttpHosts'
+        | 'webhookAllowAddresses'
+        | 'webhookSendEveryMs'
       >
-    > & { scheduleEveryMs?: number; scheduleTestHooks?: ScheduleTestHooks },
+    > & {
+      scheduleEveryMs?: number;
+      scheduleTestHooks?: ScheduleTestHooks;
+      /** The sender's bounds, attempt timeout and retry schedule, when not its own (tests shorten them). */
+      webhookSender?: Omit<SenderOptions, 'everyMs' | 'allowHttpHosts' | 'allowAddresses'>;
+    },
   deps: AppDeps,
 ): Promise<FastifyInstance> {
   const connections = config.connections ?? CONNECTION_DEFAULTS;
@@ -198,7 +213,25 @@ export async function buildApp(
       config.scheduleTestHooks,
     );
   });
+  // Every replica of a gateway given its sending interval (main.ts) sends due webhook deliveries
+  // (src/webhooks/sender.ts); tests that do not ask for it build a gateway that sends none.
+  let sender: Sender | null = null;
+  const sendEveryMs = config.webhookSendEveryMs;
+  if (sendEveryMs !== undefined) {
+    app.addHook('onReady', async () => {
+      sender = startWebhookSender(
+        { store: deps.store, log: app.log, results: metrics.webhookDeliveries },
+        {
+          ...config.webhookSender,
+          everyMs: sendEveryMs,
+          allowHttpHosts: config.webhookAllowHttpHosts ?? [],
+          allowAddresses: config.webhookAllowAddresses ?? [],
+        },
+      );
+    });
+  }
   app.addHook('onClose', async () => {
+    await sender?.stop();
     await schedules?.stop();
     await retention?.stop();
     sharedRules.close();
@@ -219,6 +252,7 @@ export async function buildApp(
   registerMetrics(app, metrics);
   registerRulesInfo(metrics, deps.rules, sharedRules);
   registerRoundTrips(metrics, deps.store);
+  registerWebhookBacklog(metrics, deps.store);
   await app.register(healthRoutes(services));
   await app.register(docsRoutes);
   // Outside demo mode the published demo keys are refused even if a database holds them live.

@@ -3,6 +3,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { isIP } from 'node:net';
 import { parseEnv } from 'node:util';
 import { z } from 'zod';
+import { isAddressOrRange } from './webhooks/address-policy.js';
 
 const ADMIN_TOKEN_MIN_LENGTH = 32;
 const GENERATE_TOKEN = 'generate one with: openssl rand -base64 32';
@@ -85,6 +86,8 @@ export const RETENTION_USAGE_MIN_DAYS = 30;
 export const RETENTION_USAGE_DEFAULT_DAYS = 90;
 export const RETENTION_ANSWERS_DEFAULT_DAYS = 90;
 export const RETENTION_WEBHOOK_EVENTS_DEFAULT_DAYS = 30;
+/** How often each replica looks for due webhook deliveries unless WEBHOOK_SEND_EVERY_MS says. */
+export const WEBHOOK_SEND_EVERY_MS = 500;
 export const RETENTION_WEBHOOK_ATTEMPTS_DEFAULT_DAYS = 14;
 
 /** How long what grows with time is kept (src/retention/, docs/operations/retention.md). */
@@ -211,6 +214,25 @@ export const ConfigSchema = z
       )
       .optional()
       .meta({ description: 'Hosts a webhook endpoint may be reached at over plain http; every other needs https' }),
+    WEBHOOK_ALLOW_ADDRESSES: z
+      .string()
+      .transform((value) =>
+        value
+          .split(',')
+          .map((part) => part.trim().toLowerCase())
+          .filter(Boolean),
+      )
+      .refine(
+        (list) => list.every((entry) => isAddressOrRange(entry)),
+        'must be a comma-separated list of addresses or CIDR ranges, e.g. 10.0.0.7,fd00::/8',
+      )
+      .optional()
+      .meta({
+        description: 'Addresses or CIDR ranges webhooks may be sent to although they are private, loopback or reserved',
+      }),
+    WEBHOOK_SEND_EVERY_MS: wholeNumber(50, 60_000, WEBHOOK_SEND_EVERY_MS, 'milliseconds').meta({
+      description: 'How often each replica looks for due webhook deliveries',
+    }),
     RETENTION_WEBHOOK_EVENTS_DAYS: wholeNumber(1, 36_500, RETENTION_WEBHOOK_EVENTS_DEFAULT_DAYS, 'days').meta({
       description: 'Webhook events older than this are deleted with their deliveries and attempts (no resend after)',
     }),
@@ -282,6 +304,10 @@ export interface Config {
   retention: RetentionSettings;
   /** Hosts a webhook endpoint may be reached at over plain http (docs/webhooks.md). */
   webhookAllowHttpHosts: string[];
+  /** Addresses or CIDR ranges webhooks may reach although address-policy.ts refuses them. */
+  webhookAllowAddresses: string[];
+  /** How often each replica looks for due webhook deliveries (src/webhooks/sender.ts). */
+  webhookSendEveryMs: number;
 }
 
 export interface ConsoleConfig {
@@ -463,6 +489,8 @@ export function parseConfig(
       webhookAttemptsDays: c.RETENTION_WEBHOOK_ATTEMPTS_DAYS,
     },
     webhookAllowHttpHosts: c.WEBHOOK_ALLOW_HTTP_HOSTS ?? [],
+    webhookAllowAddresses: c.WEBHOOK_ALLOW_ADDRESSES ?? [],
+    webhookSendEveryMs: c.WEBHOOK_SEND_EVERY_MS,
     upstream:
       c.LEGACY_UPSTREAM_URL === undefined
         ? null

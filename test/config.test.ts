@@ -38,6 +38,8 @@ describe('parseConfig', () => {
       console: null,
       retention: { usageDays: 90, answersDays: 90, webhookEventsDays: 30, webhookAttemptsDays: 14 },
       webhookAllowHttpHosts: [],
+      webhookAllowAddresses: [],
+      webhookSendEveryMs: 500,
     });
   });
 
@@ -63,6 +65,24 @@ describe('parseConfig', () => {
       parseConfig({ ADMIN_TOKEN: token, WEBHOOK_ALLOW_HTTP_HOSTS: 'http://x/', RETENTION_WEBHOOK_EVENTS_DAYS: '0' }),
     ).toThrow(
       /WEBHOOK_ALLOW_HTTP_HOSTS must be a comma-separated list of host names[\s\S]*RETENTION_WEBHOOK_EVENTS_DAYS must be at least 1/,
+    );
+  });
+
+  it('reads the sending interval and the addresses webhooks may reach, and refuses what is neither', () => {
+    const defaults = parseConfig({ ADMIN_TOKEN: token });
+    expect(defaults.webhookSendEveryMs).toBe(500);
+    expect(defaults.webhookAllowAddresses).toEqual([]);
+    const config = parseConfig({
+      ADMIN_TOKEN: token,
+      WEBHOOK_SEND_EVERY_MS: '2000',
+      WEBHOOK_ALLOW_ADDRESSES: ' 127.0.0.1 , FD00::/8 ',
+    });
+    expect(config.webhookSendEveryMs).toBe(2000);
+    expect(config.webhookAllowAddresses).toEqual(['127.0.0.1', 'fd00::/8']);
+    expect(() =>
+      parseConfig({ ADMIN_TOKEN: token, WEBHOOK_ALLOW_ADDRESSES: '10.0.0.0/33,hooks', WEBHOOK_SEND_EVERY_MS: '10' }),
+    ).toThrow(
+      /WEBHOOK_ALLOW_ADDRESSES must be a comma-separated list of addresses or CIDR ranges[\s\S]*WEBHOOK_SEND_EVERY_MS must be at least 50/,
     );
   });
 

@@ -17,6 +17,12 @@ import { databaseEnv, openTestStore, storeContentFiles, testEngine } from './sup
 import { openSharedLimiters } from '../src/rate-limit/shared-limiter.js';
 
 export const ADMIN_TOKEN = 'test-admin-token-0123456789abcdef';
+
+/** What a test gateway may be told of webhooks (src/webhooks/sender.ts). */
+export type WebhookTestConfig = Pick<
+  Parameters<typeof buildApp>[0],
+  'webhookSendEveryMs' | 'webhookAllowHttpHosts' | 'webhookAllowAddresses' | 'webhookSender'
+>;
 export const EXAMPLE_RULES = join(import.meta.dirname, '..', 'rules');
 
 export interface Gateway {
@@ -49,6 +55,8 @@ export async function startGateway(
     console?: Partial<ConsoleConfig>;
     outageQuietMs?: number;
     statementTimeoutMs?: number;
+    /** The webhook sender's settings: without `webhookSendEveryMs` the gateway sends no webhook. */
+    webhooks?: WebhookTestConfig;
   } = {},
 ): Promise<Gateway> {
   const dir = mkdtempSync(join(tmpdir(), 'lead-gateway-test-'));
@@ -76,7 +84,7 @@ export async function startGateway(
       ? await openSharedLimiters(databaseEnv(store).DATABASE_URL!, logger, { replicas: store.replicas })
       : undefined;
   const app = await buildApp(
-    { adminToken: ADMIN_TOKEN, ...limits },
+    { adminToken: ADMIN_TOKEN, ...limits, ...options.webhooks },
     {
       store,
       rules,

@@ -18,6 +18,8 @@ export interface Metrics {
   upstreamDuration: Histogram<'status'>;
   /** Requests answered 503 because the store failed (src/outage.ts), by the engine's code: an outage, not a fault of the gateway. */
   storeUnavailable: Counter<'engine_code'>;
+  /** Webhook attempts recorded, by result: delivered, retry (due again), failed (given up). */
+  webhookDeliveries: Counter<'result'>;
 }
 
 export function createMetrics(): Metrics {
@@ -82,6 +84,12 @@ export function createMetrics(): Metrics {
       name: 'lead_gateway_store_unavailable_total',
       help: "Requests answered 503 because the store could not commit or read, by the engine's code (a store outage; a fault of the gateway is a 500)",
       labelNames: ['engine_code'],
+      registers: [registry],
+    }),
+    webhookDeliveries: new Counter({
+      name: 'lead_gateway_webhook_deliveries_total',
+      help: 'Webhook attempts this replica recorded, by result: delivered, retry (due again later), failed (given up)',
+      labelNames: ['result'],
       registers: [registry],
     }),
   };
@@ -168,4 +176,44 @@ export function registerMetrics(app: FastifyInstance, metrics: Metrics): void {
     { schema: { tags: ['operations'], summary: 'Prometheus metrics', produces: ['text/plain'] } },
     async (_request, reply) => reply.type(metrics.registry.contentType).send(await metrics.registry.metrics()),
   );
+}
+
+/** How long a scrape's reading of the webhook backlog serves its two gauges. */
+const BACKLOG_READ_REUSE_MS = 1_000;
+
+/**
+ * `lead_gateway_webhook_pending_deliveries` and `lead_gateway_webhook_oldest_pending_seconds`: the
+ * deliveries not yet delivered nor given up, on every replica alike (one indexed query per scrape,
+ * shared by both gauges); absent while the database cannot be asked.
+ */
+export function registerWebhookBacklog(metrics: Metrics, store: Pick<Store, 'readOne'>): void {
+  if (metrics.registry.getSingleMetric('lead_gateway_webhook_pending_deliveries')) return;
+  let last: { at: number; read: Promise<{ pending: number; oldestCreatedAt: string | null } | null> } | null = null;
+  const read = () => {
+    if (last === null || Date.now() - last.at > BACKLOG_READ_REUSE_MS)
+      last = { at: Date.now(), read: store.readOne((r) => r.webhooks.backlog()).catch(() => null) };
+    return last.read;
+  };
+  new Gauge({
+    name: 'lead_gateway_webhook_pending_deliveries',
+    help: 'Webhook deliveries pending (paused and disabled endpoints included): the backlog',
+    registers: [metrics.registry],
+    async collect() {
+      const backlog = await read();
+      this.reset();
+      if (backlog) this.set(backlog.pending);
+    },
+  });
+  new Gauge({
+    name: 'lead_gateway_webhook_oldest_pending_seconds',
+    help: 'Age of the oldest pending webhook delivery, in seconds; 0 when none is pending',
+    registers: [metrics.registry],
+    async collect() {
+      const backlog = await read();
+      this.reset();
+      if (!backlog) return;
+      const oldest = backlog.oldestCreatedAt === null ? null : Date.parse(backlog.oldestCreatedAt);
+      this.set(oldest === null ? 0 : Math.max(0, (Date.now() - oldest) / 1000));
+    },
+  });
 }

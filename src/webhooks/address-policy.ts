@@ -46,6 +46,16 @@ function addTo(list: BlockList, entry: string): void {
   else list.addSubnet(address, bits, type);
 }
 
+/** Whether `entry` is an address or a CIDR range, as WEBHOOK_ALLOW_ADDRESSES takes them. */
+export function isAddressOrRange(entry: string): boolean {
+  try {
+    addTo(new BlockList(), entry);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 /** A URL's host without the brackets of an IPv6 literal, as DNS and the block lists take it. */
 export const bareHost = (hostname: string): string => hostname.replace(/^\[(.*)\]$/, '$1').toLowerCase();
 

@@ -51,7 +51,10 @@ export interface DelivererOptions extends AddressPolicyOptions {
 export interface Deliverer {
   /** One attempt: never throws for anything the network or the receiver does. */
   deliver(url: string, secrets: readonly string[], message: SignedMessage): Promise<DeliveryResult>;
+  /** Waits for the attempts in flight, then closes the connections. */
   close(): Promise<void>;
+  /** Ends the attempts in flight at once (each answers a `network` failure) and closes the connections. */
+  destroy(): Promise<void>;
 }
 
 /** Raised inside the connection when an address is refused, recognised by deliver in what undici throws. */
@@ -121,6 +124,7 @@ export function createDeliverer(options: DelivererOptions = {}): Deliverer {
   return {
     deliver: (url, secrets, message) => attempt(agent, policy, timeoutMs, url, secrets, message),
     close: () => agent.close(),
+    destroy: () => agent.destroy(),
   };
 }
 

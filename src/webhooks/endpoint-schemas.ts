@@ -41,8 +41,14 @@ export const EndpointPatchSchema = z
     event_types: EventTypesSchema.optional(),
     description: z.string().max(WEBHOOK_DESCRIPTION_MAX_LENGTH).nullable().optional(),
     paused: z.boolean().optional().meta({ description: 'Paused: deliveries are queued, none is sent' }),
+    enabled: z
+      .literal(true)
+      .optional()
+      .meta({ description: 'Enables a disabled endpoint again: its pending deliveries are sent, new ones written' }),
   })
-  .refine((p) => Object.keys(p).length > 0, { message: 'name at least one of event_types, description, paused' });
+  .refine((p) => Object.keys(p).length > 0, {
+    message: 'name at least one of event_types, description, paused, enabled',
+  });
 export type EndpointPatch = z.infer<typeof EndpointPatchSchema>;
 
 export const EndpointParamsSchema = z.object({ id: z.string().max(100) });

@@ -35,7 +35,8 @@ const newSecret = (): string => `whsec_${randomBytes(32).toString('base64')}`;
 const invalid = (path: string, message: string) =>
   new AppError('validation-failed', `${path}: ${message}`, { errors: [{ path, message }] });
 
-const audit = (
+/** An endpoint's audit entry, its subject the endpoint's id. */
+export const auditEndpoint = (
   tx: Repos,
   endpointId: string,
   action: string,
@@ -104,7 +105,7 @@ export async function createEndpoint(deps: WebhookDeps, input: EndpointInput, ac
         { limit: WEBHOOK_ENDPOINTS_PER_WORKSPACE_MAX },
       );
     await tx.webhooks.insertEndpoint(endpoint);
-    await audit(tx, endpoint.id, 'webhook_endpoint_created', actor, at, {
+    await auditEndpoint(tx, endpoint.id, 'webhook_endpoint_created', actor, at, {
       host: new URL(url).host,
       event_types: endpoint.eventTypes,
       workspace_id: workspace,
@@ -123,13 +124,15 @@ export async function changeEndpoint(deps: WebhookDeps, id: string, patch: Endpo
       ...(patch.event_types === undefined ? {} : { eventTypes: [...new Set(patch.event_types)] }),
       ...(patch.description === undefined ? {} : { description: patch.description }),
       ...(patch.paused === undefined ? {} : { paused: patch.paused }),
+      ...(patch.enabled === undefined ? {} : { disabledAt: null, disabledReason: null }),
       updatedAt: at,
     };
     await tx.webhooks.updateEndpoint(after);
-    await audit(tx, id, 'webhook_endpoint_changed', actor, at, {
+    await auditEndpoint(tx, id, 'webhook_endpoint_changed', actor, at, {
       ...(patch.event_types === undefined ? {} : { event_types: after.eventTypes }),
       ...(patch.description === undefined ? {} : { description_changed: true }),
       ...(patch.paused === undefined ? {} : { paused: after.paused }),
+      ...(patch.enabled === undefined ? {} : { enabled: true, was_disabled_at: before.disabledAt }),
     });
     return endpointView(after);
   });
@@ -151,7 +154,7 @@ export async function rotateSecret(deps: WebhookDeps, id: string, actor: string)
       updatedAt: at,
     };
     await tx.webhooks.updateEndpoint(after);
-    await audit(tx, id, 'webhook_secret_rotated', actor, at, { previous_secret_until: until });
+    await auditEndpoint(tx, id, 'webhook_secret_rotated', actor, at, { previous_secret_until: until });
     return { ...endpointView(after), secret: after.secret };
   });
 }
@@ -162,7 +165,7 @@ export async function deleteEndpoint(deps: WebhookDeps, id: string, actor: strin
     await tx.locks.webhookEndpoints();
     const endpoint = await found(tx, id);
     await tx.webhooks.deleteEndpoint(id);
-    await audit(tx, id, 'webhook_endpoint_deleted', actor, at, { host: new URL(endpoint.url).host });
+    await auditEndpoint(tx, id, 'webhook_endpoint_deleted', actor, at, { host: new URL(endpoint.url).host });
   });
 }
 
@@ -173,7 +176,7 @@ export async function pingEndpoint(deps: WebhookDeps, id: string, actor: string)
     const endpoint = await found(tx, id);
     const written = await writeEvent(tx, 'ping', endpoint.workspaceId, { endpoint_id: id, actor }, at, id);
     const delivery = written.endpointIds.length > 0 ? await tx.webhooks.findDelivery(written.event.id, id) : null;
-    await audit(tx, id, 'webhook_ping_sent', actor, at, { event_id: written.event.id });
+    await auditEndpoint(tx, id, 'webhook_ping_sent', actor, at, { event_id: written.event.id });
     return { event_id: written.event.id, delivery_id: delivery?.id ?? null };
   });
 }
@@ -228,7 +231,10 @@ export async function resendEvent(deps: WebhookDeps, eventId: string, endpointId
         },
         PENDING_DELIVERIES_PER_ENDPOINT_MAX,
       );
-    await audit(tx, endpointId, 'webhook_event_resent', actor, at, { event_id: eventId, delivery_id: deliveryId });
+    await auditEndpoint(tx, endpointId, 'webhook_event_resent', actor, at, {
+      event_id: eventId,
+      delivery_id: deliveryId,
+    });
     return { event_id: eventId, delivery_id: deliveryId };
   });
 }

@@ -70,8 +70,9 @@ export async function writeEvent<T extends EventType>(
 }
 
 /**
- * Claims at most `limit` due deliveries for `replicaId` for `leaseMs`, in one unit (on PostgreSQL one
- * statement, skipping the rows another replica is claiming): what a sender sends next.
+ * Claims at most `limit` due deliveries for `replicaId` for `leaseMs`, at most `perEndpoint` of one
+ * endpoint counting those `replicaId` holds already, in one unit (on PostgreSQL one statement,
+ * skipping the rows another replica is claiming): what a sender sends next.
  */
 export function claimDue(
   store: Store,
@@ -79,9 +80,10 @@ export function claimDue(
   replicaId: string,
   leaseMs: number,
   now: Date = new Date(),
+  perEndpoint: number = limit,
 ): Promise<ClaimedDelivery[]> {
   const leaseUntil = new Date(now.getTime() + leaseMs).toISOString();
-  return store.transact((tx) => tx.webhooks.claimDue(now.toISOString(), limit, replicaId, leaseUntil));
+  return store.transact((tx) => tx.webhooks.claimDue(now.toISOString(), limit, replicaId, leaseUntil, perEndpoint));
 }
 
 /** The first bytes of an endpoint's answer the attempts log keeps. */
@@ -89,19 +91,27 @@ export const RESPONSE_HEAD_BYTES = 1_024;
 
 /**
  * Logs one attempt of a claimed delivery and moves it as `outcome` says; false when `replicaId` no
- * longer held the claim (its lease ran out and another replica took the delivery over).
+ * longer held the claim (its lease ran out and another replica took the delivery over). `then` runs
+ * in the same unit, told whether the claim was still held.
  */
 export function recordAttempt(
   store: Store,
   attempt: Omit<WebhookAttempt, 'id'>,
   outcome: AttemptOutcome,
   replicaId: string,
+  then?: (tx: Repos, settled: boolean) => Promise<void>,
 ): Promise<boolean> {
   const head =
     attempt.responseHead === null
       ? null
       : Buffer.from(attempt.responseHead).subarray(0, RESPONSE_HEAD_BYTES).toString('utf8');
-  return store.transact((tx) =>
-    tx.webhooks.recordAttempt({ ...attempt, id: newId(), responseHead: head }, outcome, replicaId),
-  );
+  return store.transact(async (tx) => {
+    const settled = await tx.webhooks.recordAttempt(
+      { ...attempt, id: newId(), responseHead: head },
+      outcome,
+      replicaId,
+    );
+    await then?.(tx, settled);
+    return settled;
+  });
 }

@@ -10,7 +10,7 @@ import { buildApp } from '../../src/app.js';
 import { createRulesHolder } from '../../src/rules/loader.js';
 import type { Store, StoreEngine } from '../../src/store/store.js';
 import { openPostgresStore } from '../../src/store/postgres/postgres-store.js';
-import { ADMIN_TOKEN, EXAMPLE_RULES } from '../helper.js';
+import { ADMIN_TOKEN, EXAMPLE_RULES, type WebhookTestConfig } from '../helper.js';
 import { inspect, type Inspector } from './inspect.js';
 import { openStore } from '../../src/store/open-store.js';
 import { clusterOrSkip, freshDatabase, type TestPostgres } from './postgres.js';
@@ -41,6 +41,7 @@ async function startTwins(
   engine: StoreEngine,
   cluster: TestPostgres | null,
   rulesDir = EXAMPLE_RULES,
+  webhooks: WebhookTestConfig = {},
 ): Promise<TwinGateways> {
   let dir: string | null = null;
   let stores: [Store, Store];
@@ -57,7 +58,9 @@ async function startTwins(
   }
   const rules = createRulesHolder(rulesDir);
   const apps = (await Promise.all(
-    stores.map((store) => buildApp({ adminToken: ADMIN_TOKEN, rateLimitPerMinute: 1_000_000 }, { store, rules })),
+    stores.map((store) =>
+      buildApp({ adminToken: ADMIN_TOKEN, rateLimitPerMinute: 1_000_000, ...webhooks }, { store, rules }),
+    ),
   )) as [FastifyInstance, FastifyInstance];
   const send: TwinGateways['send'] = (i, method, url, headers, body) =>
     apps[i % 2]!.inject({
@@ -89,13 +92,15 @@ async function startTwins(
 export function onEachEngineTwice(
   body: (engine: StoreEngine, twins: () => TwinGateways | null) => void,
   rulesDir?: () => string,
+  webhooks?: () => WebhookTestConfig,
 ): void {
   describe.each(['sqlite', 'postgres'] as const)('on %s', (engine) => {
     let cluster: TestPostgres | null = null;
     let twins: TwinGateways | null = null;
     beforeAll(async () => {
       if (engine === 'postgres') cluster = await clusterOrSkip();
-      if (engine === 'sqlite' || cluster !== null) twins = await startTwins(engine, cluster, rulesDir?.());
+      if (engine === 'sqlite' || cluster !== null)
+        twins = await startTwins(engine, cluster, rulesDir?.(), webhooks?.());
     }, 60_000);
     afterAll(async () => {
       await twins?.close();

@@ -39,7 +39,8 @@ const verdict = (secret: string, body: string, headers: Record<string, string>):
  * Paths: /ok verifies with the secrets and answers 204 when one of them verifies, 400 otherwise;
  * /fail answers 500 with a short body; /big-headers answers 200 with 20 KiB of headers; /hang never answers until releaseHung(); /trickle sends a 200
  * and then a byte every 100 ms, for ever; /redirect answers 307 to /target; /huge sends a 200 and
- * an endless body.
+ * an endless body; /fail-times/<n> answers 500 to its first n requests, then 200; /fail-but-ping answers
+ * 200 to a ping event, 500 to any other.
  */
 export async function startReceiver(secrets: readonly string[] = []): Promise<Receiver> {
   const sockets = new Set<Socket>();
@@ -68,6 +69,12 @@ export async function startReceiver(secrets: readonly string[] = []): Promise<Re
     if (path === '/ok') return response.writeHead(verdicts.includes('verified') ? 204 : 400).end();
     if (path === '/fail') return response.writeHead(500, { 'content-type': 'text/plain' }).end('database down');
     if (path === '/hang') return void hung.push(response);
+    if (path === '/fail-but-ping') return response.writeHead(body.includes('"type":"ping"') ? 200 : 500).end();
+    const failTimes = /^\/fail-times\/(\d+)$/.exec(path);
+    if (failTimes) {
+      const before = receiver.received.filter((r) => r.path === path).length - 1;
+      return response.writeHead(before < Number(failTimes[1]) ? 500 : 200).end();
+    }
     if (path === '/big-headers') return response.writeHead(200, { 'x-padding': 'p'.repeat(20 * 1024) }).end();
     if (path === '/redirect') return response.writeHead(307, { location: `${receiver.origin}/target` }).end();
     if (path === '/trickle') {

@@ -109,15 +109,27 @@ export interface WebhookRepo {
   /**
    * Claims at most `limit` pending deliveries due at `now` of endpoints neither paused nor disabled,
    * the earliest due first, for `replicaId` until `leaseUntil` (their next_attempt_at: a claim whose
-   * replica died comes due again then). On PostgreSQL, rows another replica is claiming are skipped
+   * replica died comes due again then). Of one endpoint, no more than `perEndpoint` less the claims
+   * `replicaId` holds on it still (their lease not over), so that a replica never holds more than
+   * `perEndpoint` of one endpoint at once. On PostgreSQL, rows another replica is claiming are skipped
    * (`FOR UPDATE SKIP LOCKED`), so two replicas never claim one delivery.
    */
-  claimDue(now: string, limit: number, replicaId: string, leaseUntil: string): Promise<ClaimedDelivery[]>;
+  claimDue(
+    now: string,
+    limit: number,
+    replicaId: string,
+    leaseUntil: string,
+    perEndpoint: number,
+  ): Promise<ClaimedDelivery[]>;
   /**
    * Logs an attempt and moves its delivery as `outcome` says, if `replicaId` still holds its claim;
    * false (the attempt logged all the same) when the claim was lost.
    */
   recordAttempt(attempt: WebhookAttempt, outcome: AttemptOutcome, replicaId: string): Promise<boolean>;
+  /** Whether a delivery to the endpoint succeeded at `since` or later (a delivered one's last change is its success). */
+  deliveredSince(endpointId: string, since: string): Promise<boolean>;
+  /** Pending deliveries in all (paused and disabled endpoints' included), and the oldest one's creation. */
+  backlog(): Promise<{ pending: number; oldestCreatedAt: string | null }>;
   /** Deletes at most `limit` events created before `before`, the oldest first, with their deliveries and attempts. */
   deleteEventsBefore(before: string, limit: number): Promise<number>;
   /** Deletes at most `limit` attempts logged before `before`, the oldest first. */

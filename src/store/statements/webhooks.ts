@@ -9,6 +9,29 @@ const ENDPOINT_COLUMNS = `id, url, event_types, workspace_id, description, secre
 /** The oldest events before $1, at most $2: what one retention run deletes with their deliveries. */
 const EXPIRED_EVENTS = 'SELECT id FROM webhook_events WHERE created_at < $1 ORDER BY created_at, id LIMIT $2';
 
+/**
+ * The claim's choice (its parameters: $1 the replica, $3 now, $4 the limit, $5 the cap per endpoint),
+ * as common table expressions both engines' claims start with: the due deliveries of endpoints neither
+ * paused nor disabled, numbered per endpoint by when they came due, and of each endpoint only as many
+ * as the cap leaves beside the claims this replica still holds on it, so that an endpoint that hangs
+ * holds at most the cap of one replica's attempts. Every due delivery is numbered: the pending ones
+ * are bounded by the endpoints' caps (PENDING_DELIVERIES_PER_ENDPOINT_MAX, WEBHOOK_ENDPOINTS_MAX).
+ */
+export const CLAIM_CHOICE = `held AS (
+     SELECT endpoint_id, count(*) AS n FROM webhook_deliveries
+     WHERE status = 'pending' AND next_attempt_at > $3 AND claimed_by = $1 AND claimed_until > $3
+     GROUP BY endpoint_id),
+   ranked AS (
+     SELECT d.id, d.endpoint_id, d.next_attempt_at,
+       row_number() OVER (PARTITION BY d.endpoint_id ORDER BY d.next_attempt_at, d.id) AS n
+     FROM webhook_deliveries d
+     WHERE d.status = 'pending' AND d.next_attempt_at <= $3
+       AND d.endpoint_id IN (SELECT id FROM webhook_endpoints WHERE paused = 0 AND disabled_at IS NULL)),
+   pick AS (
+     SELECT r.id FROM ranked r LEFT JOIN held h ON h.endpoint_id = r.endpoint_id
+     WHERE r.n + coalesce(h.n, 0) <= $5
+     ORDER BY r.next_attempt_at, r.id LIMIT $4)`;
+
 export const webhookStatements = statements('webhooks', {
   insertEndpoint: `INSERT INTO webhook_endpoints (${ENDPOINT_COLUMNS})
    VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)`,
@@ -46,6 +69,12 @@ export const webhookStatements = statements('webhooks', {
      p.previous_secret, p.previous_secret_until
    FROM webhook_deliveries d JOIN webhook_events e ON e.id = d.event_id JOIN webhook_endpoints p ON p.id = d.endpoint_id
    WHERE d.claimed_by = $1 AND d.claimed_until = $2 AND d.status = 'pending' ORDER BY d.created_at, d.id`,
+  // By webhook_deliveries_endpoint: the endpoint's delivered rows, rarely read (an event given up).
+  deliveredSince: `SELECT 1 AS found FROM webhook_deliveries WHERE endpoint_id = $1 AND status = 'delivered'
+   AND updated_at >= $2 LIMIT 1`,
+  // By webhook_deliveries_due (its status prefix): the backlog the metrics show at every scrape.
+  backlog: `SELECT CAST(count(*) AS integer) AS pending, min(created_at) AS oldest FROM webhook_deliveries
+   WHERE status = 'pending'`,
   insertAttempt: `INSERT INTO webhook_attempts (id, delivery_id, at, status_code, duration_ms, response_head, error)
    VALUES ($1, $2, $3, $4, $5, $6, $7)`,
   // Only by the replica holding the claim: a claim that outlived its lease may have been taken over.

@@ -18,7 +18,7 @@ import {
   type EventRow,
 } from '../../webhook-rows.js';
 import { rowToClaimed } from '../../webhook-claims.js';
-import { webhookStatements as shared } from '../../statements/webhooks.js';
+import { CLAIM_CHOICE, webhookStatements as shared } from '../../statements/webhooks.js';
 import { sharedStatement, statement, type Sql } from '../sql.js';
 
 const s = {
@@ -39,6 +39,8 @@ const s = {
   findDelivery: sharedStatement<DeliveryRow>(shared.findDelivery),
   requeue: sharedStatement(shared.requeue),
   listDeliveries: sharedStatement<DeliveryRow>(shared.listDeliveries),
+  deliveredSince: sharedStatement(shared.deliveredSince),
+  backlog: sharedStatement<{ pending: number; oldest: string | null }>(shared.backlog),
   insertAttempt: sharedStatement(shared.insertAttempt),
   settle: sharedStatement(shared.settle),
   expireEventAttempts: sharedStatement(shared.expireEventAttempts),
@@ -54,16 +56,16 @@ const attemptsOf = statement<AttemptRow>(
    ORDER BY delivery_id, at DESC, id DESC`,
 );
 
-// By the index webhook_deliveries_due; SKIP LOCKED passes over the rows another replica's claim holds,
-// so of two replicas claiming at once each gets its own. The claim moves next_attempt_at to the end of
-// its lease: a claim whose replica died comes due again then.
+// SKIP LOCKED passes over the rows another replica's claim holds, so of two replicas claiming at once
+// each gets its own; a row that other claim committed meanwhile is looked at again once locked, and
+// is no longer due. The claim moves next_attempt_at to the end of its lease: a claim whose replica
+// died comes due again then.
 const claim = statement<ClaimedRow>(
   'webhooks.claim',
-  `WITH due AS (
+  `WITH ${CLAIM_CHOICE},
+   due AS (
      SELECT d.id FROM webhook_deliveries d
-     WHERE d.status = 'pending' AND d.next_attempt_at <= $3
-       AND d.endpoint_id IN (SELECT id FROM webhook_endpoints WHERE paused = 0 AND disabled_at IS NULL)
-     ORDER BY d.next_attempt_at, d.id LIMIT $4
+     WHERE d.id IN (SELECT id FROM pick) AND d.status = 'pending' AND d.next_attempt_at <= $3
      FOR UPDATE OF d SKIP LOCKED)
    UPDATE webhook_deliveries d SET claimed_by = $1, claimed_until = $2, next_attempt_at = $2, updated_at = $3
    FROM due, webhook_events e, webhook_endpoints p
@@ -108,8 +110,8 @@ export function pgWebhookRepo(sql: Sql): WebhookRepo {
       (await s.listDeliveries.rows(sql, endpointId, before ?? '~', limit)).map(rowToDelivery),
     attemptsOf: async (ids, perDelivery) =>
       ids.length === 0 ? [] : (await attemptsOf.rows(sql, ids, perDelivery)).map(rowToAttempt),
-    claimDue: async (now, limit, replicaId, leaseUntil) =>
-      (await claim.rows(sql, replicaId, leaseUntil, now, limit))
+    claimDue: async (now, limit, replicaId, leaseUntil, perEndpoint) =>
+      (await claim.rows(sql, replicaId, leaseUntil, now, limit, perEndpoint))
         .sort((a, b) => (a.created_at < b.created_at ? -1 : a.created_at > b.created_at ? 1 : a.id < b.id ? -1 : 1))
         .map((r) => rowToClaimed(r, now)),
     recordAttempt: async (a, outcome, replicaId) => {
@@ -126,6 +128,11 @@ export function pgWebhookRepo(sql: Sql): WebhookRepo {
         a.at,
       );
       return settled.rowCount === 1;
+    },
+    deliveredSince: async (endpointId, since) => (await s.deliveredSince.one(sql, endpointId, since)) !== null,
+    backlog: async () => {
+      const row = (await s.backlog.one(sql))!;
+      return { pending: row.pending, oldestCreatedAt: row.oldest };
     },
     deleteEventsBefore: async (before, limit) => {
       await s.expireEventAttempts.run(sql, before, limit);

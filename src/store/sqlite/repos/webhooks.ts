@@ -18,7 +18,7 @@ import {
   type EventRow,
 } from '../../webhook-rows.js';
 import { rowToClaimed } from '../../webhook-claims.js';
-import { webhookStatements as shared } from '../../statements/webhooks.js';
+import { CLAIM_CHOICE, webhookStatements as shared } from '../../statements/webhooks.js';
 import type { Db } from '../connection.js';
 import { prepareShared } from '../shared.js';
 
@@ -33,14 +33,13 @@ export function sqliteWebhookRepo(db: Db): WebhookRepo {
        FROM webhook_attempts a WHERE a.delivery_id IN (SELECT value FROM json_each($1))) WHERE n <= $2
      ORDER BY delivery_id, at DESC, id DESC`,
   });
-  // By the index webhook_deliveries_due: the claim moves next_attempt_at to the end of its lease.
+  // The claim moves next_attempt_at to the end of its lease (one writer: nothing runs between its
+  // choice and its update).
   const claim = prepareShared(db, {
     name: 'webhooks.claim',
-    text: `UPDATE webhook_deliveries SET claimed_by = $1, claimed_until = $2, next_attempt_at = $2, updated_at = $3
-     WHERE id IN (SELECT d.id FROM webhook_deliveries d
-       WHERE d.status = 'pending' AND d.next_attempt_at <= $3
-         AND d.endpoint_id IN (SELECT id FROM webhook_endpoints WHERE paused = 0 AND disabled_at IS NULL)
-       ORDER BY d.next_attempt_at, d.id LIMIT $4)`,
+    text: `WITH ${CLAIM_CHOICE}
+     UPDATE webhook_deliveries SET claimed_by = $1, claimed_until = $2, next_attempt_at = $2, updated_at = $3
+     WHERE id IN (SELECT id FROM pick)`,
   });
   return {
     insertEndpoint: async (e) => void s.insertEndpoint.run(...endpointValues(e)),
@@ -78,14 +77,19 @@ export function sqliteWebhookRepo(db: Db): WebhookRepo {
       (s.listDeliveries.all(endpointId, before ?? '~', limit) as DeliveryRow[]).map(rowToDelivery),
     attemptsOf: async (ids, perDelivery) =>
       ids.length === 0 ? [] : attemptsOf.all(JSON.stringify(ids), perDelivery).map(rowToAttempt),
-    claimDue: async (now, limit, replicaId, leaseUntil) => {
-      claim.run(replicaId, leaseUntil, now, limit);
+    claimDue: async (now, limit, replicaId, leaseUntil, perEndpoint) => {
+      claim.run(replicaId, leaseUntil, now, limit, perEndpoint);
       return (s.claimed.all(replicaId, leaseUntil) as ClaimedRow[]).map((r) => rowToClaimed(r, now));
     },
     recordAttempt: async (a, outcome, replicaId) => {
       s.insertAttempt.run(...attemptValues(a));
       const next = outcome.status === 'pending' ? outcome.nextAttemptAt : null;
       return s.settle.run(a.deliveryId, replicaId, outcome.status, next, a.statusCode, a.error, a.at).changes === 1;
+    },
+    deliveredSince: async (endpointId, since) => s.deliveredSince.get(endpointId, since) !== undefined,
+    backlog: async () => {
+      const row = s.backlog.get() as { pending: number; oldest: string | null };
+      return { pending: row.pending, oldestCreatedAt: row.oldest };
     },
     deleteEventsBefore: async (before, limit) => {
       s.expireEventAttempts.run(before, limit);
