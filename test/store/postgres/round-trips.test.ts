@@ -48,14 +48,18 @@ const LEGACY_POST_STATEMENTS = 5;
 const isHolds = (name: string) => name === 'holds.hold' || name.startsWith('holds.hold+along.');
 
 /**
- * Not the request's own: its key and its integration's state are remembered a second per store
- * (src/store/hot-reads.ts), so a slow machine reads them again now and then; the scheduled switch-offs
+ * Not the request's own: its key, its integration's state and (for a legacy call) its stored brownout
+ * windows are remembered a second per store (src/store/hot-reads.ts), so a slow machine reads them
+ * again now and then; the scheduled switch-offs
  * are looked for every second in the background (src/migration/schedule.ts), and may fall into a
  * count. (The usage counters, flushed in the background, are flushed here only at close: their units
  * would fall into a count.)
  */
 const notTheRequests = (name: string) =>
-  name.startsWith('keys.') || name.startsWith('states.') || name.startsWith('schedules.');
+  name.startsWith('keys.') ||
+  name.startsWith('states.') ||
+  name.startsWith('brownouts.') ||
+  name.startsWith('schedules.');
 
 const ADMIN_TOKEN = 'round-trips-admin-token-0123456789abcdef';
 const LEGACY_KEY = 'round-trips-legacy-key-0123456789abcdef';
