@@ -3,7 +3,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { isIP } from 'node:net';
 import { parseEnv } from 'node:util';
 import { z } from 'zod';
-import { isAddressOrRange } from './webhooks/address-policy.js';
+import { isAddressOrRange } from './address-ranges.js';
 
 const ADMIN_TOKEN_MIN_LENGTH = 32;
 const GENERATE_TOKEN = 'generate one with: openssl rand -base64 32';

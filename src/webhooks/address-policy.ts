@@ -1,6 +1,7 @@
 // Which URLs and addresses a webhook may reach: https to public addresses, anything else only where
 // the operator allows it, so that an endpoint URL cannot make the gateway call into its own network.
 import { BlockList, isIP } from 'node:net';
+import { addTo } from '../address-ranges.js';
 
 /**
  * Addresses no endpoint may connect to unless allowed: the gateway's own host and network, cloud
@@ -27,34 +28,6 @@ export const REFUSED_RANGES: readonly string[] = [
   'fec0::/10', // site-local (deprecated, still routed by some networks)
   'ff00::/8', // multicast
 ];
-
-/** An address, or a CIDR range (`10.1.0.0/16`, `fd00::/8`), added to a block list; throws if neither. */
-function addTo(list: BlockList, entry: string): void {
-  const [address = '', prefix, ...rest] = entry.split('/');
-  const family = isIP(address);
-  const bits = prefix === undefined ? undefined : Number(prefix);
-  const max = family === 4 ? 32 : 128;
-  if (
-    family === 0 ||
-    rest.length > 0 ||
-    (bits !== undefined && !(Number.isInteger(bits) && bits >= 0 && bits <= max))
-  ) {
-    throw new RangeError(`not an IP address or CIDR range: ${JSON.stringify(entry)}`);
-  }
-  const type = family === 4 ? 'ipv4' : 'ipv6';
-  if (bits === undefined) list.addAddress(address, type);
-  else list.addSubnet(address, bits, type);
-}
-
-/** Whether `entry` is an address or a CIDR range, as WEBHOOK_ALLOW_ADDRESSES takes them. */
-export function isAddressOrRange(entry: string): boolean {
-  try {
-    addTo(new BlockList(), entry);
-    return true;
-  } catch {
-    return false;
-  }
-}
 
 /** A URL's host without the brackets of an IPv6 literal, as DNS and the block lists take it. */
 export const bareHost = (hostname: string): string => hostname.replace(/^\[(.*)\]$/, '$1').toLowerCase();
