@@ -8,7 +8,7 @@ import type { RulesHolder } from '../rules/loader.js';
 import type { Repos, Store } from '../store/store.js';
 import type { WebhookEndpoint } from '../store/repos/webhooks.js';
 import { newId } from '../store/ids.js';
-import { PENDING_DELIVERIES_PER_ENDPOINT_MAX, writeEvent } from './outbox.js';
+import { addDelivery, writeEvent } from './outbox.js';
 import {
   ATTEMPTS_SHOWN_PER_DELIVERY,
   deliveryView,
@@ -211,26 +211,9 @@ export async function resendEvent(deps: WebhookDeps, eventId: string, endpointId
     if (!event) throw new AppError('not-found', `No event ${eventId} (events are kept for the retention period).`);
     await found(tx, endpointId);
     const delivery = await tx.webhooks.findDelivery(eventId, endpointId);
-    let deliveryId = delivery?.id ?? newId();
+    const deliveryId = delivery?.id ?? newId();
     if (delivery) await tx.webhooks.requeue(delivery.id, at);
-    else
-      await tx.webhooks.addDelivery(
-        {
-          id: (deliveryId = newId()),
-          eventId,
-          endpointId,
-          status: 'pending',
-          attempts: 0,
-          nextAttemptAt: at,
-          lastStatus: null,
-          lastError: null,
-          claimedBy: null,
-          claimedUntil: null,
-          createdAt: at,
-          updatedAt: at,
-        },
-        PENDING_DELIVERIES_PER_ENDPOINT_MAX,
-      );
+    else await addDelivery(tx, deliveryId, eventId, endpointId, at);
     await auditEndpoint(tx, endpointId, 'webhook_event_resent', actor, at, {
       event_id: eventId,
       delivery_id: deliveryId,

@@ -29,6 +29,29 @@ export interface WrittenEvent {
 }
 
 /**
+ * Adds a pending delivery of `eventId` to `endpointId`, due at `at`, within the endpoint's cap (the
+ * oldest pending dropped beyond it); answers how many were dropped.
+ */
+export const addDelivery = (tx: Repos, id: string, eventId: string, endpointId: string, at: string): Promise<number> =>
+  tx.webhooks.addDelivery(
+    {
+      id,
+      eventId,
+      endpointId,
+      status: 'pending',
+      attempts: 0,
+      nextAttemptAt: at,
+      lastStatus: null,
+      lastError: null,
+      claimedBy: null,
+      claimedUntil: null,
+      createdAt: at,
+      updatedAt: at,
+    },
+    PENDING_DELIVERIES_PER_ENDPOINT_MAX,
+  );
+
+/**
  * Writes an event in the caller's unit, with one pending delivery for each endpoint not disabled that
  * takes its type and its workspace (or every workspace); `onlyEndpoint` limits it to that one (a ping).
  * The data is checked against the catalogue: a member it does not list is refused, so nothing the
@@ -48,24 +71,7 @@ export async function writeEvent<T extends EventType>(
   const endpoints = (await tx.webhooks.subscribers(workspaceId)).filter((e) =>
     onlyEndpoint === undefined ? e.eventTypes.includes(type) : e.id === onlyEndpoint,
   );
-  for (const endpoint of endpoints)
-    await tx.webhooks.addDelivery(
-      {
-        id: newId(),
-        eventId: event.id,
-        endpointId: endpoint.id,
-        status: 'pending',
-        attempts: 0,
-        nextAttemptAt: at,
-        lastStatus: null,
-        lastError: null,
-        claimedBy: null,
-        claimedUntil: null,
-        createdAt: at,
-        updatedAt: at,
-      },
-      PENDING_DELIVERIES_PER_ENDPOINT_MAX,
-    );
+  for (const endpoint of endpoints) await addDelivery(tx, newId(), event.id, endpoint.id, at);
   return { event, endpointIds: endpoints.map((e) => e.id) };
 }
 
