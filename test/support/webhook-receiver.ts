@@ -40,7 +40,8 @@ const verdict = (secret: string, body: string, headers: Record<string, string>):
  * /fail answers 500 with a short body; /big-headers answers 200 with 20 KiB of headers; /hang never answers until releaseHung(); /trickle sends a 200
  * and then a byte every 100 ms, for ever; /redirect answers 307 to /target; /huge sends a 200 and
  * an endless body; /fail-times/<n> answers 500 to its first n requests, then 200; /fail-but-ping answers
- * 200 to a ping event, 500 to any other.
+ * 200 to a ping event, 500 to any other; /slow/<ms> answers as /ok after that many milliseconds (the
+ * sender holds its claim meanwhile).
  */
 export async function startReceiver(secrets: readonly string[] = []): Promise<Receiver> {
   const sockets = new Set<Socket>();
@@ -67,6 +68,11 @@ export async function startReceiver(secrets: readonly string[] = []): Promise<Re
     const verdicts = secrets.map((s) => verdict(s, body, headers));
     receiver.received.push({ path, headers, body, verdicts });
     if (path === '/ok') return response.writeHead(verdicts.includes('verified') ? 204 : 400).end();
+    const slow = /^\/slow\/(\d+)$/.exec(path);
+    if (slow) {
+      const status = verdicts.includes('verified') ? 204 : 400;
+      return void setTimeout(() => response.destroyed || response.writeHead(status).end(), Number(slow[1]));
+    }
     if (path === '/fail') return response.writeHead(500, { 'content-type': 'text/plain' }).end('database down');
     if (path === '/hang') return void hung.push(response);
     if (path === '/fail-but-ping') return response.writeHead(body.includes('"type":"ping"') ? 200 : 500).end();
