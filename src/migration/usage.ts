@@ -1,7 +1,8 @@
 // Counts calls per integration, interface and route, when each key was last used, and the answers
 // calls answered 404 per person; flushed to the store in one unit of work.
 import type { FastifyBaseLogger } from 'fastify';
-import type { Store } from '../store/store.js';
+import type { Repos, Store } from '../store/store.js';
+import { aboutIntegration, writeEvent } from '../webhooks/outbox.js';
 import { logTold, tellLegacyAfterPorted, type IntegrationOf, type PortedMarks } from './after-ported.js';
 import type {
   BrownoutRefusal,
@@ -169,7 +170,12 @@ export function createUsageRecorder(
             await tx.keys.markUsed(uses);
             for (const f of fields)
               await tx.states.countIgnored(f.integrationId, f.fields, f.at, IGNORED_NAMES_MAX_PER_INTEGRATION);
-            if (missed.length > 0) await tx.states.countNotFound(missed, caps.notFoundIdsPerIntegration);
+            if (missed.length > 0)
+              await tellNotFoundListed(
+                tx,
+                await tx.states.countNotFound(missed, caps.notFoundIdsPerIntegration),
+                integrationOf,
+              );
             if (kept.length > 0) await tx.states.putSamples(kept);
             if (refused.length > 0) await tx.states.countBrownoutRefusals(refused, caps.brownoutRowsPerIntegration);
             return tellLegacyAfterPorted(tx, batch, portedMarks, new Date(), integrationOf);
@@ -236,4 +242,30 @@ export function createUsageRecorder(
       await flush();
     },
   };
+}
+
+/**
+ * The answers 404 list gained ids (`added`, as countNotFound answers): one `answers.unknown_id_listed`
+ * event per integration in the flush's unit, counting them; the ids themselves stay in the list, read
+ * with the service team's or the owner's credentials.
+ */
+async function tellNotFoundListed(
+  tx: Repos,
+  added: readonly NotFoundIncrement[],
+  integrationOf: IntegrationOf | undefined,
+): Promise<void> {
+  const perIntegration = new Map<string, number>();
+  for (const a of added) perIntegration.set(a.integrationId, (perIntegration.get(a.integrationId) ?? 0) + 1);
+  const at = isoNow();
+  for (const [integrationId, listed] of perIntegration) {
+    const integration = integrationOf?.(integrationId);
+    if (integration)
+      await writeEvent(
+        tx,
+        'answers.unknown_id_listed',
+        integration.workspace.id,
+        { ...aboutIntegration(integration), listed },
+        at,
+      );
+  }
 }

@@ -145,8 +145,9 @@ export interface PortingRepo {
   /**
    * Adds the counts; an id not counted before is added only while the integration has fewer than
    * `maxIds` (the list is for the service team to act on, not a store of whatever bots send).
+   * Answers the ids the lists gained: those added, not those counted again or past the cap.
    */
-  countNotFound(increments: readonly NotFoundIncrement[], maxIds: number): Promise<void>;
+  countNotFound(increments: readonly NotFoundIncrement[], maxIds: number): Promise<NotFoundIncrement[]>;
   /** One page, the latest 404 first (ties by id, descending), after `after`. */
   notFound(integrationId: string, limit: number, after: NotFoundCursor | null): Promise<NotFoundEntry[]>;
   notFoundTotals(integrationId: string): Promise<{ ids: number; calls: number }>;

@@ -88,11 +88,14 @@ export function pgPortingRepo(sql: Sql): PortingRepo {
     setPorted: async (f) => (await setPorted.run(sql, f.integrationId, f.at, f.by, f.note)).rowCount === 1,
     clearPorted: async (integrationId) => (await clearPorted.run(sql, integrationId)).rowCount === 1,
     countNotFound: async (increments, maxIds) => {
+      const added: NotFoundIncrement[] = [];
       for (const i of [...increments].sort(byKey)) {
-        if ((await bump.run(sql, i.integrationId, i.externalContactId, i.calls, i.firstAt, i.lastAt)).rowCount === 0) {
-          await add.run(sql, i.integrationId, i.externalContactId, i.calls, i.firstAt, i.lastAt, maxIds);
-        }
+        if ((await bump.run(sql, i.integrationId, i.externalContactId, i.calls, i.firstAt, i.lastAt)).rowCount !== 0)
+          continue;
+        const row = [i.integrationId, i.externalContactId, i.calls, i.firstAt, i.lastAt, maxIds] as const;
+        if ((await add.run(sql, ...row)).rowCount === 1) added.push(i);
       }
+      return added;
     },
     notFound: async (integrationId, limit, after) =>
       (after === null

@@ -67,9 +67,8 @@ export function sqlitePortingRepo(db: Db): PortingRepo {
     allPorted: async () => allPorted.all().map(rowToFlag),
     setPorted: async (f) => setPorted.run(f.integrationId, f.at, f.by, f.note).changes === 1,
     clearPorted: async (integrationId) => clearPorted.run(integrationId).changes === 1,
-    countNotFound: async (increments, maxIds) => {
-      for (const inc of increments) if (bump.run(inc).changes === 0) add.run({ ...inc, maxIds });
-    },
+    countNotFound: async (increments, maxIds) =>
+      increments.filter((inc) => bump.run(inc).changes === 0 && add.run({ ...inc, maxIds }).changes === 1),
     notFound: async (integrationId, limit, after) =>
       (after === null
         ? first.all(integrationId, limit)
