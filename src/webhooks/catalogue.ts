@@ -118,6 +118,8 @@ export function webhooksDocument(): Record<string, unknown> {
             })),
             requestBody: { required: true, content: { 'application/json': { schema } } },
             responses: { '2XX': { description: 'Received: any 2xx ends the delivery' } },
+            // The receiver is called with no credential of its own: it verifies the signature headers.
+            security: [],
           },
         },
       ];
